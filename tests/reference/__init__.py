@@ -1,0 +1,1 @@
+"""Brute-force, loop-based reference implementations used as test oracles."""

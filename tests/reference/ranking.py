@@ -1,0 +1,237 @@
+"""Brute-force per-query oracle for the top-k ranking metrics (design.md section 4).
+
+Plain Python on lists, one query at a time, written to be obviously right rather than fast.
+Inputs may be torch tensors or nested lists; they are converted with ``.tolist()`` first.
+
+A query is described by two lists:
+
+* ``ranked``: the gains (raw relevance values) of the valid candidates, in rank order; it may be
+  shorter than the number of candidates (a recommendation list of a given length);
+* ``gains``: the gains of *all* the query's items that can count (valid candidates, or the ids
+  of the ground truth), used for R (number of relevant items) and the ideal DCG.
+
+Every metric function returns the per-query value, or ``None`` when the query has no relevant
+item (R == 0); :func:`apply_empty` and :func:`mean` then apply ``empty_target_action``.
+"""
+
+import math
+
+METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "arhr", "map", "mar",
+           "dcg", "ndcg", "cg", "rprecision")
+
+
+def _list(x):
+    return x.tolist() if hasattr(x, "tolist") else list(x)
+
+
+def is_relevant(g, threshold=None):
+    return g > 0 if threshold is None else g >= threshold
+
+
+# ----------------------------------------------------------------------------------------------
+# ranking
+# ----------------------------------------------------------------------------------------------
+def rank(scores, relevance=None, mask=None, ties="index"):
+    """Indices of the valid candidates of one query, best first.
+
+    Sort by score descending; equal scores: lower index first (``ties="index"``), or lower
+    relevance first, then lower index (``ties="pessimistic"``).
+    """
+    scores = _list(scores)
+    n = len(scores)
+    mask = [True] * n if mask is None else [bool(m) for m in _list(mask)]
+    candidates = [i for i in range(n) if mask[i]]
+    if ties == "index":
+        return sorted(candidates, key=lambda i: (-scores[i], i))
+    if ties == "pessimistic":
+        relevance = _list(relevance)
+        return sorted(candidates, key=lambda i: (-scores[i], relevance[i], i))
+    raise ValueError(ties)
+
+
+def dense_queries(preds, target, mask=None, ties="index"):
+    """Dense [B, N] input -> list of (ranked gains, all valid gains) per query."""
+    preds, target = _list(preds), _list(target)
+    masks = [None] * len(preds) if mask is None else _list(mask)
+    out = []
+    for s, t, m in zip(preds, target, masks):
+        t = [float(v) for v in t]
+        order = rank(s, t, m, ties)
+        out.append(([t[i] for i in order], [t[i] for i in order]))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# per-query metrics; ranked = gains in rank order, gains = all gains of the query
+# ----------------------------------------------------------------------------------------------
+def _rel(ranked, threshold):
+    return [1 if is_relevant(g, threshold) else 0 for g in ranked]
+
+
+def _num_relevant(gains, threshold):
+    return sum(1 for g in gains if is_relevant(g, threshold))
+
+
+def _hits(r, k):
+    return sum(r[:k])
+
+
+def precision(ranked, gains, k, denominator="k", threshold=None):
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    hits = _hits(_rel(ranked, threshold), k)
+    if denominator == "k":
+        d = k
+    elif denominator == "retrieved":
+        d = min(k, len(ranked))
+    elif denominator == "min_k_r":
+        d = min(k, R)
+    else:
+        raise ValueError(denominator)
+    return hits / d if d > 0 else 0.0
+
+
+def recall(ranked, gains, k, denominator="r", threshold=None):
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    hits = _hits(_rel(ranked, threshold), k)
+    d = R if denominator == "r" else min(k, R)
+    return hits / d
+
+
+def f1(ranked, gains, k, threshold=None):
+    p = precision(ranked, gains, k, "k", threshold)
+    if p is None:
+        return None
+    r = recall(ranked, gains, k, "r", threshold)
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def hitrate(ranked, gains, k, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return 1.0 if _hits(_rel(ranked, threshold), k) > 0 else 0.0
+
+
+def mrr(ranked, gains, k, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    r = _rel(ranked, threshold)
+    for i in range(min(k, len(r))):
+        if r[i]:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def arhr(ranked, gains, k, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    r = _rel(ranked, threshold)
+    return sum(r[i] / (i + 1) for i in range(min(k, len(r))))
+
+
+def _normalizer(normalizer, k, R, hits):
+    return {"min_k_r": min(k, R), "r": R, "hits": hits, "k": k}[normalizer]
+
+
+def map(ranked, gains, k, normalizer="min_k_r", threshold=None):  # noqa: A001 - metric name
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    r = _rel(ranked, threshold)
+    total = 0.0
+    for i in range(min(k, len(r))):
+        if r[i]:
+            total += _hits(r, i + 1) / (i + 1)  # Precision@i
+    d = _normalizer(normalizer, k, R, _hits(r, k))
+    return total / d if d > 0 else 0.0
+
+
+def mar(ranked, gains, k, normalizer="min_k_r", threshold=None):
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    r = _rel(ranked, threshold)
+    total = 0.0
+    for i in range(min(k, len(r))):
+        if r[i]:
+            total += _hits(r, i + 1) / R  # Recall@i
+    d = _normalizer(normalizer, k, R, _hits(r, k))
+    return total / d if d > 0 else 0.0
+
+
+def _gain(g, gain):
+    return g if gain == "linear" else 2.0 ** g - 1.0
+
+
+def _dcg(ranked, k, gain, log_base):
+    return sum(_gain(ranked[i], gain) / math.log(i + 2, log_base) for i in range(min(k, len(ranked))))
+
+
+def dcg(ranked, gains, k, gain="linear", log_base=2.0, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return _dcg(ranked, k, gain, log_base)
+
+
+def ndcg(ranked, gains, k, gain="linear", log_base=2.0, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    ideal = sorted(gains, reverse=True)[:k]
+    return _dcg(ranked, k, gain, log_base) / _dcg(ideal, k, gain, log_base)
+
+
+def cg(ranked, gains, k, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return float(sum(ranked[:k]))
+
+
+def rprecision(ranked, gains, k=None, threshold=None):
+    """Precision@R; with a cap k: hits in the top min(R, k) / min(R, k)."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    cut = R if k is None else min(R, k)
+    return _hits(_rel(ranked, threshold), cut) / cut
+
+
+FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
+             "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
+             "rprecision": rprecision}
+
+
+# ----------------------------------------------------------------------------------------------
+# empty targets and the mean over queries
+# ----------------------------------------------------------------------------------------------
+def apply_empty(values, empty_target_action="skip"):
+    """Replace None (query without relevant item): skip -> NaN, neg -> 0, pos -> 1."""
+    if empty_target_action == "error" and any(v is None for v in values):
+        raise ValueError("query without relevant item")
+    fill = {"skip": math.nan, "neg": 0.0, "pos": 1.0, "error": math.nan}[empty_target_action]
+    return [fill if v is None else float(v) for v in values]
+
+
+def mean(values, empty_target_action="skip"):
+    """Mean over the counted queries (NaN if none is counted)."""
+    vals = [v for v in apply_empty(values, empty_target_action) if not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+# ----------------------------------------------------------------------------------------------
+# convenience: a whole batch
+# ----------------------------------------------------------------------------------------------
+def evaluate_queries(metric, queries, k, empty_target_action="skip", **options):
+    """Per-query values (NaN = skipped) for a list of (ranked, gains) queries."""
+    fn = FUNCTIONS[metric]
+    return apply_empty([fn(ranked, gains, k, **options) for ranked, gains in queries],
+                       empty_target_action)
+
+
+def evaluate_dense(metric, preds, target, k, mask=None, ties="index", empty_target_action="skip",
+                   **options):
+    """Per-query values for dense [B, N] preds/target (+ optional [B, N] bool mask)."""
+    return evaluate_queries(metric, dense_queries(preds, target, mask, ties), k,
+                            empty_target_action, **options)

@@ -1,0 +1,24 @@
+"""torchrec_eval: ranking and recommender metrics for PyTorch, as torchmetrics ``Metric`` classes."""
+
+from torchrec_eval import functional
+from torchrec_eval.collection import RankingMetrics
+from torchrec_eval.metrics import ARHR, CG, DCG, F1, MAP, MAR, MRR, NDCG, HitRate, Precision, Recall, RPrecision
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ARHR",
+    "CG",
+    "DCG",
+    "F1",
+    "MAP",
+    "MAR",
+    "MRR",
+    "NDCG",
+    "HitRate",
+    "Precision",
+    "RPrecision",
+    "RankingMetrics",
+    "Recall",
+    "functional",
+]

@@ -1,0 +1,86 @@
+"""RankingMetrics: a whole suite of top-k metrics from one ranking per batch and one state tensor."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from torch import Tensor
+
+from torchrec_eval.functional._kernels import KERNELS
+from torchrec_eval.functional._plan import make_entry
+from torchrec_eval.metrics.base import RankingMetric
+
+ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", "r-precision": "rprecision",
+           "ap": "map", "recip_rank": "mrr"}
+
+
+def _parse(name: str) -> tuple[str, int | None]:
+    if not isinstance(name, str):
+        raise ValueError(f"Metric names must be strings such as 'ndcg@10', got {name!r}")
+    family, _, cutoff = name.strip().lower().partition("@")
+    family = ALIASES.get(family, family)
+    if family not in KERNELS:
+        raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(KERNELS)} (with '@k', e.g. 'ndcg@10')")
+    if not cutoff:
+        return family, None
+    if not cutoff.isdigit() or int(cutoff) < 1:
+        raise ValueError(f"The cut-off in {name!r} must be an int >= 1, as in 'ndcg@10'")
+    return family, int(cutoff)
+
+
+class RankingMetrics(RankingMetric):
+    """A suite of top-k metrics: one ``torch.topk`` per batch for all of them, one flat state.
+
+    ``compute`` returns a flat dict ``{"ndcg@10": t, "map@10": t, ...}`` in the order requested,
+    ready for Lightning's ``log_dict``.
+
+    Args:
+        metrics: names with cut-offs (``["ndcg@10", "map@10", "recall@20", "rprecision"]``), or bare
+            family names combined with ``k``. Aliases: ``hr``/``hit_rate``, ``r_precision``, ``ap``.
+        k: cut-offs applied to every bare name in ``metrics`` (an int or a sequence of ints).
+        options: per-family options, e.g. ``{"ndcg": {"gain": "exp"}, "map": {"normalizer": "r"}}``.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Raises:
+        ValueError: on an unknown metric name (the message lists the known ones), a bad cut-off, an
+            option for a family that is not in the suite, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> suite = tre.RankingMetrics(["ndcg@2", "precision@2", "mrr@2"])
+        >>> suite.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[0, 1, 0, 1]]))
+        >>> {key: round(value.item(), 4) for key, value in suite.compute().items()}
+        {'ndcg@2': 0.3869, 'precision@2': 0.5, 'mrr@2': 0.5}
+    """
+
+    def __init__(self, metrics: Sequence[str], k: int | Sequence[int] | None = None, *,
+                 options: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        if isinstance(metrics, str) or not metrics:
+            raise ValueError(f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
+        extra_ks = [] if k is None else list(k) if isinstance(k, (list, tuple)) else [k]
+        requested: dict[str, list[int | None]] = {}
+        order: list[str] = []
+        for name in metrics:
+            family, cutoff = _parse(name)
+            cutoffs = [cutoff] if cutoff is not None or not extra_ks else extra_ks
+            if cutoff is None and not extra_ks and not KERNELS[family].optional_k:
+                raise ValueError(f"Metric {name!r} needs a cut-off: write '{family}@10' or pass `k`")
+            for one in cutoffs:
+                key = family if one is None else f"{family}@{one}"
+                if key in order:
+                    raise ValueError(f"Metric {key!r} is requested twice in {list(metrics)}")
+                order.append(key)
+                requested.setdefault(family, []).append(one)
+        options = options or {}
+        for family in options:
+            if ALIASES.get(family, family) not in requested:
+                raise ValueError(f"`options` names {family!r}, which is not in the suite {sorted(requested)}")
+        options = {ALIASES.get(family, family): value for family, value in options.items()}
+        entries = [make_entry(family, ks, options.get(family, {})) for family, ks in requested.items()]
+        super().__init__(entries, **kwargs)
+        self.order = order
+
+    def compute(self) -> dict[str, Tensor]:
+        results = super().compute()
+        return {key: results[key] for key in self.order}

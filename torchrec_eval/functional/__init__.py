@@ -1,0 +1,18 @@
+"""Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
+
+from torchrec_eval.functional.ranking import (
+    arhr,
+    cg,
+    dcg,
+    f1,
+    hitrate,
+    map,
+    mar,
+    mrr,
+    ndcg,
+    precision,
+    recall,
+    rprecision,
+)
+
+__all__ = ["arhr", "cg", "dcg", "f1", "hitrate", "map", "mar", "mrr", "ndcg", "precision", "recall", "rprecision"]

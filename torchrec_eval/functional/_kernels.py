@@ -1,0 +1,178 @@
+"""Per-query top-k metric values from a :class:`~torchrec_eval.inputs.RankedTargets`.
+
+Every kernel maps the ranked representation and a list of cut-offs to a [B, len(ks)] float64
+tensor, from cumulative sums along the rank axis, so all cut-offs of a metric cost one pass and all
+metrics of a suite share the same top-k. Definitions follow design section 4.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.inputs import RankedTargets
+
+EMPTY_TARGET_ACTIONS = ("skip", "neg", "pos", "error")
+
+
+def _at(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
+    """Columns of a [B, K] cumulative tensor at cut-offs ``ks`` (a cut-off past K reads column K)."""
+    depth = cumulative.shape[1]
+    return cumulative[:, [min(k, depth) - 1 for k in ks]]
+
+
+def _as_row(values: Sequence[float], like: Tensor) -> Tensor:
+    return torch.tensor(values, dtype=torch.float64, device=like.device)
+
+
+def _divide(numerator: Tensor, denominator: Tensor) -> Tensor:
+    """numerator / denominator, with 0 where the denominator is 0."""
+    return torch.where(denominator > 0, numerator / denominator.clamp(min=1e-300), torch.zeros_like(numerator))
+
+
+def _hits(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return _at(rt.cum_hits, ks)
+
+
+def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Tensor:
+    hits, cutoffs = _hits(rt, ks), _as_row(ks, rt.gains)
+    if denominator == "k":
+        return hits / cutoffs
+    if denominator == "retrieved":
+        return _divide(hits, torch.minimum(cutoffs, rt.num_candidates.unsqueeze(1)))
+    return _divide(hits, torch.minimum(cutoffs, rt.num_relevant.unsqueeze(1)))  # "min_k_r"
+
+
+def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Tensor:
+    relevant = rt.num_relevant.unsqueeze(1)
+    if denominator == "min_k_r":
+        relevant = torch.minimum(_as_row(ks, rt.gains), relevant)
+    return _divide(_hits(rt, ks), relevant)
+
+
+def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    p, r = precision(rt, ks), recall(rt, ks)
+    return _divide(2 * p * r, p + r)
+
+
+def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return (_hits(rt, ks) > 0).to(torch.float64)
+
+
+def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    # r_i / i is largest at the first relevant rank, so its running max is the reciprocal rank
+    return _at((rt.hits / rt.ranks).cummax(1).values, ks)
+
+
+def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return _at((rt.hits / rt.ranks).cumsum(1), ks)
+
+
+def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str) -> Tensor:
+    total = _at((per_rank * rt.hits).cumsum(1), ks)
+    cutoffs, relevant = _as_row(ks, rt.gains), rt.num_relevant.unsqueeze(1)
+    if normalizer == "min_k_r":
+        return _divide(total, torch.minimum(cutoffs, relevant))
+    if normalizer == "r":
+        return _divide(total, relevant.expand_as(total))
+    if normalizer == "hits":
+        return _divide(total, _hits(rt, ks))
+    return total / cutoffs  # "k"
+
+
+def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
+    return _average(rt, ks, rt.cum_hits / rt.ranks, normalizer)
+
+
+def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
+    return _average(rt, ks, _divide(rt.cum_hits, rt.num_relevant.unsqueeze(1).expand_as(rt.cum_hits)), normalizer)
+
+
+def _discounted(gains: Tensor, ranks: Tensor, gain: str, log_base: float) -> Tensor:
+    if gain == "exp":
+        gains = torch.exp2(gains) - 1
+    return (gains * (math.log(log_base) / torch.log1p(ranks))).cumsum(1)
+
+
+def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
+    return _at(_discounted(rt.gains, rt.ranks, gain, log_base), ks)
+
+
+def ndcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
+    ideal = _at(_discounted(rt.ideal_gains, rt.ranks, gain, log_base), ks)
+    return _divide(dcg(rt, ks, gain, log_base), ideal)
+
+
+def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return _at(rt.gains.cumsum(1), ks)
+
+
+def rprecision(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
+    columns = []
+    for cap in ks:
+        depth = rt.num_relevant if cap is None else rt.num_relevant.clamp(max=cap)
+        position = (depth.long() - 1).clamp(0, rt.depth - 1).unsqueeze(1)
+        columns.append(_divide(rt.cum_hits.gather(1, position).squeeze(1), depth))
+    return torch.stack(columns, dim=1)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A metric family: its per-query function and the options it accepts (name -> allowed values)."""
+
+    fn: Callable[..., Tensor]
+    options: dict[str, tuple] = field(default_factory=dict)
+    needs_ideal: bool = False
+    to_num_relevant: bool = False  # rank down to R (R-Precision)
+    optional_k: bool = False
+
+
+_GAIN_OPTIONS = {"gain": ("linear", "exp"), "log_base": (float,)}
+
+KERNELS: dict[str, Kernel] = {
+    "precision": Kernel(precision, {"denominator": ("k", "retrieved", "min_k_r")}),
+    "recall": Kernel(recall, {"denominator": ("r", "min_k_r")}),
+    "f1": Kernel(f1),
+    "hitrate": Kernel(hitrate),
+    "mrr": Kernel(mrr),
+    "arhr": Kernel(arhr),
+    "map": Kernel(average_precision, {"normalizer": ("min_k_r", "r", "hits", "k")}),
+    "mar": Kernel(average_recall, {"normalizer": ("min_k_r", "r", "hits", "k")}),
+    "ndcg": Kernel(ndcg, _GAIN_OPTIONS, needs_ideal=True),
+    "dcg": Kernel(dcg, _GAIN_OPTIONS),
+    "cg": Kernel(cg),
+    "rprecision": Kernel(rprecision, to_num_relevant=True, optional_k=True),
+}
+
+
+def check_option(metric: str, name: str, value: object) -> None:
+    allowed = KERNELS[metric].options[name]
+    if allowed == (float,):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 1:
+            raise ValueError(f"`{name}` of {metric} must be a number > 1, got {value!r}")
+    elif value not in allowed:
+        raise ValueError(f"`{name}` of {metric} must be one of {allowed}, got {value!r}")
+
+
+def check_k(k: object, optional: bool = False) -> None:
+    if k is None and optional:
+        return
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"`k` must be an int >= 1{' or None' if optional else ''}, got {k!r}")
+
+
+def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:
+    """Resolve queries with no relevant item. Returns (values [B, P], counted [B] bool)."""
+    empty = (num_relevant == 0).unsqueeze(1)
+    if action == "skip":
+        return values.masked_fill(empty, 0.0), ~empty.squeeze(1)
+    if action == "error":
+        if bool(empty.any()):
+            row = int(empty.squeeze(1).nonzero()[0])
+            raise ValueError(f"Query {row} of the batch has no relevant item and `empty_target_action` is 'error'")
+        return values, torch.ones_like(num_relevant, dtype=torch.bool)
+    return values.masked_fill(empty, 1.0 if action == "pos" else 0.0), torch.ones_like(num_relevant, dtype=torch.bool)

@@ -1,0 +1,92 @@
+"""A plan: which metric families, at which cut-offs, with which options -- evaluated from one ranking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.functional._kernels import (
+    EMPTY_TARGET_ACTIONS,
+    KERNELS,
+    apply_empty_target_action,
+    check_k,
+    check_option,
+)
+from torchrec_eval.inputs import RankedTargets, rank_targets
+
+INPUT_KWARGS = ("indexes", "target_ids", "target_gains", "ranked_ids", "mask", "exclude_ids")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One metric family evaluated at one or more cut-offs (``None`` = no cut-off, R-Precision only)."""
+
+    name: str
+    ks: tuple[int | None, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def keys(self) -> list[str]:
+        return [self.name if k is None else f"{self.name}@{k}" for k in self.ks]
+
+
+def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]) -> Entry:
+    """Validate a metric family, its cut-offs and options."""
+    if name not in KERNELS:
+        raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(KERNELS)}")
+    kernel = KERNELS[name]
+    ks = tuple(k) if isinstance(k, (list, tuple)) else (k,)
+    if not ks:
+        raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
+    for one in ks:
+        check_k(one, optional=kernel.optional_k)
+    if len(set(ks)) != len(ks):
+        raise ValueError(f"`k` has repeated cut-offs: {k!r}")
+    for option, value in options.items():
+        if option not in kernel.options:
+            raise ValueError(f"{name} has no option {option!r}; its options are {sorted(kernel.options)}")
+        check_option(name, option, value)
+    return Entry(name, ks, tuple(sorted(options.items())))
+
+
+class Plan:
+    """Metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = list(entries)
+        self.keys = [key for entry in self.entries for key in entry.keys]
+        if len(set(self.keys)) != len(self.keys):
+            raise ValueError(f"A metric is requested twice: {self.keys}")
+        kernels = [KERNELS[entry.name] for entry in self.entries]
+        self.depth = max([k for entry in self.entries for k in entry.ks if k is not None], default=1)
+        self.needs_ideal = any(kernel.needs_ideal for kernel in kernels)
+        self.to_num_relevant = any(
+            kernel.to_num_relevant and None in entry.ks for kernel, entry in zip(kernels, self.entries)
+        )
+
+    def rank(self, preds: Tensor | None, target: Tensor | None, *, ties: str, relevance_threshold: float | None,
+             validate_args: bool, groups: Tensor | None = None, **inputs: Tensor | None
+             ) -> tuple[RankedTargets, Tensor | None]:
+        return rank_targets(preds, target, groups=groups, k=self.depth, ties=ties,
+                            relevance_threshold=relevance_threshold, need_ideal=self.needs_ideal,
+                            to_num_relevant=self.to_num_relevant, validate_args=validate_args, **inputs)
+
+    def evaluate(self, ranked: RankedTargets) -> Tensor:
+        columns = [KERNELS[e.name].fn(ranked, list(e.ks), **dict(e.options)) for e in self.entries]
+        return torch.cat(columns, dim=1)
+
+    def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
+        """Per-query values [B, P] (0 where not counted) and the counted mask [B]."""
+        return apply_empty_target_action(self.evaluate(ranked), ranked.num_relevant, empty_target_action)
+
+
+def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:
+    if empty_target_action not in EMPTY_TARGET_ACTIONS:
+        raise ValueError(f"`empty_target_action` must be one of {EMPTY_TARGET_ACTIONS}, got {empty_target_action!r}")
+    if relevance_threshold is not None and (
+        isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float))
+    ):
+        raise ValueError(f"`relevance_threshold` must be a number or None, got {relevance_threshold!r}")

@@ -1,0 +1,288 @@
+"""Functional top-k ranking metrics: one call, one batch, a mean (or per-query values).
+
+Every function accepts any input form of :mod:`torchrec_eval.inputs` and the same common arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.functional._plan import Plan, check_common, make_entry
+
+_COMMON_ARGS = """
+    Args:
+        preds: [B, N] float scores (any real values; no score is special), or [M] with ``indexes``.
+        target: [B, N] relevance (bool, int or float >= 0), or [M] with ``indexes``.
+        k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"name@k": value}`` is returned).
+        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
+            ``"none"`` for per-query values [B] (NaN for skipped queries).
+        empty_target_action: queries with no relevant item are ``"skip"``-ped, score ``"neg"`` (0),
+            ``"pos"`` (1), or raise (``"error"``).
+        relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
+            Gains (DCG, NDCG, CG) are always the raw target values.
+        ties: ``"index"`` (equal scores: lower item index first) or ``"pessimistic"`` (equal scores:
+            lower gain first), see :mod:`torchrec_eval.inputs`.
+        validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
+            skips the checks that need a host sync.
+        **inputs: the other input forms: ``indexes``, ``target_ids``, ``target_gains``,
+            ``ranked_ids``, and ``mask``, ``exclude_ids``.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, an unknown input form, mismatched shapes or dtypes, and
+            (with ``validate_args``) NaN/inf scores, negative relevance or ids out of range.
+"""
+
+
+def _document(extra_args: str = "") -> Any:
+    def wrap(fn: Any) -> Any:
+        fn.__doc__ = fn.__doc__.replace("{common}", extra_args + _COMMON_ARGS)
+        return fn
+
+    return wrap
+
+
+def evaluate(
+    name: str,
+    preds: Tensor | None,
+    target: Tensor | None,
+    k: int | Sequence[int] | None,
+    reduction: str,
+    empty_target_action: str,
+    relevance_threshold: float | None,
+    ties: str,
+    validate_args: bool,
+    options: dict[str, Any],
+    inputs: dict[str, Tensor | None],
+) -> Tensor | dict[str, Tensor]:
+    """Shared body of the functional metrics."""
+    if reduction not in ("mean", "none"):
+        raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
+    check_common(empty_target_action, relevance_threshold)
+    entry = make_entry(name, k, options)
+    plan = Plan([entry])
+    ranked, _ = plan.rank(preds, target, ties=ties, relevance_threshold=relevance_threshold,
+                          validate_args=validate_args, **inputs)
+    values, counted = plan.per_query(ranked, empty_target_action)
+    if reduction == "none":
+        values = values.masked_fill(~counted.unsqueeze(1), float("nan"))
+    else:
+        values = (values.sum(0) / counted.sum()).unsqueeze(0)  # 0/0 = NaN when nothing is counted
+    results = {key: values[:, i] for i, key in enumerate(plan.keys)}
+    if isinstance(k, (list, tuple)):
+        return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}
+    only = results[plan.keys[0]]
+    return only if reduction == "none" else only.squeeze(0)
+
+
+@_document()
+def precision(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+              relevance_threshold=None, ties="index", validate_args=True, denominator="k", **inputs):
+    r"""Precision@k: the share of the top k that is relevant, :math:`\sum_{i \le k} r_i / k`.
+
+    ``denominator="k"`` (default: trec_eval, ranx, RecBole, Spark), ``"retrieved"`` divides by the
+    list's length min(k, candidates) (Jurity), ``"min_k_r"`` by min(k, R).
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import precision
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 1], [0, 0, 1, 1]])
+        >>> precision(preds, target, k=2)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return evaluate("precision", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {"denominator": denominator}, inputs)
+
+
+@_document()
+def recall(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+           relevance_threshold=None, ties="index", validate_args=True, denominator="r", **inputs):
+    r"""Recall@k: the share of the relevant items found in the top k, :math:`\sum_{i \le k} r_i / R`.
+
+    ``denominator="min_k_r"`` divides by min(k, R) instead (Liang et al. 2018).
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import recall
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 1], [0, 0, 1, 1]])
+        >>> recall(preds, target, k=[1, 3], reduction="none")
+        {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
+    """
+    return evaluate("recall", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {"denominator": denominator}, inputs)
+
+
+@_document()
+def f1(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+       relevance_threshold=None, ties="index", validate_args=True, **inputs):
+    r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import f1
+        >>> f1(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), k=2)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return evaluate("f1", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {}, inputs)
+
+
+@_document()
+def hitrate(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+            relevance_threshold=None, ties="index", validate_args=True, **inputs):
+    r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import hitrate
+        >>> hitrate(torch.tensor([[0.9, 0.8, 0.1], [0.1, 0.2, 0.3]]), torch.tensor([[0, 0, 1], [0, 0, 1]]), k=1)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return evaluate("hitrate", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {}, inputs)
+
+
+@_document()
+def mrr(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+        relevance_threshold=None, ties="index", validate_args=True, **inputs):
+    r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import mrr
+        >>> ranked = torch.tensor([[0, 1, 2, 3, 4], [4, 5, 6, 7, 8]])
+        >>> relevant = torch.tensor([[0, 2, 4, 5, 6], [1, 3, 6, 7, 0]])
+        >>> mrr(ranked_ids=ranked, target_ids=relevant, k=5)
+        tensor(0.6667, dtype=torch.float64)
+    """
+    return evaluate("mrr", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {}, inputs)
+
+
+@_document()
+def arhr(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+         relevance_threshold=None, ties="index", validate_args=True, **inputs):
+    r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import arhr
+        >>> arhr(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[1, 0, 1, 0]]), k=3)
+        tensor(1.3333, dtype=torch.float64)
+    """
+    return evaluate("arhr", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {}, inputs)
+
+
+@_document()
+def map(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",  # noqa: A001
+        relevance_threshold=None, ties="index", validate_args=True, normalizer="min_k_r", **inputs):
+    r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
+
+    ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
+    RecBole, MS Recommenders ``map_at_k``); ``"r"`` D = R (trec_eval ``map_cut``, ranx); ``"hits"``
+    D = relevant items in the top k (torchmetrics); ``"k"`` D = k.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import map
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5, 0.4]])
+        >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
+        tensor(0.7000, dtype=torch.float64)
+    """
+    return evaluate("map", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {"normalizer": normalizer}, inputs)
+
+
+@_document()
+def mar(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+        relevance_threshold=None, ties="index", validate_args=True, normalizer="min_k_r", **inputs):
+    r"""MAR@k (mean average recall): :math:`\sum_{i \le k} \mathrm{Recall@}i \cdot r_i / D`, D as in :func:`map`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import mar
+        >>> mar(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[1, 0, 1]]), k=3)
+        tensor(0.7500, dtype=torch.float64)
+    """
+    return evaluate("mar", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {"normalizer": normalizer}, inputs)
+
+
+_GAIN_ARGS = """
+    Extra args:
+        gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges).
+        log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
+"""
+
+
+@_document(_GAIN_ARGS)
+def dcg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+        relevance_threshold=None, ties="index", validate_args=True, gain="linear", log_base=2.0, **inputs):
+    r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import dcg
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]])
+        >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
+        tensor(4.4923, dtype=torch.float64)
+    """
+    return evaluate("dcg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {"gain": gain, "log_base": log_base}, inputs)
+
+
+@_document(_GAIN_ARGS)
+def ndcg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+         relevance_threshold=None, ties="index", validate_args=True, gain="linear", log_base=2.0, **inputs):
+    r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
+
+    The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import ndcg
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]])
+        >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
+        tensor(0.9434, dtype=torch.float64)
+    """
+    return evaluate("ndcg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {"gain": gain, "log_base": log_base}, inputs)
+
+
+@_document()
+def cg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
+       relevance_threshold=None, ties="index", validate_args=True, **inputs):
+    r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import cg
+        >>> cg(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[3, 0, 2]]), k=2)
+        tensor(3., dtype=torch.float64)
+    """
+    return evaluate("cg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {}, inputs)
+
+
+@_document()
+def rprecision(preds=None, target=None, *, k=None, reduction="mean", empty_target_action="skip",
+               relevance_threshold=None, ties="index", validate_args=True, **inputs):
+    r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
+
+    ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R) (RecTools). Without a
+    cap the ranking goes as deep as the largest R of the batch, which needs one host sync.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import rprecision
+        >>> rprecision(torch.tensor([[0.9, 0.8, 0.7, 0.6]]), torch.tensor([[1, 0, 1, 1]]))
+        tensor(0.6667, dtype=torch.float64)
+    """
+    return evaluate("rprecision", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
+                    validate_args, {}, inputs)
+

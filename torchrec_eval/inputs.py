@@ -1,0 +1,538 @@
+"""The four input forms of a ranking metric, normalised into one ranked representation.
+
+Every top-k metric of the library is a pure function of :class:`RankedTargets`: the gains of the
+top-``K`` items in rank order, their binary relevance, the number of relevant items ``R`` and the
+number of candidates of each query. :func:`rank_targets` is the only place that ranks, and the only
+place that validates user input, so a whole suite of metrics costs one ``torch.topk``.
+
+Forms (exactly one per call):
+
+* dense  -- ``preds`` [B, N] scores, ``target`` [B, N] relevance (bool, int or float, >= 0);
+* ids    -- ``preds`` [B, N], ``target_ids`` [B, T] item indices into dim 1 (-1 = padding),
+  optional ``target_gains`` [B, T];
+* ranked -- ``ranked_ids`` [B, L] item ids in rank order (-1 = padding), ``target_ids`` [B, T];
+* flat   -- 1-D ``preds``, ``target`` and ``indexes`` (torchmetrics.retrieval style). A query must
+  be complete within one call; the queries come out in ascending ``indexes`` order. This form needs
+  a host sync (the number of queries is data dependent).
+
+Ties: with ``ties="index"`` equal scores are ordered by the lower item index first; with
+``ties="pessimistic"`` by the lower gain first, then the lower index, so a model that outputs
+constant scores gets the worst ranking, not a lucky one. The order is the same on every device and
+for every batch size. Rows whose k-th score is tied with an item outside the top k are re-ranked
+exactly with a stable sort; on CUDA with ``ties="index"`` and ``validate_args=False`` that check is
+skipped (it needs a host sync) because CUDA's ``topk`` already keeps the lowest indices among the
+boundary ties.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+TIES = ("index", "pessimistic")
+FORMS = (
+    "dense: update(preds [B, N], target [B, N]); "
+    "ids: update(preds [B, N], target_ids=[B, T]); "
+    "ranked: update(ranked_ids=[B, L], target_ids=[B, T]); "
+    "flat: update(preds [M], target [M], indexes=[M])"
+)
+
+
+@dataclass
+class RankedTargets:
+    """What every top-k metric needs of a batch of ``B`` queries, ranked to depth ``K``.
+
+    Attributes:
+        gains: [B, K] float64 gain (target value) of the item at each rank; 0 past the list.
+        relevant: [B, K] bool, whether the item at each rank is relevant.
+        num_relevant: [B] float64, ``R``: relevant items of the query among its candidates.
+        num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``).
+        ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
+    """
+
+    gains: Tensor
+    relevant: Tensor
+    num_relevant: Tensor
+    num_candidates: Tensor
+    ideal_gains: Tensor | None = None
+
+    @property
+    def depth(self) -> int:
+        return self.gains.shape[1]
+
+    @cached_property
+    def ranks(self) -> Tensor:
+        """[K] float64 ranks 1..K."""
+        return torch.arange(1, self.depth + 1, dtype=torch.float64, device=self.gains.device)
+
+    @cached_property
+    def hits(self) -> Tensor:
+        """[B, K] float64 relevance indicator of each rank."""
+        return self.relevant.to(torch.float64)
+
+    @cached_property
+    def cum_hits(self) -> Tensor:
+        """[B, K] number of relevant items within the first i ranks."""
+        return self.hits.cumsum(1)
+
+
+class _Checks:
+    """Value checks gathered so that all of them cost one host sync."""
+
+    def __init__(self) -> None:
+        self._flags: list[Tensor] = []
+        self._messages: list[Callable[[], str]] = []
+
+    def add(self, bad: Tensor, message: Callable[[], str]) -> None:
+        self._flags.append(bad.reshape(()))
+        self._messages.append(message)
+
+    def run(self) -> None:
+        if not self._flags:
+            return
+        for bad, message in zip(torch.stack(self._flags).tolist(), self._messages):
+            if bad:
+                raise ValueError(message())
+
+
+def _describe(x: Tensor) -> str:
+    return f"shape {tuple(x.shape)} and dtype {x.dtype}"
+
+
+def _require_tensor(name: str, x: object) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise ValueError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
+    return x
+
+
+def _require_float(name: str, x: Tensor) -> None:
+    if not x.is_floating_point():
+        raise ValueError(f"`{name}` must be a floating point tensor of scores, got {_describe(x)}")
+
+
+def _require_ids(name: str, x: Tensor, rows: int) -> None:
+    if x.dtype in (torch.bool,) or x.is_floating_point() or x.is_complex():
+        raise ValueError(f"`{name}` must be an integer tensor of item ids, got {_describe(x)}")
+    if x.ndim != 2 or x.shape[0] != rows:
+        raise ValueError(f"`{name}` must have shape [{rows}, T] (one row per query), got {_describe(x)}")
+
+
+def _require_nonempty(name: str, x: Tensor) -> None:
+    if x.numel() == 0:
+        raise ValueError(f"`{name}` is an empty batch: got {_describe(x)}; pass at least one query and item")
+
+
+def _check_finite(checks: _Checks, name: str, x: Tensor) -> None:
+    # min/max propagate NaN, and one aminmax pass is ~6x cheaper than isnan(x).any()
+    low, high = torch.aminmax(x.detach())
+    bounds = torch.stack([low, high])
+    checks.add(~torch.isfinite(bounds).all(), lambda: f"`{name}` must be finite, got min={low.item()} max={high.item()}")
+
+
+def _check_target_values(checks: _Checks, name: str, target: Tensor) -> None:
+    if target.dtype == torch.bool:
+        return
+    low = target.min()
+    checks.add(low < 0, lambda: f"`{name}` must be >= 0 (relevance), got a minimum of {low.item()}")
+    if target.is_floating_point():
+        _check_finite(checks, name, target)
+
+
+def _check_id_range(checks: _Checks, name: str, ids: Tensor, num_items: int | None) -> None:
+    low, high = torch.aminmax(ids)
+    checks.add(low < -1, lambda: f"`{name}` must be item ids >= 0 or -1 for padding, got {low.item()}")
+    if num_items is not None:
+        checks.add(
+            high >= num_items,
+            lambda: f"`{name}` must be item ids < {num_items} (the number of columns of `preds`), got {high.item()}",
+        )
+
+
+def _check_unique_ids(checks: _Checks, name: str, ids: Tensor) -> None:
+    if ids.shape[1] < 2:
+        return
+    ordered = ids.sort(dim=1).values
+    duplicate = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
+    checks.add(duplicate.any(), lambda: f"`{name}` has an item id repeated within a row: {_first_duplicate(ordered)}")
+
+
+def _first_duplicate(ordered: Tensor) -> str:
+    duplicate = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
+    row, col = (int(v) for v in duplicate.nonzero()[0])
+    return f"row {row} has id {int(ordered[row, col + 1])} twice"
+
+
+def count_true(flags: Tensor) -> Tensor:
+    """Number of True values along dim 1 of a 2-D bool tensor, as int64 [B].
+
+    ``bool_tensor.sum(1)`` widens every byte before adding, which costs more than the top-k itself
+    on CPU. Here eight flags are read as one int64 word; sums of at most 255 words cannot carry
+    between byte lanes, and the eight lanes are added at the end. Same result, ~50x less work.
+    """
+    rows, cols = flags.shape
+    words = cols // 8
+    if words < 2 or not flags.is_contiguous() or flags.device.type == "mps":
+        return flags.sum(1)
+    packed = flags[:, : words * 8].view(torch.int64)  # [B, words]; each byte is 0 or 1
+    full = words // 255 * 255
+    lanes = packed[:, :full].reshape(rows, -1, 255).sum(2)  # every byte lane <= 255: no carry
+    if full < words:
+        lanes = torch.cat([lanes, packed[:, full:].sum(1, keepdim=True)], dim=1)
+    shifts = torch.arange(0, 64, 8, device=flags.device)
+    per_lane = (lanes.unsqueeze(-1) >> shifts) & 0xFF
+    total = per_lane.sum((1, 2))
+    if words * 8 < cols:
+        total = total + flags[:, words * 8 :].sum(1)
+    return total
+
+
+def _is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
+    if relevance_threshold is None:
+        return values if values.dtype == torch.bool else values > 0
+    return values.to(torch.float64 if values.dtype == torch.float64 else torch.float32) >= relevance_threshold
+
+
+def _lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Find ``items`` [B, K] among the row-wise ``ids`` [B, T] (-1 = padding) without a [B, K, T] tensor.
+
+    Returns (found [B, K] bool, position in ``ids`` [B, K], sort order of ``ids``) so that a value
+    attached to ``ids`` can be read for each found item as ``values.gather(1, order).gather(1, pos)``.
+    """
+    sorted_ids, order = torch.sort(ids, dim=1)
+    pos = torch.searchsorted(sorted_ids, items.contiguous()).clamp_(max=ids.shape[1] - 1)
+    found = (sorted_ids.gather(1, pos) == items) & (items >= 0)
+    return found, pos, order
+
+
+def _read(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
+    return torch.where(found, values.gather(1, order).gather(1, pos), torch.zeros((), dtype=values.dtype))
+
+
+def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Tensor:
+    """Top-k indices of each row by (score desc, [gain asc,] index asc), with stable sorts."""
+    if ties == "pessimistic":
+        order = torch.sort(tie_gains, dim=1, stable=True).indices  # gain asc, index asc among equals
+    else:
+        order = torch.arange(scores.shape[1], device=scores.device).expand_as(scores)
+    perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
+    return order.gather(1, perm)
+
+
+def _order_ties(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None) -> Tensor:
+    """Reorder a top-k list so that equal scores follow the documented tie order."""
+    perm = torch.sort(idx, dim=1).indices  # index asc
+    idx, values = idx.gather(1, perm), values.gather(1, perm)
+    if ties == "pessimistic":
+        perm = torch.sort(tie_gains.gather(1, idx), dim=1, stable=True).indices
+        idx, values = idx.gather(1, perm), values.gather(1, perm)
+    perm = torch.sort(values, dim=1, descending=True, stable=True).indices
+    return idx.gather(1, perm)
+
+
+def top_indices(scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor | None = None,
+                check_boundary: bool = True) -> Tensor:
+    """Indices [B, k] of the k best items of each row, in rank order, ties broken as documented.
+
+    ``scores`` may hold ``-inf`` for items that are not candidates; those rank last.
+    """
+    num_items = scores.shape[1]
+    take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
+    values, idx = torch.topk(scores, take, dim=1)
+    if take > k:
+        boundary = values[:, k - 1]
+        tied = (boundary == values[:, k]) & (boundary > float("-inf"))
+        values, idx = values[:, :k], idx[:, :k]
+        if check_boundary and bool(tied.any()):
+            rows = tied.nonzero().squeeze(1)
+            exact = _exact_top(scores[rows], k, ties, None if tie_gains is None else tie_gains[rows])
+            idx = idx.index_copy(0, rows, exact)
+            values = scores.gather(1, idx)
+    return _order_ties(values, idx, ties, tie_gains)
+
+
+def _dense_to_ranked(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ties: str,
+                     relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
+                     check_boundary: bool) -> RankedTargets:
+    rows, num_items = preds.shape
+    relevant_all = _is_relevant(target, relevance_threshold)
+    if valid is not None:
+        relevant_all = relevant_all & valid
+        preds = preds.masked_fill(~valid, float("-inf"))
+        num_candidates = count_true(valid).to(torch.float64)
+    else:
+        num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
+    num_relevant = count_true(relevant_all).to(torch.float64)
+    depth = _depth(k, num_items, num_relevant, to_num_relevant)
+    tie_gains = target if ties == "pessimistic" else None
+    if tie_gains is not None and valid is not None:
+        tie_gains = tie_gains.masked_fill(~valid, 0)
+    idx = top_indices(preds, depth, ties, tie_gains, check_boundary)
+    gains = target.gather(1, idx).to(torch.float64)
+    relevant = relevant_all.gather(1, idx)
+    if valid is not None:
+        in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
+        gains, relevant = gains * in_list, relevant & in_list
+    ideal = None
+    if need_ideal:
+        if target.dtype == torch.bool:
+            ideal = (torch.arange(depth, device=preds.device) < num_relevant.unsqueeze(1)).to(torch.float64)
+        else:
+            pool = target if valid is None else target.masked_fill(~valid, 0)
+            ideal = torch.topk(pool, depth, dim=1).values.to(torch.float64)
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal)
+
+
+def _depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
+    depth = min(k, available)
+    if to_num_relevant and available > depth:
+        depth = min(available, max(depth, int(num_relevant.max())))  # host sync, R-Precision only
+    return max(depth, 1)
+
+
+def _target_table(target_ids: Tensor, target_gains: Tensor | None, excluded: Tensor | None,
+                  valid_target: Tensor | None, relevance_threshold: float | None) -> tuple[Tensor, Tensor]:
+    """Gains [B, T] (0 for padding and for items that are not candidates) and relevance of target ids."""
+    present = target_ids >= 0
+    if excluded is not None:
+        present = present & ~excluded
+    if valid_target is not None:
+        present = present & valid_target
+    gains = torch.ones(target_ids.shape, dtype=torch.float64, device=target_ids.device)
+    if target_gains is not None:
+        gains = target_gains.to(torch.float64)
+    gains = torch.where(present, gains, torch.zeros((), dtype=torch.float64, device=gains.device))
+    relevant = _is_relevant(gains, relevance_threshold) & present
+    return gains, relevant
+
+
+def _table_ranked(item_ids: Tensor, target_ids: Tensor, gains_t: Tensor, relevant_t: Tensor,
+                  num_candidates: Tensor, need_ideal: bool) -> RankedTargets:
+    num_relevant = relevant_t.sum(1).to(torch.float64)
+    found, pos, order = _lookup(item_ids, target_ids)
+    gains = _read(gains_t, found, pos, order)
+    relevant = _read(relevant_t, found, pos, order)
+    ideal = None
+    if need_ideal:
+        depth = item_ids.shape[1]
+        take = min(depth, gains_t.shape[1])
+        ideal = torch.topk(gains_t, take, dim=1).values
+        if take < depth:
+            ideal = torch.nn.functional.pad(ideal, (0, depth - take))
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal)
+
+
+def _flat_to_dense(preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor | None,
+                   groups: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    """Group 1-D inputs by query id into padded [Q, L] tensors plus a candidate mask (host sync)."""
+    _, query, counts = torch.unique(indexes, return_inverse=True, return_counts=True)
+    num_queries, width = counts.numel(), int(counts.max())
+    order = torch.argsort(query, stable=True)
+    starts = counts.cumsum(0) - counts
+    column = torch.arange(query.numel(), device=query.device) - starts[query[order]]
+    row = query[order]
+    dense_preds = preds.new_zeros(num_queries, width)
+    dense_preds[row, column] = preds[order]
+    dense_target = target.new_zeros(num_queries, width)
+    dense_target[row, column] = target[order]
+    valid = None
+    if mask is not None or bool((counts != width).any()):
+        valid = torch.zeros(num_queries, width, dtype=torch.bool, device=preds.device)
+        valid[row, column] = True if mask is None else mask[order]
+    query_groups = None
+    if groups is not None:
+        query_groups = groups.new_zeros(num_queries)
+        query_groups[row] = groups[order]
+    return dense_preds, dense_target, valid, query_groups
+
+
+def rank_targets(
+    preds: Tensor | None = None,
+    target: Tensor | None = None,
+    *,
+    indexes: Tensor | None = None,
+    target_ids: Tensor | None = None,
+    target_gains: Tensor | None = None,
+    ranked_ids: Tensor | None = None,
+    mask: Tensor | None = None,
+    exclude_ids: Tensor | None = None,
+    groups: Tensor | None = None,
+    k: int,
+    ties: str = "index",
+    relevance_threshold: float | None = None,
+    need_ideal: bool = False,
+    to_num_relevant: bool = False,
+    validate_args: bool = True,
+) -> tuple[RankedTargets, Tensor | None]:
+    """Validate any input form and rank it to depth ``k`` (more with ``to_num_relevant``: max ``R``).
+
+    Returns the :class:`RankedTargets` and the per-query ``groups`` (regrouped for the flat form).
+
+    Raises:
+        ValueError: if no form or several forms are given, on any shape or dtype mismatch, and
+            (with ``validate_args``) on NaN/inf scores, negative relevance, ids out of range or
+            repeated ids.
+    """
+    if ties not in TIES:
+        raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
+    checks = _Checks() if validate_args else None
+    for name, value in (("preds", preds), ("target", target), ("indexes", indexes), ("target_ids", target_ids),
+                        ("target_gains", target_gains), ("ranked_ids", ranked_ids), ("mask", mask),
+                        ("exclude_ids", exclude_ids), ("groups", groups)):
+        if value is not None:
+            _require_tensor(name, value)
+
+    if ranked_ids is not None:
+        if preds is not None or target is not None or indexes is not None or target_ids is None:
+            raise ValueError(f"The ranked form takes `ranked_ids` and `target_ids` only (no `preds`, `target`, "
+                             f"`indexes`); expected one of the forms: {FORMS}")
+        if mask is not None:
+            raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`")
+        return _ranked_form(ranked_ids, target_ids, target_gains, exclude_ids, k, relevance_threshold,
+                            need_ideal, to_num_relevant, checks), groups
+    if preds is None:
+        raise ValueError(f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}")
+    if indexes is not None:
+        if target is None or target_ids is not None:
+            raise ValueError(f"The flat form takes `preds`, `target` and `indexes`; expected one of: {FORMS}")
+        if exclude_ids is not None:
+            raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M]")
+        _check_flat(preds, target, indexes, mask, groups, checks)
+        preds, target, mask, groups = _flat_to_dense(preds, target, indexes, mask, groups)
+    elif (target is None) == (target_ids is None):
+        got = "both `target` and `target_ids`" if target is not None else "neither `target` nor `target_ids`"
+        raise ValueError(f"Pass exactly one of `target` and `target_ids` with `preds` (got {got}); "
+                         f"expected one of: {FORMS}")
+
+    _require_float("preds", preds)
+    if preds.ndim != 2:
+        raise ValueError(f"`preds` must have shape [B, N] (one row of item scores per query), got {_describe(preds)}")
+    _require_nonempty("preds", preds)
+    rows, num_items = preds.shape
+    if checks is not None:
+        _check_finite(checks, "preds", preds)
+    valid = _valid_candidates(mask, exclude_ids, preds, checks)
+    if groups is not None and (groups.ndim != 1 or groups.shape[0] != rows):
+        raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {_describe(groups)}")
+    check_boundary = preds.device.type != "cuda" or validate_args or ties != "index"
+
+    if target is not None:
+        if target.shape != preds.shape:
+            raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {_describe(target)}")
+        if target.is_complex():
+            raise ValueError(f"`target` must be bool, integer or float relevance, got {_describe(target)}")
+        if checks is not None:
+            _check_target_values(checks, "target", target)
+            checks.run()
+        ranked = _dense_to_ranked(preds, target, valid, k, ties, relevance_threshold, need_ideal,
+                                  to_num_relevant, check_boundary)
+        return ranked, groups
+
+    gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, num_items, valid, relevance_threshold,
+                                            checks)
+    if checks is not None:
+        checks.run()
+    num_candidates = (count_true(valid) if valid is not None else torch.full((rows,), num_items, device=preds.device))
+    num_candidates = num_candidates.to(torch.float64)
+    depth = _depth(k, num_items, relevant_t.sum(1), to_num_relevant)
+    tie_gains = None
+    if ties == "pessimistic":
+        safe_ids = target_ids.clamp(min=0)
+        tie_gains = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
+        tie_gains.scatter_add_(1, safe_ids, gains_t)
+    scores = preds if valid is None else preds.masked_fill(~valid, float("-inf"))
+    idx = top_indices(scores, depth, ties, tie_gains, check_boundary)
+    if valid is not None:
+        idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
+    return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal), groups
+
+
+def _check_flat(preds: Tensor, target: Tensor | None, indexes: Tensor, mask: Tensor | None,
+                groups: Tensor | None, checks: _Checks | None) -> None:
+    _require_float("preds", preds)
+    _require_nonempty("preds", preds)
+    if preds.ndim != 1:
+        raise ValueError(f"With `indexes` (flat form) `preds` must be 1-D, got {_describe(preds)}")
+    for name, value in (("target", target), ("indexes", indexes), ("mask", mask), ("groups", groups)):
+        if value is not None and value.shape != preds.shape:
+            raise ValueError(f"`{name}` must have the shape of `preds` {tuple(preds.shape)} in the flat form, "
+                             f"got {_describe(value)}")
+    if indexes.is_floating_point() or indexes.dtype == torch.bool:
+        raise ValueError(f"`indexes` must be an integer tensor of query ids, got {_describe(indexes)}")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError(f"`mask` must be a bool tensor, got {_describe(mask)}")
+
+
+def _valid_candidates(mask: Tensor | None, exclude_ids: Tensor | None, preds: Tensor,
+                      checks: _Checks | None) -> Tensor | None:
+    rows, num_items = preds.shape
+    valid = None
+    if mask is not None:
+        if mask.dtype != torch.bool or mask.shape != preds.shape:
+            raise ValueError(f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, "
+                             f"got {_describe(mask)}")
+        valid = mask
+    if exclude_ids is not None:
+        _require_ids("exclude_ids", exclude_ids, rows)
+        if checks is not None:
+            _check_id_range(checks, "exclude_ids", exclude_ids, num_items)
+        # one spare column receives the -1 padding, so padding never clears item 0
+        keep = torch.ones(rows, num_items + 1, dtype=torch.bool, device=preds.device)
+        keep.scatter_(1, torch.where(exclude_ids < 0, num_items, exclude_ids), False)
+        keep = keep[:, :num_items]
+        valid = keep if valid is None else valid & keep
+    return valid
+
+
+def _check_target_ids(target_ids: Tensor, target_gains: Tensor | None, rows: int, num_items: int | None,
+                      valid: Tensor | None, relevance_threshold: float | None,
+                      checks: _Checks | None) -> tuple[Tensor, Tensor]:
+    _require_ids("target_ids", target_ids, rows)
+    if target_gains is not None:
+        if target_gains.shape != target_ids.shape or target_gains.is_complex():
+            raise ValueError(f"`target_gains` must be real and of the shape of `target_ids` {tuple(target_ids.shape)}, "
+                             f"got {_describe(target_gains)}")
+    if checks is not None:
+        _check_id_range(checks, "target_ids", target_ids, num_items)
+        _check_unique_ids(checks, "target_ids", target_ids)
+        if target_gains is not None:
+            _check_target_values(checks, "target_gains", target_gains)
+    valid_target = None
+    if valid is not None:
+        valid_target = valid.gather(1, target_ids.clamp(min=0))
+    return _target_table(target_ids, target_gains, None, valid_target, relevance_threshold)
+
+
+def _ranked_form(ranked_ids: Tensor, target_ids: Tensor, target_gains: Tensor | None, exclude_ids: Tensor | None,
+                 k: int, relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
+                 checks: _Checks | None) -> RankedTargets:
+    if ranked_ids.ndim != 2:
+        raise ValueError(f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {_describe(ranked_ids)}")
+    _require_nonempty("ranked_ids", ranked_ids)
+    rows = ranked_ids.shape[0]
+    _require_ids("ranked_ids", ranked_ids, rows)
+    if checks is not None:
+        _check_id_range(checks, "ranked_ids", ranked_ids, None)
+        _check_unique_ids(checks, "ranked_ids", ranked_ids)
+    gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, None, None, relevance_threshold, checks)
+    if exclude_ids is not None:
+        _require_ids("exclude_ids", exclude_ids, rows)
+        if checks is not None:
+            _check_id_range(checks, "exclude_ids", exclude_ids, None)
+        dropped, _, _ = _lookup(ranked_ids, exclude_ids)
+        ranked_ids = ranked_ids.masked_fill(dropped, -1)
+        excluded_targets, _, _ = _lookup(target_ids, exclude_ids)
+        gains_t = gains_t.masked_fill(excluded_targets, 0)
+        relevant_t = relevant_t & ~excluded_targets
+    if checks is not None:
+        checks.run()
+    present = ranked_ids >= 0
+    # padding may sit anywhere in a row: move the real ids to the front, keeping their order
+    order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
+    ranked_ids = ranked_ids.gather(1, order)
+    num_candidates = present.sum(1).to(torch.float64)
+    depth = ranked_ids.shape[1] if to_num_relevant else min(k, ranked_ids.shape[1])
+    return _table_ranked(ranked_ids[:, :depth], target_ids, gains_t, relevant_t, num_candidates, need_ideal)
