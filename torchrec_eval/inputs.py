@@ -175,19 +175,15 @@ def count_true(flags: Tensor) -> Tensor:
     """
     rows, cols = flags.shape
     words = cols // 8
-    if words < 2 or not flags.is_contiguous() or flags.device.type == "mps":
-        return flags.sum(1)
-    packed = flags[:, : words * 8].view(torch.int64)  # [B, words]; each byte is 0 or 1
+    if words < 2 or cols % 8 or not flags.is_contiguous() or flags.device.type == "mps":
+        return flags.view(torch.uint8).sum(1) if flags.is_contiguous() else flags.sum(1)
+    packed = flags.view(torch.int64)  # [B, words]; each byte is 0 or 1
     full = words // 255 * 255
     lanes = packed[:, :full].reshape(rows, -1, 255).sum(2)  # every byte lane <= 255: no carry
     if full < words:
         lanes = torch.cat([lanes, packed[:, full:].sum(1, keepdim=True)], dim=1)
     shifts = torch.arange(0, 64, 8, device=flags.device)
-    per_lane = (lanes.unsqueeze(-1) >> shifts) & 0xFF
-    total = per_lane.sum((1, 2))
-    if words * 8 < cols:
-        total = total + flags[:, words * 8 :].sum(1)
-    return total
+    return ((lanes.unsqueeze(-1) >> shifts) & 0xFF).sum((1, 2))
 
 
 def _is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
@@ -251,7 +247,14 @@ def top_indices(scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor |
             exact = _exact_top(scores[rows], k, ties, None if tie_gains is None else tie_gains[rows])
             idx = idx.index_copy(0, rows, exact)
             values = scores.gather(1, idx)
-    return _order_ties(values, idx, ties, tie_gains)
+    if values.device.type != "cpu":
+        return _order_ties(values, idx, ties, tie_gains)
+    # on the CPU a host check is free: reorder only the rows that hold equal scores
+    rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
+    if rows.numel() == 0:
+        return idx
+    gains = None if tie_gains is None else tie_gains[rows]
+    return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
 
 
 def _dense_to_ranked(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ties: str,
