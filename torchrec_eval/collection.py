@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 from torch import Tensor
@@ -80,6 +81,13 @@ class RankingMetrics(RankingMetric):
         entries = [make_entry(family, ks, options.get(family, {})) for family, ks in requested.items()]
         super().__init__(entries, **kwargs)
         self.order = order
+
+    @classmethod
+    def from_config(cls, config: str | os.PathLike | dict[str, Any]) -> RankingMetrics:
+        """Build a suite from a YAML file or a dict (see ``configs/`` and :mod:`torchrec_eval.config`)."""
+        from torchrec_eval.config import suite_kwargs
+
+        return cls(**suite_kwargs(config))
 
     def compute(self) -> dict[str, Tensor]:
         results = super().compute()
