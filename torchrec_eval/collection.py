@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from torch import Tensor
 
 from torchrec_eval.functional._kernels import KERNELS
-from torchrec_eval.functional._plan import make_entry
+from torchrec_eval.functional._plan import Plan, make_entry
 from torchrec_eval.metrics.base import RankingMetric
 
 ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", "r-precision": "rprecision",
@@ -79,7 +79,7 @@ class RankingMetrics(RankingMetric):
                 raise ValueError(f"`options` names {family!r}, which is not in the suite {sorted(requested)}")
         options = {ALIASES.get(family, family): value for family, value in options.items()}
         entries = [make_entry(family, ks, options.get(family, {})) for family, ks in requested.items()]
-        super().__init__(entries, **kwargs)
+        super().__init__([Plan(entries)], **kwargs)
         self.order = order
 
     @classmethod

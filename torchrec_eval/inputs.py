@@ -52,6 +52,7 @@ class RankedTargets:
         num_relevant: [B] float64, ``R``: relevant items of the query among its candidates.
         num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``).
         ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
+        item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
     """
 
     gains: Tensor
@@ -59,6 +60,7 @@ class RankedTargets:
     num_relevant: Tensor
     num_candidates: Tensor
     ideal_gains: Tensor | None = None
+    item_ids: Tensor | None = None
 
     @property
     def depth(self) -> int:
@@ -78,6 +80,32 @@ class RankedTargets:
     def cum_hits(self) -> Tensor:
         """[B, K] number of relevant items within the first i ranks."""
         return self.hits.cumsum(1)
+
+
+@dataclass
+class Candidates:
+    """Every candidate of each query, for metrics over the whole ranking (AUC, MPR, FCP, CTR).
+
+    Attributes:
+        scores: [B, N] scores, ``-inf`` where an item is not a candidate.
+        gains: [B, N] target values (the caller's dtype), 0 where an item is not a candidate.
+        relevant: [B, N] bool relevance, False where an item is not a candidate.
+        valid: [B, N] bool candidate mask, or None when every item is a candidate.
+    """
+
+    scores: Tensor
+    gains: Tensor
+    relevant: Tensor
+    valid: Tensor | None
+
+
+@dataclass
+class Batch:
+    """A validated batch: its top-k view, its full candidate view (each if requested), its groups."""
+
+    ranked: RankedTargets | None
+    candidates: Candidates | None
+    groups: Tensor | None
 
 
 class _Checks:
@@ -257,14 +285,21 @@ def top_indices(scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor |
     return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
 
 
-def _dense_to_ranked(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ties: str,
-                     relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
-                     check_boundary: bool) -> RankedTargets:
+def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ties: str,
+                 relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
+                 need_candidates: bool, check_boundary: bool) -> tuple[RankedTargets | None, Candidates | None]:
     rows, num_items = preds.shape
     relevant_all = _is_relevant(target, relevance_threshold)
     if valid is not None:
         relevant_all = relevant_all & valid
         preds = preds.masked_fill(~valid, float("-inf"))
+    candidates = None
+    if need_candidates:
+        gains_all = target if valid is None else target.masked_fill(~valid, 0)
+        candidates = Candidates(preds, gains_all, relevant_all, valid)
+    if k == 0:
+        return None, candidates
+    if valid is not None:
         num_candidates = count_true(valid).to(torch.float64)
     else:
         num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
@@ -278,7 +313,7 @@ def _dense_to_ranked(preds: Tensor, target: Tensor, valid: Tensor | None, k: int
     relevant = relevant_all.gather(1, idx)
     if valid is not None:
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
-        gains, relevant = gains * in_list, relevant & in_list
+        gains, relevant, idx = gains * in_list, relevant & in_list, idx.masked_fill(~in_list, -1)
     ideal = None
     if need_ideal:
         if target.dtype == torch.bool:
@@ -286,7 +321,7 @@ def _dense_to_ranked(preds: Tensor, target: Tensor, valid: Tensor | None, k: int
         else:
             pool = target if valid is None else target.masked_fill(~valid, 0)
             ideal = torch.topk(pool, depth, dim=1).values.to(torch.float64)
-    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal)
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx), candidates
 
 
 def _depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
@@ -325,7 +360,7 @@ def _table_ranked(item_ids: Tensor, target_ids: Tensor, gains_t: Tensor, relevan
         ideal = torch.topk(gains_t, take, dim=1).values
         if take < depth:
             ideal = torch.nn.functional.pad(ideal, (0, depth - take))
-    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal)
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids)
 
 
 def _flat_to_dense(preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor | None,
@@ -352,7 +387,7 @@ def _flat_to_dense(preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor 
     return dense_preds, dense_target, valid, query_groups
 
 
-def rank_targets(
+def prepare_batch(
     preds: Tensor | None = None,
     target: Tensor | None = None,
     *,
@@ -368,11 +403,16 @@ def rank_targets(
     relevance_threshold: float | None = None,
     need_ideal: bool = False,
     to_num_relevant: bool = False,
+    need_candidates: bool = False,
     validate_args: bool = True,
-) -> tuple[RankedTargets, Tensor | None]:
-    """Validate any input form and rank it to depth ``k`` (more with ``to_num_relevant``: max ``R``).
+) -> Batch:
+    """Validate any input form; rank it to depth ``k`` and/or keep its full candidate view.
 
-    Returns the :class:`RankedTargets` and the per-query ``groups`` (regrouped for the flat form).
+    Args:
+        k: depth of the top-k view (``0``: none); with ``to_num_relevant`` at least the batch's largest R.
+        need_ideal: also compute the ideal gains (NDCG).
+        need_candidates: also return every candidate's score and relevance (not for the ranked form).
+        other: the input forms of this module, ``ties``, ``relevance_threshold`` and ``validate_args``.
 
     Raises:
         ValueError: if no form or several forms are given, on any shape or dtype mismatch, and
@@ -394,8 +434,13 @@ def rank_targets(
                              f"`indexes`); expected one of the forms: {FORMS}")
         if mask is not None:
             raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`")
-        return _ranked_form(ranked_ids, target_ids, target_gains, exclude_ids, k, relevance_threshold,
-                            need_ideal, to_num_relevant, checks), groups
+        if need_candidates:
+            raise ValueError("AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
+                             "(dense, ids or flat form), not `ranked_ids`")
+        _check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
+        ranked = _ranked_form(ranked_ids, target_ids, target_gains, exclude_ids, k, relevance_threshold,
+                              need_ideal, to_num_relevant, checks)
+        return Batch(ranked, None, groups)
     if preds is None:
         raise ValueError(f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}")
     if indexes is not None:
@@ -415,14 +460,25 @@ def rank_targets(
         raise ValueError(f"`preds` must have shape [B, N] (one row of item scores per query), got {_describe(preds)}")
     _require_nonempty("preds", preds)
     rows, num_items = preds.shape
+    _check_groups_shape(groups, rows)
     if checks is not None:
         _check_finite(checks, "preds", preds)
     valid = _valid_candidates(mask, exclude_ids, preds, checks)
-    if groups is not None and (groups.ndim != 1 or groups.shape[0] != rows):
-        raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {_describe(groups)}")
     check_boundary = preds.device.type != "cuda" or validate_args or ties != "index"
 
-    if target is not None:
+    if target_ids is not None:
+        gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, num_items, valid,
+                                                relevance_threshold, checks)
+        if checks is not None:
+            checks.run()
+        if need_candidates or ties == "pessimistic":
+            # the full view (and pessimistic ties) need every candidate's gain: scatter the ids to dense
+            target = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
+            target.scatter_add_(1, target_ids.clamp(min=0), gains_t)  # padding adds a gain of 0
+        else:
+            return Batch(_ids_ranked(preds, valid, target_ids, gains_t, relevant_t, k, ties, need_ideal,
+                                     to_num_relevant, check_boundary), None, groups)
+    else:
         if target.shape != preds.shape:
             raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {_describe(target)}")
         if target.is_complex():
@@ -430,27 +486,32 @@ def rank_targets(
         if checks is not None:
             _check_target_values(checks, "target", target)
             checks.run()
-        ranked = _dense_to_ranked(preds, target, valid, k, ties, relevance_threshold, need_ideal,
-                                  to_num_relevant, check_boundary)
-        return ranked, groups
+    ranked, candidates = _dense_batch(preds, target, valid, k, ties, relevance_threshold, need_ideal,
+                                      to_num_relevant, need_candidates, check_boundary)
+    return Batch(ranked, candidates, groups)
 
-    gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, num_items, valid, relevance_threshold,
-                                            checks)
-    if checks is not None:
-        checks.run()
-    num_candidates = (count_true(valid) if valid is not None else torch.full((rows,), num_items, device=preds.device))
-    num_candidates = num_candidates.to(torch.float64)
+
+def _check_groups_shape(groups: Tensor | None, rows: int) -> None:
+    if groups is not None and (groups.ndim != 1 or groups.shape[0] != rows):
+        raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {_describe(groups)}")
+
+
+def _ids_ranked(preds: Tensor, valid: Tensor | None, target_ids: Tensor, gains_t: Tensor, relevant_t: Tensor,
+                k: int, ties: str, need_ideal: bool, to_num_relevant: bool, check_boundary: bool) -> RankedTargets | None:
+    """Top-k of the ids form, looking the ranked items up in the target ids (no dense target)."""
+    if k == 0:
+        return None
+    rows, num_items = preds.shape
+    if valid is not None:
+        num_candidates = count_true(valid).to(torch.float64)
+        preds = preds.masked_fill(~valid, float("-inf"))
+    else:
+        num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
     depth = _depth(k, num_items, relevant_t.sum(1), to_num_relevant)
-    tie_gains = None
-    if ties == "pessimistic":
-        safe_ids = target_ids.clamp(min=0)
-        tie_gains = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
-        tie_gains.scatter_add_(1, safe_ids, gains_t)
-    scores = preds if valid is None else preds.masked_fill(~valid, float("-inf"))
-    idx = top_indices(scores, depth, ties, tie_gains, check_boundary)
+    idx = top_indices(preds, depth, ties, None, check_boundary)
     if valid is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
-    return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal), groups
+    return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal)
 
 
 def _check_flat(preds: Tensor, target: Tensor | None, indexes: Tensor, mask: Tensor | None,

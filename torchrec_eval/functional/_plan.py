@@ -15,7 +15,7 @@ from torchrec_eval.functional._kernels import (
     check_k,
     check_option,
 )
-from torchrec_eval.inputs import RankedTargets, rank_targets
+from torchrec_eval.inputs import Batch, RankedTargets, prepare_batch
 
 INPUT_KWARGS = ("indexes", "target_ids", "target_gains", "ranked_ids", "mask", "exclude_ids")
 
@@ -53,7 +53,13 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
 
 
 class Plan:
-    """Metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order."""
+    """Top-k metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order.
+
+    As a member of a :class:`~torchrec_eval.metrics.base.RankingMetric` its state is ``stats``
+    [G, 2P + 1]: the sum of each value, the sum of its square, and the number of counted queries.
+    """
+
+    needs_candidates = False
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
@@ -67,13 +73,6 @@ class Plan:
             kernel.to_num_relevant and None in entry.ks for kernel, entry in zip(kernels, self.entries)
         )
 
-    def rank(self, preds: Tensor | None, target: Tensor | None, *, ties: str, relevance_threshold: float | None,
-             validate_args: bool, groups: Tensor | None = None, **inputs: Tensor | None
-             ) -> tuple[RankedTargets, Tensor | None]:
-        return rank_targets(preds, target, groups=groups, k=self.depth, ties=ties,
-                            relevance_threshold=relevance_threshold, need_ideal=self.needs_ideal,
-                            to_num_relevant=self.to_num_relevant, validate_args=validate_args, **inputs)
-
     def evaluate(self, ranked: RankedTargets) -> Tensor:
         columns = [KERNELS[e.name].fn(ranked, list(e.ks), **dict(e.options)) for e in self.entries]
         return torch.cat(columns, dim=1)
@@ -81,6 +80,45 @@ class Plan:
     def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and the counted mask [B]."""
         return apply_empty_target_action(self.evaluate(ranked), ranked.num_relevant, empty_target_action)
+
+    # member protocol of RankingMetric
+    def add_states(self, metric: Any, num_groups: int) -> None:
+        default = torch.zeros(num_groups, 2 * len(self.keys) + 1, dtype=torch.float64)
+        metric.add_state("stats", default=default, dist_reduce_fx="sum")
+
+    def update(self, metric: Any, batch: Batch) -> None:
+        values, counted = self.per_query(batch.ranked, metric.empty_target_action)
+        rows = torch.cat([values, values * values, counted.to(torch.float64).unsqueeze(1)], dim=1)
+        accumulate(metric.stats, rows, batch.groups)
+
+    def compute(self, metric: Any) -> dict[str, Tensor]:
+        num_values = len(self.keys)
+        stats = metric.stats
+        means = stats[:, :num_values] / stats[:, 2 * num_values : 2 * num_values + 1]
+        return {key: means[:, i] for i, key in enumerate(self.keys)}
+
+
+def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None) -> None:
+    """Add per-query rows [B, C] into a [G, C] state, by group (G = 1 without groups)."""
+    if groups is None:
+        state += rows.sum(0, keepdim=True)
+    else:
+        state.index_add_(0, groups, rows)
+
+
+def prepare(members: Sequence[Any], preds: Tensor | None, target: Tensor | None, *, ties: str,
+            relevance_threshold: float | None, validate_args: bool, groups: Tensor | None = None,
+            **inputs: Tensor | None) -> Batch:
+    """Validate and rank a batch once for every member (the deepest top-k any of them needs)."""
+    return prepare_batch(
+        preds, target, groups=groups, ties=ties, relevance_threshold=relevance_threshold,
+        validate_args=validate_args,
+        k=max((member.depth for member in members), default=0),
+        need_ideal=any(member.needs_ideal for member in members),
+        to_num_relevant=any(member.to_num_relevant for member in members),
+        need_candidates=any(member.needs_candidates for member in members),
+        **inputs,
+    )
 
 
 def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional._plan import Plan, check_common, make_entry
+from torchrec_eval.functional._plan import Plan, check_common, make_entry, prepare
 
 _COMMON_ARGS = """
     Args:
@@ -63,9 +63,9 @@ def evaluate(
     check_common(empty_target_action, relevance_threshold)
     entry = make_entry(name, k, options)
     plan = Plan([entry])
-    ranked, _ = plan.rank(preds, target, ties=ties, relevance_threshold=relevance_threshold,
-                          validate_args=validate_args, **inputs)
-    values, counted = plan.per_query(ranked, empty_target_action)
+    batch = prepare([plan], preds, target, ties=ties, relevance_threshold=relevance_threshold,
+                    validate_args=validate_args, **inputs)
+    values, counted = plan.per_query(batch.ranked, empty_target_action)
     if reduction == "none":
         values = values.masked_fill(~counted.unsqueeze(1), float("nan"))
     else:

@@ -8,20 +8,21 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from torchrec_eval.functional._plan import Entry, Plan, check_common
+from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES
 
 
 class RankingMetric(Metric):
-    """Accumulates per-query values of one or more top-k metrics in a single float64 state tensor.
+    """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
-    State ``stats`` [G, 2P + 1] (G groups, P metric/cut-off pairs): the sum of each value, the sum
-    of its square (for confidence intervals), and the number of counted queries. It does not grow
-    with the number of queries, and the torchmetrics sync reduces it with one collective.
-    Subclasses only choose the metric entries; see :class:`torchrec_eval.RankingMetrics` for a suite.
+    A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
+    :class:`~torchrec_eval.functional._plan.Plan` (state ``stats`` [G, 2P + 1]: the sum of each value,
+    the sum of its square, the number of counted queries), or a full-ranking or beyond-accuracy member.
+    States never grow with the number of queries, and the torchmetrics sync reduces each with one
+    collective. Subclasses only choose the members; see :class:`torchrec_eval.RankingMetrics` for a suite.
 
     Args:
-        entries: the metric families and cut-offs to evaluate from one ranking per batch.
+        members: what to evaluate; every member reads the same ranking of each batch.
         empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
             ``"neg"`` (0) or ``"pos"`` (1), or raise (``"error"``).
         relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
@@ -37,11 +38,9 @@ class RankingMetric(Metric):
     higher_is_better = True
     full_state_update = False
 
-    stats: Tensor
-
     def __init__(
         self,
-        entries: Sequence[Entry],
+        members: Sequence[Any],
         *,
         empty_target_action: str = "skip",
         relevance_threshold: float | None = None,
@@ -58,16 +57,18 @@ class RankingMetric(Metric):
         if num_groups is not None and (isinstance(num_groups, bool) or not isinstance(num_groups, int)
                                        or num_groups < 1):
             raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
-        self.plan = Plan(entries)
+        self.members = list(members)
+        self.keys = [key for member in self.members for key in member.keys]
+        if len(set(self.keys)) != len(self.keys):
+            raise ValueError(f"A metric is requested twice: {self.keys}")
         self.empty_target_action = empty_target_action
         self.relevance_threshold = relevance_threshold
         self.ties = ties
         self.validate_args = validate_args
         self.num_groups = num_groups
         self.single_key = single_key
-        num_values = len(self.plan.keys)
-        default = torch.zeros(num_groups or 1, 2 * num_values + 1, dtype=torch.float64)
-        self.add_state("stats", default=default, dist_reduce_fx="sum")
+        for member in self.members:
+            member.add_states(self, num_groups or 1)
 
     def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
                **inputs: Tensor | None) -> None:
@@ -77,13 +78,14 @@ class RankingMetric(Metric):
                 "`groups` must be given exactly when the metric was built with `num_groups` "
                 f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
             )
-        ranked, groups = self.plan.rank(preds, target, ties=self.ties, relevance_threshold=self.relevance_threshold,
-                                        validate_args=self.validate_args, groups=groups, **inputs)
-        values, counted = self.plan.per_query(ranked, self.empty_target_action)
-        rows = torch.cat([values, values * values, counted.to(torch.float64).unsqueeze(1)], dim=1)
-        if groups is None:
-            self.stats += rows.sum(0, keepdim=True)
-            return
+        batch = prepare(self.members, preds, target, ties=self.ties, relevance_threshold=self.relevance_threshold,
+                        validate_args=self.validate_args, groups=groups, **inputs)
+        if batch.groups is not None:
+            batch.groups = self._check_groups(batch.groups)
+        for member in self.members:
+            member.update(self, batch)
+
+    def _check_groups(self, groups: Tensor) -> Tensor:
         if groups.is_floating_point() or groups.dtype == torch.bool:
             raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
         if self.validate_args:
@@ -91,13 +93,14 @@ class RankingMetric(Metric):
             if bool((low < 0) | (high >= self.num_groups)):
                 raise ValueError(f"`groups` must lie in [0, {self.num_groups}), got values from {low.item()} "
                                  f"to {high.item()}")
-        self.stats.index_add_(0, groups.to(self.stats.device), rows)
+        return groups.to(self.device)
 
     def compute(self) -> Tensor | dict[str, Tensor]:
-        """Mean over counted queries of each value (per group with ``num_groups``)."""
-        num_values = len(self.plan.keys)
-        means = self.stats[:, :num_values] / self.stats[:, 2 * num_values : 2 * num_values + 1]
+        """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""
+        results: dict[str, Tensor] = {}
+        for member in self.members:
+            results.update(member.compute(self))
         if self.num_groups is None:
-            means = means[0]
-        results = {key: means[..., i] for i, key in enumerate(self.plan.keys)}
-        return results[self.plan.keys[0]] if self.single_key else results
+            results = {key: value[0] for key, value in results.items()}
+        results = {key: results[key] for key in self.keys}
+        return results[self.keys[0]] if self.single_key else results

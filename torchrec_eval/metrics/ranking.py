@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from torchrec_eval.functional._plan import make_entry
+from torchrec_eval.functional._plan import Plan, make_entry
 from torchrec_eval.metrics.base import RankingMetric
 
 IntOrSeq = int | Sequence[int]
@@ -22,8 +22,8 @@ class _TopK(RankingMetric):
     name: str
 
     def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        entry = make_entry(self.name, k, options or {})
-        super().__init__([entry], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        plan = Plan([make_entry(self.name, k, options or {})])
+        super().__init__([plan], single_key=not isinstance(k, (list, tuple)), **kwargs)
 
 
 class Precision(_TopK):

@@ -1,0 +1,170 @@
+"""Metric suites from configuration: a YAML file or a dict -> :class:`~torchrec_eval.RankingMetrics` kwargs.
+
+A suite config is a mapping with these keys (only ``metrics`` is required)::
+
+    metrics: [ndcg, recall, precision, hitrate, map, mrr]   # "name@k" strings, or bare names with `k`
+    k: [10, 20]                                             # cut-offs for the bare names
+    options:                                                # per-family options
+      ndcg: {gain: exp}
+      map: {normalizer: r}
+    empty_target_action: skip                               # skip | neg | pos | error
+    relevance_threshold: 1                                  # target >= 1 is relevant (default: > 0)
+    ties: index                                             # index | pessimistic
+    validate_args: true
+
+Load one with ``RankingMetrics.from_config("configs/recsys.yaml")`` or
+``RankingMetrics.from_config({"metrics": ["ndcg@10"]})``. An unknown key raises a ``ValueError``
+that names it and lists the allowed keys; a value of the wrong type raises one that names its key.
+The metric names, cut-offs and option values themselves are checked by ``RankingMetrics``.
+
+YAML needs PyYAML, imported only when a file is read (``pip install pyyaml``, or
+``pip install torchrec_eval[lightning]``); a dict config needs nothing beyond the core dependencies.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ALLOWED_KEYS", "load_yaml", "suite_kwargs"]
+
+#: The keys of a suite config, in the order of :class:`~torchrec_eval.RankingMetrics`' signature.
+ALLOWED_KEYS = ("metrics", "k", "options", "empty_target_action", "relevance_threshold", "ties", "validate_args")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _where(source: str | None) -> str:
+    return f" in {source}" if source else ""
+
+
+def load_yaml(path: str | os.PathLike) -> Any:
+    """Read a YAML file with ``yaml.safe_load``; a key repeated within one mapping is an error.
+
+    Raises:
+        ImportError: if PyYAML is not installed (the message says how to install it).
+        FileNotFoundError: if ``path`` is not a file.
+        ValueError: on a YAML syntax error or a repeated key (the message names the file and key).
+    """
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError(
+            "Reading a metric suite from a YAML file needs PyYAML, which is not installed: "
+            "`pip install pyyaml` (or `pip install torchrec_eval[lightning]`), or pass the config as a dict"
+        ) from None
+
+    class _UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise ValueError(f"Key {key!r} appears twice in one mapping{_where(str(path))} "
+                                     f"(line {key_node.start_mark.line + 1})")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise FileNotFoundError(f"Metric suite config {str(path)!r} is not a file (resolved to {str(file.resolve())!r})")
+    with open(file, encoding="utf-8") as stream:
+        try:
+            return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 -- a SafeLoader subclass
+        except yaml.YAMLError as error:
+            raise ValueError(f"Metric suite config {str(path)!r} is not valid YAML: {error}") from None
+
+
+def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
+    """Check a metric-suite config and return the keyword arguments of :class:`~torchrec_eval.RankingMetrics`.
+
+    Args:
+        config: the path of a YAML file (``str`` or path-like) holding a mapping, or the mapping itself.
+            Keys: ``metrics`` (required: a list of names such as ``"ndcg@10"``, or bare names combined
+            with ``k``), ``k`` (an int or a list of ints), ``options`` (``{family: {option: value}}``),
+            ``empty_target_action``, ``relevance_threshold``, ``ties`` and ``validate_args``, with the
+            meaning they have in :class:`~torchrec_eval.RankingMetrics`. A key set to ``null`` (``None``)
+            is left to the constructor's default.
+
+    Returns:
+        A new dict of the keys that are set, ready for ``RankingMetrics(**kwargs)``.
+
+    Raises:
+        ValueError: if the config is not a mapping, has a key not in :data:`ALLOWED_KEYS` (the message
+            names the key and lists the allowed ones), lacks ``metrics``, or a value has the wrong type
+            (the message names the key); also on a YAML syntax error or a repeated YAML key.
+        FileNotFoundError: if a path is given and is not a file.
+        ImportError: if a path is given and PyYAML is not installed.
+
+    Example:
+        >>> from torchrec_eval.config import suite_kwargs
+        >>> suite_kwargs({"metrics": ["ndcg", "recall"], "k": [5, 10], "options": {"ndcg": {"gain": "exp"}}})
+        {'metrics': ['ndcg', 'recall'], 'k': [5, 10], 'options': {'ndcg': {'gain': 'exp'}}}
+        >>> import torchrec_eval as tre
+        >>> suite = tre.RankingMetrics.from_config({"metrics": ["ndcg@10", "mrr@10"], "ties": "pessimistic"})
+        >>> suite.order
+        ['ndcg@10', 'mrr@10']
+        >>> suite_kwargs({"metrics": ["ndcg@10"], "cutoffs": [5]})
+        Traceback (most recent call last):
+        ...
+        ValueError: Unknown key 'cutoffs' in the metric suite config; allowed keys: metrics, k, options, empty_target_action, relevance_threshold, ties, validate_args
+    """
+    source = None
+    if isinstance(config, (str, os.PathLike)):
+        source = repr(os.fspath(config))
+        config = load_yaml(config)
+    if not isinstance(config, dict):
+        raise ValueError(
+            f"A metric suite config must be a mapping with the keys {', '.join(ALLOWED_KEYS)}{_where(source)}, "
+            f"got {type(config).__name__} {config!r}"
+        )
+    for key in config:
+        if key not in ALLOWED_KEYS:
+            raise ValueError(f"Unknown key {key!r} in the metric suite config{_where(source)}; "
+                             f"allowed keys: {', '.join(ALLOWED_KEYS)}")
+    kwargs = {key: config[key] for key in ALLOWED_KEYS if config.get(key) is not None}
+    where = _where(source)
+
+    metrics = kwargs.get("metrics")
+    if metrics is None:
+        raise ValueError(f"The metric suite config{where} has no `metrics` key: give a list such as "
+                         "['ndcg@10', 'recall@20']")
+    if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)) or not metrics:
+        raise ValueError(f"`metrics`{where} must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
+    for name in metrics:
+        if not isinstance(name, str):
+            raise ValueError(f"`metrics`{where} must hold names such as 'ndcg@10', got {name!r} in {metrics!r}")
+    kwargs["metrics"] = list(metrics)
+
+    if "k" in kwargs:
+        k = kwargs["k"]
+        if isinstance(k, (list, tuple)):
+            if not k or not all(_is_int(one) for one in k):
+                raise ValueError(f"`k`{where} must be an int or a non-empty list of ints, got {k!r}")
+            kwargs["k"] = list(k)
+        elif not _is_int(k):
+            raise ValueError(f"`k`{where} must be an int or a non-empty list of ints, got {k!r}")
+
+    if "options" in kwargs:
+        options = kwargs["options"]
+        if not isinstance(options, dict):
+            raise ValueError(f"`options`{where} must map a metric family to its options, as in "
+                             f"{{'ndcg': {{'gain': 'exp'}}}}, got {options!r}")
+        for family, family_options in options.items():
+            if not isinstance(family_options, dict):
+                raise ValueError(f"`options.{family}`{where} must be a mapping of option names to values, "
+                                 f"got {family_options!r}")
+        kwargs["options"] = {family: dict(values) for family, values in options.items()}
+
+    for key in ("empty_target_action", "ties"):
+        if key in kwargs and not isinstance(kwargs[key], str):
+            raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
+    threshold = kwargs.get("relevance_threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise ValueError(f"`relevance_threshold`{where} must be a number, got {threshold!r}")
+    if "validate_args" in kwargs and not isinstance(kwargs["validate_args"], bool):
+        raise ValueError(f"`validate_args`{where} must be true or false, got {kwargs['validate_args']!r}")
+    return kwargs
