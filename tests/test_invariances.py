@@ -16,8 +16,8 @@ except ImportError:  # tests/ itself on sys.path
     from reference import ranking as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-                    derandomize=True)
+SETTINGS = settings(max_examples=30, deadline=None, database=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 CONFIGS = (
     [("precision", {"denominator": d}) for d in ("k", "retrieved", "min_k_r")]
@@ -40,7 +40,9 @@ def _close(actual, expected):
             _close(actual[key], expected[key])
         return
     actual = torch.as_tensor(actual).detach().to("cpu", torch.float64)
-    expected = torch.as_tensor(expected).detach().to("cpu", torch.float64)
+    if not isinstance(expected, torch.Tensor):
+        expected = torch.tensor(expected, dtype=torch.float64)  # python floats: keep double precision
+    expected = expected.detach().to("cpu", torch.float64)
     torch.testing.assert_close(actual, expected, equal_nan=True, **TOL)
 
 
@@ -48,7 +50,7 @@ def _close(actual, expected):
 def batches(draw, distinct=False, min_candidates=0, min_n=1):
     """A dense batch: scores (integers with ties, or distinct), gains in {0, 1, 2, 3, 0.5}, a mask."""
     B = draw(st.integers(1, 6))
-    N = draw(st.integers(max(1, min_n), 9))
+    N = draw(st.integers(max(1, min_n), 18))  # > 16 exercises the packed bool counting
     if distinct:
         rows = [draw(st.permutations(range(N))) for _ in range(B)]
         preds = torch.tensor(rows, dtype=torch.float64) * 0.37 - 1.1
@@ -167,7 +169,7 @@ def test_split_batches_change_nothing(data, config, cut, action, ties):
     whole.update(preds, target, mask=mask)
     split = cls(k=k, empty_target_action=action, ties=ties, **opts)
     bounds = sorted({0, B, *[min(c, B) for c in cut]})
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         split.update(preds[lo:hi], target[lo:hi], mask=mask[lo:hi])
     expected = whole.compute()
     _close(split.compute(), expected)
@@ -195,14 +197,15 @@ def test_item_permutation_changes_nothing(data, config, k, action, ties, seed):
     preds, target, mask = data
     name, opts = config
     perm = torch.randperm(preds.shape[1], generator=torch.Generator().manual_seed(seed))
-    before = _call(name, k, opts, preds=preds, target=target, mask=mask, empty_target_action=action, ties=ties)
+    before = _call(name, k, opts, preds=preds, target=target, mask=mask, empty_target_action=action,
+                   ties=ties)
     after = _call(name, k, opts, preds=preds[:, perm], target=target[:, perm], mask=mask[:, perm],
                   empty_target_action=action, ties=ties)
     _close(after, before)
 
 
 @given(data=batches(min_n=2), config=configs, k=ks, action=actions, ties=ties_modes,
-       keep=st.lists(st.booleans(), min_size=9, max_size=9))
+       keep=st.lists(st.booleans(), min_size=18, max_size=18))
 @SETTINGS
 def test_masked_columns_equal_dropped_columns(data, config, k, action, ties, keep):
     preds, target, _ = data
@@ -242,3 +245,57 @@ def test_exclude_ids_equal_mask(data, config, k, action, ties):
     ids, gains = _ids_form(target)
     _close(_call(name, k, opts, preds=preds, target_ids=ids, target_gains=gains, exclude_ids=exclude_ids,
                  empty_target_action=action, ties=ties), by_mask)
+
+
+@given(data=batches(), config=configs, k=ks, ties=ties_modes)
+@SETTINGS
+def test_ranked_form_exclude_ids_equal_removing_them(data, config, k, ties):
+    """ranked form: excluded ids are dropped from the list and from the ground truth."""
+    preds, target, mask = data
+    name, opts = config
+    B, N = preds.shape
+    full = torch.full((B, N), -1, dtype=torch.long)
+    kept = torch.full((B, N), -1, dtype=torch.long)
+    exclude_ids = torch.full((B, N + 1), -1, dtype=torch.long)
+    for b in range(B):
+        order = ref.rank(preds[b], target[b], ties=ties)
+        full[b, :N] = torch.tensor(order, dtype=torch.long)
+        valid = [i for i in order if mask[b, i]]
+        kept[b, :len(valid)] = torch.tensor(valid, dtype=torch.long)
+        excluded = [i for i in range(N) if not mask[b, i]]
+        exclude_ids[b, :len(excluded)] = torch.tensor(excluded, dtype=torch.long)
+    all_ids, all_gains = _ids_form(target)
+    valid_ids, valid_gains = _ids_form(target, mask)
+    got = _call(name, k, opts, ranked_ids=full, target_ids=all_ids, target_gains=all_gains,
+                exclude_ids=exclude_ids, empty_target_action="neg")
+    expected = _call(name, k, opts, ranked_ids=kept, target_ids=valid_ids, target_gains=valid_gains,
+                     empty_target_action="neg")
+    _close(got, expected)
+    # and both are the dense result with the mask
+    _close(expected, _call(name, k, opts, preds=preds, target=target, mask=mask, ties=ties,
+                           empty_target_action="neg"))
+
+
+@given(data=batches(), config=configs, groups=st.lists(st.integers(0, 2), min_size=6, max_size=6),
+       action=actions)
+@SETTINGS
+def test_groups_equal_separate_metrics(data, config, groups, action):
+    """num_groups=G: value g equals the metric computed on group g's queries alone (NaN if none)."""
+    preds, target, mask = data
+    name, opts = config
+    B = preds.shape[0]
+    groups = torch.tensor(groups[:B], dtype=torch.long)
+    k = None if name == "rprecision" else 4
+    cls = getattr(tre, CLASSES[name])
+    grouped = cls(k=k, empty_target_action=action, num_groups=3, **opts)
+    grouped.update(preds, target, mask=mask, groups=groups)
+    out = grouped.compute()
+    assert out.shape == (3,)
+    for g in range(3):
+        sel = groups == g
+        single = cls(k=k, empty_target_action=action, **opts)
+        if sel.any():
+            single.update(preds[sel], target[sel], mask=mask[sel])
+            _close(out[g], single.compute())
+        else:
+            assert math.isnan(out[g].item())

@@ -142,7 +142,8 @@ def test_example_ap_at_6():
     m.update(preds, target)
     _close(m.compute(), 0.7)
     # ranked form of the same list
-    _close(F.map(ranked_ids=torch.tensor([[0, 1, 2, 3, 4, 5]]), target_ids=torch.tensor([[0, 3, 4]]), k=6), 0.7)
+    ranked, truth = torch.tensor([[0, 1, 2, 3, 4, 5]]), torch.tensor([[0, 3, 4]])
+    _close(F.map(ranked_ids=ranked, target_ids=truth, k=6), 0.7)
 
 
 def test_example_precision_at_2_ranked():
@@ -191,7 +192,8 @@ def _trec(preds, target, measures):
 def test_pytrec_eval(k, binary):
     preds, target = _graded_data(seed=k + 100 * binary, binary=binary)
     N = preds.shape[1]
-    trec = _trec(preds, target, [f"ndcg_cut.{k}", f"P.{k}", f"recall.{k}", f"map_cut.{k}", "recip_rank", "Rprec"])
+    measures = [f"ndcg_cut.{k}", f"P.{k}", f"recall.{k}", f"map_cut.{k}", "recip_rank", "Rprec"]
+    trec = _trec(preds, target, measures)
     has_rel = (target > 0).any(1).tolist()
     cases = [
         (f"ndcg_cut.{k}", F.ndcg, {"k": k}),
@@ -210,8 +212,9 @@ def test_pytrec_eval(k, binary):
         _close(fn(preds, target, empty_target_action="neg", **kw), sum(expected) / len(expected))
         # skip: only the queries with a relevant item are averaged
         skipped = fn(preds, target, reduction="none", **kw)
-        _close(skipped, [e if h else math.nan for e, h in zip(expected, has_rel)])
-        _close(fn(preds, target, **kw), _nanmean([e if h else math.nan for e, h in zip(expected, has_rel)]))
+        expected_skip = [e if h else math.nan for e, h in zip(expected, has_rel, strict=True)]
+        _close(skipped, expected_skip)
+        _close(fn(preds, target, **kw), _nanmean(expected_skip))
 
 
 def test_pytrec_eval_class_api_several_batches():
@@ -458,6 +461,20 @@ def test_reference_relevance_threshold(name):
             _close(got, expected)
 
 
+@pytest.mark.parametrize("name", ["dcg", "ndcg", "cg"])
+def test_reference_threshold_with_graded_metrics(name):
+    """relevance_threshold decides which queries have a relevant item (empty_target_action); the
+    gains stay the raw target values, including those below the threshold."""
+    preds, target, mask = _tied_data(seed=6)
+    for t in (1.0, 2.0, 3.0):
+        for action in ("skip", "neg"):
+            expected = ref.evaluate_dense(name, preds, target, 4, mask=mask, threshold=t,
+                                          empty_target_action=action)
+            got = getattr(F, name)(preds, target, k=4, mask=mask, relevance_threshold=t,
+                                   empty_target_action=action, reduction="none")
+            _close(got, expected)
+
+
 def test_reference_graded_gains_ignore_threshold_for_dcg():
     """DCG/NDCG gains are the raw target values whatever the binary relevance threshold."""
     preds, target, _ = _tied_data(seed=9, with_mask=False)
@@ -514,3 +531,70 @@ def test_bool_and_int_targets_equal_float():
             _close(fn(preds, t, k=3, mask=mask, reduction="none"), expected)
     _close(F.ndcg(preds.float(), target.float(), k=3, mask=mask, reduction="none"),
            ref.evaluate_dense("ndcg", preds, target, 3, mask=mask))
+
+
+@pytest.mark.parametrize("ties", ["index", "pessimistic"])
+@pytest.mark.parametrize("validate_args", [True, False])
+def test_reference_wide_rows_with_boundary_ties(ties, validate_args):
+    """Many items, few distinct scores: the k-th score is tied with items outside the top k."""
+    g = torch.Generator().manual_seed(12)
+    B, N = 16, 203
+    preds = torch.randint(0, 4, (B, N), generator=g).float()
+    target = torch.where(torch.rand(B, N, generator=g) < 0.1, torch.randint(1, 4, (B, N), generator=g), 0)
+    mask = torch.rand(B, N, generator=g) < 0.9
+    for name, opts in [("ndcg", {}), ("map", {}), ("precision", {}), ("mrr", {}), ("recall", {}),
+                       ("dcg", {"gain": "exp"})]:
+        for k in (1, 10, 64):
+            expected = ref.evaluate_dense(name, preds, target, k, mask=mask, ties=ties, **opts)
+            got = getattr(F, name)(preds, target, k=k, mask=mask, ties=ties, validate_args=validate_args,
+                                   reduction="none", **opts)
+            _close(got, expected)
+
+
+def test_ids_form_default_gain_is_one():
+    g = torch.Generator().manual_seed(2)
+    preds = torch.rand(10, 12, generator=g, dtype=torch.float64)
+    ids = torch.stack([torch.randperm(12, generator=g)[:4] for _ in range(10)])
+    ids[0, 2:] = -1
+    target = torch.zeros(10, 12, dtype=torch.float64)
+    for b in range(10):
+        for i in ids[b].tolist():
+            if i >= 0:
+                target[b, i] = 1.0
+    for name in ("ndcg", "dcg", "cg", "map", "recall", "precision"):
+        expected = ref.evaluate_dense(name, preds, target, 5)
+        _close(getattr(F, name)(preds, target_ids=ids, k=5, reduction="none"), expected)
+
+
+def test_functional_sequence_k_returns_dict():
+    preds, target, mask = _tied_data(seed=8)
+    out = F.ndcg(preds, target, k=[2, 5], mask=mask, reduction="none")
+    assert set(out) == {"ndcg@2", "ndcg@5"}
+    for k in (2, 5):
+        _close(out[f"ndcg@{k}"], ref.evaluate_dense("ndcg", preds, target, k, mask=mask))
+    means = F.map(preds, target, k=(1, 4), mask=mask)
+    _close(means["map@4"], _nanmean(ref.evaluate_dense("map", preds, target, 4, mask=mask)))
+
+
+def test_ranking_metrics_collection_matches_reference():
+    preds, target, mask = _tied_data(seed=19)
+    names = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10", "rprecision",
+             "ndcg@3", "arhr@5", "f1@5", "mar@5", "cg@5", "dcg@5"]
+    for ties in ("index", "pessimistic"):
+        suite = tre.RankingMetrics(names, ties=ties, empty_target_action="neg")
+        suite.update(preds[:11], target[:11], mask=mask[:11])
+        suite.update(preds[11:], target[11:], mask=mask[11:])
+        out = suite.compute()
+        assert set(out) == set(names)
+        for key in names:
+            name, _, k = key.partition("@")
+            expected = ref.evaluate_dense(name, preds, target, int(k) if k else None, mask=mask, ties=ties,
+                                          empty_target_action="neg")
+            _close(out[key], _nanmean(expected))
+    suite = tre.RankingMetrics(metrics=["ndcg", "map"], k=[5, 10])
+    suite.update(preds, target, mask=mask)
+    out = suite.compute()
+    assert set(out) == {"ndcg@5", "ndcg@10", "map@5", "map@10"}
+    for key, value in out.items():
+        name, _, k = key.partition("@")
+        _close(value, _nanmean(ref.evaluate_dense(name, preds, target, int(k), mask=mask)))

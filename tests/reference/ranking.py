@@ -54,7 +54,7 @@ def dense_queries(preds, target, mask=None, ties="index"):
     preds, target = _list(preds), _list(target)
     masks = [None] * len(preds) if mask is None else _list(mask)
     out = []
-    for s, t, m in zip(preds, target, masks):
+    for s, t, m in zip(preds, target, masks, strict=True):
         t = [float(v) for v in t]
         order = rank(s, t, m, ties)
         out.append(([t[i] for i in order], [t[i] for i in order]))
