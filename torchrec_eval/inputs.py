@@ -33,7 +33,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-TIES = ("index", "pessimistic")
+TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
 FORMS = (
     "dense: update(preds [B, N], target [B, N]); "
     "ids: update(preds [B, N], target_ids=[B, T]); "
@@ -62,6 +62,19 @@ class RankedTargets:
     ideal_gains: Tensor | None = None
     item_ids: Tensor | None = None
 
+    tie_size: Tensor | None = None
+    tie_hits: Tensor | None = None
+    tie_offset: Tensor | None = None
+
+    def with_tie_statistics(self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor) -> RankedTargets:
+        """The expected view over all orderings of tied items (``ties="average"``, McSherry & Najork 2008).
+
+        Each position then holds the mean gain and the mean relevance of its tie group; metrics that
+        are not linear in the relevance (HitRate, MRR, MAP, MAR) also read the group statistics.
+        """
+        return RankedTargets(gain_sum / size, self.relevant, self.num_relevant, self.num_candidates,
+                             self.ideal_gains, self.item_ids, size, hits, offset)
+
     @property
     def depth(self) -> int:
         return self.gains.shape[1]
@@ -73,8 +86,34 @@ class RankedTargets:
 
     @cached_property
     def hits(self) -> Tensor:
-        """[B, K] float64 relevance indicator of each rank."""
+        """[B, K] float64 relevance of each rank (its expectation under ``ties="average"``)."""
+        if self.tie_size is not None:
+            return self.tie_hits / self.tie_size
         return self.relevant.to(torch.float64)
+
+    @cached_property
+    def hits_before_and_at(self) -> Tensor:
+        """[B, K] E[h_i r_i]: relevant items within the first i ranks, times r_i (AP and AR numerators)."""
+        if self.tie_size is None:
+            return self.cum_hits * self.hits
+        # h_i = r_i + (earlier ranks). Other tie groups are independent of rank i; the o earlier ranks
+        # of its own group are relevant together with it with probability m(m-1) / (n(n-1)).
+        p, n, m, o = self.hits, self.tie_size, self.tie_hits, self.tie_offset
+        other_groups = p.cumsum(1) - p - o * p
+        pair = torch.where(n > 1, m * (m - 1) / (n * (n - 1)).clamp(min=1), torch.zeros_like(n))
+        return p + p * other_groups + o * pair
+
+    @cached_property
+    def first_hit(self) -> Tensor:
+        """[B, K] probability that rank i holds the first relevant item (0/1 without averaged ties)."""
+        if self.tie_size is None:
+            return self.hits * (self.cum_hits == 1)
+        n, m, o = self.tie_size, self.tie_hits, self.tie_offset
+        remaining = (n - o).clamp(min=1)
+        # P(no relevant item before rank i) is a product over earlier ranks of P(not relevant | none yet)
+        miss = ((remaining - m) / remaining).clamp(min=0)
+        survival = torch.cumprod(torch.cat([torch.ones_like(miss[:, :1]), miss[:, :-1]], dim=1), dim=1)
+        return survival * m / remaining
 
     @cached_property
     def cum_hits(self) -> Tensor:
@@ -236,22 +275,33 @@ def _read(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
     return torch.where(found, values.gather(1, order).gather(1, pos), torch.zeros((), dtype=values.dtype))
 
 
+def _tie_keys(ties: str) -> tuple[bool, bool | None]:
+    """(index descending?, gain order among equal scores: None, True = descending, False = ascending)."""
+    gain_order = {"pessimistic": False, "optimistic": True}.get(ties)
+    return ties == "reverse_index", gain_order
+
+
 def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Tensor:
-    """Top-k indices of each row by (score desc, [gain asc,] index asc), with stable sorts."""
-    if ties == "pessimistic":
-        order = torch.sort(tie_gains, dim=1, stable=True).indices  # gain asc, index asc among equals
-    else:
-        order = torch.arange(scores.shape[1], device=scores.device).expand_as(scores)
+    """Top-k indices of each row by score descending, then the tie keys, with stable sorts."""
+    index_descending, gain_order = _tie_keys(ties)
+    order = torch.arange(scores.shape[1], device=scores.device)
+    if index_descending:
+        order = order.flip(0)
+    order = order.expand_as(scores)
+    if gain_order is not None:
+        order = order.gather(1, torch.sort(tie_gains.gather(1, order), dim=1, descending=gain_order,
+                                           stable=True).indices)
     perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
     return order.gather(1, perm)
 
 
 def _order_ties(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None) -> Tensor:
     """Reorder a top-k list so that equal scores follow the documented tie order."""
-    perm = torch.sort(idx, dim=1).indices  # index asc
+    index_descending, gain_order = _tie_keys(ties)
+    perm = torch.sort(idx, dim=1, descending=index_descending).indices
     idx, values = idx.gather(1, perm), values.gather(1, perm)
-    if ties == "pessimistic":
-        perm = torch.sort(tie_gains.gather(1, idx), dim=1, stable=True).indices
+    if gain_order is not None:
+        perm = torch.sort(tie_gains.gather(1, idx), dim=1, descending=gain_order, stable=True).indices
         idx, values = idx.gather(1, perm), values.gather(1, perm)
     perm = torch.sort(values, dim=1, descending=True, stable=True).indices
     return idx.gather(1, perm)
@@ -285,6 +335,38 @@ def top_indices(scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor |
     return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
 
 
+def _tie_statistics(scores: Tensor, idx: Tensor, target: Tensor, relevant_all: Tensor, gains: Tensor,
+                    relevant: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """For each ranked position: (tie group size n, relevant items in it m, their gain sum, offset o).
+
+    A tie group is the set of candidates sharing a score. Groups inside the list are read off the list;
+    the last one may continue past the cut, so it is counted over the whole row (a pass over [B, N]).
+    Positions past the candidates get n = 1, m = 0 (they hold nothing).
+    """
+    values = scores.gather(1, idx)
+    depth = values.shape[1]
+    positions = torch.arange(depth, device=idx.device).expand_as(idx)
+    starts = torch.ones_like(idx, dtype=torch.bool)
+    starts[:, 1:] = values[:, 1:] != values[:, :-1]
+    group = starts.long().cumsum(1) - 1
+    offset = positions - torch.where(starts, positions, 0).cummax(1).values
+    in_list = values > float("-inf")
+    ones = in_list.to(torch.float64)
+    size = torch.zeros_like(ones).scatter_add_(1, group, ones).gather(1, group)
+    hits = torch.zeros_like(ones).scatter_add_(1, group, relevant.to(torch.float64)).gather(1, group)
+    gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains).gather(1, group)
+    last = values[:, -1:]
+    in_last = (values == last) & in_list
+    row_tied = scores == last  # the last group over the whole row
+    last_size = count_true(row_tied).to(torch.float64).unsqueeze(1)
+    last_hits = count_true(row_tied & relevant_all).to(torch.float64).unsqueeze(1)
+    last_gains = (target * row_tied).sum(1, dtype=torch.float64).unsqueeze(1)
+    size = torch.where(in_last, last_size, size).clamp(min=1)
+    hits = torch.where(in_last, last_hits, hits)
+    gain_sum = torch.where(in_last, last_gains, gain_sum)
+    return size, hits, gain_sum, offset.to(torch.float64)
+
+
 def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ties: str,
                  relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
                  need_candidates: bool, check_boundary: bool) -> tuple[RankedTargets | None, Candidates | None]:
@@ -305,7 +387,7 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
         num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
     num_relevant = count_true(relevant_all).to(torch.float64)
     depth = _depth(k, num_items, num_relevant, to_num_relevant)
-    tie_gains = target if ties == "pessimistic" else None
+    tie_gains = target if ties in ("pessimistic", "optimistic") else None
     if tie_gains is not None and valid is not None:
         tie_gains = tie_gains.masked_fill(~valid, 0)
     idx = top_indices(preds, depth, ties, tie_gains, check_boundary)
@@ -313,7 +395,12 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
     relevant = relevant_all.gather(1, idx)
     if valid is not None:
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
-        gains, relevant, idx = gains * in_list, relevant & in_list, idx.masked_fill(~in_list, -1)
+        gains, relevant = gains * in_list, relevant & in_list
+    tie_stats = None
+    if ties == "average":
+        tie_stats = _tie_statistics(preds, idx, target, relevant_all, gains, relevant)
+    if valid is not None:
+        idx = idx.masked_fill(~in_list, -1)
     ideal = None
     if need_ideal:
         if target.dtype == torch.bool:
@@ -321,7 +408,10 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
         else:
             pool = target if valid is None else target.masked_fill(~valid, 0)
             ideal = torch.topk(pool, depth, dim=1).values.to(torch.float64)
-    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx), candidates
+    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx)
+    if tie_stats is not None:
+        ranked = ranked.with_tie_statistics(*tie_stats)
+    return ranked, candidates
 
 
 def _depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
@@ -464,15 +554,15 @@ def prepare_batch(
     if checks is not None:
         _check_finite(checks, "preds", preds)
     valid = _valid_candidates(mask, exclude_ids, preds, checks)
-    check_boundary = preds.device.type != "cuda" or validate_args or ties != "index"
+    check_boundary = preds.device.type != "cuda" or validate_args or ties not in ("index", "average")
 
     if target_ids is not None:
         gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, num_items, valid,
                                                 relevance_threshold, checks)
         if checks is not None:
             checks.run()
-        if need_candidates or ties == "pessimistic":
-            # the full view (and pessimistic ties) need every candidate's gain: scatter the ids to dense
+        if need_candidates or ties in ("pessimistic", "optimistic", "average"):
+            # the full view and gain-aware ties need every candidate's gain: scatter the ids to dense
             target = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
             target.scatter_add_(1, target_ids.clamp(min=0), gains_t)  # padding adds a gain of 0
         else:

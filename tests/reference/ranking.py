@@ -14,6 +14,7 @@ Every metric function returns the per-query value, or ``None`` when the query ha
 item (R == 0); :func:`apply_empty` and :func:`mean` then apply ``empty_target_action``.
 """
 
+import itertools
 import math
 
 METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "arhr", "map", "mar",
@@ -34,8 +35,9 @@ def is_relevant(g, threshold=None):
 def rank(scores, relevance=None, mask=None, ties="index"):
     """Indices of the valid candidates of one query, best first.
 
-    Sort by score descending; equal scores: lower index first (``ties="index"``), or lower
-    relevance first, then lower index (``ties="pessimistic"``).
+    Sort by score descending; equal scores: lower index first (``ties="index"``), higher index first
+    (``"reverse_index"``), lower relevance first, then lower index (``"pessimistic"``), or higher
+    relevance first, then lower index (``"optimistic"``).
     """
     scores = _list(scores)
     n = len(scores)
@@ -43,10 +45,34 @@ def rank(scores, relevance=None, mask=None, ties="index"):
     candidates = [i for i in range(n) if mask[i]]
     if ties == "index":
         return sorted(candidates, key=lambda i: (-scores[i], i))
+    if ties == "reverse_index":
+        return sorted(candidates, key=lambda i: (-scores[i], -i))
     if ties == "pessimistic":
         relevance = _list(relevance)
         return sorted(candidates, key=lambda i: (-scores[i], relevance[i], i))
+    if ties == "optimistic":
+        relevance = _list(relevance)
+        return sorted(candidates, key=lambda i: (-scores[i], -relevance[i], i))
     raise ValueError(ties)
+
+
+def tie_orderings(scores, mask=None):
+    """Every ranking of the valid candidates that sorts scores descending: all orders of each tie group."""
+    scores = _list(scores)
+    order = rank(scores, mask=mask)
+    groups = [list(g) for _, g in itertools.groupby(order, key=lambda i: scores[i])]
+    for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [i for group in choice for i in group]
+
+
+def average_over_ties(metric, scores, target, k, mask=None, **options):
+    """Expected per-query value over all orderings of tied items, by enumeration (None if no relevant)."""
+    target = [float(v) for v in _list(target)]
+    values = [FUNCTIONS[metric]([target[i] for i in order], [target[i] for i in order], k, **options)
+              for order in tie_orderings(scores, mask)]
+    if values[0] is None:
+        return None
+    return sum(values) / len(values)
 
 
 def dense_queries(preds, target, mask=None, ties="index"):

@@ -60,12 +60,11 @@ def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 
 def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return (_hits(rt, ks) > 0).to(torch.float64)
+    return _at(rt.first_hit.cumsum(1), ks)
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    # r_i / i is largest at the first relevant rank, so its running max is the reciprocal rank
-    return _at((rt.hits / rt.ranks).cummax(1).values, ks)
+    return _at((rt.first_hit / rt.ranks).cumsum(1), ks)
 
 
 def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -73,7 +72,8 @@ def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 
 def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str) -> Tensor:
-    total = _at((per_rank * rt.hits).cumsum(1), ks)
+    """sum_{i<=k} per_rank_i / D, where per_rank already carries the relevance of rank i."""
+    total = _at(per_rank.cumsum(1), ks)
     cutoffs, relevant = _as_row(ks, rt.gains), rt.num_relevant.unsqueeze(1)
     if normalizer == "min_k_r":
         return _divide(total, torch.minimum(cutoffs, relevant))
@@ -85,11 +85,12 @@ def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer:
 
 
 def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
-    return _average(rt, ks, rt.cum_hits / rt.ranks, normalizer)
+    return _average(rt, ks, rt.hits_before_and_at / rt.ranks, normalizer)
 
 
 def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
-    return _average(rt, ks, _divide(rt.cum_hits, rt.num_relevant.unsqueeze(1).expand_as(rt.cum_hits)), normalizer)
+    relevant = rt.num_relevant.unsqueeze(1).expand_as(rt.cum_hits)
+    return _average(rt, ks, _divide(rt.hits_before_and_at, relevant), normalizer)
 
 
 def _discounted(gains: Tensor, ranks: Tensor, gain: str, log_base: float) -> Tensor:
