@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from torch import Tensor
 
+from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.functional._plan import Plan, make_entry
 from torchrec_eval.metrics.base import RankingMetric
@@ -15,13 +16,26 @@ ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", 
            "ap": "map", "recip_rank": "mrr"}
 
 
+# Modules of other metric families usable in a suite. Each has FAMILIES (the names it answers,
+# with whether "@k" is required/allowed) and build_member(requests, options) -> a member object.
+MEMBER_MODULES: tuple[Any, ...] = ()
+
+
+def _member_module(family: str) -> Any | None:
+    return next((module for module in MEMBER_MODULES if family in module.FAMILIES), None)
+
+
+def _known() -> list[str]:
+    return sorted([*KERNELS, *(family for module in MEMBER_MODULES for family in module.FAMILIES)])
+
+
 def _parse(name: str) -> tuple[str, int | None]:
     if not isinstance(name, str):
         raise ValueError(f"Metric names must be strings such as 'ndcg@10', got {name!r}")
     family, _, cutoff = name.strip().lower().partition("@")
     family = ALIASES.get(family, family)
-    if family not in KERNELS:
-        raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(KERNELS)} (with '@k', e.g. 'ndcg@10')")
+    if family not in KERNELS and _member_module(family) is None:
+        raise ValueError(f"Unknown metric {name!r}; known metrics: {_known()} (with '@k', e.g. 'ndcg@10')")
     if not cutoff:
         return family, None
     if not cutoff.isdigit() or int(cutoff) < 1:
@@ -65,7 +79,10 @@ class RankingMetrics(RankingMetric):
         for name in metrics:
             family, cutoff = _parse(name)
             cutoffs = [cutoff] if cutoff is not None or not extra_ks else extra_ks
-            if cutoff is None and not extra_ks and not KERNELS[family].optional_k:
+            module = _member_module(family)
+            if module is not None:
+                cutoffs = [cutoff] if cutoff is not None or module.FAMILIES[family] == "none" else cutoffs
+            elif cutoff is None and not extra_ks and not KERNELS[family].optional_k:
                 raise ValueError(f"Metric {name!r} needs a cut-off: write '{family}@10' or pass `k`")
             for one in cutoffs:
                 key = family if one is None else f"{family}@{one}"
@@ -78,8 +95,15 @@ class RankingMetrics(RankingMetric):
             if ALIASES.get(family, family) not in requested:
                 raise ValueError(f"`options` names {family!r}, which is not in the suite {sorted(requested)}")
         options = {ALIASES.get(family, family): value for family, value in options.items()}
-        entries = [make_entry(family, ks, options.get(family, {})) for family, ks in requested.items()]
-        super().__init__([Plan(entries)], **kwargs)
+        convention = kwargs.get("convention")
+        entries = [make_entry(family, ks, resolve_options(convention, family, options.get(family, {})))
+                   for family, ks in requested.items() if family in KERNELS]
+        members: list[Any] = [Plan(entries)] if entries else []
+        for module in MEMBER_MODULES:
+            requests = [(family, one) for family, ks in requested.items() if family in module.FAMILIES for one in ks]
+            if requests:
+                members.append(module.build_member(requests, {f: options.get(f, {}) for f, _ in requests}))
+        super().__init__(members, **kwargs)
         self.order = order
 
     @classmethod

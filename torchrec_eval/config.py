@@ -9,7 +9,7 @@ A suite config is a mapping with these keys (only ``metrics`` is required)::
       map: {normalizer: r}
     empty_target_action: skip                               # skip | neg | pos | error
     relevance_threshold: 1                                  # target >= 1 is relevant (default: > 0)
-    ties: index                                             # index | pessimistic
+    ties: index                                             # how equal scores are ordered
     validate_args: true
 
 Load one with ``RankingMetrics.from_config("configs/recsys.yaml")`` or

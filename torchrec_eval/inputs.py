@@ -15,18 +15,20 @@ Forms (exactly one per call):
   be complete within one call; the queries come out in ascending ``indexes`` order. This form needs
   a host sync (the number of queries is data dependent).
 
-Ties: with ``ties="index"`` equal scores are ordered by the lower item index first; with
-``ties="pessimistic"`` by the lower gain first, then the lower index, so a model that outputs
-constant scores gets the worst ranking, not a lucky one. The order is the same on every device and
-for every batch size. Rows whose k-th score is tied with an item outside the top k are re-ranked
-exactly with a stable sort; on CUDA with ``ties="index"`` and ``validate_args=False`` that check is
-skipped (it needs a host sync) because CUDA's ``topk`` already keeps the lowest indices among the
-boundary ties.
+Ties (``ties=``): ``"index"`` orders equal scores by the lower item index first; ``"reverse_index"``
+by the higher index first (trec_eval's docno order); ``"pessimistic"`` by the lower gain first, then
+the lower index, so a model that outputs constant scores gets the worst ranking, not a lucky one;
+``"optimistic"`` by the higher gain first; ``"average"`` yields the exact expected value of every
+metric over all orderings of the tied items (McSherry & Najork, ECIR 2008). The order is the same on
+every device and for every batch size. Rows whose k-th score is tied with an item outside the top k
+are re-ranked exactly with a stable sort; on CUDA with ``ties="index"`` and ``validate_args=False``
+that check is skipped (it needs a host sync) because CUDA's ``topk`` already keeps the lowest
+indices among the boundary ties.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
@@ -53,6 +55,8 @@ class RankedTargets:
         num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``).
         ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
         item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
+        max_relevant: a bound on R known without a host sync (the number of items or target ids).
+        tie_size, tie_hits, tie_offset: [B, K] tie-group statistics, with ``ties="average"`` only.
     """
 
     gains: Tensor
@@ -62,6 +66,7 @@ class RankedTargets:
     ideal_gains: Tensor | None = None
     item_ids: Tensor | None = None
 
+    max_relevant: int = 0
     tie_size: Tensor | None = None
     tie_hits: Tensor | None = None
     tie_offset: Tensor | None = None
@@ -72,8 +77,7 @@ class RankedTargets:
         Each position then holds the mean gain and the mean relevance of its tie group; metrics that
         are not linear in the relevance (HitRate, MRR, MAP, MAR) also read the group statistics.
         """
-        return RankedTargets(gain_sum / size, self.relevant, self.num_relevant, self.num_candidates,
-                             self.ideal_gains, self.item_ids, size, hits, offset)
+        return replace(self, gains=gain_sum / size, tie_size=size, tie_hits=hits, tie_offset=offset)
 
     @property
     def depth(self) -> int:
@@ -408,7 +412,7 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
         else:
             pool = target if valid is None else target.masked_fill(~valid, 0)
             ideal = torch.topk(pool, depth, dim=1).values.to(torch.float64)
-    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx)
+    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
     if tie_stats is not None:
         ranked = ranked.with_tie_statistics(*tie_stats)
     return ranked, candidates
@@ -450,7 +454,7 @@ def _table_ranked(item_ids: Tensor, target_ids: Tensor, gains_t: Tensor, relevan
         ideal = torch.topk(gains_t, take, dim=1).values
         if take < depth:
             ideal = torch.nn.functional.pad(ideal, (0, depth - take))
-    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids)
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids, target_ids.shape[1])
 
 
 def _flat_to_dense(preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor | None,

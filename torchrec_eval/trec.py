@@ -25,7 +25,7 @@ Example:
     >>> with open(qrels_path, "w") as f:
     ...     _ = f.write("q1 0 d1 2\\nq1 0 d3 0\\n")
     >>> data = to_ranked(read_run(run_path), read_qrels(qrels_path))
-    >>> data.qids, [[data.docids[i] for i in row] for row in data.ranked_ids.tolist()]
+    >>> data.qids, data.docids[data.ranked_ids.numpy()].tolist()
     (['q1'], [['d3', 'd2', 'd1']])
     >>> data.target_ids.tolist(), data.target_gains.tolist()
     ([[0]], [[2.0]])

@@ -93,19 +93,41 @@ def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_
     return _average(rt, ks, _divide(rt.hits_before_and_at, relevant), normalizer)
 
 
-def _discounted(gains: Tensor, ranks: Tensor, gain: str, log_base: float) -> Tensor:
-    if gain == "exp":
-        gains = torch.exp2(gains) - 1
-    return (gains * (math.log(log_base) / torch.log1p(ranks))).cumsum(1)
+def _discounts(length: int, log_base: float, device: torch.device) -> Tensor:
+    """[length] discounts 1 / log_b(i + 1) for ranks i = 1..length."""
+    ranks = torch.arange(1, length + 1, dtype=torch.float64, device=device)
+    return math.log(log_base) / torch.log1p(ranks)
+
+
+def _gains(rt: RankedTargets, gain: str) -> Tensor:
+    if gain == "binary":
+        return rt.hits
+    return torch.exp2(rt.gains) - 1 if gain == "exp" else rt.gains
 
 
 def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
-    return _at(_discounted(rt.gains, rt.ranks, gain, log_base), ks)
+    return _at((_gains(rt, gain) * _discounts(rt.depth, log_base, rt.gains.device)).cumsum(1), ks)
 
 
-def ndcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
-    ideal = _at(_discounted(rt.ideal_gains, rt.ranks, gain, log_base), ks)
-    return _divide(dcg(rt, ks, gain, log_base), ideal)
+def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str) -> Tensor:
+    if gain != "binary":  # graded: the query's own gains, sorted ("cut" is the only ideal allowed)
+        ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
+        return _at((ideal_gains * _discounts(rt.depth, log_base, rt.gains.device)).cumsum(1), ks)
+    # binary gains: the ideal list holds min(R, length) relevant items; tabulate its DCG by length
+    bound = max(rt.max_relevant, *ks)
+    table = torch.cat([torch.zeros(1, dtype=torch.float64, device=rt.gains.device),
+                       _discounts(bound, log_base, rt.gains.device).cumsum(0)])
+    if ideal == "k":  # RecTools: k relevant slots, whatever R is
+        return table[list(ks)].expand(rt.gains.shape[0], -1)
+    relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
+    if ideal == "full":  # Jurity: every relevant item, not cut at k
+        return table[relevant].expand(-1, len(ks))
+    return table[torch.minimum(relevant, torch.tensor(ks, device=relevant.device))]
+
+
+def ndcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0,
+         ideal: str = "cut") -> Tensor:
+    return _divide(dcg(rt, ks, gain, log_base), _ideal_dcg(rt, ks, gain, log_base, ideal))
 
 
 def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -132,7 +154,7 @@ class Kernel:
     optional_k: bool = False
 
 
-_GAIN_OPTIONS = {"gain": ("linear", "exp"), "log_base": (float,)}
+_GAIN_OPTIONS = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
 
 KERNELS: dict[str, Kernel] = {
     "precision": Kernel(precision, {"denominator": ("k", "retrieved", "min_k_r")}),
@@ -143,7 +165,7 @@ KERNELS: dict[str, Kernel] = {
     "arhr": Kernel(arhr),
     "map": Kernel(average_precision, {"normalizer": ("min_k_r", "r", "hits", "k")}),
     "mar": Kernel(average_recall, {"normalizer": ("min_k_r", "r", "hits", "k")}),
-    "ndcg": Kernel(ndcg, _GAIN_OPTIONS, needs_ideal=True),
+    "ndcg": Kernel(ndcg, {**_GAIN_OPTIONS, "ideal": ("cut", "full", "k")}, needs_ideal=True),
     "dcg": Kernel(dcg, _GAIN_OPTIONS),
     "cg": Kernel(cg),
     "rprecision": Kernel(rprecision, to_num_relevant=True, optional_k=True),

@@ -45,10 +45,14 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
         check_k(one, optional=kernel.optional_k)
     if len(set(ks)) != len(ks):
         raise ValueError(f"`k` has repeated cut-offs: {k!r}")
+    options = {option: value for option, value in options.items() if value is not None}
     for option, value in options.items():
         if option not in kernel.options:
             raise ValueError(f"{name} has no option {option!r}; its options are {sorted(kernel.options)}")
         check_option(name, option, value)
+    if options.get("ideal", "cut") != "cut" and options.get("gain") != "binary":
+        raise ValueError(f"`ideal={options['ideal']!r}` is defined for binary relevance: pass gain='binary' "
+                         f"(got gain={options.get('gain', 'linear')!r})")
     return Entry(name, ks, tuple(sorted(options.items())))
 
 
@@ -68,7 +72,8 @@ class Plan:
             raise ValueError(f"A metric is requested twice: {self.keys}")
         kernels = [KERNELS[entry.name] for entry in self.entries]
         self.depth = max([k for entry in self.entries for k in entry.ks if k is not None], default=1)
-        self.needs_ideal = any(kernel.needs_ideal for kernel in kernels)
+        self.needs_ideal = any(kernel.needs_ideal and dict(entry.options).get("gain", "linear") != "binary"
+                               for kernel, entry in zip(kernels, self.entries))
         self.to_num_relevant = any(
             kernel.to_num_relevant and None in entry.ks for kernel, entry in zip(kernels, self.entries)
         )

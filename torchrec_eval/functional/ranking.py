@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import torch
 from torch import Tensor
 
+from torchrec_eval.conventions import resolve_common, resolve_options
 from torchrec_eval.functional._plan import Plan, check_common, make_entry, prepare
 
 _COMMON_ARGS = """
@@ -19,12 +20,16 @@ _COMMON_ARGS = """
         k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"name@k": value}`` is returned).
         reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
             ``"none"`` for per-query values [B] (NaN for skipped queries).
-        empty_target_action: queries with no relevant item are ``"skip"``-ped, score ``"neg"`` (0),
-            ``"pos"`` (1), or raise (``"error"``).
+        convention: reproduce another library: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
+            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"`` (see
+            :mod:`torchrec_eval.conventions`); explicit arguments override it.
+        empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
+            ``"neg"`` (0), ``"pos"`` (1), or raise (``"error"``).
         relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
             Gains (DCG, NDCG, CG) are always the raw target values.
-        ties: ``"index"`` (equal scores: lower item index first) or ``"pessimistic"`` (equal scores:
-            lower gain first), see :mod:`torchrec_eval.inputs`.
+        ties: order of equal scores: ``"index"`` (default: lower item index first),
+            ``"reverse_index"``, ``"pessimistic"`` (lower gain first), ``"optimistic"``, or ``"average"``
+            (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.inputs`.
         validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
             skips the checks that need a host sync.
         **inputs: the other input forms: ``indexes``, ``target_ids``, ``target_gains``,
@@ -50,18 +55,20 @@ def evaluate(
     target: Tensor | None,
     k: int | Sequence[int] | None,
     reduction: str,
-    empty_target_action: str,
+    empty_target_action: str | None,
     relevance_threshold: float | None,
-    ties: str,
+    ties: str | None,
     validate_args: bool,
     options: dict[str, Any],
     inputs: dict[str, Tensor | None],
+    convention: str | None = None,
 ) -> Tensor | dict[str, Tensor]:
     """Shared body of the functional metrics."""
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
+    empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
     check_common(empty_target_action, relevance_threshold)
-    entry = make_entry(name, k, options)
+    entry = make_entry(name, k, resolve_options(convention, name, options))
     plan = Plan([entry])
     batch = prepare([plan], preds, target, ties=ties, relevance_threshold=relevance_threshold,
                     validate_args=validate_args, **inputs)
@@ -78,8 +85,8 @@ def evaluate(
 
 
 @_document()
-def precision(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-              relevance_threshold=None, ties="index", validate_args=True, denominator="k", **inputs):
+def precision(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+              relevance_threshold=None, ties=None, validate_args=True, denominator=None, **inputs):
     r"""Precision@k: the share of the top k that is relevant, :math:`\sum_{i \le k} r_i / k`.
 
     ``denominator="k"`` (default: trec_eval, ranx, RecBole, Spark), ``"retrieved"`` divides by the
@@ -94,12 +101,12 @@ def precision(preds=None, target=None, *, k=10, reduction="mean", empty_target_a
         tensor(0.5000, dtype=torch.float64)
     """
     return evaluate("precision", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"denominator": denominator}, inputs)
+                    validate_args, {"denominator": denominator}, inputs, convention)
 
 
 @_document()
-def recall(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-           relevance_threshold=None, ties="index", validate_args=True, denominator="r", **inputs):
+def recall(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+           relevance_threshold=None, ties=None, validate_args=True, denominator=None, **inputs):
     r"""Recall@k: the share of the relevant items found in the top k, :math:`\sum_{i \le k} r_i / R`.
 
     ``denominator="min_k_r"`` divides by min(k, R) instead (Liang et al. 2018).
@@ -113,12 +120,12 @@ def recall(preds=None, target=None, *, k=10, reduction="mean", empty_target_acti
         {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
     """
     return evaluate("recall", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"denominator": denominator}, inputs)
+                    validate_args, {"denominator": denominator}, inputs, convention)
 
 
 @_document()
-def f1(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-       relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def f1(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+       relevance_threshold=None, ties=None, validate_args=True, **inputs):
     r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
     {common}
     Example:
@@ -128,12 +135,12 @@ def f1(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="
         tensor(0.5000, dtype=torch.float64)
     """
     return evaluate("f1", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs)
+                    validate_args, {}, inputs, convention)
 
 
 @_document()
-def hitrate(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-            relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def hitrate(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+            relevance_threshold=None, ties=None, validate_args=True, **inputs):
     r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
     {common}
     Example:
@@ -143,12 +150,12 @@ def hitrate(preds=None, target=None, *, k=10, reduction="mean", empty_target_act
         tensor(0.5000, dtype=torch.float64)
     """
     return evaluate("hitrate", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs)
+                    validate_args, {}, inputs, convention)
 
 
 @_document()
-def mrr(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-        relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def mrr(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+        relevance_threshold=None, ties=None, validate_args=True, **inputs):
     r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
     {common}
     Example:
@@ -160,12 +167,12 @@ def mrr(preds=None, target=None, *, k=10, reduction="mean", empty_target_action=
         tensor(0.6667, dtype=torch.float64)
     """
     return evaluate("mrr", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs)
+                    validate_args, {}, inputs, convention)
 
 
 @_document()
-def arhr(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-         relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def arhr(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+         relevance_threshold=None, ties=None, validate_args=True, **inputs):
     r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
     {common}
     Example:
@@ -175,12 +182,12 @@ def arhr(preds=None, target=None, *, k=10, reduction="mean", empty_target_action
         tensor(1.3333, dtype=torch.float64)
     """
     return evaluate("arhr", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs)
+                    validate_args, {}, inputs, convention)
 
 
 @_document()
-def map(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",  # noqa: A001
-        relevance_threshold=None, ties="index", validate_args=True, normalizer="min_k_r", **inputs):
+def map(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,  # noqa: A001
+        relevance_threshold=None, ties=None, validate_args=True, normalizer=None, **inputs):
     r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
 
     ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
@@ -195,12 +202,12 @@ def map(preds=None, target=None, *, k=10, reduction="mean", empty_target_action=
         tensor(0.7000, dtype=torch.float64)
     """
     return evaluate("map", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"normalizer": normalizer}, inputs)
+                    validate_args, {"normalizer": normalizer}, inputs, convention)
 
 
 @_document()
-def mar(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-        relevance_threshold=None, ties="index", validate_args=True, normalizer="min_k_r", **inputs):
+def mar(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+        relevance_threshold=None, ties=None, validate_args=True, normalizer=None, **inputs):
     r"""MAR@k (mean average recall): :math:`\sum_{i \le k} \mathrm{Recall@}i \cdot r_i / D`, D as in :func:`map`.
     {common}
     Example:
@@ -210,19 +217,22 @@ def mar(preds=None, target=None, *, k=10, reduction="mean", empty_target_action=
         tensor(0.7500, dtype=torch.float64)
     """
     return evaluate("mar", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"normalizer": normalizer}, inputs)
+                    validate_args, {"normalizer": normalizer}, inputs, convention)
 
 
 _GAIN_ARGS = """
     Extra args:
-        gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges).
+        gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges);
+            ``"binary"`` uses the relevance (0/1).
         log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
+        ideal (NDCG): ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
+            R relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
 """
 
 
 @_document(_GAIN_ARGS)
-def dcg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-        relevance_threshold=None, ties="index", validate_args=True, gain="linear", log_base=2.0, **inputs):
+def dcg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+        relevance_threshold=None, ties=None, validate_args=True, gain=None, log_base=None, **inputs):
     r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
     {common}
     Example:
@@ -233,12 +243,12 @@ def dcg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action=
         tensor(4.4923, dtype=torch.float64)
     """
     return evaluate("dcg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"gain": gain, "log_base": log_base}, inputs)
+                    validate_args, {"gain": gain, "log_base": log_base}, inputs, convention)
 
 
 @_document(_GAIN_ARGS)
-def ndcg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-         relevance_threshold=None, ties="index", validate_args=True, gain="linear", log_base=2.0, **inputs):
+def ndcg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+         relevance_threshold=None, ties=None, validate_args=True, gain=None, log_base=None, ideal=None, **inputs):
     r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
 
     The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
@@ -251,12 +261,12 @@ def ndcg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action
         tensor(0.9434, dtype=torch.float64)
     """
     return evaluate("ndcg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"gain": gain, "log_base": log_base}, inputs)
+                    validate_args, {"gain": gain, "log_base": log_base, "ideal": ideal}, inputs, convention)
 
 
 @_document()
-def cg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="skip",
-       relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def cg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
+       relevance_threshold=None, ties=None, validate_args=True, **inputs):
     r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
     {common}
     Example:
@@ -266,12 +276,12 @@ def cg(preds=None, target=None, *, k=10, reduction="mean", empty_target_action="
         tensor(3., dtype=torch.float64)
     """
     return evaluate("cg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs)
+                    validate_args, {}, inputs, convention)
 
 
 @_document()
-def rprecision(preds=None, target=None, *, k=None, reduction="mean", empty_target_action="skip",
-               relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def rprecision(preds=None, target=None, *, k=None, reduction="mean", convention=None, empty_target_action=None,
+               relevance_threshold=None, ties=None, validate_args=True, **inputs):
     r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
 
     ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R) (RecTools). Without a
@@ -284,5 +294,5 @@ def rprecision(preds=None, target=None, *, k=None, reduction="mean", empty_targe
         tensor(0.6667, dtype=torch.float64)
     """
     return evaluate("rprecision", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs)
+                    validate_args, {}, inputs, convention)
 

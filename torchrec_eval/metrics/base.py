@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
+from torchrec_eval.conventions import resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES
 
@@ -23,10 +24,15 @@ class RankingMetric(Metric):
 
     Args:
         members: what to evaluate; every member reads the same ranking of each batch.
+        convention: reproduce another library's numbers: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
+            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"`` or ``"rectools"`` (see
+            :mod:`torchrec_eval.conventions`); explicit arguments override it.
         empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
             ``"neg"`` (0) or ``"pos"`` (1), or raise (``"error"``).
         relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
-        ties: ``"index"`` (equal scores: lower item index first) or ``"pessimistic"``.
+        ties: order of equal scores: ``"index"`` (default, lower item index first),
+            ``"reverse_index"``, ``"pessimistic"`` (lower gain first), ``"optimistic"``, or
+            ``"average"``: the expected value over all orderings of tied items (exact).
         validate_args: check input values; ``False`` skips every check that needs a host sync.
         num_groups: if set, ``update`` takes ``groups`` [B] in [0, num_groups) and ``compute``
             returns a [num_groups] tensor per value (NaN for a group with no counted query).
@@ -42,15 +48,17 @@ class RankingMetric(Metric):
         self,
         members: Sequence[Any],
         *,
-        empty_target_action: str = "skip",
+        convention: str | None = None,
+        empty_target_action: str | None = None,
         relevance_threshold: float | None = None,
-        ties: str = "index",
+        ties: str | None = None,
         validate_args: bool = True,
         num_groups: int | None = None,
         single_key: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")

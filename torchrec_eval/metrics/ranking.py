@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._plan import Plan, make_entry
 from torchrec_eval.metrics.base import RankingMetric
 
@@ -22,7 +23,8 @@ class _TopK(RankingMetric):
     name: str
 
     def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        plan = Plan([make_entry(self.name, k, options or {})])
+        options = resolve_options(kwargs.get("convention"), self.name, options or {})
+        plan = Plan([make_entry(self.name, k, options)])
         super().__init__([plan], single_key=not isinstance(k, (list, tuple)), **kwargs)
 
 
@@ -49,7 +51,7 @@ class Precision(_TopK):
 
     name = "precision"
 
-    def __init__(self, k: IntOrSeq = 10, *, denominator: str = "k", **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, denominator: str | None = None, **kwargs: Any) -> None:
         super().__init__(k, {"denominator": denominator}, **kwargs)
 
 
@@ -75,7 +77,7 @@ class Recall(_TopK):
 
     name = "recall"
 
-    def __init__(self, k: IntOrSeq = 10, *, denominator: str = "r", **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, denominator: str | None = None, **kwargs: Any) -> None:
         super().__init__(k, {"denominator": denominator}, **kwargs)
 
 
@@ -192,7 +194,7 @@ class MAP(_TopK):
 
     name = "map"
 
-    def __init__(self, k: IntOrSeq = 10, *, normalizer: str = "min_k_r", **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, normalizer: str | None = None, **kwargs: Any) -> None:
         super().__init__(k, {"normalizer": normalizer}, **kwargs)
 
 
@@ -218,7 +220,7 @@ class MAR(_TopK):
 
     name = "mar"
 
-    def __init__(self, k: IntOrSeq = 10, *, normalizer: str = "min_k_r", **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, normalizer: str | None = None, **kwargs: Any) -> None:
         super().__init__(k, {"normalizer": normalizer}, **kwargs)
 
 
@@ -227,7 +229,7 @@ class DCG(_TopK):
 
     Args:
         k: cut-off(s).
-        gain: ``"linear"`` (g, default) or ``"exp"`` (2^g - 1, Burges).
+        gain: ``"linear"`` (g, default), ``"exp"`` (2^g - 1, Burges) or ``"binary"`` (relevance 0/1).
         log_base: base of the discount, 2 by default.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
@@ -245,7 +247,8 @@ class DCG(_TopK):
 
     name = "dcg"
 
-    def __init__(self, k: IntOrSeq = 10, *, gain: str = "linear", log_base: float = 2.0, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, gain: str | None = None, log_base: float | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(k, {"gain": gain, "log_base": log_base}, **kwargs)
 
 
@@ -254,9 +257,13 @@ class NDCG(_TopK):
 
     Args:
         k: cut-off(s).
-        gain: ``"linear"`` (g, default) or ``"exp"`` (2^g - 1, Burges).
+        gain: ``"linear"`` (g, default), ``"exp"`` (2^g - 1, Burges) or ``"binary"`` (relevance 0/1).
         log_base: base of the discount, 2 by default.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        ideal: ``"cut"`` (default): the ideal list cut at k (trec_eval, sklearn, ranx); with binary
+            gains also ``"full"``: all R relevant items, uncut (Jurity), or ``"k"``: k relevant
+            slots whatever R is (RecTools).
+        kwargs: common arguments (``convention`` included), see
+            :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -272,8 +279,9 @@ class NDCG(_TopK):
 
     name = "ndcg"
 
-    def __init__(self, k: IntOrSeq = 10, *, gain: str = "linear", log_base: float = 2.0, **kwargs: Any) -> None:
-        super().__init__(k, {"gain": gain, "log_base": log_base}, **kwargs)
+    def __init__(self, k: IntOrSeq = 10, *, gain: str | None = None, log_base: float | None = None,
+                 ideal: str | None = None, **kwargs: Any) -> None:
+        super().__init__(k, {"gain": gain, "log_base": log_base, "ideal": ideal}, **kwargs)
 
 
 class CG(_TopK):

@@ -1,0 +1,95 @@
+"""``convention=`` presets: reproduce another library's numbers with one argument.
+
+Libraries disagree on almost every normalisation (Tamm et al., RecSys 2021, found five MAP values
+for one input). A preset is a small named bundle of the explicit options below; an option passed
+explicitly always wins over the preset. Sources: each library's own code (see
+``shared/conventions-survey.md`` and the references in ``tests/reference/conventions.py``).
+
+========================  ===========  ==========  ===========  =============  ========  ========  ==============
+convention                empty query  ties        P@k divides  AP@k divides   NDCG gain  log base  IDCG
+========================  ===========  ==========  ===========  =============  ========  ========  ==============
+(library default)         skip         index       k            min(k, R)      linear    2         cut at k
+``"trec"`` (trec_eval)    0, counted   reverse id  k            R              linear    2         cut at k
+``"ranx"``                0, counted   index       k            R              linear    2         cut at k
+``"torchmetrics"``        0, counted   index       k            hits in top k  linear    2         cut at k
+``"recbole"``             skip         index       k            min(k, R)      binary    2         cut at k
+``"jurity"``              skip         index       list length  min(k, R)      binary    2         all R (uncut)
+``"recommenders"`` (MS)   skip         index       k            min(k, R)      binary    e         cut at k
+``"spark"``               0, counted   index       k            min(k, R)      binary    e         cut at k
+``"rectools"``            skip         index       k            R              binary    2         k positions
+========================  ===========  ==========  ===========  =============  ========  ========  ==============
+
+Notes on what a preset cannot change:
+
+* trec_eval breaks score ties by document id, descending. With ``ties="reverse_index"`` the item
+  index plays the document id: in the dense and ids forms, number the items in docno order (the
+  ``torchrec-eval`` command does); the ranked form is already in the caller's order.
+* torchmetrics.retrieval (since 2025) treats scores <= 0 as "not retrieved" in precision, recall,
+  MAP and MRR; this library ranks every score, so its numbers agree for positive scores only.
+  torchmetrics' NDCG averages tied scores (``ties="average"`` here).
+* Which queries a library averages when a query has relevant items but an empty recommendation
+  list (Jurity, MS Recommenders drop them from precision) is a property of the caller's data: pass
+  only the lists you want averaged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Common arguments and per-family options of one convention."""
+
+    empty_target_action: str = "skip"
+    ties: str = "index"
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut") -> dict[str, dict[str, Any]]:
+    gains = {"gain": "binary", "log_base": log_base, "ideal": ideal}
+    return {"ndcg": gains, "dcg": {key: gains[key] for key in ("gain", "log_base")}}
+
+
+PRESETS: dict[str, Preset] = {
+    "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
+    "ranx": Preset("neg", "index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
+    "torchmetrics": Preset("neg", "index", {"map": {"normalizer": "hits"}}),
+    "recbole": Preset("skip", "index", _binary_ndcg()),
+    "jurity": Preset("skip", "index", {"precision": {"denominator": "retrieved"}, **_binary_ndcg(ideal="full")}),
+    "recommenders": Preset("skip", "index", _binary_ndcg(log_base=2.718281828459045)),
+    "spark": Preset("neg", "index", _binary_ndcg(log_base=2.718281828459045)),
+    "rectools": Preset("skip", "index", {"map": {"normalizer": "r"}, **_binary_ndcg(ideal="k")}),
+}
+
+
+def preset(convention: str | None) -> Preset:
+    """The preset named ``convention`` (``None``: the library defaults).
+
+    Raises:
+        ValueError: for an unknown name (the message lists the known ones).
+
+    Example:
+        >>> from torchrec_eval.conventions import preset
+        >>> preset("trec").options["map"]
+        {'normalizer': 'r'}
+    """
+    if convention is None:
+        return Preset()
+    if convention not in PRESETS:
+        raise ValueError(f"Unknown `convention` {convention!r}; known conventions: {sorted(PRESETS)}")
+    return PRESETS[convention]
+
+
+def resolve_common(convention: str | None, empty_target_action: str | None, ties: str | None) -> tuple[str, str]:
+    """``empty_target_action`` and ``ties``: the explicit value if given, else the convention's."""
+    chosen = preset(convention)
+    return (chosen.empty_target_action if empty_target_action is None else empty_target_action,
+            chosen.ties if ties is None else ties)
+
+
+def resolve_options(convention: str | None, family: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A family's options: the convention's, overridden by every explicit (non-None) option."""
+    explicit = {name: value for name, value in options.items() if value is not None}
+    return {**preset(convention).options.get(family, {}), **explicit}

@@ -1,0 +1,344 @@
+r"""Confidence intervals and paired model comparisons from running sums (no per-query storage).
+
+Every mean-over-queries metric of the library keeps, per group, the sum ``S1`` of its per-query
+values, the sum of their squares ``S2`` and the number ``n`` of counted queries. That is enough for
+an interval on the mean:
+
+.. math::
+    \bar x = S_1 / n, \qquad s^2 = \frac{S_2 - S_1^2 / n}{n - 1}, \qquad
+    \bar x \pm q \, s / \sqrt{n}
+
+with ``q`` the ``(1 + level) / 2`` quantile of Student's t with ``n - 1`` degrees of freedom
+(``method="t"``, default) or of the standard normal (``method="normal"``). The queries are
+treated as an i.i.d. sample of the population of queries (the usual "significance over topics" of
+IR evaluation); the interval is about that population mean, not about the items.
+
+Student-t quantiles come from Hill's (1970, CACM Algorithm 396) approximation, exact for 1 and 2
+degrees of freedom and within about 1e-5 relative for more (tested against scipy). ``n < 2`` gives
+a NaN interval.
+
+:class:`PairedComparison` scores two models on the same queries in one pass and keeps the same
+three sums for the per-query differences ``d = a - b``: mean difference, its interval, and a
+two-sided p-value of "no difference" from the normal approximation
+``p = 2 (1 - Phi(|d_bar| / (s_d / sqrt(n)))) = erfc(|z| / sqrt 2)`` (the paired z-test; for
+n >= 30 it agrees with the paired t-test to about two digits). A query counts when both models
+count it (for the top-k metrics this depends only on the target, so always both).
+
+Catalogue-level metrics (``coverage``, ``gini``, ``entropy``, ``inter_list_diversity``) are not means
+over queries and have no interval here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+from torchrec_eval.functional._plan import Plan, accumulate, prepare
+from torchrec_eval.metrics.base import RankingMetric
+
+__all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
+
+METHODS = ("t", "normal")
+
+
+def _check_level(level: object) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"`level` must be a number in (0, 1), such as 0.95, got {level!r}")
+    return float(level)
+
+
+def _check_method(method: object) -> str:
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    return str(method)
+
+
+def t_quantile(probability: float, df: Tensor) -> Tensor:
+    """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (elementwise), probability > 0.5.
+
+    Hill (1970) Algorithm 396: closed forms for df = 1 and 2, an expansion around the normal
+    quantile for large df and a tail series otherwise. ``df <= 0`` gives NaN.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.uncertainty import t_quantile
+        >>> t_quantile(0.975, torch.tensor([1.0, 2.0, 10.0, 1e9]))
+        tensor([12.7062,  4.3027,  2.2281,  1.9600], dtype=torch.float64)
+    """
+    if not 0.5 < probability < 1:
+        raise ValueError(f"`probability` must lie in (0.5, 1), got {probability!r}")
+    n = torch.as_tensor(df, dtype=torch.float64)
+    p = torch.full_like(n, 2.0 * (1.0 - probability))  # two-sided tail probability
+    safe_n = torch.where(n > 0, n, torch.ones_like(n))
+    a = 1.0 / (safe_n - 0.5)
+    b = 48.0 / (a * a)
+    c = ((20700.0 * a / b - 98.0) * a - 16.0) * a + 96.36
+    d = ((94.5 / (b + c) - 3.0) / b + 1.0) * torch.sqrt(a * math.pi / 2) * safe_n
+    y = (d * p) ** (2.0 / safe_n)
+    # normal-expansion branch
+    x = torch.special.ndtri(p / 2)  # negative
+    c_normal = c + torch.where(safe_n < 5, 0.3 * (safe_n - 4.5) * (x + 0.6), torch.zeros_like(c))
+    c_normal = (((0.05 * d * x - 5.0) * x - 7.0) * x - 2.0) * x + b + c_normal
+    xx = x * x
+    y_normal = (((((0.4 * xx + 6.3) * xx + 36.0) * xx + 94.5) / c_normal - xx - 3.0) / b + 1.0) * x
+    y_normal = torch.expm1(a * y_normal * y_normal)
+    # tail branch
+    y_tail = ((1.0 / (((safe_n + 6.0) / (safe_n * y) - 0.089 * d - 0.822) * (safe_n + 2.0) * 3.0)
+               + 0.5 / (safe_n + 4.0)) * y - 1.0) * (safe_n + 1.0) / (safe_n + 2.0) + 1.0 / y
+    q = torch.sqrt(safe_n * torch.where(y > 0.05 + a, y_normal, y_tail))
+    q = torch.where(n == 2, torch.sqrt(2.0 / (p * (2.0 - p)) - 2.0), q)
+    q = torch.where(n == 1, 1.0 / torch.tan(p * math.pi / 2), q)
+    return torch.where(n > 0, q, torch.full_like(q, float("nan")))
+
+
+def interval_from_moments(total: Tensor, total_sq: Tensor, count: Tensor, level: float = 0.95,
+                          method: str = "t") -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(mean, low, high, standard error) of the mean from a sum, a sum of squares and a count."""
+    level, method = _check_level(level), _check_method(method)
+    total, total_sq, count = (torch.as_tensor(x, dtype=torch.float64) for x in (total, total_sq, count))
+    mean = total / count
+    variance = ((total_sq - total * mean) / (count - 1)).clamp(min=0)
+    variance = torch.where(count >= 2, variance, torch.full_like(variance, float("nan")))
+    stderr = torch.sqrt(variance / count)
+    probability = (1.0 + level) / 2.0
+    if method == "t":
+        q = t_quantile(probability, count - 1)
+    else:
+        q = torch.full_like(stderr, math.sqrt(2.0) * math.erfinv(level))
+    return mean, mean - q * stderr, mean + q * stderr, stderr
+
+
+def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+    out: dict[str, tuple[Tensor, Tensor, Tensor]] = {}
+    for member in metric.members:
+        if hasattr(member, "moments"):
+            out.update(member.moments(metric))
+        elif isinstance(member, Plan):
+            p = len(member.keys)
+            stats = metric.stats
+            for i, key in enumerate(member.keys):
+                out[key] = (stats[:, i], stats[:, p + i], stats[:, 2 * p])
+    return out
+
+
+def confidence_interval(metric: RankingMetric, level: float = 0.95, method: str = "t") -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+    r"""Confidence interval of every mean-over-queries value of a metric, from its state.
+
+    ``mean`` is what ``metric.compute()`` returns; ``low``/``high`` bound it at ``level`` (see
+    :mod:`torchrec_eval.uncertainty` for the formula). Reads the running sums of the state, syncing
+    them across processes first exactly as ``compute`` does. With ``num_groups`` every tensor is
+    ``[num_groups]``, otherwise 0-d. A value with fewer than two counted queries has a NaN interval.
+    Catalogue-level values (coverage, gini, entropy, inter-list diversity) are left out.
+
+    Args:
+        metric: a :class:`~torchrec_eval.metrics.base.RankingMetric` (any top-k class, a suite, a
+            per-query beyond-accuracy metric).
+        level: confidence level in (0, 1).
+        method: ``"t"`` (Student-t with n - 1 degrees of freedom, default) or ``"normal"``.
+
+    Returns:
+        ``{key: (mean, low, high)}`` in the metric's key order.
+
+    Raises:
+        ValueError: on a bad ``level`` or ``method``, or a metric without any mean-over-queries value.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> from torchrec_eval.uncertainty import confidence_interval
+        >>> metric = tre.HitRate(k=1)
+        >>> metric.update(torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]]),
+        ...               torch.tensor([[1, 0], [1, 0], [1, 0], [0, 1]]))
+        >>> mean, low, high = confidence_interval(metric)["hitrate@1"]
+        >>> round(mean.item(), 4), round(low.item(), 4), round(high.item(), 4)
+        (0.5, -0.4187, 1.4187)
+    """
+    level, method = _check_level(level), _check_method(method)
+    if not isinstance(metric, RankingMetric):
+        raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
+    with metric.sync_context(dist_sync_fn=metric.dist_sync_fn, should_sync=metric._to_sync and not metric._is_synced,
+                             should_unsync=metric._should_unsync):
+        moments = {key: tuple(x.clone() for x in value) for key, value in _moments(metric).items()}
+    if not moments:
+        raise ValueError(f"{type(metric).__name__} has no mean-over-queries value ({metric.keys}): "
+                         "confidence intervals exist for per-query metrics only")
+    order = [key for key in getattr(metric, "order", metric.keys) if key in moments]
+    out = {}
+    for key in order:
+        mean, low, high, _ = interval_from_moments(*moments[key], level=level, method=method)
+        if metric.num_groups is None:
+            mean, low, high = mean[0], low[0], high[0]
+        out[key] = (mean, low, high)
+    return out
+
+
+def _query_keys(member: Any) -> list[str] | None:
+    if isinstance(member, Plan):
+        return list(member.keys)
+    if hasattr(member, "per_query") and hasattr(member, "query_keys"):
+        return list(member.query_keys)
+    return None
+
+
+class PairedComparison(Metric):
+    r"""Paired comparison of two models on the same queries: mean difference, its interval, a p-value.
+
+    Fed both models' scores for each batch of queries, it accumulates, per metric value, the sums
+    of ``a``, ``b``, ``d = a - b``, ``d^2`` and the count of queries counted by both models -- five
+    float64 numbers per value and group, one pass, no per-query storage, exact under distributed
+    sync. ``compute`` returns a flat dict (ready for ``log_dict``) with, for each key such as
+    ``"ndcg@10"``:
+
+    * ``"ndcg@10/a"``, ``"ndcg@10/b"``: each model's mean over the paired queries;
+    * ``"ndcg@10/diff"``: mean of ``a - b``; ``"ndcg@10/low"``, ``"ndcg@10/high"``: its interval at ``level``;
+    * ``"ndcg@10/p_value"``: two-sided p-value of "no difference", normal approximation
+      ``erfc(|z| / sqrt 2)`` with ``z = diff / (s_d / sqrt(n))`` (1 when every difference is 0).
+
+    Args:
+        metrics: metric names as for :class:`~torchrec_eval.RankingMetrics` (``["ndcg@10", "mrr@10"]``),
+            a :class:`~torchrec_eval.metrics.base.RankingMetric` used as a template (its metrics and
+            options), or a callable returning one.
+        k, options: as for ``RankingMetrics`` (with names only).
+        level: confidence level of the interval.
+        method: ``"t"`` (default) or ``"normal"`` interval, see :func:`confidence_interval`.
+        kwargs: with names: the common arguments (``empty_target_action``, ``relevance_threshold``,
+            ``ties``, ``validate_args``, ``num_groups``); always: torchmetrics ``Metric`` arguments.
+
+    Raises:
+        ValueError: on a bad ``level``/``method``, a metric that is not a mean over queries (coverage,
+            gini, entropy, inter-list diversity, ...), and bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.uncertainty import PairedComparison
+        >>> compare = PairedComparison(["hitrate@1"])
+        >>> target = torch.tensor([[1, 0], [0, 1], [1, 0], [0, 1]])
+        >>> model = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]])
+        >>> baseline = torch.tensor([[0.1, 0.9], [0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
+        >>> compare.update(model, baseline, target)
+        >>> {key: round(value.item(), 4) for key, value in compare.compute().items()}
+        {'hitrate@1/a': 0.75, 'hitrate@1/b': 0.25, 'hitrate@1/diff': 0.5, 'hitrate@1/low': -0.4187, 'hitrate@1/high': 1.4187, 'hitrate@1/p_value': 0.0833}
+    """
+
+    is_differentiable = False
+    higher_is_better = None
+    full_state_update = False
+
+    _COMMON = ("empty_target_action", "relevance_threshold", "ties", "validate_args", "num_groups")
+
+    def __init__(self, metrics: Sequence[str] | RankingMetric | Callable[[], RankingMetric], *,
+                 k: int | Sequence[int] | None = None, options: dict[str, dict[str, Any]] | None = None,
+                 level: float = 0.95, method: str = "t", **kwargs: Any) -> None:
+        common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
+        super().__init__(**kwargs)
+        self.level, self.method = _check_level(level), _check_method(method)
+        if isinstance(metrics, RankingMetric):
+            template = metrics
+        elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):
+            template = metrics()
+            if not isinstance(template, RankingMetric):
+                raise ValueError(f"`metrics` factory must return a RankingMetric, got {type(template).__name__}")
+        else:
+            from torchrec_eval.collection import RankingMetrics
+
+            template = RankingMetrics(metrics, k=k, options=options, **common)
+        if common and template is not None and not isinstance(metrics, (list, tuple, str)):
+            raise ValueError(f"Pass {sorted(common)} to the template metric, not to PairedComparison")
+        self.template = template  # a child module: its constructor tables follow .to(device)
+        self.members = []
+        keys: list[str] = []
+        for member in template.members:
+            member_keys = _query_keys(member)
+            if member_keys is None:
+                raise ValueError(f"{member.keys} are not means over queries: a paired comparison needs per-query "
+                                 "metrics")
+            catalogue = [key for key in member.keys if key not in member_keys]
+            if catalogue:
+                raise ValueError(f"{catalogue} are catalogue-level, not means over queries: a paired comparison "
+                                 "needs per-query metrics")
+            if member_keys:
+                self.members.append(member)
+                keys.extend(member_keys)
+        if not keys:
+            raise ValueError("`metrics` has no mean-over-queries metric to compare")
+        order = getattr(template, "order", template.keys)
+        self.keys = [key for key in order if key in keys]
+        self._columns = [keys.index(key) for key in self.keys]
+        self.num_groups = template.num_groups
+        p = len(self.keys)
+        self.add_state("paired", default=torch.zeros(self.num_groups or 1, 5 * p, dtype=torch.float64),
+                       dist_reduce_fx="sum")
+
+    def _per_query(self, batch: Any) -> tuple[Tensor, Tensor]:
+        values, counted = [], []
+        for member in self.members:
+            if isinstance(member, Plan):
+                v, c = member.per_query(batch.ranked, self.template.empty_target_action)
+                values.append(v)
+                counted.append(c.unsqueeze(1).expand_as(v))
+            else:
+                v, c = member.per_query(self.template, batch)
+                values.append(v)
+                counted.append(c)
+        values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
+        return values_t[:, self._columns], counted_t[:, self._columns]
+
+    def update(self, preds_a: Tensor | None = None, preds_b: Tensor | None = None, target: Tensor | None = None, *,
+               ranked_ids_a: Tensor | None = None, ranked_ids_b: Tensor | None = None, groups: Tensor | None = None,
+               **inputs: Tensor | None) -> None:
+        """Score both models on one batch of the same queries (any input form, shared target and options).
+
+        Args:
+            preds_a, preds_b: the two models' scores (dense, ids or flat form), or
+            ranked_ids_a, ranked_ids_b: their ranked lists (ranked form, with ``target_ids``).
+            target, inputs: shared by both (``target_ids``, ``target_gains``, ``indexes``, ``mask``, ``exclude_ids``).
+            groups: ``[B]`` group of each query when built with ``num_groups``.
+        """
+        if (preds_a is None) != (preds_b is None) or (ranked_ids_a is None) != (ranked_ids_b is None):
+            raise ValueError("Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`")
+        if (groups is None) != (self.num_groups is None):
+            raise ValueError(
+                "`groups` must be given exactly when the metric was built with `num_groups` "
+                f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
+            )
+        template = self.template
+        batches = []
+        for preds, ranked_ids in ((preds_a, ranked_ids_a), (preds_b, ranked_ids_b)):
+            batch = prepare(self.members, preds, target, ties=template.ties,
+                            relevance_threshold=template.relevance_threshold, validate_args=template.validate_args,
+                            groups=groups, ranked_ids=ranked_ids, **inputs)
+            batches.append(batch)
+        a, counted_a = self._per_query(batches[0])
+        b, counted_b = self._per_query(batches[1])
+        if a.shape != b.shape:
+            raise ValueError(f"The two models must be scored on the same queries: got {a.shape[0]} and {b.shape[0]}")
+        both = counted_a & counted_b
+        zero = torch.zeros((), dtype=torch.float64, device=a.device)
+        a, b = torch.where(both, a, zero), torch.where(both, b, zero)
+        d = a - b
+        rows = torch.cat([a, b, d, d * d, both.to(torch.float64)], dim=1)
+        group_ids = batches[0].groups
+        if group_ids is not None:
+            group_ids = template._check_groups(group_ids).to(self.paired.device)
+        accumulate(self.paired, rows.to(self.paired.device), group_ids)
+
+    def compute(self) -> dict[str, Tensor]:
+        p = len(self.keys)
+        stats = self.paired
+        out: dict[str, Tensor] = {}
+        for i, key in enumerate(self.keys):
+            sum_a, sum_b, sum_d, sum_d2, count = (stats[:, j * p + i] for j in range(5))
+            diff, low, high, stderr = interval_from_moments(sum_d, sum_d2, count, self.level, self.method)
+            z = torch.where(stderr > 0, diff.abs() / stderr,
+                            torch.where(diff == 0, torch.zeros_like(diff), torch.full_like(diff, float("inf"))))
+            p_value = torch.special.erfc(z / math.sqrt(2.0))
+            p_value = torch.where(torch.isnan(diff) | (count < 2), torch.full_like(p_value, float("nan")), p_value)
+            values = {"a": sum_a / count, "b": sum_b / count, "diff": diff, "low": low, "high": high,
+                      "p_value": p_value}
+            for name, value in values.items():
+                out[f"{key}/{name}"] = value if self.num_groups is not None else value[0]
+        return out
