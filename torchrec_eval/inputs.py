@@ -637,6 +637,7 @@ def _valid_candidates(mask: Tensor | None, exclude_ids: Tensor | None, preds: Te
         _require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
             _check_id_range(checks, "exclude_ids", exclude_ids, num_items)
+            checks.run()  # before the ids are used as indices
         # one spare column receives the -1 padding, so padding never clears item 0
         keep = torch.ones(rows, num_items + 1, dtype=torch.bool, device=preds.device)
         keep.scatter_(1, torch.where(exclude_ids < 0, num_items, exclude_ids), False)
