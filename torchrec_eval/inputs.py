@@ -375,28 +375,37 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
                  relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
                  need_candidates: bool, check_boundary: bool) -> tuple[RankedTargets | None, Candidates | None]:
     rows, num_items = preds.shape
-    relevant_all = _is_relevant(target, relevance_threshold)
     if valid is not None:
-        relevant_all = relevant_all & valid
         preds = preds.masked_fill(~valid, float("-inf"))
-    candidates = None
-    if need_candidates:
-        gains_all = target if valid is None else target.masked_fill(~valid, 0)
-        candidates = Candidates(preds, gains_all, relevant_all, valid)
+        target = target.masked_fill(~valid, 0)  # a non-candidate is neither relevant nor ideal
+    graded = target.dtype != torch.bool
+    # Graded targets with NDCG: the ideal top-k also yields R for every row with fewer than k relevant
+    # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
+    # relevance flags of every candidate for nothing else).
+    from_ideal = (k > 0 and graded and need_ideal and not to_num_relevant and not need_candidates
+                  and ties != "average")
+    relevant_all = None if from_ideal else _is_relevant(target, relevance_threshold)
+    candidates = Candidates(preds, target, relevant_all, valid) if need_candidates else None
     if k == 0:
         return None, candidates
     if valid is not None:
         num_candidates = count_true(valid).to(torch.float64)
     else:
         num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
-    num_relevant = count_true(relevant_all).to(torch.float64)
-    depth = _depth(k, num_items, num_relevant, to_num_relevant)
+    ideal = None
+    if from_ideal:
+        depth = min(k, num_items)
+        ideal = torch.topk(target, depth, dim=1).values
+        num_relevant = _relevant_from_ideal(target, ideal, relevance_threshold)
+        ideal = ideal.to(torch.float64)
+    else:
+        num_relevant = count_true(relevant_all).to(torch.float64)
+        depth = _depth(k, num_items, num_relevant, to_num_relevant)
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    if tie_gains is not None and valid is not None:
-        tie_gains = tie_gains.masked_fill(~valid, 0)
     idx = top_indices(preds, depth, ties, tie_gains, check_boundary)
-    gains = target.gather(1, idx).to(torch.float64)
-    relevant = relevant_all.gather(1, idx)
+    raw_gains = target.gather(1, idx)
+    gains = raw_gains.to(torch.float64)
+    relevant = _is_relevant(raw_gains, relevance_threshold)
     if valid is not None:
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
         gains, relevant = gains * in_list, relevant & in_list
@@ -405,17 +414,30 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
         tie_stats = _tie_statistics(preds, idx, target, relevant_all, gains, relevant)
     if valid is not None:
         idx = idx.masked_fill(~in_list, -1)
-    ideal = None
-    if need_ideal:
-        if target.dtype == torch.bool:
-            ideal = (torch.arange(depth, device=preds.device) < num_relevant.unsqueeze(1)).to(torch.float64)
+    if need_ideal and ideal is None:
+        if graded:
+            ideal = torch.topk(target, depth, dim=1).values.to(torch.float64)
         else:
-            pool = target if valid is None else target.masked_fill(~valid, 0)
-            ideal = torch.topk(pool, depth, dim=1).values.to(torch.float64)
+            ideal = (torch.arange(depth, device=preds.device) < num_relevant.unsqueeze(1)).to(torch.float64)
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
     if tie_stats is not None:
         ranked = ranked.with_tie_statistics(*tie_stats)
     return ranked, candidates
+
+
+def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: float | None) -> Tensor:
+    """R per row from the sorted top gains; rows whose top list is all relevant are counted in full."""
+    relevant_top = _is_relevant(ideal, relevance_threshold)
+    num_relevant = relevant_top.sum(1)
+    full = relevant_top[:, -1]
+    if ideal.shape[1] < target.shape[1]:
+        rows = full.nonzero().squeeze(1) if target.device.type == "cpu" else None  # a free check on the CPU
+        if rows is None or rows.numel() * 8 > target.shape[0]:  # many rows: one pass over all is cheaper
+            num_relevant = torch.where(full, count_true(_is_relevant(target, relevance_threshold)), num_relevant)
+        elif rows.numel():
+            counted = count_true(_is_relevant(target[rows], relevance_threshold))
+            num_relevant = num_relevant.index_copy(0, rows, counted)
+    return num_relevant.to(torch.float64)
 
 
 def _depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
