@@ -10,6 +10,7 @@ from torch import Tensor
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.functional._plan import Plan, make_entry
+from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
 
 ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", "r-precision": "rprecision",
@@ -18,7 +19,7 @@ ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", 
 
 # Modules of other metric families usable in a suite. Each has FAMILIES (the names it answers,
 # with whether "@k" is required/allowed) and build_member(requests, options) -> a member object.
-MEMBER_MODULES: tuple[Any, ...] = ()
+MEMBER_MODULES: tuple[Any, ...] = (_pairwise,)
 
 
 def _member_module(family: str) -> Any | None:
