@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from torch import Tensor
+from torch import Tensor, nn
+from torchmetrics import Metric
 
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import KERNELS
@@ -106,6 +107,8 @@ class RankingMetrics(RankingMetric):
                 members.append(module.build_member(requests, {f: options.get(f, {}) for f, _ in requests}))
         super().__init__(members, **kwargs)
         self.order = order
+        # One Metric view per key, as submodules so that Lightning finds them on the LightningModule.
+        self._views = nn.ModuleDict({str(i): SuiteValue(self, key) for i, key in enumerate(order)})
 
     @classmethod
     def from_config(cls, config: str | os.PathLike | dict[str, Any]) -> RankingMetrics:
@@ -117,3 +120,58 @@ class RankingMetrics(RankingMetric):
     def compute(self) -> dict[str, Tensor]:
         results = super().compute()
         return {key: results[key] for key in self.order}
+
+    def keys(self) -> list[str]:
+        """The result keys, in the order of ``compute``."""
+        return list(self.order)
+
+    def values(self) -> list[SuiteValue]:
+        return list(self._views.values())
+
+    def items(self) -> list[tuple[str, SuiteValue]]:
+        """``(key, metric)`` pairs, one :class:`SuiteValue` per result, for ``LightningModule.log_dict(suite)``.
+
+        Logging the suite object (rather than ``suite.compute()``) lets Lightning compute it at the end of
+        the epoch (one sync of the suite's state under DDP, shared by all keys) and reset it.
+        """
+        return list(zip(self.order, self._views.values()))
+
+
+class SuiteValue(Metric):
+    """One value of a :class:`RankingMetrics` suite as a ``Metric``: ``compute`` and ``reset`` are the suite's.
+
+    It holds no state of its own: the suite is updated once per batch and computed (and synced) once per
+    epoch however many of its values are logged; ``reset`` resets the whole suite.
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+
+    def __init__(self, suite: RankingMetrics, key: str) -> None:
+        super().__init__()
+        self.__dict__["_suite"] = suite  # not registered as a submodule: the suite is the parent
+        self.key = key
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(f"Update the suite, not its value {self.key!r}: call suite.update(...)")
+
+    def _wrap_compute(self, compute: Any) -> Any:
+        return compute  # the suite's compute does the sync and caching
+
+    def compute(self) -> Tensor:
+        return self._suite.compute()[self.key]
+
+    def reset(self) -> None:
+        super().reset()
+        self._suite.reset()
+
+    @property
+    def _forward_cache(self) -> Any:
+        suite = self.__dict__.get("_suite")  # None while Metric.__init__ sets the attribute
+        cache = None if suite is None else suite._forward_cache
+        return cache[self.key] if isinstance(cache, dict) else None
+
+    @_forward_cache.setter
+    def _forward_cache(self, value: Any) -> None:
+        pass

@@ -7,6 +7,7 @@ A suite config is a mapping with these keys (only ``metrics`` is required)::
     options:                                                # per-family options
       ndcg: {gain: exp}
       map: {normalizer: r}
+    convention: recbole                                     # a preset of another library's options
     empty_target_action: skip                               # skip | neg | pos | error
     relevance_threshold: 1                                  # target >= 1 is relevant (default: > 0)
     ties: index                                             # how equal scores are ordered
@@ -15,7 +16,8 @@ A suite config is a mapping with these keys (only ``metrics`` is required)::
 Load one with ``RankingMetrics.from_config("configs/recsys.yaml")`` or
 ``RankingMetrics.from_config({"metrics": ["ndcg@10"]})``. An unknown key raises a ``ValueError``
 that names it and lists the allowed keys; a value of the wrong type raises one that names its key.
-The metric names, cut-offs and option values themselves are checked by ``RankingMetrics``.
+The metric names, cut-offs, option values and preset names themselves are checked by
+``RankingMetrics``; options and arguments given explicitly override the preset's.
 
 YAML needs PyYAML, imported only when a file is read (``pip install pyyaml``, or
 ``pip install torchrec_eval[lightning]``); a dict config needs nothing beyond the core dependencies.
@@ -30,7 +32,16 @@ from typing import Any
 __all__ = ["ALLOWED_KEYS", "load_yaml", "suite_kwargs"]
 
 #: The keys of a suite config, in the order of :class:`~torchrec_eval.RankingMetrics`' signature.
-ALLOWED_KEYS = ("metrics", "k", "options", "empty_target_action", "relevance_threshold", "ties", "validate_args")
+ALLOWED_KEYS = (
+    "metrics",
+    "k",
+    "options",
+    "convention",
+    "empty_target_action",
+    "relevance_threshold",
+    "ties",
+    "validate_args",
+)
 
 
 def _is_int(value: object) -> bool:
@@ -63,14 +74,18 @@ def load_yaml(path: str | os.PathLike) -> Any:
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
                 if key in seen:
-                    raise ValueError(f"Key {key!r} appears twice in one mapping{_where(str(path))} "
-                                     f"(line {key_node.start_mark.line + 1})")
+                    raise ValueError(
+                        f"Key {key!r} appears twice in one mapping{_where(str(path))} "
+                        f"(line {key_node.start_mark.line + 1})"
+                    )
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
     file = Path(path).expanduser()
     if not file.is_file():
-        raise FileNotFoundError(f"Metric suite config {str(path)!r} is not a file (resolved to {str(file.resolve())!r})")
+        raise FileNotFoundError(
+            f"Metric suite config {str(path)!r} is not a file (resolved to {str(file.resolve())!r})"
+        )
     with open(file, encoding="utf-8") as stream:
         try:
             return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 -- a SafeLoader subclass
@@ -85,9 +100,10 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         config: the path of a YAML file (``str`` or path-like) holding a mapping, or the mapping itself.
             Keys: ``metrics`` (required: a list of names such as ``"ndcg@10"``, or bare names combined
             with ``k``), ``k`` (an int or a list of ints), ``options`` (``{family: {option: value}}``),
-            ``empty_target_action``, ``relevance_threshold``, ``ties`` and ``validate_args``, with the
-            meaning they have in :class:`~torchrec_eval.RankingMetrics`. A key set to ``null`` (``None``)
-            is left to the constructor's default.
+            ``convention`` (a preset name such as ``"trec"``), ``empty_target_action``,
+            ``relevance_threshold``, ``ties`` and ``validate_args``, with the meaning they have in
+            :class:`~torchrec_eval.RankingMetrics` (explicit options and arguments override the
+            preset). A key set to ``null`` (``None``) is left to the constructor's default.
 
     Returns:
         A new dict of the keys that are set, ready for ``RankingMetrics(**kwargs)``.
@@ -107,10 +123,10 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         >>> suite = tre.RankingMetrics.from_config({"metrics": ["ndcg@10", "mrr@10"], "ties": "pessimistic"})
         >>> suite.order
         ['ndcg@10', 'mrr@10']
-        >>> suite_kwargs({"metrics": ["ndcg@10"], "cutoffs": [5]})
+        >>> suite_kwargs({"metrics": ["ndcg@10"], "cutoffs": [5]})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: Unknown key 'cutoffs' in the metric suite config; allowed keys: metrics, k, options, empty_target_action, relevance_threshold, ties, validate_args
+        ValueError: Unknown key 'cutoffs' in the metric suite config; allowed keys: metrics, k, options, ...
     """
     source = None
     if isinstance(config, (str, os.PathLike)):
@@ -118,25 +134,34 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         config = load_yaml(config)
     if not isinstance(config, dict):
         raise ValueError(
-            f"A metric suite config must be a mapping with the keys {', '.join(ALLOWED_KEYS)}{_where(source)}, "
+            f"A metric suite config must be a mapping with the keys {', '.join(ALLOWED_KEYS)}"
+            f"{_where(source)}, "
             f"got {type(config).__name__} {config!r}"
         )
     for key in config:
         if key not in ALLOWED_KEYS:
-            raise ValueError(f"Unknown key {key!r} in the metric suite config{_where(source)}; "
-                             f"allowed keys: {', '.join(ALLOWED_KEYS)}")
+            raise ValueError(
+                f"Unknown key {key!r} in the metric suite config{_where(source)}; "
+                f"allowed keys: {', '.join(ALLOWED_KEYS)}"
+            )
     kwargs = {key: config[key] for key in ALLOWED_KEYS if config.get(key) is not None}
     where = _where(source)
 
     metrics = kwargs.get("metrics")
     if metrics is None:
-        raise ValueError(f"The metric suite config{where} has no `metrics` key: give a list such as "
-                         "['ndcg@10', 'recall@20']")
+        raise ValueError(
+            f"The metric suite config{where} has no `metrics` key: give a list such as "
+            "['ndcg@10', 'recall@20']"
+        )
     if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)) or not metrics:
-        raise ValueError(f"`metrics`{where} must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
+        raise ValueError(
+            f"`metrics`{where} must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}"
+        )
     for name in metrics:
         if not isinstance(name, str):
-            raise ValueError(f"`metrics`{where} must hold names such as 'ndcg@10', got {name!r} in {metrics!r}")
+            raise ValueError(
+                f"`metrics`{where} must hold names such as 'ndcg@10', got {name!r} in {metrics!r}"
+            )
     kwargs["metrics"] = list(metrics)
 
     if "k" in kwargs:
@@ -151,15 +176,19 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if "options" in kwargs:
         options = kwargs["options"]
         if not isinstance(options, dict):
-            raise ValueError(f"`options`{where} must map a metric family to its options, as in "
-                             f"{{'ndcg': {{'gain': 'exp'}}}}, got {options!r}")
+            raise ValueError(
+                f"`options`{where} must map a metric family to its options, as in "
+                f"{{'ndcg': {{'gain': 'exp'}}}}, got {options!r}"
+            )
         for family, family_options in options.items():
             if not isinstance(family_options, dict):
-                raise ValueError(f"`options.{family}`{where} must be a mapping of option names to values, "
-                                 f"got {family_options!r}")
+                raise ValueError(
+                    f"`options.{family}`{where} must be a mapping of option names to values, "
+                    f"got {family_options!r}"
+                )
         kwargs["options"] = {family: dict(values) for family, values in options.items()}
 
-    for key in ("empty_target_action", "ties"):
+    for key in ("convention", "empty_target_action", "ties"):
         if key in kwargs and not isinstance(kwargs[key], str):
             raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
     threshold = kwargs.get("relevance_threshold")

@@ -1,0 +1,157 @@
+"""RankingMetrics in lightning.Trainer on CPU: logged values equal a plain loop, also with ddp_spawn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+L = pytest.importorskip("lightning")
+
+import torchrec_eval as tre  # noqa: E402
+from torchrec_eval.datasets import generate_interactions, padded_item_lists, train_test_split_by_time  # noqa: E402
+
+NUM_USERS, NUM_ITEMS, BATCH = 48, 60, 8  # 6 validation batches; 3 per process under 2-process DDP
+SUITE: dict[str, Any] = {
+    "metrics": ["ndcg@5", "recall@10", "precision@5", "hitrate@5", "map@10", "mrr@10", "rprecision"]
+}
+TRAINER_KWARGS: dict[str, Any] = dict(
+    accelerator="cpu",
+    logger=False,
+    enable_checkpointing=False,
+    enable_progress_bar=False,
+    enable_model_summary=False,
+    num_sanity_val_steps=0,
+)
+
+
+def _datasets() -> tuple[TensorDataset, TensorDataset]:
+    data = generate_interactions(NUM_USERS, NUM_ITEMS, (4, 12), seed=3)
+    train, test = train_test_split_by_time(data, test_fraction=0.25)
+    val = TensorDataset(torch.arange(NUM_USERS), padded_item_lists(test), padded_item_lists(train))
+    return TensorDataset(train.user, train.item), val
+
+
+class TinyMF(L.LightningModule):
+    """Matrix factorisation validated with a suite; ``log_objects`` logs the suite object itself."""
+
+    def __init__(self, suite: dict[str, Any] = SUITE, log_objects: bool = False) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(0)
+        self.user = nn.Parameter(torch.randn(NUM_USERS, 8, generator=gen))
+        self.item = nn.Parameter(torch.randn(NUM_ITEMS, 8, generator=gen))
+        self.log_objects = log_objects
+        self.suite = tre.RankingMetrics.from_config(suite)
+        self.logged_epochs: list[dict[str, float]] = []
+
+    def score_all(self, users: torch.Tensor) -> torch.Tensor:
+        return self.user[users] @ self.item.T
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        users, items = batch
+        return nn.functional.cross_entropy(self.score_all(users), items)
+
+    def validation_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> None:
+        users, target_ids, exclude_ids = batch
+        self.suite.update(self.score_all(users), target_ids=target_ids, exclude_ids=exclude_ids)
+        if self.log_objects:
+            self.log_dict(self.suite, on_epoch=True)
+
+    def on_validation_epoch_end(self) -> None:
+        if not self.log_objects:
+            self.log_dict(self.suite.compute())
+            self.suite.reset()
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.5)
+
+
+class RecordLogged(L.Callback):
+    def __init__(self) -> None:
+        self.epochs: list[dict[str, float]] = []
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.epochs.append({key: float(value) for key, value in trainer.callback_metrics.items()})
+
+
+@torch.no_grad()
+def plain_loop(model: TinyMF, loader: DataLoader) -> dict[str, float]:
+    suite = tre.RankingMetrics.from_config(SUITE)
+    for users, target_ids, exclude_ids in loader:
+        suite.update(model.score_all(users), target_ids=target_ids, exclude_ids=exclude_ids)
+    return {key: float(value) for key, value in suite.compute().items()}
+
+
+def assert_same(got: dict[str, float], expected: dict[str, float], tol: float = 1e-12) -> None:
+    assert list(got) == list(expected)
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=tol), key
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[DataLoader, DataLoader]:
+    train, val = _datasets()
+    return DataLoader(train, batch_size=32, shuffle=True), DataLoader(val, batch_size=BATCH)
+
+
+def test_validate_logs_the_plain_loop_values_and_resets(data):
+    _, val_loader = data
+    model = TinyMF()
+    expected = plain_loop(model, val_loader)
+    assert list(expected) == [
+        "ndcg@5",
+        "recall@10",
+        "precision@5",
+        "hitrate@5",
+        "map@10",
+        "mrr@10",
+        "rprecision",
+    ]
+    trainer = L.Trainer(**TRAINER_KWARGS)
+    first = trainer.validate(model, dataloaders=val_loader, verbose=False)[0]
+    second = trainer.validate(model, dataloaders=val_loader, verbose=False)[0]
+    assert_same(first, expected)
+    assert_same(second, expected)  # the suite was reset, not accumulated over two runs
+    assert float(model.suite.stats.abs().sum()) == 0.0  # left reset after the epoch
+
+
+def test_fit_logs_each_epoch_from_a_fresh_state(data):
+    train_loader, val_loader = data
+    L.seed_everything(0, verbose=False)
+    model, record = TinyMF(), RecordLogged()
+    trainer = L.Trainer(max_epochs=2, limit_train_batches=3, callbacks=[record], **TRAINER_KWARGS)
+    trainer.fit(model, train_dataloaders=train_loader, val_dataloaders=val_loader)
+    assert len(record.epochs) == 2
+    assert record.epochs[0] != record.epochs[1]  # the model trained between the two validations
+    # The last epoch's values are those of the final weights alone: no state carried over from epoch 1.
+    assert_same(record.epochs[1], plain_loop(model, val_loader))
+
+
+@pytest.mark.skipif(
+    not callable(getattr(tre.RankingMetrics, "items", None)),
+    reason="RankingMetrics has no items(): self.log_dict(suite) needs name -> Metric pairs",
+)
+def test_log_dict_of_the_suite_object(data):
+    _, val_loader = data
+    model = TinyMF(log_objects=True)
+    expected = plain_loop(model, val_loader)
+    trainer = L.Trainer(**TRAINER_KWARGS)
+    assert_same(trainer.validate(model, dataloaders=val_loader, verbose=False)[0], expected)
+    assert_same(
+        trainer.validate(model, dataloaders=val_loader, verbose=False)[0], expected
+    )  # Lightning reset it
+
+
+def test_ddp_spawn_two_processes_log_the_same_values_as_one(data):
+    _, val_loader = data
+    model = TinyMF()
+    single = L.Trainer(devices=1, **TRAINER_KWARGS).validate(model, dataloaders=val_loader, verbose=False)[0]
+    # Each process validates half of the users (Lightning's DistributedSampler); the suite's compute()
+    # sums the two states over gloo before the values are logged.
+    trainer = L.Trainer(devices=2, strategy="ddp_spawn", **TRAINER_KWARGS)
+    double = trainer.validate(model, dataloaders=val_loader, verbose=False)[0]
+    assert_same(single, plain_loop(model, val_loader))
+    assert_same(double, single)
