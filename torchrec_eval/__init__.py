@@ -1,6 +1,16 @@
 """torchrec_eval: ranking and recommender metrics for PyTorch, as torchmetrics ``Metric`` classes."""
 
-from torchrec_eval import functional
+from torchrec_eval import functional, uncertainty
+from torchrec_eval.beyond import (
+    AveragePopularity,
+    Coverage,
+    Entropy,
+    GiniIndex,
+    InterListDiversity,
+    IntraListDiversity,
+    Novelty,
+    Serendipity,
+)
 from torchrec_eval.collection import RankingMetrics
 from torchrec_eval.metrics import (
     ARHR,
@@ -30,6 +40,14 @@ __version__ = "0.1.0"
 __all__ = [
     "ARHR",
     "AUC",
+    "AveragePopularity",
+    "Coverage",
+    "Entropy",
+    "GiniIndex",
+    "InterListDiversity",
+    "IntraListDiversity",
+    "Novelty",
+    "Serendipity",
     "CG",
     "CTR",
     "DCG",
@@ -50,4 +68,5 @@ __all__ = [
     "RankingMetrics",
     "Recall",
     "functional",
+    "uncertainty",
 ]

@@ -17,22 +17,21 @@ Notation: ``L_u`` is the set of (at most ``k``) items recommended to query ``u``
 ``n`` the number of queries with a non-empty list, ``N`` = ``num_items``, ``c_i`` the number of lists
 containing item ``i`` and ``C = sum_i c_i``.
 
-==========================  ===================================================================  =======================
-metric                      definition                                                           follows
-==========================  ===================================================================  =======================
-``coverage@k``              ``|{i : c_i > 0}| / N``                                              RecBole ItemCoverage,
-                                                                                                 RecTools (catalogue size)
-``gini@k``                  ``sum_j (2j - N - 1) c_(j) / (N C)``, ``c_(j)`` ascending, unrecom-  RecBole GiniIndex
-                            mended items count as 0; 0 = even, ``1 - 1/N`` = one item only
-``entropy@k``               ``-sum_i p_i log_b p_i``, ``p_i = c_i / C``, base ``b`` = 2           MS Recommenders
-                            (``normalization="distinct"``, base e: RecBole ShannonEntropy)      (distributional coverage)
-``inter_list_diversity@k``  mean over pairs ``u < v`` of ``1 - |L_u & L_v| / sqrt(m_u m_v)``       Jurity (unsampled)
-``intra_list_diversity@k``  mean over queries with ``m_u >= 2`` of the mean over pairs            Jurity, MS Recommenders
-                            ``i < j`` in ``L_u`` of ``1 - cos(f_i, f_j)`` (or ``1 - sim_ij``)
-``novelty@k``               mean over queries of ``mean_{i in L_u} -log2 p_i``                     RecTools, MS Recommenders
-``serendipity@k``           mean over queries of ``|{i in L_u : relevant, not in Pop_b}| / k``     Ge et al. 2010
-``average_popularity@k``    mean over queries of ``mean_{i in L_u} pop_i``                         RecBole AveragePopularity
-==========================  ===================================================================  =======================
+Definitions (and the library each follows):
+
+* ``coverage@k`` = ``|{i : c_i > 0}| / N`` (RecBole ItemCoverage; RecTools with the catalogue size).
+* ``gini@k`` = ``sum_j (2j - N - 1) c_(j) / (N C)`` over the counts sorted ascending, unrecommended
+  items counting 0 (RecBole GiniIndex); 0 = even spread, ``1 - 1/N`` = one item only.
+* ``entropy@k`` = ``-sum_i p_i log_b p_i`` with ``p_i = c_i / C`` and base ``b = 2`` (MS Recommenders'
+  distributional coverage); ``base=math.e, normalization="distinct"`` is RecBole's ShannonEntropy.
+* ``inter_list_diversity@k`` = mean over pairs ``u < v`` of ``1 - |L_u & L_v| / sqrt(m_u m_v)``
+  (Jurity's cosine distance between binary top-k vectors, here exact instead of sampled).
+* ``intra_list_diversity@k`` = mean over queries with ``m_u >= 2`` of the mean over pairs ``i < j``
+  of ``L_u`` of ``1 - cos(f_i, f_j)``, or ``1 - sim_ij`` (Jurity, MS Recommenders).
+* ``novelty@k`` = mean over queries of ``mean_{i in L_u} -log2 p_i`` (RecTools, MS Recommenders).
+* ``serendipity@k`` = mean over queries of ``|{i in L_u : relevant, not in Pop_b}| / k``
+  (Ge, Delgado-Battenfeld and Jannach 2010).
+* ``average_popularity@k`` = mean over queries of ``mean_{i in L_u} pop_i`` (RecBole AveragePopularity).
 
 Inter-list diversity is exact, without sampling pairs of users: with ``a_u = 1 / sqrt(m_u)``,
 
@@ -71,7 +70,8 @@ and queries with no relevant item follow ``empty_target_action``.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -132,15 +132,21 @@ def _check_int(name: str, value: object, family: str, minimum: int = 1) -> int:
 
 def _check_vector(name: str, value: object, family: str) -> Tensor:
     if not isinstance(value, Tensor):
-        raise ValueError(f"{family}: `{name}` must be a 1-D torch.Tensor [num_items], got {type(value).__name__}")
+        raise ValueError(
+            f"{family}: `{name}` must be a 1-D torch.Tensor [num_items], got {type(value).__name__}"
+        )
     if value.ndim != 1 or value.numel() == 0 or value.is_complex() or value.dtype == torch.bool:
-        raise ValueError(f"{family}: `{name}` must be a non-empty 1-D real tensor [num_items], "
-                         f"got shape {tuple(value.shape)} and dtype {value.dtype}")
+        raise ValueError(
+            f"{family}: `{name}` must be a non-empty 1-D real tensor [num_items], "
+            f"got shape {tuple(value.shape)} and dtype {value.dtype}"
+        )
     value = value.detach().to(torch.float64)
     low = float(value.min())
     if not bool(torch.isfinite(value).all()) or low < 0 or float(value.sum()) <= 0:
-        raise ValueError(f"{family}: `{name}` must be finite, >= 0 and not all 0 (counts or probabilities), "
-                         f"got min={low} sum={float(value.sum())}")
+        raise ValueError(
+            f"{family}: `{name}` must be finite, >= 0 and not all 0 (counts or probabilities), "
+            f"got min={low} sum={float(value.sum())}"
+        )
     return value
 
 
@@ -148,10 +154,17 @@ def _check_matrix(name: str, value: object, family: str, square: bool) -> Tensor
     if not isinstance(value, Tensor):
         raise ValueError(f"{family}: `{name}` must be a 2-D torch.Tensor, got {type(value).__name__}")
     shape = tuple(value.shape)
-    if value.ndim != 2 or value.numel() == 0 or not value.is_floating_point() or (square and shape[0] != shape[1]):
+    if (
+        value.ndim != 2
+        or value.numel() == 0
+        or not value.is_floating_point()
+        or (square and shape[0] != shape[1])
+    ):
         want = "[num_items, num_items]" if square else "[num_items, d]"
-        raise ValueError(f"{family}: `{name}` must be a floating point tensor {want}, "
-                         f"got shape {shape} and dtype {value.dtype}")
+        raise ValueError(
+            f"{family}: `{name}` must be a floating point tensor {want}, "
+            f"got shape {shape} and dtype {value.dtype}"
+        )
     if not bool(torch.isfinite(value).all()):
         raise ValueError(f"{family}: `{name}` must be finite")
     return value.detach()
@@ -203,7 +216,11 @@ def cooccurrence_similarity(interactions: Tensor) -> Tensor:
                 [0.5774, 0.0000, 1.0000]], dtype=torch.float64)
     """
     if not isinstance(interactions, Tensor) or interactions.ndim != 2 or interactions.is_complex():
-        got = f"shape {tuple(interactions.shape)}" if isinstance(interactions, Tensor) else type(interactions).__name__
+        got = (
+            f"shape {tuple(interactions.shape)}"
+            if isinstance(interactions, Tensor)
+            else type(interactions).__name__
+        )
         raise ValueError(f"`interactions` must be a 2-D tensor [num_users, num_items], got {got}")
     matrix = interactions.to(torch.float64)
     if bool((matrix < 0).any()):
@@ -240,7 +257,9 @@ class BeyondMember:
     to_num_relevant = False
     needs_candidates = False
 
-    def __init__(self, requests: Sequence[tuple[str, int | None]], options: dict[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, requests: Sequence[tuple[str, int | None]], options: dict[str, dict[str, Any]]
+    ) -> None:
         self.requests = [(family, k) for family, k in requests]
         for family, k in self.requests:
             if family not in FAMILIES:
@@ -260,8 +279,10 @@ class BeyondMember:
 
         catalogue_sizes = {self.settings[f]["num_items"] for f, _ in self.requests if f in CATALOGUE}
         if len(catalogue_sizes) > 1:
-            raise ValueError(f"coverage, gini, entropy and inter_list_diversity must share one `num_items`, "
-                             f"got {sorted(catalogue_sizes)}")
+            raise ValueError(
+                f"coverage, gini, entropy and inter_list_diversity must share one `num_items`, "
+                f"got {sorted(catalogue_sizes)}"
+            )
         self.num_items = catalogue_sizes.pop() if catalogue_sizes else 0
         # rows of beyond_items: (k, channel)
         self.item_rows: dict[tuple[int, str], int] = {}
@@ -285,8 +306,10 @@ class BeyondMember:
                 raise ValueError(f"{family} has no option {option!r}; its options are {sorted(known)}")
         for option, required in known.items():
             if required and options.get(option) is None:
-                raise ValueError(f"{family} needs `{option}`: pass it to the class, or in a suite "
-                                 f"options={{{family!r}: {{{option!r}: ...}}}}")
+                raise ValueError(
+                    f"{family} needs `{option}`: pass it to the class, or in a suite "
+                    f"options={{{family!r}: {{{option!r}: ...}}}}"
+                )
         settings: dict[str, Any] = {}
         if "num_items" in known:
             settings["num_items"] = _check_int("num_items", options["num_items"], family)
@@ -297,15 +320,18 @@ class BeyondMember:
                 raise ValueError(f"entropy: `base` must be a number > 0 other than 1, got {base!r}")
             normalization = options.get("normalization", "none")
             if normalization not in ENTROPY_NORMALIZATIONS:
-                raise ValueError(f"entropy: `normalization` must be one of {ENTROPY_NORMALIZATIONS}, "
-                                 f"got {normalization!r}")
+                raise ValueError(
+                    f"entropy: `normalization` must be one of {ENTROPY_NORMALIZATIONS}, got {normalization!r}"
+                )
             settings.update(base=float(base), normalization=normalization)
         if family == "intra_list_diversity":
             features, similarity = options.get("item_features"), options.get("item_similarity")
             if (features is None) == (similarity is None):
-                raise ValueError("intra_list_diversity needs exactly one of `item_features` [num_items, d] and "
-                                 f"`item_similarity` [num_items, num_items], got "
-                                 f"{'both' if features is not None else 'neither'}")
+                raise ValueError(
+                    "intra_list_diversity needs exactly one of `item_features` [num_items, d] and "
+                    f"`item_similarity` [num_items, num_items], got "
+                    f"{'both' if features is not None else 'neither'}"
+                )
             if features is not None:
                 features = _check_matrix("item_features", features, family, square=False)
                 features = features.to(torch.float64)
@@ -325,8 +351,10 @@ class BeyondMember:
                 if num_users is not None:
                     _check_int("num_users", num_users, family)
                     if float(popularity.max()) > num_users:
-                        raise ValueError(f"novelty: `item_popularity` counts users, so it cannot exceed "
-                                         f"`num_users`={num_users}; got a maximum of {float(popularity.max())}")
+                        raise ValueError(
+                            f"novelty: `item_popularity` counts users, so it cannot exceed "
+                            f"`num_users`={num_users}; got a maximum of {float(popularity.max())}"
+                        )
                 self.buffers["beyond_novelty_table"] = _information(popularity, num_users)
             elif family == "average_popularity":
                 self.buffers["beyond_average_popularity_table"] = popularity
@@ -346,18 +374,17 @@ class BeyondMember:
             default = torch.zeros(num_groups, len(self.item_rows), self.num_items, dtype=torch.float64)
             metric.add_state("beyond_items", default=default, dist_reduce_fx="sum")
         if self.num_stats:
-            metric.add_state("beyond_stats", default=torch.zeros(num_groups, self.num_stats, dtype=torch.float64),
-                             dist_reduce_fx="sum")
+            metric.add_state(
+                "beyond_stats",
+                default=torch.zeros(num_groups, self.num_stats, dtype=torch.float64),
+                dist_reduce_fx="sum",
+            )
 
     def update(self, metric: Any, batch: Batch) -> None:
         ranked = batch.ranked
         ids_all = ranked.item_ids
-        if metric.validate_args and self.limits:
-            high = int(ids_all.max())
-            for what, size in self.limits:
-                if high >= size:
-                    raise ValueError(f"Recommended item id {high} is out of range for {what}={size}: "
-                                     "item ids must be < num_items")
+        if not self.query_requests:  # per_query checks the ids otherwise
+            self._check_ids(metric, ids_all)
         groups = batch.groups
         num_rows = ids_all.shape[0]
         columns: list[Tensor] = []
@@ -373,7 +400,9 @@ class BeyondMember:
             rows = torch.cat(columns, dim=1) if len(columns) > 1 else columns[0]
             accumulate(metric.beyond_stats, rows.reshape(num_rows, self.num_stats), groups)
 
-    def _add_counts(self, metric: Any, ids_all: Tensor, lists: dict[int, Tensor], groups: Tensor | None) -> None:
+    def _add_counts(
+        self, metric: Any, ids_all: Tensor, lists: dict[int, Tensor], groups: Tensor | None
+    ) -> None:
         state = metric.beyond_items
         num_rows_state, num_items = state.shape[1], state.shape[2]
         flat = state.view(-1)
@@ -388,9 +417,20 @@ class BeyondMember:
             index = (group_base + row) * num_items + ids.clamp(min=0)
             flat.index_add_(0, index.reshape(-1), weights.reshape(-1))
 
+    def _check_ids(self, metric: Any, ids: Tensor) -> None:
+        if metric.validate_args and self.limits:
+            high = int(ids.max())  # host sync, skipped with validate_args=False
+            for what, size in self.limits:
+                if high >= size:
+                    raise ValueError(
+                        f"Recommended item id {high} is out of range for {what}={size}: "
+                        "item ids must be < num_items"
+                    )
+
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Per-query values [B, Q] (0 where not counted) and counted flags [B, Q] of the per-query metrics."""
         ranked = batch.ranked
+        self._check_ids(metric, ranked.item_ids)
         values, counted = [], []
         for family, k in self.query_requests:
             ids = ranked.item_ids[:, :k]
@@ -403,7 +443,7 @@ class BeyondMember:
                 ok = length > 0
                 value = total / length.clamp(min=1)
             elif family == "intra_list_diversity":
-                table = getattr(metric, "beyond_intra_list_diversity_table").to(torch.float64)
+                table = metric.beyond_intra_list_diversity_table.to(torch.float64)
                 if self.settings[family]["mode"] == "features":
                     vectors = table[safe] * present.unsqueeze(2)
                     summed = vectors.sum(1)
@@ -416,12 +456,13 @@ class BeyondMember:
                 ok = length >= 2
                 value = 1.0 - pair_sum / (length * (length - 1)).clamp(min=1)
             else:  # serendipity
-                rank = getattr(metric, "beyond_serendipity_table")
+                rank = metric.beyond_serendipity_table
                 baseline = self.settings[family]["baseline_size"]
                 unexpected = rank[safe] >= (k if baseline is None else baseline)
                 hits = (ranked.relevant[:, :k] & unexpected & present).sum(1).to(torch.float64) / k
-                value, flag = apply_empty_target_action(hits.unsqueeze(1), ranked.num_relevant,
-                                                        metric.empty_target_action)
+                value, flag = apply_empty_target_action(
+                    hits.unsqueeze(1), ranked.num_relevant, metric.empty_target_action
+                )
                 values.append(value.squeeze(1))
                 counted.append(flag)
                 continue
@@ -435,7 +476,9 @@ class BeyondMember:
         if not q:
             return {}
         stats = metric.beyond_stats
-        return {key: (stats[:, i], stats[:, q + i], stats[:, 2 * q + i]) for i, key in enumerate(self.query_keys)}
+        return {
+            key: (stats[:, i], stats[:, q + i], stats[:, 2 * q + i]) for i, key in enumerate(self.query_keys)
+        }
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         results = {key: total / count for key, (total, _, count) in self.moments(metric).items()}
@@ -447,6 +490,7 @@ class BeyondMember:
             total = counts.sum(1)
             if family == "coverage":
                 value = (counts > 0).sum(1).to(torch.float64) / num_items
+                value = torch.where(total > 0, value, torch.full_like(value, float("nan")))
             elif family == "gini":
                 ascending = counts.sort(dim=1).values
                 j = torch.arange(1, num_items + 1, dtype=torch.float64, device=counts.device)
@@ -474,7 +518,7 @@ class BeyondMember:
 
 
 def build_member(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]]) -> BeyondMember:
-    """One member for every requested beyond-accuracy metric of a suite (see :mod:`torchrec_eval.collection`)."""
+    """One member for every requested beyond-accuracy metric of a suite (:mod:`torchrec_eval.collection`)."""
     return BeyondMember(requests, options)
 
 
@@ -503,6 +547,7 @@ class Coverage(_Beyond):
     ``c_i``: number of top-k lists containing item ``i``; ``N`` = ``num_items`` (RecBole
     ItemCoverage; RecTools with the catalogue size). For MS Recommenders' ``catalog_coverage`` pass
     the number of distinct training items as ``num_items``. State: ``[G, num_items]`` item counts.
+    NaN before any item is recommended (as for a group without queries).
 
     Args:
         k: cut-off(s).
@@ -594,15 +639,23 @@ class Entropy(_Beyond):
     family = "entropy"
     higher_is_better = True
 
-    def __init__(self, k: IntOrSeq = 10, *, num_items: int, base: float = 2.0, normalization: str = "none",
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        k: IntOrSeq = 10,
+        *,
+        num_items: int,
+        base: float = 2.0,
+        normalization: str = "none",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(k, {"num_items": num_items, "base": base, "normalization": normalization}, **kwargs)
 
 
 class InterListDiversity(_Beyond):
     r"""Inter-list diversity@k: mean pairwise cosine distance between the top-k lists of queries.
 
-    .. math:: \mathrm{ILD_{inter}@k} = 1 - \frac{2}{n(n-1)} \sum_{u<v} \frac{|L_u \cap L_v|}{\sqrt{|L_u|\,|L_v|}}
+    .. math::
+        \mathrm{ILD_{inter}@k} = 1 - \frac{2}{n(n-1)} \sum_{u<v} \frac{|L_u \cap L_v|}{\sqrt{|L_u|\,|L_v|}}
 
     over the ``n`` queries with a non-empty list (Jurity's definition, computed exactly rather than
     by sampling users): with full lists, ``1 - sum_i c_i (c_i - 1) / (k n (n - 1))``. Exact for
@@ -621,7 +674,8 @@ class InterListDiversity(_Beyond):
         >>> import torch
         >>> from torchrec_eval.beyond import InterListDiversity
         >>> metric = InterListDiversity(k=2, num_items=5)
-        >>> metric.update(ranked_ids=torch.tensor([[0, 1], [1, 2], [3, 4]]), target_ids=torch.tensor([[0], [1], [2]]))
+        >>> ranked = torch.tensor([[0, 1], [1, 2], [3, 4]])
+        >>> metric.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [2]]))
         >>> metric.compute()
         tensor(0.8333, dtype=torch.float64)
     """
@@ -658,7 +712,8 @@ class IntraListDiversity(_Beyond):
         >>> from torchrec_eval.beyond import IntraListDiversity
         >>> features = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         >>> metric = IntraListDiversity(k=3, item_features=features)
-        >>> metric.update(ranked_ids=torch.tensor([[0, 1, 2], [0, 2, -1]]), target_ids=torch.tensor([[0], [2]]))
+        >>> ranked = torch.tensor([[0, 1, 2], [0, 2, -1]])
+        >>> metric.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [2]]))
         >>> metric.compute()
         tensor(0.4107, dtype=torch.float64)
     """
@@ -666,8 +721,14 @@ class IntraListDiversity(_Beyond):
     family = "intra_list_diversity"
     higher_is_better = True
 
-    def __init__(self, k: IntOrSeq = 10, *, item_features: Tensor | None = None,
-                 item_similarity: Tensor | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        k: IntOrSeq = 10,
+        *,
+        item_features: Tensor | None = None,
+        item_similarity: Tensor | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(k, {"item_features": item_features, "item_similarity": item_similarity}, **kwargs)
 
 
@@ -704,8 +765,9 @@ class Novelty(_Beyond):
     family = "novelty"
     higher_is_better = True
 
-    def __init__(self, k: IntOrSeq = 10, *, item_popularity: Tensor, num_users: int | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, k: IntOrSeq = 10, *, item_popularity: Tensor, num_users: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(k, {"item_popularity": item_popularity, "num_users": num_users}, **kwargs)
 
 
@@ -742,15 +804,17 @@ class Serendipity(_Beyond):
     family = "serendipity"
     higher_is_better = True
 
-    def __init__(self, k: IntOrSeq = 10, *, item_popularity: Tensor, baseline_size: int | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, k: IntOrSeq = 10, *, item_popularity: Tensor, baseline_size: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(k, {"item_popularity": item_popularity, "baseline_size": baseline_size}, **kwargs)
 
 
 class AveragePopularity(_Beyond):
     r"""Average popularity@k of the recommended items (RecBole AveragePopularity; popularity bias).
 
-    .. math:: \mathrm{ARP@k} = \operatorname{mean}_{u : |L_u| > 0}\; \frac{1}{|L_u|} \sum_{i \in L_u} \mathrm{pop}_i
+    .. math::
+        \mathrm{ARP@k} = \operatorname{mean}_{u : |L_u| > 0}\; \frac{1}{|L_u|} \sum_{i \in L_u} \mathrm{pop}_i
 
     Args:
         k: cut-off(s).
@@ -758,7 +822,8 @@ class AveragePopularity(_Beyond):
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
-        ValueError: on a bad ``k`` or ``item_popularity``, an item id out of range, and bad input in ``update``.
+        ValueError: on a bad ``k`` or ``item_popularity``, an item id out of range, and bad input in
+            ``update``.
 
     Example:
         >>> import torch

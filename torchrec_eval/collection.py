@@ -11,6 +11,7 @@ from torchmetrics import Metric
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.functional._plan import Plan, make_entry
+from torchrec_eval import beyond as _beyond
 from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
 
@@ -20,7 +21,7 @@ ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", 
 
 # Modules of other metric families usable in a suite. Each has FAMILIES (the names it answers,
 # with whether "@k" is required/allowed) and build_member(requests, options) -> a member object.
-MEMBER_MODULES: tuple[Any, ...] = (_pairwise,)
+MEMBER_MODULES: tuple[Any, ...] = (_pairwise, _beyond)
 
 
 def _member_module(family: str) -> Any | None:

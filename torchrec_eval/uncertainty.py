@@ -31,7 +31,8 @@ over queries and have no interval here.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -58,7 +59,7 @@ def _check_method(method: object) -> str:
 
 
 def t_quantile(probability: float, df: Tensor) -> Tensor:
-    """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (elementwise), probability > 0.5.
+    """The ``probability`` (> 0.5) quantile of Student's t with ``df`` degrees of freedom, elementwise.
 
     Hill (1970) Algorithm 396: closed forms for df = 1 and 2, an expansion around the normal
     quantile for large df and a tail series otherwise. ``df <= 0`` gives NaN.
@@ -87,16 +88,23 @@ def t_quantile(probability: float, df: Tensor) -> Tensor:
     y_normal = (((((0.4 * xx + 6.3) * xx + 36.0) * xx + 94.5) / c_normal - xx - 3.0) / b + 1.0) * x
     y_normal = torch.expm1(a * y_normal * y_normal)
     # tail branch
-    y_tail = ((1.0 / (((safe_n + 6.0) / (safe_n * y) - 0.089 * d - 0.822) * (safe_n + 2.0) * 3.0)
-               + 0.5 / (safe_n + 4.0)) * y - 1.0) * (safe_n + 1.0) / (safe_n + 2.0) + 1.0 / y
+    y_tail = (
+        (
+            1.0 / (((safe_n + 6.0) / (safe_n * y) - 0.089 * d - 0.822) * (safe_n + 2.0) * 3.0)
+            + 0.5 / (safe_n + 4.0)
+        )
+        * y
+        - 1.0
+    ) * (safe_n + 1.0) / (safe_n + 2.0) + 1.0 / y
     q = torch.sqrt(safe_n * torch.where(y > 0.05 + a, y_normal, y_tail))
     q = torch.where(n == 2, torch.sqrt(2.0 / (p * (2.0 - p)) - 2.0), q)
     q = torch.where(n == 1, 1.0 / torch.tan(p * math.pi / 2), q)
     return torch.where(n > 0, q, torch.full_like(q, float("nan")))
 
 
-def interval_from_moments(total: Tensor, total_sq: Tensor, count: Tensor, level: float = 0.95,
-                          method: str = "t") -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def interval_from_moments(
+    total: Tensor, total_sq: Tensor, count: Tensor, level: float = 0.95, method: str = "t"
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """(mean, low, high, standard error) of the mean from a sum, a sum of squares and a count."""
     level, method = _check_level(level), _check_method(method)
     total, total_sq, count = (torch.as_tensor(x, dtype=torch.float64) for x in (total, total_sq, count))
@@ -108,7 +116,7 @@ def interval_from_moments(total: Tensor, total_sq: Tensor, count: Tensor, level:
     if method == "t":
         q = t_quantile(probability, count - 1)
     else:
-        q = torch.full_like(stderr, math.sqrt(2.0) * math.erfinv(level))
+        q = torch.special.ndtri(torch.full_like(stderr, probability))
     return mean, mean - q * stderr, mean + q * stderr, stderr
 
 
@@ -125,7 +133,9 @@ def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     return out
 
 
-def confidence_interval(metric: RankingMetric, level: float = 0.95, method: str = "t") -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+def confidence_interval(
+    metric: RankingMetric, level: float = 0.95, method: str = "t"
+) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     r"""Confidence interval of every mean-over-queries value of a metric, from its state.
 
     ``mean`` is what ``metric.compute()`` returns; ``low``/``high`` bound it at ``level`` (see
@@ -160,12 +170,17 @@ def confidence_interval(metric: RankingMetric, level: float = 0.95, method: str 
     level, method = _check_level(level), _check_method(method)
     if not isinstance(metric, RankingMetric):
         raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
-    with metric.sync_context(dist_sync_fn=metric.dist_sync_fn, should_sync=metric._to_sync and not metric._is_synced,
-                             should_unsync=metric._should_unsync):
+    with metric.sync_context(
+        dist_sync_fn=metric.dist_sync_fn,
+        should_sync=metric._to_sync and not metric._is_synced,
+        should_unsync=metric._should_unsync,
+    ):
         moments = {key: tuple(x.clone() for x in value) for key, value in _moments(metric).items()}
     if not moments:
-        raise ValueError(f"{type(metric).__name__} has no mean-over-queries value ({metric.keys}): "
-                         "confidence intervals exist for per-query metrics only")
+        raise ValueError(
+            f"{type(metric).__name__} has no mean-over-queries value ({metric.keys}): "
+            "confidence intervals exist for per-query metrics only"
+        )
     order = [key for key in getattr(metric, "order", metric.keys) if key in moments]
     out = {}
     for key in order:
@@ -220,8 +235,14 @@ class PairedComparison(Metric):
         >>> model = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]])
         >>> baseline = torch.tensor([[0.1, 0.9], [0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
         >>> compare.update(model, baseline, target)
-        >>> {key: round(value.item(), 4) for key, value in compare.compute().items()}
-        {'hitrate@1/a': 0.75, 'hitrate@1/b': 0.25, 'hitrate@1/diff': 0.5, 'hitrate@1/low': -0.4187, 'hitrate@1/high': 1.4187, 'hitrate@1/p_value': 0.0833}
+        >>> for key, value in compare.compute().items():
+        ...     print(key, round(value.item(), 4))
+        hitrate@1/a 0.75
+        hitrate@1/b 0.25
+        hitrate@1/diff 0.5
+        hitrate@1/low -0.4187
+        hitrate@1/high 1.4187
+        hitrate@1/p_value 0.0833
     """
 
     is_differentiable = False
@@ -230,9 +251,16 @@ class PairedComparison(Metric):
 
     _COMMON = ("empty_target_action", "relevance_threshold", "ties", "validate_args", "num_groups")
 
-    def __init__(self, metrics: Sequence[str] | RankingMetric | Callable[[], RankingMetric], *,
-                 k: int | Sequence[int] | None = None, options: dict[str, dict[str, Any]] | None = None,
-                 level: float = 0.95, method: str = "t", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        metrics: Sequence[str] | RankingMetric | Callable[[], RankingMetric],
+        *,
+        k: int | Sequence[int] | None = None,
+        options: dict[str, dict[str, Any]] | None = None,
+        level: float = 0.95,
+        method: str = "t",
+        **kwargs: Any,
+    ) -> None:
         common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
         super().__init__(**kwargs)
         self.level, self.method = _check_level(level), _check_method(method)
@@ -241,7 +269,9 @@ class PairedComparison(Metric):
         elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):
             template = metrics()
             if not isinstance(template, RankingMetric):
-                raise ValueError(f"`metrics` factory must return a RankingMetric, got {type(template).__name__}")
+                raise ValueError(
+                    f"`metrics` factory must return a RankingMetric, got {type(template).__name__}"
+                )
         else:
             from torchrec_eval.collection import RankingMetrics
 
@@ -254,12 +284,16 @@ class PairedComparison(Metric):
         for member in template.members:
             member_keys = _query_keys(member)
             if member_keys is None:
-                raise ValueError(f"{member.keys} are not means over queries: a paired comparison needs per-query "
-                                 "metrics")
+                raise ValueError(
+                    f"{member.keys} do not expose per-query values (their member has no `per_query` and "
+                    "`query_keys`): a paired comparison takes top-k and per-query beyond-accuracy metrics"
+                )
             catalogue = [key for key in member.keys if key not in member_keys]
             if catalogue:
-                raise ValueError(f"{catalogue} are catalogue-level, not means over queries: a paired comparison "
-                                 "needs per-query metrics")
+                raise ValueError(
+                    f"{catalogue} are catalogue-level, not means over queries: a paired comparison "
+                    "needs per-query metrics"
+                )
             if member_keys:
                 self.members.append(member)
                 keys.extend(member_keys)
@@ -270,8 +304,11 @@ class PairedComparison(Metric):
         self._columns = [keys.index(key) for key in self.keys]
         self.num_groups = template.num_groups
         p = len(self.keys)
-        self.add_state("paired", default=torch.zeros(self.num_groups or 1, 5 * p, dtype=torch.float64),
-                       dist_reduce_fx="sum")
+        self.add_state(
+            "paired",
+            default=torch.zeros(self.num_groups or 1, 5 * p, dtype=torch.float64),
+            dist_reduce_fx="sum",
+        )
 
     def _per_query(self, batch: Any) -> tuple[Tensor, Tensor]:
         values, counted = [], []
@@ -287,19 +324,30 @@ class PairedComparison(Metric):
         values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
         return values_t[:, self._columns], counted_t[:, self._columns]
 
-    def update(self, preds_a: Tensor | None = None, preds_b: Tensor | None = None, target: Tensor | None = None, *,
-               ranked_ids_a: Tensor | None = None, ranked_ids_b: Tensor | None = None, groups: Tensor | None = None,
-               **inputs: Tensor | None) -> None:
+    def update(
+        self,
+        preds_a: Tensor | None = None,
+        preds_b: Tensor | None = None,
+        target: Tensor | None = None,
+        *,
+        ranked_ids_a: Tensor | None = None,
+        ranked_ids_b: Tensor | None = None,
+        groups: Tensor | None = None,
+        **inputs: Tensor | None,
+    ) -> None:
         """Score both models on one batch of the same queries (any input form, shared target and options).
 
         Args:
             preds_a, preds_b: the two models' scores (dense, ids or flat form), or
             ranked_ids_a, ranked_ids_b: their ranked lists (ranked form, with ``target_ids``).
-            target, inputs: shared by both (``target_ids``, ``target_gains``, ``indexes``, ``mask``, ``exclude_ids``).
+            target, inputs: shared by both (``target_ids``, ``target_gains``, ``indexes``, ``mask``,
+                ``exclude_ids``).
             groups: ``[B]`` group of each query when built with ``num_groups``.
         """
         if (preds_a is None) != (preds_b is None) or (ranked_ids_a is None) != (ranked_ids_b is None):
-            raise ValueError("Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`")
+            raise ValueError(
+                "Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`"
+            )
         if (groups is None) != (self.num_groups is None):
             raise ValueError(
                 "`groups` must be given exactly when the metric was built with `num_groups` "
@@ -308,14 +356,24 @@ class PairedComparison(Metric):
         template = self.template
         batches = []
         for preds, ranked_ids in ((preds_a, ranked_ids_a), (preds_b, ranked_ids_b)):
-            batch = prepare(self.members, preds, target, ties=template.ties,
-                            relevance_threshold=template.relevance_threshold, validate_args=template.validate_args,
-                            groups=groups, ranked_ids=ranked_ids, **inputs)
+            batch = prepare(
+                self.members,
+                preds,
+                target,
+                ties=template.ties,
+                relevance_threshold=template.relevance_threshold,
+                validate_args=template.validate_args,
+                groups=groups,
+                ranked_ids=ranked_ids,
+                **inputs,
+            )
             batches.append(batch)
         a, counted_a = self._per_query(batches[0])
         b, counted_b = self._per_query(batches[1])
         if a.shape != b.shape:
-            raise ValueError(f"The two models must be scored on the same queries: got {a.shape[0]} and {b.shape[0]}")
+            raise ValueError(
+                f"The two models must be scored on the same queries: got {a.shape[0]} and {b.shape[0]}"
+            )
         both = counted_a & counted_b
         zero = torch.zeros((), dtype=torch.float64, device=a.device)
         a, b = torch.where(both, a, zero), torch.where(both, b, zero)
@@ -333,12 +391,23 @@ class PairedComparison(Metric):
         for i, key in enumerate(self.keys):
             sum_a, sum_b, sum_d, sum_d2, count = (stats[:, j * p + i] for j in range(5))
             diff, low, high, stderr = interval_from_moments(sum_d, sum_d2, count, self.level, self.method)
-            z = torch.where(stderr > 0, diff.abs() / stderr,
-                            torch.where(diff == 0, torch.zeros_like(diff), torch.full_like(diff, float("inf"))))
+            z = torch.where(
+                stderr > 0,
+                diff.abs() / stderr,
+                torch.where(diff == 0, torch.zeros_like(diff), torch.full_like(diff, float("inf"))),
+            )
             p_value = torch.special.erfc(z / math.sqrt(2.0))
-            p_value = torch.where(torch.isnan(diff) | (count < 2), torch.full_like(p_value, float("nan")), p_value)
-            values = {"a": sum_a / count, "b": sum_b / count, "diff": diff, "low": low, "high": high,
-                      "p_value": p_value}
+            p_value = torch.where(
+                torch.isnan(diff) | (count < 2), torch.full_like(p_value, float("nan")), p_value
+            )
+            values = {
+                "a": sum_a / count,
+                "b": sum_b / count,
+                "diff": diff,
+                "low": low,
+                "high": high,
+                "p_value": p_value,
+            }
             for name, value in values.items():
                 out[f"{key}/{name}"] = value if self.num_groups is not None else value[0]
         return out

@@ -1,0 +1,128 @@
+"""Brute-force oracles for the beyond-accuracy metrics (torchrec_eval/beyond.py docstrings).
+
+Plain Python, one list and one pair of lists at a time: every pair of users for inter-list
+diversity, every pair of items for intra-list diversity, written to be obviously right rather than
+fast. ``lists`` is a list of recommendation lists (item ids in rank order, already cut at k, no
+padding); ``relevant`` a list of sets of relevant ids per list.
+"""
+
+import math
+
+
+def _counts(lists, num_items):
+    counts = [0] * num_items
+    for items in lists:
+        for i in items:
+            counts[i] += 1
+    return counts
+
+
+def coverage(lists, num_items):
+    return len({i for items in lists for i in items}) / num_items
+
+
+def gini(lists, num_items):
+    counts = sorted(_counts(lists, num_items))
+    total = sum(counts)
+    if total == 0:
+        return math.nan
+    # Gini as the mean absolute difference over all ordered pairs / (2 * mean): the textbook formula
+    n = num_items
+    mad = sum(abs(a - b) for a in counts for b in counts) / (n * n)
+    return mad / (2 * total / n)
+
+
+def entropy(lists, num_items, base=2.0, normalization="none"):
+    counts = _counts(lists, num_items)
+    total = sum(counts)
+    if total == 0:
+        return math.nan
+    h = -sum(c / total * math.log(c / total) for c in counts if c > 0)
+    if normalization == "log_num_items":
+        return h / math.log(num_items)
+    if normalization == "distinct":
+        h = h / sum(1 for c in counts if c > 0)
+    return h / math.log(base)
+
+
+def inter_list_diversity(lists):
+    lists = [set(items) for items in lists if items]
+    if len(lists) < 2:
+        return math.nan
+    distances = [
+        1 - len(a & b) / math.sqrt(len(a) * len(b)) for x, a in enumerate(lists) for b in lists[x + 1 :]
+    ]
+    return sum(distances) / len(distances)
+
+
+def _cosine(u, v):
+    nu = math.sqrt(sum(x * x for x in u))
+    nv = math.sqrt(sum(x * x for x in v))
+    if nu == 0 or nv == 0:
+        return 0.0
+    return sum(a * b for a, b in zip(u, v, strict=True)) / (nu * nv)
+
+
+def intra_list_diversity(lists, features=None, similarity=None):
+    """Mean over lists of >= 2 items of the mean pairwise 1 - sim (features: cosine; else the matrix)."""
+    values = []
+    for items in lists:
+        if len(items) < 2:
+            continue
+        pairs = [(a, b) for x, a in enumerate(items) for b in items[x + 1 :]]
+        sims = [
+            _cosine(features[a], features[b]) if features is not None else similarity[a][b] for a, b in pairs
+        ]
+        values.append(sum(1 - s for s in sims) / len(pairs))
+    return sum(values) / len(values) if values else math.nan
+
+
+def cooccurrence_similarity(matrix):
+    """count(i, j) / sqrt(c_i c_j) from a [users][items] 0/1 list of lists."""
+    num_items = len(matrix[0])
+    users = [{i for i in range(num_items) if row[i]} for row in matrix]
+    out = [[0.0] * num_items for _ in range(num_items)]
+    for i in range(num_items):
+        for j in range(num_items):
+            both = sum(1 for u in users if i in u and j in u)
+            ci = sum(1 for u in users if i in u)
+            cj = sum(1 for u in users if j in u)
+            out[i][j] = both / math.sqrt(ci * cj) if ci and cj else 0.0
+    return out
+
+
+def _self_information(popularity, num_users=None):
+    denominator = num_users if num_users is not None else sum(popularity)
+    floor = min(p for p in popularity if p > 0)
+    return [-math.log2((p if p > 0 else floor) / denominator) for p in popularity]
+
+
+def novelty(lists, popularity, num_users=None):
+    info = _self_information(popularity, num_users)
+    values = [sum(info[i] for i in items) / len(items) for items in lists if items]
+    return sum(values) / len(values) if values else math.nan
+
+
+def novelty_per_query(lists, popularity, num_users=None):
+    info = _self_information(popularity, num_users)
+    return [sum(info[i] for i in items) / len(items) if items else None for items in lists]
+
+
+def average_popularity(lists, popularity):
+    values = [sum(popularity[i] for i in items) / len(items) for items in lists if items]
+    return sum(values) / len(values) if values else math.nan
+
+
+def serendipity(lists, relevant, popularity, k, baseline_size=None, empty_target_action="skip"):
+    size = k if baseline_size is None else baseline_size
+    order = sorted(range(len(popularity)), key=lambda i: (-popularity[i], i))
+    popular = set(order[:size])
+    values = []
+    for items, rel in zip(lists, relevant, strict=True):
+        if not rel:
+            if empty_target_action == "skip":
+                continue
+            values.append(1.0 if empty_target_action == "pos" else 0.0)
+            continue
+        values.append(sum(1 for i in items if i in rel and i not in popular) / k)
+    return sum(values) / len(values) if values else math.nan

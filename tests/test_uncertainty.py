@@ -1,0 +1,367 @@
+"""Confidence intervals and paired comparisons (torchrec_eval/uncertainty.py).
+
+* Student-t quantiles against scipy and the closed forms;
+* intervals read from the running sums equal the textbook interval over the per-query values;
+* coverage by simulation: 200 repetitions as 200 groups of one metric (one update, one read), the
+  share of intervals containing the true mean within a binomial tolerance of the nominal level;
+* the paired comparison: its means equal two separate metrics, its interval covers the true
+  difference, its p-value rejects about 5% of the time under the null and ~always under a real
+  effect; merged (synced) states equal one process, including a real 2-process gloo run.
+"""
+
+import math
+import os
+import socket
+import statistics
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import torchrec_eval as tre
+import torchrec_eval.beyond as beyond
+from torchrec_eval import collection
+from torchrec_eval import functional as F
+from torchrec_eval.uncertainty import PairedComparison, confidence_interval, interval_from_moments, t_quantile
+
+REPS = 200
+PER_REP = 30
+# the share of 200 intervals that cover, nominal 0.95: sd = sqrt(.95 * .05 / 200) = 0.0154; 3.5 sd
+TOLERANCE = 3.5 * math.sqrt(0.95 * 0.05 / REPS)
+
+
+@pytest.fixture
+def suites(monkeypatch):
+    if beyond not in collection.MEMBER_MODULES:
+        monkeypatch.setattr(collection, "MEMBER_MODULES", (*collection.MEMBER_MODULES, beyond))
+    return collection.RankingMetrics
+
+
+# ----------------------------------------------------------------------------------------------
+# quantiles and the interval formula
+# ----------------------------------------------------------------------------------------------
+def test_t_quantile_closed_forms_and_normal_limit():
+    for p in (0.6, 0.9, 0.975, 0.999):
+        two = 2 * (1 - p)
+        assert float(t_quantile(p, torch.tensor(1.0))) == pytest.approx(
+            math.tan(math.pi * (p - 0.5)), rel=1e-12
+        )
+        assert float(t_quantile(p, torch.tensor(2.0))) == pytest.approx(
+            math.sqrt(2 / (two * (2 - two)) - 2), rel=1e-12
+        )
+        normal = statistics.NormalDist().inv_cdf(p)
+        assert float(t_quantile(p, torch.tensor(1e8))) == pytest.approx(normal, rel=1e-6)
+    assert torch.isnan(t_quantile(0.975, torch.tensor([0.0, -1.0]))).all()
+    with pytest.raises(ValueError, match="`probability` must lie in"):
+        t_quantile(0.3, torch.tensor(3.0))
+
+
+def test_t_quantile_against_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    df = torch.tensor([1, 2, 3, 4, 5, 7, 10, 29, 100, 1e4], dtype=torch.float64)
+    for p in (0.55, 0.8, 0.95, 0.975, 0.995, 0.9995):
+        expected = torch.as_tensor(stats.t.ppf(p, df.numpy()))
+        assert torch.allclose(t_quantile(p, df), expected, rtol=2e-5)
+
+
+def test_interval_from_moments_is_the_textbook_interval():
+    stats = pytest.importorskip("scipy.stats")
+    x = torch.tensor([0.2, 0.9, 0.4, 0.4, 1.0, 0.0, 0.7], dtype=torch.float64)
+    mean, low, high, stderr = interval_from_moments(x.sum(), (x * x).sum(), torch.tensor(7.0), level=0.9)
+    lo, hi = stats.t.interval(0.9, 6, loc=x.mean().item(), scale=stats.sem(x.numpy()))
+    assert float(stderr) == pytest.approx(float(x.std() / math.sqrt(7)), rel=1e-12)
+    assert (float(low), float(high)) == pytest.approx((lo, hi), rel=1e-5)
+    _, low, high, _ = interval_from_moments(x.sum(), (x * x).sum(), torch.tensor(7.0), method="normal")
+    half = 1.959963984540054 * float(stderr)
+    assert (float(low), float(high)) == pytest.approx((float(mean) - half, float(mean) + half), rel=1e-12)
+    one = interval_from_moments(torch.tensor(0.5), torch.tensor(0.25), torch.tensor(1.0))
+    assert float(one[0]) == 0.5 and math.isnan(float(one[1]))
+
+
+# ----------------------------------------------------------------------------------------------
+# confidence_interval on metrics
+# ----------------------------------------------------------------------------------------------
+def _expected_interval(values, level=0.95):
+    values = values[~torch.isnan(values)]
+    n = values.numel()
+    return interval_from_moments(values.sum(), (values * values).sum(), torch.tensor(float(n)), level)[:3]
+
+
+def test_interval_of_topk_metrics_matches_per_query_values(suites):
+    generator = torch.Generator().manual_seed(0)
+    preds = torch.rand(40, 12, generator=generator)
+    target = torch.randint(0, 3, (40, 12), generator=generator) * (
+        torch.rand(40, 12, generator=generator) < 0.3
+    )
+    suite = suites(["ndcg@5", "recall@3", "coverage@5"], options={"coverage": {"num_items": 12}})
+    suite.update(preds[:25], target[:25])
+    suite.update(preds[25:], target[25:])
+    result = confidence_interval(suite, level=0.9)
+    assert list(result) == ["ndcg@5", "recall@3"]  # coverage is catalogue-level: no interval
+    for key, fn, kw in (("ndcg@5", F.ndcg, {"k": 5}), ("recall@3", F.recall, {"k": 3})):
+        expected = _expected_interval(fn(preds, target, reduction="none", **kw), level=0.9)
+        for a, e in zip(result[key], expected, strict=True):
+            assert float(a) == pytest.approx(float(e), rel=1e-10)
+        assert float(result[key][0]) == pytest.approx(float(suite.compute()[key]), rel=1e-12)
+
+
+def test_interval_of_beyond_per_query_metric():
+    generator = torch.Generator().manual_seed(1)
+    pop = torch.randint(1, 30, (10,), generator=generator).double()
+    ranked = torch.stack([torch.randperm(10, generator=generator)[:4] for _ in range(20)])
+    metric = tre_novelty = beyond.Novelty(k=4, item_popularity=pop)
+    tre_novelty.update(ranked_ids=ranked, target_ids=ranked[:, :1])
+    info = -torch.log2(pop / pop.sum())
+    per_query = info[ranked].mean(1)
+    mean, low, high = confidence_interval(metric)["novelty@4"]
+    for a, e in zip((mean, low, high), _expected_interval(per_query), strict=True):
+        assert float(a) == pytest.approx(float(e), rel=1e-10)
+
+
+def test_interval_per_group_equals_group_alone():
+    generator = torch.Generator().manual_seed(2)
+    preds = torch.rand(30, 8, generator=generator)
+    target = torch.rand(30, 8, generator=generator) < 0.3
+    groups = torch.randint(0, 3, (30,), generator=generator)
+    grouped = tre.NDCG(k=4, num_groups=4)
+    grouped.update(preds, target, groups=groups)
+    mean, low, high = confidence_interval(grouped)["ndcg@4"]
+    assert mean.shape == (4,) and torch.isnan(mean[3]) and torch.isnan(low[3])
+    for g in range(3):
+        alone = tre.NDCG(k=4)
+        alone.update(preds[groups == g], target[groups == g])
+        expected = confidence_interval(alone)["ndcg@4"]
+        for a, e in zip((mean[g], low[g], high[g]), expected, strict=True):
+            assert float(a) == pytest.approx(float(e), rel=1e-12)
+
+
+def test_confidence_interval_errors():
+    with pytest.raises(ValueError, match="`level` must be a number in"):
+        confidence_interval(tre.NDCG(k=3), level=95)
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        confidence_interval(tre.NDCG(k=3), method="bootstrap")
+    with pytest.raises(ValueError, match="no mean-over-queries value"):
+        confidence_interval(beyond.Coverage(k=3, num_items=5))
+    with pytest.raises(ValueError, match="must be a torchrec_eval RankingMetric"):
+        confidence_interval(object())
+
+
+# ----------------------------------------------------------------------------------------------
+# coverage by simulation
+# ----------------------------------------------------------------------------------------------
+def _dcg1_batch(generator, gains_first, gains_second):
+    """3 items, scores fixed so that item 0 is first: DCG@1 = the gain of item 0 (1 / log2(2) = 1)."""
+    rows = gains_first.numel()
+    preds = torch.tensor([[3.0, 2.0, 1.0]]).expand(rows, 3).contiguous()
+    target = torch.stack([gains_first, gains_second, torch.ones(rows)], dim=1)
+    return preds, target
+
+
+@pytest.mark.parametrize("method,level", [("t", 0.95), ("normal", 0.95), ("t", 0.9)])
+def test_interval_coverage_by_simulation(method, level):
+    generator = torch.Generator().manual_seed(3)
+    gains = torch.randint(0, 4, (REPS * PER_REP,), generator=generator).double()  # mean 1.5
+    preds, target = _dcg1_batch(generator, gains, torch.zeros_like(gains))
+    metric = tre.DCG(k=1, num_groups=REPS)
+    metric.update(preds, target, groups=torch.arange(REPS).repeat_interleave(PER_REP))
+    _, low, high = confidence_interval(metric, level=level, method=method)["dcg@1"]
+    covered = ((low <= 1.5) & (1.5 <= high)).double().mean().item()
+    tolerance = 3.5 * math.sqrt(level * (1 - level) / REPS)
+    assert abs(covered - level) <= tolerance, covered
+    # the check can fail: a 50% interval covers about half the time
+    _, low, high = confidence_interval(metric, level=0.5, method=method)["dcg@1"]
+    assert ((low <= 1.5) & (1.5 <= high)).double().mean().item() < level - tolerance
+
+
+def test_paired_interval_coverage_and_p_values():
+    generator = torch.Generator().manual_seed(4)
+    rows = REPS * PER_REP
+    groups = torch.arange(REPS).repeat_interleave(PER_REP)
+    x = torch.randint(0, 4, (rows,), generator=generator).double()  # model a's top item: mean 1.5
+    y = torch.randint(0, 3, (rows,), generator=generator).double()  # model b's top item: mean 1.0
+    preds_a = torch.tensor([[3.0, 2.0, 1.0]]).expand(rows, 3)
+    preds_b = torch.tensor([[2.0, 3.0, 1.0]]).expand(rows, 3)
+    target = torch.stack([x, y, torch.ones(rows)], dim=1)
+    compare = PairedComparison(["dcg@1"], num_groups=REPS)
+    compare.update(preds_a, preds_b, target, groups=groups)
+    result = compare.compute()
+    covered = ((result["dcg@1/low"] <= 0.5) & (0.5 <= result["dcg@1/high"])).double().mean().item()
+    assert abs(covered - 0.95) <= TOLERANCE, covered
+    # under the null (both models' items i.i.d. uniform on {0..3}) the test rejects about 5% of the time
+    y_null = torch.randint(0, 4, (rows,), generator=generator).double()
+    null = PairedComparison(["dcg@1"], num_groups=REPS)
+    null.update(preds_a, preds_b, torch.stack([x, y_null, torch.ones(rows)], dim=1), groups=groups)
+    rejected = (null.compute()["dcg@1/p_value"] < 0.05).double().mean().item()
+    assert abs(rejected - 0.05) <= 3.5 * math.sqrt(0.05 * 0.95 / REPS), rejected
+    # a large effect is found with ~every sample of 30 queries
+    strong = PairedComparison(["dcg@1"], num_groups=REPS)
+    strong.update(preds_a, preds_b, torch.stack([x + 2, y, torch.ones(rows)], dim=1), groups=groups)
+    assert (strong.compute()["dcg@1/p_value"] < 0.01).double().mean().item() > 0.95
+
+
+# ----------------------------------------------------------------------------------------------
+# paired comparison
+# ----------------------------------------------------------------------------------------------
+def test_paired_means_equal_separate_metrics(suites):
+    generator = torch.Generator().manual_seed(5)
+    preds_a, preds_b = torch.rand(50, 10, generator=generator), torch.rand(50, 10, generator=generator)
+    target = torch.rand(50, 10, generator=generator) < 0.2
+    pop = torch.arange(1, 11).double()
+    compare = PairedComparison(
+        lambda: suites(["ndcg@5", "novelty@3", "mrr@5"], options={"novelty": {"item_popularity": pop}})
+    )
+    compare.update(preds_a[:20], preds_b[:20], target[:20])
+    compare.update(preds_a[20:], preds_b[20:], target[20:])
+    result = compare.compute()
+    assert list(result)[:6] == [
+        "ndcg@5/a",
+        "ndcg@5/b",
+        "ndcg@5/diff",
+        "ndcg@5/low",
+        "ndcg@5/high",
+        "ndcg@5/p_value",
+    ]
+    for key, fn in (("ndcg@5", F.ndcg), ("mrr@5", F.mrr)):
+        a, b = fn(preds_a, target, k=5, reduction="none"), fn(preds_b, target, k=5, reduction="none")
+        keep = ~torch.isnan(a)
+        d = (a - b)[keep]
+        assert float(result[f"{key}/a"]) == pytest.approx(float(a[keep].mean()), rel=1e-12)
+        assert float(result[f"{key}/b"]) == pytest.approx(float(b[keep].mean()), rel=1e-12)
+        expected = interval_from_moments(d.sum(), (d * d).sum(), torch.tensor(float(d.numel())))
+        for name, e in zip(("diff", "low", "high"), expected, strict=False):
+            assert float(result[f"{key}/{name}"]) == pytest.approx(float(e), rel=1e-10)
+        z = abs(float(d.mean())) / float(expected[3])
+        assert float(result[f"{key}/p_value"]) == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-10)
+    assert float(result["novelty@3/a"]) == pytest.approx(
+        float(beyond.Novelty(k=3, item_popularity=pop)(preds_a, target)), rel=1e-12
+    )
+
+
+def test_paired_ranked_form_and_identical_models():
+    ranked = torch.tensor([[0, 1, 2], [2, 1, -1], [1, 0, 2]])
+    target_ids = torch.tensor([[1], [2], [0]])
+    compare = PairedComparison(["precision@2", "mrr@3"])
+    compare.update(ranked_ids_a=ranked, ranked_ids_b=ranked, target_ids=target_ids)
+    result = compare.compute()
+    assert float(result["mrr@3/diff"]) == 0 and float(result["mrr@3/p_value"]) == 1.0
+    assert float(result["mrr@3/low"]) == 0 and float(result["mrr@3/high"]) == 0
+
+
+def test_paired_errors(suites):
+    with pytest.raises(ValueError, match="catalogue-level"):
+        PairedComparison(lambda: suites(["ndcg@3", "coverage@3"], options={"coverage": {"num_items": 4}}))
+    with pytest.raises(ValueError, match="`level` must be"):
+        PairedComparison(["ndcg@3"], level=1.5)
+    with pytest.raises(ValueError, match="Unknown metric"):
+        PairedComparison(["nope@3"])
+    compare = PairedComparison(["ndcg@3"])
+    with pytest.raises(ValueError, match="Pass both models' inputs"):
+        compare.update(torch.rand(2, 4), None, torch.ones(2, 4))
+    with pytest.raises(ValueError, match="`groups` must be given exactly"):
+        compare.update(
+            torch.rand(2, 4), torch.rand(2, 4), torch.ones(2, 4), groups=torch.zeros(2, dtype=torch.long)
+        )
+    with pytest.raises(ValueError, match="to the template metric"):
+        PairedComparison(tre.NDCG(k=3), num_groups=2)
+
+
+def test_paired_merged_states_equal_one_process():
+    generator = torch.Generator().manual_seed(6)
+    preds_a, preds_b = torch.rand(30, 9, generator=generator), torch.rand(30, 9, generator=generator)
+    target = torch.rand(30, 9, generator=generator) < 0.3
+    whole = PairedComparison(["ndcg@4", "hitrate@2"])
+    whole.update(preds_a, preds_b, target)
+    parts = [PairedComparison(["ndcg@4", "hitrate@2"]) for _ in range(2)]
+    parts[0].update(preds_a[:11], preds_b[:11], target[:11])
+    parts[1].update(preds_a[11:], preds_b[11:], target[11:])
+    parts[0].merge_state(parts[1])
+    for key, value in whole.compute().items():
+        assert float(parts[0].compute()[key]) == pytest.approx(float(value), rel=1e-12, abs=1e-15), key
+
+
+# ----------------------------------------------------------------------------------------------
+# a real 2-process run: synced intervals, paired comparison and beyond metrics
+# ----------------------------------------------------------------------------------------------
+def _data():
+    generator = torch.Generator().manual_seed(7)
+    preds_a, preds_b = torch.rand(24, 10, generator=generator), torch.rand(24, 10, generator=generator)
+    target = torch.rand(24, 10, generator=generator) < 0.3
+    groups = torch.randint(0, 2, (24,), generator=generator)
+    return preds_a, preds_b, target, groups
+
+
+def _build():
+    pop = torch.arange(1, 11).double()
+    features = torch.eye(10)[:, :4] + 0.1
+    metrics = {
+        "ndcg": tre.NDCG(k=[3, 5], num_groups=2),
+        "beyond": [
+            beyond.Coverage(k=4, num_items=10, num_groups=2),
+            beyond.InterListDiversity(k=4, num_items=10, num_groups=2),
+            beyond.GiniIndex(k=4, num_items=10, num_groups=2),
+            beyond.Entropy(k=4, num_items=10, num_groups=2),
+            beyond.IntraListDiversity(k=4, item_features=features, num_groups=2),
+            beyond.Novelty(k=4, item_popularity=pop, num_groups=2),
+            beyond.Serendipity(k=4, item_popularity=pop, num_groups=2),
+            beyond.AveragePopularity(k=4, item_popularity=pop, num_groups=2),
+        ],
+        "paired": PairedComparison(["ndcg@5", "mrr@5"], num_groups=2),
+    }
+    return metrics
+
+
+def _evaluate(metrics, rows):
+    preds_a, preds_b, target, groups = _data()
+    metrics["ndcg"].update(preds_a[rows], target[rows], groups=groups[rows])
+    for metric in metrics["beyond"]:
+        metric.update(preds_a[rows], target[rows], groups=groups[rows])
+    metrics["paired"].update(preds_a[rows], preds_b[rows], target[rows], groups=groups[rows])
+    out = {
+        f"ci/{key}/{i}": value
+        for key, triple in confidence_interval(metrics["ndcg"]).items()
+        for i, value in enumerate(triple)
+    }
+    for metric in metrics["beyond"]:
+        out.update({f"beyond/{metric.keys[0]}": metric.compute()})
+    out.update({f"paired/{key}": value for key, value in metrics["paired"].compute().items()})
+    return out
+
+
+def _worker(rank, world, port, queue):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        rows = torch.arange(24)[[slice(0, 7), slice(7, 24)][rank]]
+        result = _evaluate(_build(), rows)
+        queue.put((rank, {key: value.tolist() for key, value in result.items()}))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_two_process_sync_equals_one_process():
+    expected = {key: value.tolist() for key, value in _evaluate(_build(), torch.arange(24)).items()}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # spawn, not fork: a forked child can inherit a locked intra-op thread pool of the parent and hang
+    context = mp.get_context("spawn")
+    queue = context.Queue()
+    processes = [context.Process(target=_worker, args=(rank, 2, port, queue)) for rank in range(2)]
+    for process in processes:
+        process.start()
+    try:
+        results = dict(queue.get(timeout=120) for _ in processes)
+        for process in processes:
+            process.join(60)
+            assert process.exitcode == 0
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+    for rank in range(2):
+        assert results[rank].keys() == expected.keys()
+        for key, value in expected.items():
+            assert torch.allclose(
+                torch.tensor(results[rank][key]), torch.tensor(value), rtol=1e-12, equal_nan=True
+            ), (rank, key)
