@@ -1,0 +1,458 @@
+"""``convention=`` presets against each library's own numbers.
+
+* trec_eval (pytrec_eval): P_k, map_cut_k, ndcg_cut_k, recall_k, recip_rank, with tied scores (trec_eval
+  breaks ties by docno descending = ``ties="reverse_index"`` when item index order is docno order),
+  judged queries without a relevant document, short runs and k beyond the run;
+* ranx: precision, recall, ndcg, map, mrr, hit_rate, with queries without a relevant item and short runs;
+* torchmetrics.retrieval: the functional ``retrieval_*`` per query and the ``Retrieval*`` classes;
+* RecBole, Jurity, Microsoft Recommenders, Spark and RecTools: the plain references of
+  ``tests/reference/conventions.py``, each following that library's source (Jurity needs cvxpy, so it
+  is not installed for the tests).
+
+Every comparison covers k larger than the list, short recommendation lists (the ranked form), queries
+with no relevant item, queries with fewer relevant items than k, and graded relevance. Then: explicit
+options override a preset, unknown names raise, and the classes and ``RankingMetrics`` equal the
+functional values.
+"""
+
+import math
+
+import pytest
+import torch
+
+import torchrec_eval as tre
+from torchrec_eval import functional as F
+from torchrec_eval.conventions import PRESETS
+
+try:
+    from tests.reference import conventions as ref
+except ImportError:  # tests/ itself on sys.path
+    from reference import conventions as ref
+
+TOL = {"rtol": 1e-9, "atol": 1e-12}
+N = 12  # items per query in the dense data
+KS = (1, 3, 10, N + 5)  # N + 5: k larger than the list
+
+
+def _close(actual, expected, msg=""):
+    actual = torch.as_tensor(actual, dtype=torch.float64 if isinstance(actual, float) else None)
+    actual = actual.detach().to("cpu", torch.float64)
+    expected = torch.as_tensor(expected, dtype=torch.float64).reshape(actual.shape)
+    torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{msg}\n{m}", **TOL)
+
+
+def _close_f32(actual, expected, msg=""):
+    actual = torch.as_tensor(actual).detach().to("cpu", torch.float64)
+    expected = torch.as_tensor(expected).double().reshape(actual.shape)
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-6, equal_nan=True,
+                               msg=lambda m: f"{msg}\n{m}")
+
+
+def _nan(values):
+    return [math.nan if v is None else v for v in values]
+
+
+def _nanmean(values):
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+# ----------------------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------------------
+def _dense(seed, B=40, ties=False):
+    """[B, N] positive scores (distinct, or integers with many ties), graded relevance 0..3 with
+    empty queries (rows 0, 5), a query where every item is relevant (row 1), and queries with one
+    relevant item (rows 2, 3: fewer relevant items than k)."""
+    g = torch.Generator().manual_seed(seed)
+    if ties:
+        preds = torch.randint(1, 5, (B, N), generator=g).double()
+    else:
+        preds = torch.rand(B, N, generator=g, dtype=torch.float64) + 0.01
+    grades = torch.randint(1, 4, (B, N), generator=g)
+    target = torch.where(torch.rand(B, N, generator=g) < 0.3, grades, torch.zeros_like(grades))
+    target[0] = 0
+    target[5] = 0
+    target[1] = grades[1]
+    for row in (2, 3):
+        target[row] = 0
+        target[row, row + 4] = 2
+    return preds, target
+
+
+def _dense_queries(preds, target):
+    """(ranked item ids best first, {item: grade}) per row; scores must be distinct."""
+    queries = []
+    for s, t in zip(preds.tolist(), target.tolist(), strict=True):
+        assert len(set(s)) == len(s)
+        ranked = sorted(range(len(s)), key=lambda i: -s[i])
+        queries.append((ranked, {i: g for i, g in enumerate(t) if g > 0}))
+    return queries
+
+
+def _ranked(seed, B=30, num_items=20, max_len=8):
+    """The ranked form: short recommendation lists (0..max_len ids, -1 padded), ground truth ids with
+    graded gains, some of it outside the list. Row 0: relevant items but an empty list; row 1: a list
+    but no relevant item; row 2: a single relevant item; row 3: the whole list relevant."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(1, max_len + 1, (B,), generator=g).tolist()
+    lengths[0], lengths[3] = 0, max_len
+    ranked_ids = torch.full((B, max_len), -1, dtype=torch.long)
+    target_ids = torch.full((B, num_items), -1, dtype=torch.long)
+    target_gains = torch.zeros(B, num_items)
+    queries = []
+    for b in range(B):
+        perm = torch.randperm(num_items, generator=g).tolist()
+        ranked = perm[: lengths[b]]
+        ranked_ids[b, : len(ranked)] = torch.tensor(ranked, dtype=torch.long)
+        pool = torch.randperm(num_items, generator=g).tolist()
+        size = int(torch.randint(1, 9, (1,), generator=g))
+        truth_items = {1: [], 2: pool[:1], 3: ranked}.get(b, pool[:size])
+        truth = {i: int(torch.randint(1, 4, (1,), generator=g)) for i in truth_items}
+        for j, (item, grade) in enumerate(truth.items()):
+            target_ids[b, j] = item
+            target_gains[b, j] = grade
+        queries.append((ranked, truth))
+    return {"ranked_ids": ranked_ids, "target_ids": target_ids, "target_gains": target_gains}, queries
+
+
+# ==============================================================================================
+# trec_eval (pytrec_eval)
+# ==============================================================================================
+TREC_MEASURES = {"P": F.precision, "recall": F.recall, "map_cut": F.map, "ndcg_cut": F.ndcg}
+
+
+def _pytrec(qrels, run, measures):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    return pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)
+
+
+def test_trec_dense_with_ties():
+    """convention="trec" reproduces trec_eval on tied scores: docno order == item index order."""
+    preds, target = _dense(seed=1, ties=True)
+    B = preds.shape[0]
+    qid, did = [f"q{b:03d}" for b in range(B)], [f"d{i:04d}" for i in range(N)]
+    P, T = preds.tolist(), target.tolist()
+    qrels = {qid[b]: {did[i]: int(T[b][i]) for i in range(N)} for b in range(B)}  # judged, some all 0
+    run = {qid[b]: {did[i]: P[b][i] for i in range(N)} for b in range(B)}
+    measures = [f"{m}.{k}" for m in TREC_MEASURES for k in KS] + ["recip_rank"]
+    res = _pytrec(qrels, run, measures)
+    differs_without_convention = False
+    for name, fn in TREC_MEASURES.items():
+        for k in KS:
+            expected = [res[q][f"{name}_{k}"] for q in qid]
+            _close(fn(preds, target, k=k, convention="trec", reduction="none"), expected, f"{name}_{k}")
+            _close(fn(preds, target, k=k, convention="trec"), sum(expected) / B, f"{name}_{k} mean")
+            default_ties = fn(preds, target, k=k, convention="trec", ties="index", reduction="none")
+            differs_without_convention |= not torch.allclose(default_ties, torch.tensor(expected).double())
+    expected = [res[q]["recip_rank"] for q in qid]
+    _close(F.mrr(preds, target, k=N, convention="trec", reduction="none"), expected, "recip_rank")
+    assert differs_without_convention  # the data has ties that matter
+
+
+def test_trec_short_runs():
+    """Short runs (the ranked form): P_k divides by k past the run, recall and map_cut by every
+    relevant document, ndcg_cut's ideal from all judged documents. A judged query without relevant
+    documents scores 0 and is counted; a query with an empty run is not in pytrec_eval's output
+    (trec_eval -c scores it 0, as this library does)."""
+    inputs, queries = _ranked(seed=2)
+    qrels, run, with_run = {}, {}, []
+    for b, (ranked, truth) in enumerate(queries):
+        q = f"q{b:03d}"
+        qrels[q] = {f"d{i:04d}": g for i, g in truth.items()} or {"d9999": 0}
+        if ranked:
+            run[q] = {f"d{i:04d}": float(len(ranked) - r) for r, i in enumerate(ranked)}
+            with_run.append(b)
+    res = _pytrec(qrels, run, [f"{m}.{k}" for m in TREC_MEASURES for k in KS] + ["recip_rank"])
+    empty_run = [b for b in range(len(queries)) if b not in with_run]
+    for name, fn in [*TREC_MEASURES.items(), ("recip_rank", F.mrr)]:
+        for k in KS if name != "recip_rank" else (inputs["ranked_ids"].shape[1],):
+            key = name if name == "recip_rank" else f"{name}_{k}"
+            got = fn(k=k, convention="trec", reduction="none", **inputs)
+            _close(got[with_run], [res[f"q{b:03d}"][key] for b in with_run], key)
+            assert (got[empty_run] == 0).all()
+
+
+# ==============================================================================================
+# ranx
+# ==============================================================================================
+RANX = {"precision": F.precision, "recall": F.recall, "ndcg": F.ndcg, "map": F.map, "mrr": F.mrr,
+        "hit_rate": F.hitrate}
+
+
+def _ranx(queries, metrics):
+    ranx = pytest.importorskip("ranx")
+    qrels, run = {}, {}
+    for b, (ranked, truth) in enumerate(queries):
+        qrels[f"q{b:03d}"] = {f"d{i:04d}": g for i, g in truth.items()} or {"d9999": 0}
+        run[f"q{b:03d}"] = {f"d{i:04d}": float(len(ranked) - r) for r, i in enumerate(ranked)}
+    res = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics, return_mean=False, make_comparable=True)
+    return {m: [float(v) for v in res[m]] for m in metrics}
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_ranx_dense_and_short_lists():
+    preds, target = _dense(seed=3)
+    dense_queries = _dense_queries(preds, target)
+    inputs, ranked_queries = _ranked(seed=4)
+    for queries, call in ((dense_queries, {"preds": preds, "target": target}), (ranked_queries, inputs)):
+        res = _ranx(queries, [f"{m}@{k}" for m in RANX for k in KS])
+        for name, fn in RANX.items():
+            for k in KS:
+                expected = res[f"{name}@{k}"]  # a query without a relevant item: 0, counted
+                _close(fn(k=k, convention="ranx", reduction="none", **call), expected, f"{name}@{k}")
+                _close(fn(k=k, convention="ranx", **call), sum(expected) / len(expected), f"{name}@{k}")
+
+
+# ==============================================================================================
+# torchmetrics.retrieval
+# ==============================================================================================
+def test_torchmetrics_functional_per_query():
+    tmf = pytest.importorskip("torchmetrics.functional.retrieval")
+    preds, target = _dense(seed=5)
+    binary = target > 0
+    cases = [
+        (F.precision, lambda p, t, k: tmf.retrieval_precision(p, t > 0, top_k=k)),
+        (F.recall, lambda p, t, k: tmf.retrieval_recall(p, t > 0, top_k=k)),
+        (F.map, lambda p, t, k: tmf.retrieval_average_precision(p, t > 0, top_k=k)),
+        (F.mrr, lambda p, t, k: tmf.retrieval_reciprocal_rank(p, t > 0, top_k=k)),
+        (F.hitrate, lambda p, t, k: tmf.retrieval_hit_rate(p, t > 0, top_k=k)),
+        (F.ndcg, lambda p, t, k: tmf.retrieval_normalized_dcg(p, t, top_k=k)),  # graded, linear gain
+    ]
+    assert binary.any(1).sum() < preds.shape[0]  # some queries without a relevant item
+    for fn, theirs in cases:
+        for k in KS:
+            expected = [float(theirs(preds[b].float(), target[b], k)) for b in range(preds.shape[0])]
+            got = fn(preds, target, k=k, convention="torchmetrics", reduction="none")
+            _close_f32(got, expected, f"{fn.__name__}@{k}")
+
+
+def test_torchmetrics_ndcg_averages_ties():
+    """torchmetrics' NDCG averages tied scores (sklearn style): convention="torchmetrics", ties="average"."""
+    tmf = pytest.importorskip("torchmetrics.functional.retrieval")
+    preds, target = _dense(seed=6, ties=True)
+    for k in KS:
+        expected = [float(tmf.retrieval_normalized_dcg(p, t, top_k=k))
+                    for p, t in zip(preds, target, strict=True)]
+        got = F.ndcg(preds, target, k=k, convention="torchmetrics", ties="average", reduction="none")
+        _close_f32(got, expected, f"ndcg@{k}")
+
+
+@pytest.mark.parametrize("k", [2, N + 5])
+def test_torchmetrics_classes_flat(k):
+    tmr = pytest.importorskip("torchmetrics.retrieval")
+    preds, target = _dense(seed=7)
+    indexes = torch.arange(preds.shape[0]).repeat_interleave(N)
+    perm = torch.randperm(indexes.numel(), generator=torch.Generator().manual_seed(0))
+    p, t, i = preds.flatten()[perm], target.flatten()[perm], indexes[perm]
+    cases = [(tre.Precision, tmr.RetrievalPrecision), (tre.Recall, tmr.RetrievalRecall),
+             (tre.MAP, tmr.RetrievalMAP), (tre.MRR, tmr.RetrievalMRR), (tre.HitRate, tmr.RetrievalHitRate),
+             (tre.NDCG, tmr.RetrievalNormalizedDCG)]
+    for ours_cls, theirs_cls in cases:
+        ours = ours_cls(k=k, convention="torchmetrics")
+        theirs = theirs_cls(top_k=k)
+        rel = t if theirs_cls is tmr.RetrievalNormalizedDCG else t > 0
+        ours.update(p, t, indexes=i)
+        theirs.update(p.float(), rel, indexes=i)
+        _close_f32(ours.compute(), theirs.compute(), ours_cls.__name__)
+
+
+# ==============================================================================================
+# RecBole, Jurity, Microsoft Recommenders, Spark, RecTools: references following their source
+# ==============================================================================================
+FUNCTIONAL = {"precision": F.precision, "recall": F.recall, "map": F.map, "ndcg": F.ndcg, "mrr": F.mrr,
+              "hitrate": F.hitrate, "f1": F.f1}
+# users a library drops from the mean although this library counts them (with 0): relevant items
+# but an empty recommendation list, for these metrics (see the notes in torchrec_eval.conventions)
+DROPS_EMPTY_LISTS = {"jurity": {"precision", "map"}, "recommenders": {"precision", "recall", "map"}}
+
+
+@pytest.mark.parametrize("library", sorted(ref.LIBRARIES))
+def test_reference_dense(library):
+    preds, target = _dense(seed=8 + len(library))
+    queries = _dense_queries(preds, target)
+    for name, theirs in ref.LIBRARIES[library].items():
+        for k in KS:
+            expected = [theirs(ranked, truth, k) for ranked, truth in queries]
+            got = FUNCTIONAL[name](preds, target, k=k, convention=library, reduction="none")
+            _close(got, _nan(expected), f"{library} {name}@{k}")
+            _close(FUNCTIONAL[name](preds, target, k=k, convention=library), ref.mean(expected),
+                   f"{library} {name}@{k} mean")
+
+
+@pytest.mark.parametrize("library", sorted(ref.LIBRARIES))
+def test_reference_short_lists(library):
+    inputs, queries = _ranked(seed=20 + len(library))
+    empty_list = [not ranked and bool(truth) for ranked, truth in queries]
+    assert any(empty_list)
+    for name, theirs in ref.LIBRARIES[library].items():
+        for k in KS:
+            expected = [theirs(ranked, truth, k) for ranked, truth in queries]
+            got = FUNCTIONAL[name](k=k, convention=library, reduction="none", **inputs)
+            if name in DROPS_EMPTY_LISTS.get(library, ()):
+                # the library leaves these users out; this library scores them 0 (pass only the
+                # lists you want averaged): compare the others, means included
+                assert all(expected[b] is None for b in range(len(queries)) if empty_list[b])
+                assert (got[torch.tensor(empty_list)] == 0).all()
+                keep = [b for b in range(len(queries)) if not empty_list[b]]
+                got = got[keep]
+                expected = [expected[b] for b in keep]
+            _close(got, _nan(expected), f"{library} {name}@{k}")
+            _close(_nanmean(got.tolist()), ref.mean(expected), f"{library} {name}@{k} mean")
+
+
+def test_reference_recommenders_ndcg_counts_users_without_predictions():
+    """MS ndcg_at_k averages every user of rating_true (outer join): an empty list scores 0, counted."""
+    inputs, queries = _ranked(seed=31)
+    for k in KS:
+        expected = [ref.recommenders_ndcg_at_k(ranked, truth, k) for ranked, truth in queries]
+        assert expected[0] == 0.0
+        _close(F.ndcg(k=k, convention="recommenders", **inputs), ref.mean(expected))
+
+
+# ==============================================================================================
+# explicit options override a preset
+# ==============================================================================================
+def test_override_trec():
+    preds, target = _dense(seed=40, ties=True)
+    for k in KS:
+        # normalizer: trec's map_cut divides by R; min(k, R) on request, all else of the preset kept
+        _close(F.map(preds, target, k=k, convention="trec", normalizer="min_k_r", reduction="none"),
+               F.map(preds, target, k=k, normalizer="min_k_r", empty_target_action="neg",
+                     ties="reverse_index", reduction="none"))
+        # empty_target_action and ties
+        skipped = F.ndcg(preds, target, k=k, convention="trec", empty_target_action="skip", reduction="none")
+        assert torch.isnan(skipped[[0, 5]]).all()
+        _close(F.ndcg(preds, target, k=k, convention="trec", ties="index", empty_target_action="skip"),
+               F.ndcg(preds, target, k=k))
+    with pytest.raises(ValueError):
+        F.map(preds, target, k=3, convention="trec", normalizer="bogus")
+
+
+def test_override_rectools_options():
+    """RecTools' own switches: NDCG(divide_by_achievable=True) -> ideal="cut", Precision(r_precision=True)
+    -> denominator="min_k_r", MAP(divide_by_k=True) -> normalizer="k"."""
+    preds, target = _dense(seed=41)
+    queries = _dense_queries(preds, target)
+    for k in KS:
+        cases = [
+            (F.ndcg, {"ideal": "cut"}, ref.rectools_ndcg, {"divide_by_achievable": True}),
+            (F.ndcg, {"log_base": 10.0}, ref.rectools_ndcg, {"log_base": 10}),
+            (F.precision, {"denominator": "min_k_r"}, ref.rectools_precision, {"r_precision": True}),
+            (F.map, {"normalizer": "k"}, ref.rectools_map, {"divide_by_k": True}),
+        ]
+        for fn, options, theirs, their_options in cases:
+            expected = [theirs(ranked, truth, k, **their_options) for ranked, truth in queries]
+            _close(fn(preds, target, k=k, convention="rectools", reduction="none", **options), _nan(expected),
+                   f"{fn.__name__} {options} @{k}")
+
+
+def test_override_recommenders_graded_ndcg():
+    """MS ndcg_at_k(score_type="raw" | "exp") -> gain="linear" | "exp"; discfun_type="log2" -> log_base=2
+    (NDCG is a ratio: the base cancels)."""
+    preds, target = _dense(seed=42)
+    queries = _dense_queries(preds, target)
+    for k in KS:
+        for gain, score_type in (("linear", "raw"), ("exp", "exp")):
+            for base, discfun in ((math.e, "loge"), (2.0, "log2")):
+                expected = [ref.recommenders_ndcg_at_k(r, t, k, score_type, discfun) for r, t in queries]
+                got = F.ndcg(preds, target, k=k, convention="recommenders", gain=gain, log_base=base,
+                             reduction="none")
+                _close(got, _nan(expected), f"{score_type} {discfun} @{k}")
+    # MS map (not map_at_k) divides by every relevant item
+    for k in KS:
+        expected = [ref.recommenders_map(r, t, k) for r, t in queries]
+        _close(F.map(preds, target, k=k, convention="recommenders", normalizer="r", reduction="none"),
+               _nan(expected))
+
+
+def test_override_spark_graded_ndcg_and_map():
+    """Spark ndcgAt with relevance values: gain 2^rel - 1, ideal from the labels in the order given,
+    which equals gain="exp" when the labels come sorted by relevance. meanAveragePrecision (no k)
+    divides by |lab|: normalizer="r"."""
+    preds, target = _dense(seed=43)
+    queries = _dense_queries(preds, target)
+    for k in KS:
+        expected = []
+        for ranked, truth in queries:
+            lab = sorted(truth, key=lambda i: -truth[i])
+            expected.append(ref.spark_ndcg_at(ranked, lab, k, [float(truth[i]) for i in lab]))
+        _close(F.ndcg(preds, target, k=k, convention="spark", gain="exp", reduction="none"), expected)
+    expected = [ref.spark_mean_average_precision(ranked, list(truth)) for ranked, truth in queries]
+    _close(F.map(preds, target, k=N, convention="spark", normalizer="r", reduction="none"), expected)
+
+
+def test_dcg_log_base_of_presets():
+    """NDCG is a ratio, so its log base cancels; the base shows in DCG: natural log for MS Recommenders
+    (ndcg_at_k's per-user dcg) and Spark (ndcgAt's dcg accumulator), log2 for RecBole, with binary gains."""
+    inputs, queries = _ranked(seed=46)
+    for k in KS:
+        for convention, theirs in (
+            ("recommenders", ref.recommenders_user_dcg),
+            ("spark", lambda r, t, k: ref.spark_dcg_at(r, list(t), k) if t else 0.0),
+            ("recbole", lambda r, t, k: ref.recommenders_user_dcg(r, t, k, discfun_type="log2")),
+        ):
+            expected = [theirs(ranked, truth, k) for ranked, truth in queries]
+            _close(F.dcg(k=k, convention=convention, reduction="none", **inputs), _nan(expected),
+                   f"{convention} dcg@{k}")
+
+
+def test_override_jurity_precision_denominator():
+    inputs, queries = _ranked(seed=44)
+    for k in KS:
+        got = F.precision(k=k, convention="jurity", denominator="k", reduction="none", **inputs)
+        expected = [ref.recbole_precision(r, t, k) for r, t in queries]  # hits / k, empty queries skipped
+        _close(got, _nan(expected))
+
+
+def test_override_in_classes_and_suite():
+    preds, target = _dense(seed=45, ties=True)
+    expected = F.map(preds, target, k=3, convention="trec", normalizer="min_k_r")
+    m = tre.MAP(k=3, convention="trec", normalizer="min_k_r")
+    m.update(preds, target)
+    _close(m.compute(), expected)
+    suite = tre.RankingMetrics(["map@3"], convention="trec", options={"map": {"normalizer": "min_k_r"}})
+    suite.update(preds, target)
+    _close(suite.compute()["map@3"], expected)
+
+
+# ==============================================================================================
+# unknown names; classes and RankingMetrics equal the functional values
+# ==============================================================================================
+def test_unknown_convention():
+    preds, target = _dense(seed=50)
+    for call in (lambda: F.ndcg(preds, target, k=3, convention="trec_eval"),
+                 lambda: tre.NDCG(k=3, convention="trec_eval"),
+                 lambda: tre.RankingMetrics(["ndcg@3", "map@3"], convention="trec_eval")):
+        with pytest.raises(ValueError, match="trec_eval") as info:
+            call()
+        for name in PRESETS:
+            assert repr(name) in str(info.value)
+
+
+CLASSES = {"precision": tre.Precision, "recall": tre.Recall, "f1": tre.F1, "hitrate": tre.HitRate,
+           "mrr": tre.MRR, "arhr": tre.ARHR, "map": tre.MAP, "mar": tre.MAR, "ndcg": tre.NDCG, "dcg": tre.DCG,
+           "cg": tre.CG, "rprecision": tre.RPrecision}
+SUITE = ["precision@3", "recall@3", "f1@3", "hitrate@3", "mrr@3", "arhr@3", "map@3", "mar@3", "ndcg@3",
+         "dcg@3", "cg@3", "precision@17", "map@17", "ndcg@17", "rprecision"]
+
+
+@pytest.mark.parametrize("convention", sorted(PRESETS))
+def test_suite_and_classes_equal_functional(convention):
+    preds, target = _dense(seed=51, ties=True)
+    suite = tre.RankingMetrics(SUITE, convention=convention)
+    suite.update(preds[:17], target[:17])
+    suite.update(preds[17:], target[17:])
+    out = suite.compute()
+    assert list(out) == SUITE
+    for key in SUITE:
+        name, _, k = key.partition("@")
+        k = int(k) if k else None
+        fn = getattr(F, name)
+        expected = fn(preds, target, k=k, convention=convention)
+        _close(out[key], expected, f"{convention} {key}")
+        cls = CLASSES[name]
+        m = cls(k=k, convention=convention)
+        m.update(preds[:9], target[:9])
+        m.update(preds[9:], target[9:])
+        _close(m.compute(), expected, f"{convention} {cls.__name__}")
