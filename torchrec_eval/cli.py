@@ -16,7 +16,8 @@ import math
 import os
 import sys
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -182,7 +183,8 @@ class Suite:
             internal = self.internal[name]
             cutoff = None if internal == "rprecision" else int(internal.partition("@")[2])
             fn = getattr(functional, family)
-            out[name] = fn(k=cutoff, reduction="none", **self.kwargs, **self.options.get(family, {}), **inputs)
+            options = self.options.get(family, {})
+            out[name] = fn(k=cutoff, reduction="none", **self.kwargs, **options, **inputs)
         return out
 
 
@@ -266,11 +268,14 @@ def load_trec(run_path: str, qrels_path: str, progress: Callable[..., Any], comp
     num_relevant = int((data.target_ids >= 0).sum(1).max())
     notes = [f"{len(data)} queries evaluated"]
     if data.run_only:
-        notes.append(f"{len(data.run_only)} run queries without judgements ignored ({_sample(data.run_only)})")
+        notes.append(f"{len(data.run_only)} run queries without judgements ignored "
+                     f"({_sample(data.run_only)})")
     if data.qrels_only:
         verb = "scored 0 (--complete)" if complete else "ignored"
-        notes.append(f"{len(data.qrels_only)} judged queries not in the run {verb} ({_sample(data.qrels_only)})")
-    tensors = {"ranked_ids": data.ranked_ids, "target_ids": data.target_ids, "target_gains": data.target_gains}
+        notes.append(f"{len(data.qrels_only)} judged queries not in the run {verb} "
+                     f"({_sample(data.qrels_only)})")
+    tensors = {"ranked_ids": data.ranked_ids, "target_ids": data.target_ids,
+               "target_gains": data.target_gains}
     return Inputs(data.qids, tensors, max(data.depth, num_relevant), "; ".join(notes))
 
 
@@ -344,13 +349,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError("--complete applies to TREC runs only")
     if _is_tensor_file(run_path):
         if qrels_path is not None and not _is_tensor_file(qrels_path):
-            raise CliError(f"{qrels_path}: with a tensor run ({run_path}) the targets must be a .pt/.npz file too")
+            raise CliError(f"{qrels_path}: with a tensor run ({run_path}) the targets must be a .pt/.npz "
+                           "file too")
         inputs = load_tensor_inputs(run_path, qrels_path)
     else:
         if qrels_path is None:
             raise CliError("a TREC run needs a QRELS file: torchrec-eval evaluate RUN QRELS -m ...")
         if _is_tensor_file(qrels_path):
-            raise CliError(f"{qrels_path}: a TREC run ({run_path}) needs TREC qrels (qid iter docid rel), not tensors")
+            raise CliError(f"{qrels_path}: a TREC run ({run_path}) needs TREC qrels (qid iter docid rel), "
+                           "not tensors")
         inputs = load_trec(run_path, qrels_path, progress, args.complete)
 
     suite = Suite(split_metric_names(args.metrics), inputs.full_depth, args.convention)
@@ -396,6 +403,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except ImportError:
             print(f"{PROG}: {PLOT_HINT}; running without the plot", file=sys.stderr)
             plot = None
+    if args.threads:
+        torch.set_num_threads(args.threads)
     result = run_demo(epochs=args.epochs, users=args.users, items=args.items, dim=args.dim, seed=args.seed,
                       plot=plot, progress=progress_factory(args.progress, large=True),
                       echo=lambda line: print(line, flush=True))
@@ -428,7 +437,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev = commands.add_parser(
         "evaluate",
         help="evaluate a run against relevance judgements",
-        description="Evaluate a TREC run (qid Q0 docid rank score tag) against TREC qrels (qid iter docid rel), "
+        description="Evaluate a TREC run (qid Q0 docid rank score tag) against TREC qrels "
+                    "(qid iter docid rel), "
                     "or tensors saved with torch.save / numpy.savez: {'preds' [B, N], 'target' [B, N]} "
                     "(dense), {'preds', 'target_ids' [B, T]} or {'ranked_ids' [B, L], 'target_ids' [B, T]} "
                     "(+ 'target_gains', 'mask', 'exclude_ids'); the targets may sit in a second file.",
@@ -469,6 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--items", type=int, default=2000, help="items (default 2000)")
     demo.add_argument("--dim", type=_positive_int, default=32, help="embedding dimension (default 32)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the data and the model (default 0)")
+    demo.add_argument("--threads", type=int, default=1, metavar="N",
+                      help="CPU threads (default 1: the demo's tensors are small, so one thread is fastest and "
+                           "least disturbed by other work; 0 = torch's default)")
     demo.add_argument("--plot", default="torchrec_eval_demo.png", metavar="PNG",
                       help="where to write the plot (default torchrec_eval_demo.png)")
     demo.add_argument("--no-plot", action="store_true", help="do not plot")

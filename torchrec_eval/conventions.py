@@ -92,4 +92,7 @@ def resolve_common(convention: str | None, empty_target_action: str | None, ties
 def resolve_options(convention: str | None, family: str, options: dict[str, Any]) -> dict[str, Any]:
     """A family's options: the convention's, overridden by every explicit (non-None) option."""
     explicit = {name: value for name, value in options.items() if value is not None}
-    return {**preset(convention).options.get(family, {}), **explicit}
+    chosen = dict(preset(convention).options.get(family, {}))
+    if explicit.get("gain", "binary") != "binary" and "ideal" not in explicit:
+        chosen.pop("ideal", None)  # the preset's uncut / k-slot ideal is for binary gains only
+    return {**chosen, **explicit}

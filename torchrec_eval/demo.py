@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -207,10 +207,11 @@ def run_demo(
     history = []
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
-        bar = progress(total=len(data.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress else _NoBar()
+        bar = progress(total=len(data.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress \
+            else _NoBar()
         try:
-            loss = train_epoch(model, optimizer, data.train.user, data.train.item, items, batch_size, weight_decay,
-                               gen, on_batch=bar.update)
+            loss = train_epoch(model, optimizer, data.train.user, data.train.item, items, batch_size,
+                               weight_decay, gen, on_batch=bar.update)
         finally:
             bar.close()
         model.eval()
@@ -251,7 +252,7 @@ def plot_demo(baseline: dict[str, float], history: Iterable[dict], curves: dict[
     epochs = [row["epoch"] for row in history]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for color, name in zip(colors, METRICS):
+    for color, name in zip(colors, METRICS, strict=False):
         left.plot(epochs, [row[name] for row in history], marker="o", color=color, label=name)
         left.axhline(baseline[name], color=color, linestyle=":", linewidth=1)
     left.set_xlabel("epoch")
@@ -259,7 +260,7 @@ def plot_demo(baseline: dict[str, float], history: Iterable[dict], curves: dict[
     left.set_title("BPR-MF on the synthetic data (dotted: popularity)")
     left.legend(fontsize="small")
     left.grid(alpha=0.3)
-    for color, family in zip(colors, CURVE_METRICS):
+    for color, family in zip(colors, CURVE_METRICS, strict=False):
         ks, values = _curve(curves["model"], family)
         right.plot(ks, values, marker="o", color=color, label=f"{family}@k")
         ks, values = _curve(curves["baseline"], family)

@@ -246,8 +246,9 @@ def count_true(flags: Tensor) -> Tensor:
     """
     rows, cols = flags.shape
     words = cols // 8
-    if words < 2 or cols % 8 or not flags.is_contiguous() or flags.device.type == "mps":
-        return flags.view(torch.uint8).sum(1) if flags.is_contiguous() else flags.sum(1)
+    dense = flags.stride() == (cols, 1)  # is_contiguous() is also True for a [1, N] slice of a wider row
+    if words < 2 or cols % 8 or not dense or flags.device.type == "mps":
+        return flags.view(torch.uint8).sum(1) if dense else flags.sum(1)
     packed = flags.view(torch.int64)  # [B, words]; each byte is 0 or 1
     full = words // 255 * 255
     lanes = packed[:, :full].reshape(rows, -1, 255).sum(2)  # every byte lane <= 255: no carry

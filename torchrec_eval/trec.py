@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
@@ -50,33 +50,42 @@ _CHUNK_BYTES = 1 << 22
 
 
 @dataclass
-class Run:
-    """A TREC run as columns: ``qid``, ``docid`` (numpy str arrays), ``score`` (float64) and the
-    1-based ``line`` of each entry in ``path`` (for error messages)."""
-
+class _Table:
     path: str
-    qid: np.ndarray
-    docid: np.ndarray
-    score: np.ndarray
-    line: np.ndarray
+    queries: np.ndarray  # the distinct query ids, sorted (numpy str array)
+    query_index: np.ndarray  # [M] int64: entry -> position in ``queries``
+    docs: np.ndarray  # the distinct document ids, sorted
+    doc_index: np.ndarray  # [M] int64: entry -> position in ``docs``
+    line: np.ndarray  # [M] int64: 1-based line of the entry in ``path``
 
     def __len__(self) -> int:
-        return len(self.qid)
+        return len(self.line)
+
+    @property
+    def qid(self) -> np.ndarray:
+        """[M] query id of each entry."""
+        return self.queries[self.query_index]
+
+    @property
+    def docid(self) -> np.ndarray:
+        """[M] document id of each entry."""
+        return self.docs[self.doc_index]
 
 
 @dataclass
-class Qrels:
-    """TREC relevance judgements as columns: ``qid``, ``docid`` (numpy str arrays), ``rel`` (float64)
-    and the 1-based ``line`` of each entry in ``path``."""
+class Run(_Table):
+    """A TREC run: query and document ids as integer codes into sorted vocabularies (``queries``,
+    ``docs``), ``score`` [M] float64 and the 1-based ``line`` of each entry (for error messages)."""
 
-    path: str
-    qid: np.ndarray
-    docid: np.ndarray
-    rel: np.ndarray
-    line: np.ndarray
+    score: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
-    def __len__(self) -> int:
-        return len(self.qid)
+
+@dataclass
+class Qrels(_Table):
+    """TREC relevance judgements: query and document codes as in :class:`Run`, ``rel`` [M] float64
+    and the 1-based ``line`` of each entry."""
+
+    rel: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -85,7 +94,8 @@ class TrecRanked:
 
     Attributes:
         qids: the evaluated query ids, in string order (row ``i`` is ``qids[i]``).
-        docids: the document vocabulary: item id ``j`` is the document ``docids[j]``.
+        docids: the document vocabulary: item id ``j`` is the document ``docids[j]`` (the run's
+            documents in string order, then documents that are only judged).
         ranked_ids: [Q, L] long, each query's retrieved documents in trec_eval's order, -1 padded.
         target_ids: [Q, T] long, each query's relevant documents (rel > 0), -1 padded (T >= 1).
         target_gains: [Q, T] float64, their relevance values (0 for padding).
@@ -127,7 +137,8 @@ def _iter_lines(path: str, progress: Callable[[int], None] | None):
                     try:
                         line.decode("utf-8")
                     except UnicodeDecodeError as error:
-                        raise ValueError(f"{path}:{number + offset}: not valid UTF-8 text ({error.reason})") from None
+                        where = f"{path}:{number + offset}"
+                        raise ValueError(f"{where}: not valid UTF-8 text ({error.reason})") from None
                 raise
             yield number, lines
             number += len(chunk)
@@ -143,22 +154,19 @@ def _read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str,
     cells: list[list[str]] = [[] for _ in columns]
     numbers: list[np.ndarray] = []
     for first, lines in _iter_lines(path, progress):
-        rows = [line.split() for line in lines]
-        keep = [i for i, row in enumerate(rows) if row]
-        for i in keep:
-            if len(rows[i]) != width:
-                raise ValueError(
-                    f"{path}:{first + i}: a {what} line has {width} columns ({' '.join(columns)}), "
-                    f"got {len(rows[i])}: {lines[i].rstrip()!r}"
-                )
-        if len(keep) == len(rows):
-            kept = rows
-        else:
-            kept = [rows[i] for i in keep]
-        if kept:
-            for column, values in zip(cells, zip(*kept)):
-                column.extend(values)
-        numbers.append(first + np.asarray(keep, dtype=np.int64))
+        # one C-level split per chunk; per-line token counts only to find blank and malformed lines
+        counts = np.fromiter(map(len, map(str.split, lines)), dtype=np.int64, count=len(lines))
+        bad = np.flatnonzero((counts != width) & (counts > 0))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"{path}:{first + i}: a {what} line has {width} columns ({' '.join(columns)}), "
+                f"got {int(counts[i])}: {lines[i].rstrip()!r}"
+            )
+        tokens = "".join(lines).split()
+        for c, column in enumerate(cells):
+            column.extend(tokens[c::width])
+        numbers.append(first + np.flatnonzero(counts))
     line = np.concatenate(numbers) if numbers else np.zeros(0, dtype=np.int64)
     return path, cells, line
 
@@ -182,16 +190,33 @@ def _to_float(path: str, values: list[str], line: np.ndarray, name: str, columns
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _check_duplicates(path: str, what: str, qid: np.ndarray, docid: np.ndarray, line: np.ndarray) -> None:
-    if len(qid) < 2:
-        return
-    order = np.lexsort((docid, qid))
-    q, d = qid[order], docid[order]
-    repeated = np.flatnonzero((q[1:] == q[:-1]) & (d[1:] == d[:-1]))
-    if repeated.size:
-        first, second = sorted((int(line[order[repeated[0]]]), int(line[order[repeated[0] + 1]])))
-        raise ValueError(f"{path}:{second}: document {d[repeated[0]]!r} is listed twice for query "
-                         f"{q[repeated[0]]!r} in this {what} (first at line {first})")
+def _factorize(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values as a numpy str array, [M] int64 index of each value among them)."""
+    distinct = dict.fromkeys(values)
+    if len(distinct) * 4 <= len(values):  # few distinct values (query ids): hash them
+        vocabulary = sorted(distinct)
+        lookup = {value: i for i, value in enumerate(vocabulary)}
+        index = np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
+        return np.array(vocabulary, dtype=str), index
+    vocabulary, index = np.unique(np.array(values, dtype=str), return_inverse=True)
+    return vocabulary, index.astype(np.int64).reshape(-1)
+
+
+def _encode(path: str, what: str, cells: list[list[str]], line: np.ndarray) -> dict:
+    """Sorted vocabularies and integer codes of the qid and docid columns; refuse a repeated pair."""
+    queries, query_index = _factorize(cells[0])
+    docs, doc_index = _factorize(cells[2])
+    if len(line) > 1:
+        key = query_index * len(docs) + doc_index
+        order = np.argsort(key, kind="stable")
+        repeated = np.flatnonzero(key[order][1:] == key[order][:-1])
+        if repeated.size:
+            first, second = int(line[order[repeated[0]]]), int(line[order[repeated[0] + 1]])
+            entry = order[repeated[0]]
+            raise ValueError(f"{path}:{second}: document {docs[doc_index[entry]]!r} is listed twice for "
+                             f"query {queries[query_index[entry]]!r} in this {what} (first at line {first})")
+    return {"path": path, "queries": queries, "query_index": query_index, "docs": docs,
+            "doc_index": doc_index, "line": line}
 
 
 def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Run:
@@ -207,9 +232,7 @@ def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = N
     """
     path, cells, line = _read_columns(path, RUN_COLUMNS, "run", progress)
     score = _to_float(path, cells[4], line, "score", RUN_COLUMNS, finite=True)
-    qid, docid = np.array(cells[0], dtype=str), np.array(cells[2], dtype=str)
-    _check_duplicates(path, "run", qid, docid, line)
-    return Run(path, qid, docid, score, line)
+    return Run(**_encode(path, "run", cells, line), score=score)
 
 
 def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Qrels:
@@ -225,9 +248,7 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
     """
     path, cells, line = _read_columns(path, QRELS_COLUMNS, "qrels", progress)
     rel = _to_float(path, cells[3], line, "rel", QRELS_COLUMNS, finite=True)
-    qid, docid = np.array(cells[0], dtype=str), np.array(cells[2], dtype=str)
-    _check_duplicates(path, "qrels", qid, docid, line)
-    return Qrels(path, qid, docid, rel, line)
+    return Qrels(**_encode(path, "qrels", cells, line), rel=rel)
 
 
 def _pad_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, min_width: int = 0,
@@ -245,6 +266,14 @@ def _pad_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, min_width: in
     return out
 
 
+def _positions(vocabulary: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Index of each of the sorted, distinct ``values`` in the sorted ``vocabulary``, -1 where absent."""
+    if not len(vocabulary):
+        return np.full(len(values), -1, dtype=np.int64)
+    index = np.searchsorted(vocabulary, values).clip(max=len(vocabulary) - 1)
+    return np.where(vocabulary[index] == values, index, -1).astype(np.int64)
+
+
 def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False) -> TrecRanked:
     """Rank a run against its qrels, trec_eval's way, into per-query id tensors.
 
@@ -256,19 +285,24 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False) -> TrecRanked:
     Within a query, documents are ordered by score descending, then docid descending (string order,
     trec_eval's tie break); the rank column of the run is ignored.
     """
-    run_queries = np.unique(run.qid)
-    judged_queries = np.unique(qrels.qid)
+    run_queries, judged_queries = run.queries, qrels.queries
     qids = judged_queries if complete else np.intersect1d(run_queries, judged_queries)
     run_only = np.setdiff1d(run_queries, judged_queries)
     qrels_only = np.setdiff1d(judged_queries, run_queries)
 
-    in_run = np.isin(run.qid, qids)
-    relevant = np.isin(qrels.qid, qids) & (qrels.rel > 0)
-    run_q = np.searchsorted(qids, run.qid[in_run])
-    qrels_q = np.searchsorted(qids, qrels.qid[relevant])
-    docids, codes = np.unique(np.concatenate([run.docid[in_run], qrels.docid[relevant]]), return_inverse=True)
-    codes = codes.astype(np.int64).reshape(-1)
-    run_doc, qrels_doc = codes[: len(run_q)], codes[len(run_q):]
+    # rows of the evaluated queries (-1: not evaluated), from the small sorted vocabularies
+    run_rows = _positions(qids, run_queries)[run.query_index]
+    qrels_rows = _positions(qids, judged_queries)[qrels.query_index]
+    in_run = run_rows >= 0
+    relevant = (qrels_rows >= 0) & (qrels.rel > 0)
+    # one document vocabulary: the run's (sorted, so codes follow string order), then judged-only docs
+    judged_code = _positions(run.docs, qrels.docs)
+    absent = np.flatnonzero(judged_code < 0)
+    judged_code[absent] = len(run.docs) + np.arange(len(absent))
+    docids = np.concatenate([run.docs, qrels.docs[absent]])
+    run_doc = run.doc_index[in_run]
+    qrels_doc = judged_code[qrels.doc_index[relevant]]
+    run_q, qrels_q = run_rows[in_run], qrels_rows[relevant]
 
     # query ascending, score descending, docid descending (the codes follow string order)
     order = np.lexsort((-run_doc, -run.score[in_run], run_q))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Sequence
 
 import torch
 from torch import Tensor
 from torchmetrics import Metric
+from torchmetrics.utilities.data import dim_zero_sum
+from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.conventions import resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
@@ -77,6 +80,67 @@ class RankingMetric(Metric):
         self.single_key = single_key
         for member in self.members:
             member.add_states(self, num_groups or 1)
+        # MetricCollection's compute groups merge metrics whose states look alike; a state named after
+        # the configuration (empty: it costs nothing) keeps different metrics apart, and makes
+        # merge_state / load_state_dict refuse a state of another configuration.
+        signature = hashlib.sha1(repr((type(self).__name__, self.keys, [vars(m) for m in self.members],
+                                       empty_target_action, relevance_threshold, ties)).encode()).hexdigest()
+        self.add_state(f"config_{signature[:12]}", default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
+
+    def add_state(self, name: str, default: Any, dist_reduce_fx: Any = None, persistent: bool = True) -> None:
+        """torchmetrics' ``add_state``, persistent by default: a checkpoint taken mid-epoch resumes exactly."""
+        super().add_state(name, default=default, dist_reduce_fx=dist_reduce_fx, persistent=persistent)
+
+    def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
+        """Sum every state across processes with ONE collective on a flat float64 buffer.
+
+        All states of this class are sums, so torchmetrics' default (a barrier and two all_gathers per
+        state, world_size copies in memory) is replaced by one ``all_reduce``. A user's
+        ``dist_sync_fn`` (gather semantics: a list of per-process tensors) is called once, on the buffer.
+        """
+        if not all(reduction is dim_zero_sum for reduction in self._reductions.values()):
+            return super()._sync_dist(dist_sync_fn, process_group)
+        group = process_group or self.process_group
+        names = list(self._reductions)
+        states = [getattr(self, name) for name in names]
+        flat = torch.cat([state.reshape(-1).to(torch.float64) for state in states])
+        if dist_sync_fn in (None, gather_all_tensors):
+            torch.distributed.all_reduce(flat, op=torch.distributed.ReduceOp.SUM, group=group)
+        else:
+            flat = torch.stack(dist_sync_fn(flat, group=group)).sum(0)
+        offset = 0
+        for name, state in zip(names, states):
+            size = state.numel()
+            setattr(self, name, flat[offset : offset + size].view_as(state).to(state.dtype))
+            offset += size
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """torchmetrics' ``merge_state``, refusing the state of a metric configured differently."""
+        incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
+        if set(incoming) != set(self._defaults):
+            raise ValueError(f"Cannot merge a state of another configuration: expected states "
+                             f"{sorted(self._defaults)}, got {sorted(incoming)}")
+        super().merge_state(incoming_state)
+
+    def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
+        """Move the states with the module (``.to(device)``), but never cast them: the sufficient
+        statistics stay float64 under ``module.to(torch.bfloat16)`` and Lightning's "16-true" /
+        "bf16-true" precision. ``set_dtype`` remains the explicit way to change their dtype."""
+        if self._dtype_convert:
+            return super()._apply(fn, exclude_state)
+        states = {name: (getattr(self, name), self._defaults[name]) for name in self._defaults}
+        buffers = dict(self._buffers)
+        this = super()._apply(fn, exclude_state)
+        for name, (state, default) in states.items():
+            moved = getattr(this, name)
+            if isinstance(moved, Tensor) and moved.dtype != state.dtype:  # cast by fn: move only
+                setattr(this, name, state.to(moved.device))
+                this._defaults[name] = default.to(moved.device)
+        for name, buffer in buffers.items():
+            moved = this._buffers.get(name)
+            if buffer is not None and moved is not None and moved.dtype != buffer.dtype:
+                this._buffers[name] = buffer.to(moved.device)
+        return this
 
     def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
                **inputs: Tensor | None) -> None:
