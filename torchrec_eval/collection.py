@@ -15,6 +15,9 @@ from torchrec_eval import beyond as _beyond
 from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
 
+# Families whose better values are lower (or neither): for tools that read ``higher_is_better``.
+DIRECTION = {"mpr": False, "gini": False, "average_popularity": None}
+
 ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", "r-precision": "rprecision",
            "ap": "map", "recip_rank": "mrr"}
 
@@ -153,6 +156,8 @@ class SuiteValue(Metric):
         super().__init__()
         self.__dict__["_suite"] = suite  # not registered as a submodule: the suite is the parent
         self.key = key
+        family = key.partition("@")[0]
+        self.__dict__["higher_is_better"] = DIRECTION.get(family, True)  # a class constant in torchmetrics
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(f"Update the suite, not its value {self.key!r}: call suite.update(...)")
