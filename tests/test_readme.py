@@ -1,0 +1,34 @@
+"""The README's ``python`` snippets run as written, in order, in one namespace (``py`` blocks are sketches)."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_snippets_run_and_say_what_they_claim():
+    blocks = _blocks()
+    assert len(blocks) >= 6
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+    results = namespace["results"]
+    assert list(results) == ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10"]
+    assert all(0 <= float(value) <= 1 for value in results.values())
+    tre = namespace["tre"]
+    scores, target = torch.zeros(1, 10), torch.tensor([[1, 1, 0, 0, 0, 0, 0, 0, 0, 0]])
+    assert tre.functional.ndcg(scores, target, k=2).item() == pytest.approx(1.0)
+    assert tre.functional.ndcg(scores, target, k=2, ties="pessimistic").item() == 0.0
+    assert tre.functional.ndcg(scores, target, k=2, ties="average").item() == pytest.approx(0.2)
+
+
+def test_readme_commands_name_the_ci_test_command():
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "python -m pytest -q" in README.read_text() and "python -m pytest -q" in ci
