@@ -18,6 +18,7 @@ METRICS = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@
 def _env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["OMP_NUM_THREADS"] = "1"  # small tensors: avoid oversubscribing the CPU when tests run in parallel
     return env
 
 

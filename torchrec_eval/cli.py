@@ -22,19 +22,17 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.conventions import PRESETS
+
 __all__ = ["main", "progress_factory", "CONVENTIONS"]
 
 PROG = "torchrec-eval"
 DEFAULT_METRICS = ["ndcg@10", "map@100", "recall@100", "precision@10", "mrr"]
 
-# The options that make RankingMetrics reproduce another tool's numbers. When the library's own
-# ``RankingMetrics(..., convention="trec")`` preset lands, this dict is replaced by that argument.
-# trec_eval: P_k divides by k and recall_k by R (library defaults), map_cut_k divides by R, ndcg_cut_k
-# has linear gains with the ideal cut at k (default), judged queries without a relevant document score
-# 0. Its document order (score desc, docid desc) is built by torchrec_eval.trec, not by the metrics.
-CONVENTIONS: dict[str, dict[str, Any]] = {
-    "trec": {"empty_target_action": "neg", "options": {"map": {"normalizer": "r"}}},
-}
+# ``--convention`` takes the library's presets (torchrec_eval.conventions). With "trec" the numbers are
+# trec_eval's: its document order (score desc, docid desc) is built by torchrec_eval.trec, and the
+# preset sets the normalisations (map_cut_k divides by R, judged queries without a relevant doc score 0).
+CONVENTIONS = tuple(sorted(PRESETS))
 
 TEXT_FORMATS = "TREC text"
 TENSOR_SUFFIXES = (".pt", ".pth", ".npz")
@@ -152,17 +150,13 @@ class Suite:
                 internal = "rprecision"
             self.internal[name] = internal
             families[name] = family
-        preset = dict(CONVENTIONS[convention]) if convention else {}
-        options = {family: value for family, value in preset.pop("options", {}).items()
-                   if family in families.values()}
-        self.kwargs = preset
-        self.options = options
+        self.kwargs = {"convention": convention}
         self.families = families
         self.bare = any(not _family(name)[1] for name in self.names)
         if len(set(self.internal.values())) != len(self.internal):
             raise CliError(f"a metric is requested twice: {self.names}")
         try:
-            self.metrics = RankingMetrics(list(self.internal.values()), options=options or None, **preset)
+            self.metrics = RankingMetrics(list(self.internal.values()), **self.kwargs)
         except ValueError as error:
             raise CliError(str(error)) from None
 
@@ -183,8 +177,7 @@ class Suite:
             internal = self.internal[name]
             cutoff = None if internal == "rprecision" else int(internal.partition("@")[2])
             fn = getattr(functional, family)
-            options = self.options.get(family, {})
-            out[name] = fn(k=cutoff, reduction="none", **self.kwargs, **options, **inputs)
+            out[name] = fn(k=cutoff, reduction="none", **self.kwargs, **inputs)
         return out
 
 
@@ -453,7 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC",
                     help=f"metrics such as ndcg@10 map@100 recall@20 (also comma separated; "
                          f"default: {' '.join(DEFAULT_METRICS)})")
-    ev.add_argument("--convention", choices=sorted(CONVENTIONS),
+    ev.add_argument("--convention", choices=CONVENTIONS,
                     help="reproduce another tool's definitions (trec: trec_eval / pytrec_eval)")
     ev.add_argument("--complete", action="store_true",
                     help="also evaluate judged queries missing from the run, as empty lists (trec_eval -c)")
@@ -480,8 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--dim", type=_positive_int, default=32, help="embedding dimension (default 32)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the data and the model (default 0)")
     demo.add_argument("--threads", type=int, default=1, metavar="N",
-                      help="CPU threads (default 1: the demo's tensors are small, so one thread is fastest and "
-                           "least disturbed by other work; 0 = torch's default)")
+                      help="CPU threads (default 1: the demo's tensors are small, so one thread is fastest "
+                           "and least disturbed by other work; 0 = torch's default)")
     demo.add_argument("--plot", default="torchrec_eval_demo.png", metavar="PNG",
                       help="where to write the plot (default torchrec_eval_demo.png)")
     demo.add_argument("--no-plot", action="store_true", help="do not plot")
