@@ -47,20 +47,8 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
 
-FAMILIES = [
-    "precision",
-    "recall",
-    "f1",
-    "hitrate",
-    "mrr",
-    "arhr",
-    "map",
-    "mar",
-    "ndcg",
-    "dcg",
-    "cg",
-    "rprecision",
-]
+KERNELS = tre.functional._kernels.KERNELS
+FAMILIES = list(KERNELS)  # every top-k family
 CLASSES = [
     "Precision",
     "Recall",

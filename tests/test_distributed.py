@@ -25,6 +25,7 @@ import torch.multiprocessing as mp
 from torchmetrics import Metric, MetricCollection
 
 import torchrec_eval as tre
+from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.metrics.base import RankingMetric
 
 try:  # the full-ranking and click metrics (AUC, GAUC, MPR, FCP, CTR)
@@ -91,20 +92,7 @@ def expected_collectives(num_states: int) -> dict[str, int]:
     return {key: num_states * n for key, n in PER_STATE.items()}
 
 
-FAMILIES = [
-    "precision",
-    "recall",
-    "f1",
-    "hitrate",
-    "mrr",
-    "arhr",
-    "map",
-    "mar",
-    "ndcg",
-    "dcg",
-    "cg",
-    "rprecision",
-]
+FAMILIES = list(KERNELS)  # every top-k family
 
 
 def all_reduce_sum(tensor: torch.Tensor, group: Any = None) -> list[torch.Tensor]:

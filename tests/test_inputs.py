@@ -143,6 +143,9 @@ def test_state_does_not_grow_with_updates():
 def test_count_true_matches_sum(cols):
     flags = torch.rand(5, cols) < 0.5
     assert torch.equal(count_true(flags), flags.sum(1))
+    big = torch.rand((1 << 20) // cols + 3, cols) < 0.5  # large enough for the packed-word path
+    assert torch.equal(count_true(big), big.sum(1))
+    assert torch.equal(count_true(big[1:2]), big[1:2].sum(1))  # one row of a wider tensor
     assert torch.equal(count_true(flags[:, ::2]), flags[:, ::2].sum(1))  # non-contiguous input
 
 

@@ -22,6 +22,9 @@ EMPTY_TARGET_ACTIONS = ("skip", "neg", "pos", "error")
 def _at(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
     """Columns of a [B, K] cumulative tensor at cut-offs ``ks`` (a cut-off past K reads column K)."""
     depth = cumulative.shape[1]
+    if len(ks) == 1:  # a view: no index tensor to build (most metrics have one cut-off)
+        column = min(ks[0], depth) - 1
+        return cumulative[:, column : column + 1]
     return cumulative[:, [min(k, depth) - 1 for k in ks]]
 
 
