@@ -563,6 +563,8 @@ def section_beyond(queries: int, items: int, batch: int, repeats: int, device: t
     except ImportError as error:
         return f"4. Beyond accuracy: skipped, torchrec_eval.beyond is not importable ({error})"
     scores, target = make_data(queries, items, 0.02, device, seed=4)
+    # distinct scores per row (a permutation), so that every top-k list is the same whatever the tie order
+    scores = scores.argsort(dim=1).float() + 1
     generator = torch.Generator().manual_seed(5)
     popularity = torch.randint(1, 1000, (items,), generator=generator).double()
     features = torch.randn(items, 16, generator=generator)
