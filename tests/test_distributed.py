@@ -22,7 +22,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from torchmetrics import Metric, MetricCollection
+from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
 from torchrec_eval.functional._kernels import KERNELS
@@ -80,15 +80,11 @@ COLLECTIVES = [
 
 # Collectives of one synced compute() per state tensor. With torchmetrics' default dist_sync_fn
 # (`gather_all_tensors`): a barrier, an all_gather of the state's shape, an all_gather of the state,
-# for each state. If RankingMetric overrides `_sync_dist` (all states are sums), the whole metric
-# syncs with one all_reduce of a flat buffer, whatever its number of states.
-SYNC_OVERRIDDEN = RankingMetric._sync_dist is not Metric._sync_dist
+# for each state holding statistics (the empty state that names a metric's configuration is not synced).
 PER_STATE = {"barrier": 1, "all_gather": 2}
 
 
 def expected_collectives(num_states: int) -> dict[str, int]:
-    if SYNC_OVERRIDDEN:
-        return {"all_reduce": 1}
     return {key: num_states * n for key, n in PER_STATE.items()}
 
 
@@ -328,7 +324,7 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
             results[name] = _flatten(value)
         saved["epoch"], saved["epoch_counts"] = results, counts
         saved["num_states"] = {
-            name: len(metric._defaults)
+            name: sum(getattr(metric, state).numel() > 0 for state in metric._defaults)
             for name, metric in metrics.items()
             if not isinstance(metric, MetricCollection)
         }

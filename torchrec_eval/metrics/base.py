@@ -8,7 +8,6 @@ from typing import Any, Sequence
 import torch
 from torch import Tensor
 from torchmetrics import Metric
-from torchmetrics.utilities.data import dim_zero_sum
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.conventions import resolve_common
@@ -91,28 +90,16 @@ class RankingMetric(Metric):
         """torchmetrics' ``add_state``, persistent by default: a checkpoint taken mid-epoch resumes exactly."""
         super().add_state(name, default=default, dist_reduce_fx=dist_reduce_fx, persistent=persistent)
 
-    def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
-        """Sum every state across processes with ONE collective on a flat float64 buffer.
-
-        All states of this class are sums, so torchmetrics' default (a barrier and two all_gathers per
-        state, world_size copies in memory) is replaced by one ``all_reduce``. A user's
-        ``dist_sync_fn`` (gather semantics: a list of per-process tensors) is called once, on the buffer.
-        """
-        if not all(reduction is dim_zero_sum for reduction in self._reductions.values()):
-            return super()._sync_dist(dist_sync_fn, process_group)
-        group = process_group or self.process_group
-        names = list(self._reductions)
-        states = [getattr(self, name) for name in names]
-        flat = torch.cat([state.reshape(-1).to(torch.float64) for state in states])
-        if dist_sync_fn in (None, gather_all_tensors):
-            torch.distributed.all_reduce(flat, op=torch.distributed.ReduceOp.SUM, group=group)
-        else:
-            flat = torch.stack(dist_sync_fn(flat, group=group)).sum(0)
-        offset = 0
-        for name, state in zip(names, states):
-            size = state.numel()
-            setattr(self, name, flat[offset : offset + size].view_as(state).to(state.dtype))
-            offset += size
+    def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
+        """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
+        state, so that a metric object costs the collectives of its statistics only."""
+        empty = {name: fx for name, fx in self._reductions.items() if getattr(self, name).numel() == 0}
+        for name in empty:
+            del self._reductions[name]
+        try:
+            super()._sync_dist(dist_sync_fn, process_group)
+        finally:
+            self._reductions.update(empty)
 
     def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
         """torchmetrics' ``merge_state``, refusing the state of a metric configured differently."""
