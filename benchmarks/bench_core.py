@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -38,7 +38,7 @@ def _interleaved(cases: dict[str, Callable[[], object]], repeats: int) -> dict[s
 
 def _table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    line = lambda row: "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths))  # noqa: E731
+    line = lambda row: "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=False))  # noqa: E731
     return "\n".join([title, line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
 
@@ -63,8 +63,11 @@ def bench_floor(queries: int, items: int, repeats: int, seed: int = 0) -> str:
     times = _interleaved(cases, repeats)
     floor = times["torch.topk(scores, 100) (floor)"]
     rows = [(name, f"{ms:.1f}", f"{ms / floor:.2f}x") for name, ms in times.items()]
-    return _table(f"(a) {len(SUITE)} metrics x k in {{10,20,50,100}}, {queries} x {items} scores, one update",
-                  rows, ("case", "ms", "vs topk"))
+    return _table(
+        f"(a) {len(SUITE)} metrics x k in {{10,20,50,100}}, {queries} x {items} scores, one update",
+        rows,
+        ("case", "ms", "vs topk"),
+    )
 
 
 def _state_bytes(*metrics: torch.nn.Module) -> int:
@@ -92,19 +95,26 @@ def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, see
     generator = torch.Generator().manual_seed(seed)
     scores = torch.rand(queries, items, generator=generator) + 0.01  # positive: torchmetrics drops <= 0
     target = torch.rand(queries, items, generator=generator) < 0.02
-    chunks = list(zip(scores.chunk(batches), target.chunk(batches)))
-    peers = MetricCollection({
-        "ndcg@10": RetrievalNormalizedDCG(top_k=10), "map@10": RetrievalMAP(top_k=10),
-        "recall@10": RetrievalRecall(top_k=10), "precision@10": RetrievalPrecision(top_k=10),
-        "mrr@10": RetrievalMRR(top_k=10), "hitrate@10": RetrievalHitRate(top_k=10),
-    }, compute_groups=False)
+    chunks = list(zip(scores.chunk(batches), target.chunk(batches), strict=False))
+    peers = MetricCollection(
+        {
+            "ndcg@10": RetrievalNormalizedDCG(top_k=10),
+            "map@10": RetrievalMAP(top_k=10),
+            "recall@10": RetrievalRecall(top_k=10),
+            "precision@10": RetrievalPrecision(top_k=10),
+            "mrr@10": RetrievalMRR(top_k=10),
+            "hitrate@10": RetrievalHitRate(top_k=10),
+        },
+        compute_groups=False,
+    )
     # torchmetrics scores a query without relevant items 0 and divides AP@k by the hits in the top k
-    ours = tre.RankingMetrics([f"{name}@10" for name in SUITE], options={"map": {"normalizer": "hits"}},
-                              empty_target_action="neg")
+    ours = tre.RankingMetrics(
+        [f"{name}@10" for name in SUITE], options={"map": {"normalizer": "hits"}}, empty_target_action="neg"
+    )
 
     def run_peers() -> dict:
         peers.reset()
-        for start, (s, t) in zip(range(0, queries, len(chunks[0][0])), chunks):
+        for start, (s, t) in zip(range(0, queries, len(chunks[0][0])), chunks, strict=False):
             index = torch.arange(start, start + s.shape[0]).unsqueeze(1).expand_as(s)
             peers.update(s.reshape(-1), t.reshape(-1), indexes=index.reshape(-1))
         return peers.compute()
@@ -115,16 +125,21 @@ def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, see
             ours.update(s, t)
         return ours.compute()
 
-    times = _interleaved({"torchmetrics.retrieval (6 metrics)": run_peers, "torchrec_eval RankingMetrics": run_ours},
-                         repeats)
+    times = _interleaved(
+        {"torchmetrics.retrieval (6 metrics)": run_peers, "torchrec_eval RankingMetrics": run_ours}, repeats
+    )
     expected, got = run_peers(), run_ours()
     agree = max(abs(float(expected[key]) - float(got[key])) for key in expected)
     ours_ms = times["torchrec_eval RankingMetrics"]
-    state = {"torchmetrics.retrieval (6 metrics)": _state_bytes(*peers.values()),
-             "torchrec_eval RankingMetrics": _state_bytes(ours)}
+    state = {
+        "torchmetrics.retrieval (6 metrics)": _state_bytes(*peers.values()),
+        "torchrec_eval RankingMetrics": _state_bytes(ours),
+    }
     rows = [(name, f"{ms:.1f}", f"{ms / ours_ms:.0f}x", f"{state[name]:,}") for name, ms in times.items()]
-    title = (f"(b) 6 metrics @10, {queries} queries x {items} candidates in {batches} batches, update + compute "
-             f"(max |difference| of the values: {agree:.1e})")
+    title = (
+        f"(b) 6 metrics @10, {queries} queries x {items} candidates in {batches} batches, update + compute "
+        f"(max |difference| of the values: {agree:.1e})"
+    )
     return _table(title, rows, ("library", "ms", "vs ours", "state bytes"))
 
 
@@ -139,11 +154,13 @@ def main(argv: list[str] | None = None) -> str:
         sizes = dict(floor=(64, 2000), peers=(200, 100, 4), repeats=2)
     else:
         sizes = dict(floor=(1024, 20_000), peers=(2000, 1000, 10), repeats=args.repeats)
-    report = "\n\n".join([
-        f"torch {torch.__version__}, {args.threads} thread(s), median of {sizes['repeats']} interleaved rounds",
-        bench_floor(*sizes["floor"], sizes["repeats"]),
-        bench_torchmetrics(*sizes["peers"], sizes["repeats"]),
-    ])
+    report = "\n\n".join(
+        [
+            f"torch {torch.__version__}, {args.threads} thread(s), median of {sizes['repeats']} interleaved rounds",
+            bench_floor(*sizes["floor"], sizes["repeats"]),
+            bench_torchmetrics(*sizes["peers"], sizes["repeats"]),
+        ]
+    )
     print(report)
     return report
 

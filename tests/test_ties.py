@@ -34,9 +34,12 @@ def test_deterministic_tie_orders_match_reference(metric, ties):
 @pytest.mark.parametrize("metric", METRICS)
 def test_average_ties_equal_the_mean_over_all_orderings(metric, seed):
     preds, target, mask = _case(seed)
-    for k in ([None] if metric == "rprecision" else [1, 3, 7]):
+    for k in [None] if metric == "rprecision" else [1, 3, 7]:
         got = getattr(tre.functional, metric)(preds, target, k=k, mask=mask, ties="average", reduction="none")
-        expected = [ref.average_over_ties(metric, p, t, k, mask=m) for p, t, m in zip(preds, target, mask)]
+        expected = [
+            ref.average_over_ties(metric, p, t, k, mask=m)
+            for p, t, m in zip(preds, target, mask, strict=False)
+        ]
         expected = torch.tensor([math.nan if v is None else v for v in expected], dtype=torch.float64)
         torch.testing.assert_close(got, expected, equal_nan=True, msg=f"{metric}@{k}")
 
@@ -54,7 +57,7 @@ def test_average_ties_in_the_ids_form_and_a_suite():
     by_ids.update(preds, target_ids=ids)
     for name in names:
         family, k = name.split("@")
-        expected = [ref.average_over_ties(family, p, t, int(k)) for p, t in zip(preds, target)]
+        expected = [ref.average_over_ties(family, p, t, int(k)) for p, t in zip(preds, target, strict=False)]
         expected = sum(v for v in expected if v is not None) / sum(v is not None for v in expected)
         assert dense.compute()[name].item() == pytest.approx(expected, abs=1e-12)
         assert by_ids.compute()[name].item() == pytest.approx(expected, abs=1e-12)
@@ -77,8 +80,12 @@ def test_boundary_ties_resolved_the_same_for_any_batch_size():
     preds = torch.randint(0, 4, (64, 300), generator=generator).float()
     target = torch.rand(64, 300, generator=generator) < 0.1
     whole = tre.functional.ndcg(preds, target, k=10, reduction="none")
-    parts = torch.cat([tre.functional.ndcg(p, t, k=10, reduction="none")
-                       for p, t in zip(preds.split(5), target.split(5))])
+    parts = torch.cat(
+        [
+            tre.functional.ndcg(p, t, k=10, reduction="none")
+            for p, t in zip(preds.split(5), target.split(5), strict=False)
+        ]
+    )
     torch.testing.assert_close(whole, parts, equal_nan=True)
     expected = torch.tensor(ref.evaluate_dense("ndcg", preds, target, 10), dtype=torch.float64)
     torch.testing.assert_close(whole, expected, equal_nan=True)

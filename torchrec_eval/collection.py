@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from torch import Tensor, nn
 from torchmetrics import Metric
 
+from torchrec_eval import beyond as _beyond
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.functional._plan import Plan, make_entry
-from torchrec_eval import beyond as _beyond
 from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
 
 # Families whose better values are lower (or neither): for tools that read ``higher_is_better``.
 DIRECTION = {"mpr": False, "gini": False, "average_popularity": None}
 
-ALIASES = {"hr": "hitrate", "hit_rate": "hitrate", "r_precision": "rprecision", "r-precision": "rprecision",
-           "ap": "map", "recip_rank": "mrr"}
+ALIASES = {
+    "hr": "hitrate",
+    "hit_rate": "hitrate",
+    "r_precision": "rprecision",
+    "r-precision": "rprecision",
+    "ap": "map",
+    "recip_rank": "mrr",
+}
 
 
 # Modules of other metric families usable in a suite. Each has FAMILIES (the names it answers,
@@ -75,10 +82,18 @@ class RankingMetrics(RankingMetric):
         {'ndcg@2': 0.3869, 'precision@2': 0.5, 'mrr@2': 0.5}
     """
 
-    def __init__(self, metrics: Sequence[str], k: int | Sequence[int] | None = None, *,
-                 options: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        metrics: Sequence[str],
+        k: int | Sequence[int] | None = None,
+        *,
+        options: dict[str, dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if isinstance(metrics, str) or not metrics:
-            raise ValueError(f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
+            raise ValueError(
+                f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}"
+            )
         extra_ks = [] if k is None else list(k) if isinstance(k, (list, tuple)) else [k]
         requested: dict[str, list[int | None]] = {}
         order: list[str] = []
@@ -102,11 +117,16 @@ class RankingMetrics(RankingMetric):
                 raise ValueError(f"`options` names {family!r}, which is not in the suite {sorted(requested)}")
         options = {ALIASES.get(family, family): value for family, value in options.items()}
         convention = kwargs.get("convention")
-        entries = [make_entry(family, ks, resolve_options(convention, family, options.get(family, {})))
-                   for family, ks in requested.items() if family in KERNELS]
+        entries = [
+            make_entry(family, ks, resolve_options(convention, family, options.get(family, {})))
+            for family, ks in requested.items()
+            if family in KERNELS
+        ]
         members: list[Any] = [Plan(entries)] if entries else []
         for module in MEMBER_MODULES:
-            requests = [(family, one) for family, ks in requested.items() if family in module.FAMILIES for one in ks]
+            requests = [
+                (family, one) for family, ks in requested.items() if family in module.FAMILIES for one in ks
+            ]
             if requests:
                 members.append(module.build_member(requests, {f: options.get(f, {}) for f, _ in requests}))
         super().__init__(members, **kwargs)
@@ -138,7 +158,7 @@ class RankingMetrics(RankingMetric):
         Logging the suite object (rather than ``suite.compute()``) lets Lightning compute it at the end of
         the epoch (one sync of the suite's state under DDP, shared by all keys) and reset it.
         """
-        return list(zip(self.order, self._views.values()))
+        return list(zip(self.order, self._views.values(), strict=False))
 
 
 class SuiteValue(Metric):

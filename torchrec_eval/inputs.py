@@ -28,9 +28,9 @@ indices among the boundary ties.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Callable
 
 import torch
 from torch import Tensor
@@ -71,7 +71,9 @@ class RankedTargets:
     tie_hits: Tensor | None = None
     tie_offset: Tensor | None = None
 
-    def with_tie_statistics(self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor) -> RankedTargets:
+    def with_tie_statistics(
+        self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
+    ) -> RankedTargets:
         """The expected view over all orderings of tied items (``ties="average"``, McSherry & Najork 2008).
 
         Each position then holds the mean gain and the mean relevance of its tie group; metrics that
@@ -165,7 +167,7 @@ class _Checks:
     def run(self) -> None:
         if not self._flags:
             return
-        for bad, message in zip(torch.stack(self._flags).tolist(), self._messages):
+        for bad, message in zip(torch.stack(self._flags).tolist(), self._messages, strict=False):
             if bad:
                 raise ValueError(message())
 
@@ -201,7 +203,10 @@ def _check_finite(checks: _Checks, name: str, x: Tensor) -> None:
     # min/max propagate NaN, and one aminmax pass is ~6x cheaper than isnan(x).any()
     low, high = torch.aminmax(x.detach())
     bounds = torch.stack([low, high])
-    checks.add(~torch.isfinite(bounds).all(), lambda: f"`{name}` must be finite, got min={low.item()} max={high.item()}")
+    checks.add(
+        ~torch.isfinite(bounds).all(),
+        lambda: f"`{name}` must be finite, got min={low.item()} max={high.item()}",
+    )
 
 
 def _check_target_values(checks: _Checks, name: str, target: Tensor) -> None:
@@ -219,7 +224,9 @@ def _check_id_range(checks: _Checks, name: str, ids: Tensor, num_items: int | No
     if num_items is not None:
         checks.add(
             high >= num_items,
-            lambda: f"`{name}` must be item ids < {num_items} (the number of columns of `preds`), got {high.item()}",
+            lambda: (
+                f"`{name}` must be item ids < {num_items} (the number of columns of `preds`), got {high.item()}"
+            ),
         )
 
 
@@ -228,7 +235,9 @@ def _check_unique_ids(checks: _Checks, name: str, ids: Tensor) -> None:
         return
     ordered = ids.sort(dim=1).values
     duplicate = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
-    checks.add(duplicate.any(), lambda: f"`{name}` has an item id repeated within a row: {_first_duplicate(ordered)}")
+    checks.add(
+        duplicate.any(), lambda: f"`{name}` has an item id repeated within a row: {_first_duplicate(ordered)}"
+    )
 
 
 def _first_duplicate(ordered: Tensor) -> str:
@@ -295,8 +304,9 @@ def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> T
         order = order.flip(0)
     order = order.expand_as(scores)
     if gain_order is not None:
-        order = order.gather(1, torch.sort(tie_gains.gather(1, order), dim=1, descending=gain_order,
-                                           stable=True).indices)
+        order = order.gather(
+            1, torch.sort(tie_gains.gather(1, order), dim=1, descending=gain_order, stable=True).indices
+        )
     perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
     return order.gather(1, perm)
 
@@ -313,8 +323,9 @@ def _order_ties(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None
     return idx.gather(1, perm)
 
 
-def top_indices(scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor | None = None,
-                check_boundary: bool = True) -> Tensor:
+def top_indices(
+    scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor | None = None, check_boundary: bool = True
+) -> Tensor:
     """Indices [B, k] of the k best items of each row, in rank order, ties broken as documented.
 
     ``scores`` may hold ``-inf`` for items that are not candidates; those rank last.
@@ -341,8 +352,9 @@ def top_indices(scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor |
     return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
 
 
-def _tie_statistics(scores: Tensor, idx: Tensor, target: Tensor, relevant_all: Tensor, gains: Tensor,
-                    relevant: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _tie_statistics(
+    scores: Tensor, idx: Tensor, target: Tensor, relevant_all: Tensor, gains: Tensor, relevant: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """For each ranked position: (tie group size n, relevant items in it m, their gain sum, offset o).
 
     A tie group is the set of candidates sharing a score. Groups inside the list are read off the list;
@@ -373,9 +385,18 @@ def _tie_statistics(scores: Tensor, idx: Tensor, target: Tensor, relevant_all: T
     return size, hits, gain_sum, offset.to(torch.float64)
 
 
-def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ties: str,
-                 relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
-                 need_candidates: bool, check_boundary: bool) -> tuple[RankedTargets | None, Candidates | None]:
+def _dense_batch(
+    preds: Tensor,
+    target: Tensor,
+    valid: Tensor | None,
+    k: int,
+    ties: str,
+    relevance_threshold: float | None,
+    need_ideal: bool,
+    to_num_relevant: bool,
+    need_candidates: bool,
+    check_boundary: bool,
+) -> tuple[RankedTargets | None, Candidates | None]:
     rows, num_items = preds.shape
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
@@ -384,8 +405,9 @@ def _dense_batch(preds: Tensor, target: Tensor, valid: Tensor | None, k: int, ti
     # Graded targets with NDCG: the ideal top-k also yields R for every row with fewer than k relevant
     # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
     # relevance flags of every candidate for nothing else).
-    from_ideal = (k > 0 and graded and need_ideal and not to_num_relevant and not need_candidates
-                  and ties != "average")
+    from_ideal = (
+        k > 0 and graded and need_ideal and not to_num_relevant and not need_candidates and ties != "average"
+    )
     relevant_all = None if from_ideal else _is_relevant(target, relevance_threshold)
     candidates = Candidates(preds, target, relevant_all, valid) if need_candidates else None
     if k == 0:
@@ -435,7 +457,9 @@ def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: flo
     if ideal.shape[1] < target.shape[1]:
         rows = full.nonzero().squeeze(1) if target.device.type == "cpu" else None  # a free check on the CPU
         if rows is None or rows.numel() * 8 > target.shape[0]:  # many rows: one pass over all is cheaper
-            num_relevant = torch.where(full, count_true(_is_relevant(target, relevance_threshold)), num_relevant)
+            num_relevant = torch.where(
+                full, count_true(_is_relevant(target, relevance_threshold)), num_relevant
+            )
         elif rows.numel():
             counted = count_true(_is_relevant(target[rows], relevance_threshold))
             num_relevant = num_relevant.index_copy(0, rows, counted)
@@ -449,8 +473,13 @@ def _depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) 
     return max(depth, 1)
 
 
-def _target_table(target_ids: Tensor, target_gains: Tensor | None, excluded: Tensor | None,
-                  valid_target: Tensor | None, relevance_threshold: float | None) -> tuple[Tensor, Tensor]:
+def _target_table(
+    target_ids: Tensor,
+    target_gains: Tensor | None,
+    excluded: Tensor | None,
+    valid_target: Tensor | None,
+    relevance_threshold: float | None,
+) -> tuple[Tensor, Tensor]:
     """Gains [B, T] (0 for padding and for items that are not candidates) and relevance of target ids."""
     present = target_ids >= 0
     if excluded is not None:
@@ -465,8 +494,14 @@ def _target_table(target_ids: Tensor, target_gains: Tensor | None, excluded: Ten
     return gains, relevant
 
 
-def _table_ranked(item_ids: Tensor, target_ids: Tensor, gains_t: Tensor, relevant_t: Tensor,
-                  num_candidates: Tensor, need_ideal: bool) -> RankedTargets:
+def _table_ranked(
+    item_ids: Tensor,
+    target_ids: Tensor,
+    gains_t: Tensor,
+    relevant_t: Tensor,
+    num_candidates: Tensor,
+    need_ideal: bool,
+) -> RankedTargets:
     num_relevant = relevant_t.sum(1).to(torch.float64)
     found, pos, order = _lookup(item_ids, target_ids)
     gains = _read(gains_t, found, pos, order)
@@ -481,8 +516,9 @@ def _table_ranked(item_ids: Tensor, target_ids: Tensor, gains_t: Tensor, relevan
     return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids, target_ids.shape[1])
 
 
-def _flat_to_dense(preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor | None,
-                   groups: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+def _flat_to_dense(
+    preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor | None, groups: Tensor | None
+) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
     """Group 1-D inputs by query id into padded [Q, L] tensors plus a candidate mask (host sync)."""
     _, query, counts = torch.unique(indexes, return_inverse=True, return_counts=True)
     num_queries, width = counts.numel(), int(counts.max())
@@ -540,27 +576,50 @@ def prepare_batch(
     if ties not in TIES:
         raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
     checks = _Checks() if validate_args else None
-    for name, value in (("preds", preds), ("target", target), ("indexes", indexes), ("target_ids", target_ids),
-                        ("target_gains", target_gains), ("ranked_ids", ranked_ids), ("mask", mask),
-                        ("exclude_ids", exclude_ids), ("groups", groups)):
+    for name, value in (
+        ("preds", preds),
+        ("target", target),
+        ("indexes", indexes),
+        ("target_ids", target_ids),
+        ("target_gains", target_gains),
+        ("ranked_ids", ranked_ids),
+        ("mask", mask),
+        ("exclude_ids", exclude_ids),
+        ("groups", groups),
+    ):
         if value is not None:
             _require_tensor(name, value)
 
     if ranked_ids is not None:
         if preds is not None or target is not None or indexes is not None or target_ids is None:
-            raise ValueError(f"The ranked form takes `ranked_ids` and `target_ids` only (no `preds`, `target`, "
-                             f"`indexes`); expected one of the forms: {FORMS}")
+            raise ValueError(
+                f"The ranked form takes `ranked_ids` and `target_ids` only (no `preds`, `target`, "
+                f"`indexes`); expected one of the forms: {FORMS}"
+            )
         if mask is not None:
             raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`")
         if need_candidates:
-            raise ValueError("AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
-                             "(dense, ids or flat form), not `ranked_ids`")
+            raise ValueError(
+                "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
+                "(dense, ids or flat form), not `ranked_ids`"
+            )
         _check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
-        ranked = _ranked_form(ranked_ids, target_ids, target_gains, exclude_ids, k, relevance_threshold,
-                              need_ideal, to_num_relevant, checks)
+        ranked = _ranked_form(
+            ranked_ids,
+            target_ids,
+            target_gains,
+            exclude_ids,
+            k,
+            relevance_threshold,
+            need_ideal,
+            to_num_relevant,
+            checks,
+        )
         return Batch(ranked, None, groups)
     if preds is None:
-        raise ValueError(f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}")
+        raise ValueError(
+            f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}"
+        )
     if indexes is not None:
         if target is None or target_ids is not None:
             raise ValueError(f"The flat form takes `preds`, `target` and `indexes`; expected one of: {FORMS}")
@@ -570,12 +629,16 @@ def prepare_batch(
         preds, target, mask, groups = _flat_to_dense(preds, target, indexes, mask, groups)
     elif (target is None) == (target_ids is None):
         got = "both `target` and `target_ids`" if target is not None else "neither `target` nor `target_ids`"
-        raise ValueError(f"Pass exactly one of `target` and `target_ids` with `preds` (got {got}); "
-                         f"expected one of: {FORMS}")
+        raise ValueError(
+            f"Pass exactly one of `target` and `target_ids` with `preds` (got {got}); "
+            f"expected one of: {FORMS}"
+        )
 
     _require_float("preds", preds)
     if preds.ndim != 2:
-        raise ValueError(f"`preds` must have shape [B, N] (one row of item scores per query), got {_describe(preds)}")
+        raise ValueError(
+            f"`preds` must have shape [B, N] (one row of item scores per query), got {_describe(preds)}"
+        )
     _require_nonempty("preds", preds)
     rows, num_items = preds.shape
     _check_groups_shape(groups, rows)
@@ -585,8 +648,9 @@ def prepare_batch(
     check_boundary = preds.device.type != "cuda" or validate_args or ties not in ("index", "average")
 
     if target_ids is not None:
-        gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, num_items, valid,
-                                                relevance_threshold, checks)
+        gains_t, relevant_t = _check_target_ids(
+            target_ids, target_gains, rows, num_items, valid, relevance_threshold, checks
+        )
         if checks is not None:
             checks.run()
         if need_candidates or ties in ("pessimistic", "optimistic", "average"):
@@ -594,18 +658,44 @@ def prepare_batch(
             target = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
             target.scatter_add_(1, target_ids.clamp(min=0), gains_t)  # padding adds a gain of 0
         else:
-            return Batch(_ids_ranked(preds, valid, target_ids, gains_t, relevant_t, k, ties, need_ideal,
-                                     to_num_relevant, check_boundary), None, groups)
+            return Batch(
+                _ids_ranked(
+                    preds,
+                    valid,
+                    target_ids,
+                    gains_t,
+                    relevant_t,
+                    k,
+                    ties,
+                    need_ideal,
+                    to_num_relevant,
+                    check_boundary,
+                ),
+                None,
+                groups,
+            )
     else:
         if target.shape != preds.shape:
-            raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {_describe(target)}")
+            raise ValueError(
+                f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {_describe(target)}"
+            )
         if target.is_complex():
             raise ValueError(f"`target` must be bool, integer or float relevance, got {_describe(target)}")
         if checks is not None:
             _check_target_values(checks, "target", target)
             checks.run()
-    ranked, candidates = _dense_batch(preds, target, valid, k, ties, relevance_threshold, need_ideal,
-                                      to_num_relevant, need_candidates, check_boundary)
+    ranked, candidates = _dense_batch(
+        preds,
+        target,
+        valid,
+        k,
+        ties,
+        relevance_threshold,
+        need_ideal,
+        to_num_relevant,
+        need_candidates,
+        check_boundary,
+    )
     return Batch(ranked, candidates, groups)
 
 
@@ -614,8 +704,18 @@ def _check_groups_shape(groups: Tensor | None, rows: int) -> None:
         raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {_describe(groups)}")
 
 
-def _ids_ranked(preds: Tensor, valid: Tensor | None, target_ids: Tensor, gains_t: Tensor, relevant_t: Tensor,
-                k: int, ties: str, need_ideal: bool, to_num_relevant: bool, check_boundary: bool) -> RankedTargets | None:
+def _ids_ranked(
+    preds: Tensor,
+    valid: Tensor | None,
+    target_ids: Tensor,
+    gains_t: Tensor,
+    relevant_t: Tensor,
+    k: int,
+    ties: str,
+    need_ideal: bool,
+    to_num_relevant: bool,
+    check_boundary: bool,
+) -> RankedTargets | None:
     """Top-k of the ids form, looking the ranked items up in the target ids (no dense target)."""
     if k == 0:
         return None
@@ -632,30 +732,41 @@ def _ids_ranked(preds: Tensor, valid: Tensor | None, target_ids: Tensor, gains_t
     return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal)
 
 
-def _check_flat(preds: Tensor, target: Tensor | None, indexes: Tensor, mask: Tensor | None,
-                groups: Tensor | None, checks: _Checks | None) -> None:
+def _check_flat(
+    preds: Tensor,
+    target: Tensor | None,
+    indexes: Tensor,
+    mask: Tensor | None,
+    groups: Tensor | None,
+    checks: _Checks | None,
+) -> None:
     _require_float("preds", preds)
     _require_nonempty("preds", preds)
     if preds.ndim != 1:
         raise ValueError(f"With `indexes` (flat form) `preds` must be 1-D, got {_describe(preds)}")
     for name, value in (("target", target), ("indexes", indexes), ("mask", mask), ("groups", groups)):
         if value is not None and value.shape != preds.shape:
-            raise ValueError(f"`{name}` must have the shape of `preds` {tuple(preds.shape)} in the flat form, "
-                             f"got {_describe(value)}")
+            raise ValueError(
+                f"`{name}` must have the shape of `preds` {tuple(preds.shape)} in the flat form, "
+                f"got {_describe(value)}"
+            )
     if indexes.is_floating_point() or indexes.dtype == torch.bool:
         raise ValueError(f"`indexes` must be an integer tensor of query ids, got {_describe(indexes)}")
     if mask is not None and mask.dtype != torch.bool:
         raise ValueError(f"`mask` must be a bool tensor, got {_describe(mask)}")
 
 
-def _valid_candidates(mask: Tensor | None, exclude_ids: Tensor | None, preds: Tensor,
-                      checks: _Checks | None) -> Tensor | None:
+def _valid_candidates(
+    mask: Tensor | None, exclude_ids: Tensor | None, preds: Tensor, checks: _Checks | None
+) -> Tensor | None:
     rows, num_items = preds.shape
     valid = None
     if mask is not None:
         if mask.dtype != torch.bool or mask.shape != preds.shape:
-            raise ValueError(f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, "
-                             f"got {_describe(mask)}")
+            raise ValueError(
+                f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, "
+                f"got {_describe(mask)}"
+            )
         valid = mask
     if exclude_ids is not None:
         _require_ids("exclude_ids", exclude_ids, rows)
@@ -670,14 +781,22 @@ def _valid_candidates(mask: Tensor | None, exclude_ids: Tensor | None, preds: Te
     return valid
 
 
-def _check_target_ids(target_ids: Tensor, target_gains: Tensor | None, rows: int, num_items: int | None,
-                      valid: Tensor | None, relevance_threshold: float | None,
-                      checks: _Checks | None) -> tuple[Tensor, Tensor]:
+def _check_target_ids(
+    target_ids: Tensor,
+    target_gains: Tensor | None,
+    rows: int,
+    num_items: int | None,
+    valid: Tensor | None,
+    relevance_threshold: float | None,
+    checks: _Checks | None,
+) -> tuple[Tensor, Tensor]:
     _require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
         if target_gains.shape != target_ids.shape or target_gains.is_complex():
-            raise ValueError(f"`target_gains` must be real and of the shape of `target_ids` {tuple(target_ids.shape)}, "
-                             f"got {_describe(target_gains)}")
+            raise ValueError(
+                f"`target_gains` must be real and of the shape of `target_ids` {tuple(target_ids.shape)}, "
+                f"got {_describe(target_gains)}"
+            )
     if checks is not None:
         _check_id_range(checks, "target_ids", target_ids, num_items)
         _check_unique_ids(checks, "target_ids", target_ids)
@@ -689,18 +808,30 @@ def _check_target_ids(target_ids: Tensor, target_gains: Tensor | None, rows: int
     return _target_table(target_ids, target_gains, None, valid_target, relevance_threshold)
 
 
-def _ranked_form(ranked_ids: Tensor, target_ids: Tensor, target_gains: Tensor | None, exclude_ids: Tensor | None,
-                 k: int, relevance_threshold: float | None, need_ideal: bool, to_num_relevant: bool,
-                 checks: _Checks | None) -> RankedTargets:
+def _ranked_form(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_gains: Tensor | None,
+    exclude_ids: Tensor | None,
+    k: int,
+    relevance_threshold: float | None,
+    need_ideal: bool,
+    to_num_relevant: bool,
+    checks: _Checks | None,
+) -> RankedTargets:
     if ranked_ids.ndim != 2:
-        raise ValueError(f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {_describe(ranked_ids)}")
+        raise ValueError(
+            f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {_describe(ranked_ids)}"
+        )
     _require_nonempty("ranked_ids", ranked_ids)
     rows = ranked_ids.shape[0]
     _require_ids("ranked_ids", ranked_ids, rows)
     if checks is not None:
         _check_id_range(checks, "ranked_ids", ranked_ids, None)
         _check_unique_ids(checks, "ranked_ids", ranked_ids)
-    gains_t, relevant_t = _check_target_ids(target_ids, target_gains, rows, None, None, relevance_threshold, checks)
+    gains_t, relevant_t = _check_target_ids(
+        target_ids, target_gains, rows, None, None, relevance_threshold, checks
+    )
     if exclude_ids is not None:
         _require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:

@@ -16,5 +16,22 @@ from torchrec_eval.functional.ranking import (
     rprecision,
 )
 
-__all__ = ["arhr", "auc", "cg", "ctr", "dcg", "f1", "fcp", "gauc", "hitrate", "map", "mar", "mpr", "mrr", "ndcg",
-           "precision", "recall", "rprecision"]
+__all__ = [
+    "arhr",
+    "auc",
+    "cg",
+    "ctr",
+    "dcg",
+    "f1",
+    "fcp",
+    "gauc",
+    "hitrate",
+    "map",
+    "mar",
+    "mpr",
+    "mrr",
+    "ndcg",
+    "precision",
+    "recall",
+    "rprecision",
+]

@@ -8,8 +8,8 @@ metrics of a suite share the same top-k. Definitions follow design section 4.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -34,7 +34,9 @@ def _as_row(values: Sequence[float], like: Tensor) -> Tensor:
 
 def _divide(numerator: Tensor, denominator: Tensor) -> Tensor:
     """numerator / denominator, with 0 where the denominator is 0."""
-    return torch.where(denominator > 0, numerator / denominator.clamp(min=1e-300), torch.zeros_like(numerator))
+    return torch.where(
+        denominator > 0, numerator / denominator.clamp(min=1e-300), torch.zeros_like(numerator)
+    )
 
 
 def _hits(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -118,8 +120,12 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
         return _at((ideal_gains * _discounts(rt.depth, log_base, rt.gains.device)).cumsum(1), ks)
     # binary gains: the ideal list holds min(R, length) relevant items; tabulate its DCG by length
     bound = max(rt.max_relevant, *ks)
-    table = torch.cat([torch.zeros(1, dtype=torch.float64, device=rt.gains.device),
-                       _discounts(bound, log_base, rt.gains.device).cumsum(0)])
+    table = torch.cat(
+        [
+            torch.zeros(1, dtype=torch.float64, device=rt.gains.device),
+            _discounts(bound, log_base, rt.gains.device).cumsum(0),
+        ]
+    )
     if ideal == "k":  # RecTools: k relevant slots, whatever R is
         return table[list(ks)].expand(rt.gains.shape[0], -1)
     relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
@@ -128,8 +134,9 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
     return table[torch.minimum(relevant, torch.tensor(ks, device=relevant.device))]
 
 
-def ndcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0,
-         ideal: str = "cut") -> Tensor:
+def ndcg(
+    rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0, ideal: str = "cut"
+) -> Tensor:
     return _divide(dcg(rt, ks, gain, log_base), _ideal_dcg(rt, ks, gain, log_base, ideal))
 
 
@@ -199,6 +206,10 @@ def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str)
     if action == "error":
         if bool(empty.any()):
             row = int(empty.squeeze(1).nonzero()[0])
-            raise ValueError(f"Query {row} of the batch has no relevant item and `empty_target_action` is 'error'")
+            raise ValueError(
+                f"Query {row} of the batch has no relevant item and `empty_target_action` is 'error'"
+            )
         return values, torch.ones_like(num_relevant, dtype=torch.bool)
-    return values.masked_fill(empty, 1.0 if action == "pos" else 0.0), torch.ones_like(num_relevant, dtype=torch.bool)
+    return values.masked_fill(empty, 1.0 if action == "pos" else 0.0), torch.ones_like(
+        num_relevant, dtype=torch.bool
+    )

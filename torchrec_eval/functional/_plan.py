@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -51,8 +52,10 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
             raise ValueError(f"{name} has no option {option!r}; its options are {sorted(kernel.options)}")
         check_option(name, option, value)
     if options.get("ideal", "cut") != "cut" and options.get("gain") != "binary":
-        raise ValueError(f"`ideal={options['ideal']!r}` is defined for binary relevance: pass gain='binary' "
-                         f"(got gain={options.get('gain', 'linear')!r})")
+        raise ValueError(
+            f"`ideal={options['ideal']!r}` is defined for binary relevance: pass gain='binary' "
+            f"(got gain={options.get('gain', 'linear')!r})"
+        )
     return Entry(name, ks, tuple(sorted(options.items())))
 
 
@@ -72,10 +75,13 @@ class Plan:
             raise ValueError(f"A metric is requested twice: {self.keys}")
         kernels = [KERNELS[entry.name] for entry in self.entries]
         self.depth = max([k for entry in self.entries for k in entry.ks if k is not None], default=1)
-        self.needs_ideal = any(kernel.needs_ideal and dict(entry.options).get("gain", "linear") != "binary"
-                               for kernel, entry in zip(kernels, self.entries))
+        self.needs_ideal = any(
+            kernel.needs_ideal and dict(entry.options).get("gain", "linear") != "binary"
+            for kernel, entry in zip(kernels, self.entries, strict=False)
+        )
         self.to_num_relevant = any(
-            kernel.to_num_relevant and None in entry.ks for kernel, entry in zip(kernels, self.entries)
+            kernel.to_num_relevant and None in entry.ks
+            for kernel, entry in zip(kernels, self.entries, strict=False)
         )
 
     def evaluate(self, ranked: RankedTargets) -> Tensor:
@@ -111,12 +117,24 @@ def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None) -> None:
         state.index_add_(0, groups, rows)
 
 
-def prepare(members: Sequence[Any], preds: Tensor | None, target: Tensor | None, *, ties: str,
-            relevance_threshold: float | None, validate_args: bool, groups: Tensor | None = None,
-            **inputs: Tensor | None) -> Batch:
+def prepare(
+    members: Sequence[Any],
+    preds: Tensor | None,
+    target: Tensor | None,
+    *,
+    ties: str,
+    relevance_threshold: float | None,
+    validate_args: bool,
+    groups: Tensor | None = None,
+    **inputs: Tensor | None,
+) -> Batch:
     """Validate and rank a batch once for every member (the deepest top-k any of them needs)."""
     return prepare_batch(
-        preds, target, groups=groups, ties=ties, relevance_threshold=relevance_threshold,
+        preds,
+        target,
+        groups=groups,
+        ties=ties,
+        relevance_threshold=relevance_threshold,
         validate_args=validate_args,
         k=max((member.depth for member in members), default=0),
         need_ideal=any(member.needs_ideal for member in members),
@@ -128,7 +146,9 @@ def prepare(members: Sequence[Any], preds: Tensor | None, target: Tensor | None,
 
 def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:
     if empty_target_action not in EMPTY_TARGET_ACTIONS:
-        raise ValueError(f"`empty_target_action` must be one of {EMPTY_TARGET_ACTIONS}, got {empty_target_action!r}")
+        raise ValueError(
+            f"`empty_target_action` must be one of {EMPTY_TARGET_ACTIONS}, got {empty_target_action!r}"
+        )
     if relevance_threshold is not None and (
         isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float))
     ):

@@ -5,9 +5,9 @@ Every function accepts any input form of :mod:`torchrec_eval.inputs` and the sam
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-import torch
 from torch import Tensor
 
 from torchrec_eval.conventions import resolve_common, resolve_options
@@ -70,8 +70,15 @@ def evaluate(
     check_common(empty_target_action, relevance_threshold)
     entry = make_entry(name, k, resolve_options(convention, name, options))
     plan = Plan([entry])
-    batch = prepare([plan], preds, target, ties=ties, relevance_threshold=relevance_threshold,
-                    validate_args=validate_args, **inputs)
+    batch = prepare(
+        [plan],
+        preds,
+        target,
+        ties=ties,
+        relevance_threshold=relevance_threshold,
+        validate_args=validate_args,
+        **inputs,
+    )
     values, counted = plan.per_query(batch.ranked, empty_target_action)
     if reduction == "none":
         values = values.masked_fill(~counted.unsqueeze(1), float("nan"))
@@ -85,8 +92,20 @@ def evaluate(
 
 
 @_document()
-def precision(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-              relevance_threshold=None, ties=None, validate_args=True, denominator=None, **inputs):
+def precision(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    denominator=None,
+    **inputs,
+):
     r"""Precision@k: the share of the top k that is relevant, :math:`\sum_{i \le k} r_i / k`.
 
     ``denominator="k"`` (default: trec_eval, ranx, RecBole, Spark), ``"retrieved"`` divides by the
@@ -100,13 +119,37 @@ def precision(preds=None, target=None, *, k=10, reduction="mean", convention=Non
         >>> precision(preds, target, k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate("precision", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"denominator": denominator}, inputs, convention)
+    return evaluate(
+        "precision",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {"denominator": denominator},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def recall(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-           relevance_threshold=None, ties=None, validate_args=True, denominator=None, **inputs):
+def recall(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    denominator=None,
+    **inputs,
+):
     r"""Recall@k: the share of the relevant items found in the top k, :math:`\sum_{i \le k} r_i / R`.
 
     ``denominator="min_k_r"`` divides by min(k, R) instead (Liang et al. 2018).
@@ -119,13 +162,36 @@ def recall(preds=None, target=None, *, k=10, reduction="mean", convention=None, 
         >>> recall(preds, target, k=[1, 3], reduction="none")
         {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
     """
-    return evaluate("recall", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"denominator": denominator}, inputs, convention)
+    return evaluate(
+        "recall",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {"denominator": denominator},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def f1(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-       relevance_threshold=None, ties=None, validate_args=True, **inputs):
+def f1(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    **inputs,
+):
     r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
     {common}
     Example:
@@ -134,13 +200,36 @@ def f1(preds=None, target=None, *, k=10, reduction="mean", convention=None, empt
         >>> f1(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate("f1", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs, convention)
+    return evaluate(
+        "f1",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def hitrate(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-            relevance_threshold=None, ties=None, validate_args=True, **inputs):
+def hitrate(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    **inputs,
+):
     r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
     {common}
     Example:
@@ -149,13 +238,36 @@ def hitrate(preds=None, target=None, *, k=10, reduction="mean", convention=None,
         >>> hitrate(torch.tensor([[0.9, 0.8, 0.1], [0.1, 0.2, 0.3]]), torch.tensor([[0, 0, 1], [0, 0, 1]]), k=1)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate("hitrate", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs, convention)
+    return evaluate(
+        "hitrate",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def mrr(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-        relevance_threshold=None, ties=None, validate_args=True, **inputs):
+def mrr(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    **inputs,
+):
     r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
     {common}
     Example:
@@ -166,13 +278,36 @@ def mrr(preds=None, target=None, *, k=10, reduction="mean", convention=None, emp
         >>> mrr(ranked_ids=ranked, target_ids=relevant, k=5)
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate("mrr", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs, convention)
+    return evaluate(
+        "mrr",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def arhr(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-         relevance_threshold=None, ties=None, validate_args=True, **inputs):
+def arhr(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    **inputs,
+):
     r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
     {common}
     Example:
@@ -181,13 +316,37 @@ def arhr(preds=None, target=None, *, k=10, reduction="mean", convention=None, em
         >>> arhr(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[1, 0, 1, 0]]), k=3)
         tensor(1.3333, dtype=torch.float64)
     """
-    return evaluate("arhr", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs, convention)
+    return evaluate(
+        "arhr",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def map(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,  # noqa: A001
-        relevance_threshold=None, ties=None, validate_args=True, normalizer=None, **inputs):
+def map(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,  # noqa: A001
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    normalizer=None,
+    **inputs,
+):
     r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
 
     ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
@@ -201,13 +360,37 @@ def map(preds=None, target=None, *, k=10, reduction="mean", convention=None, emp
         >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
         tensor(0.7000, dtype=torch.float64)
     """
-    return evaluate("map", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"normalizer": normalizer}, inputs, convention)
+    return evaluate(
+        "map",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {"normalizer": normalizer},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def mar(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-        relevance_threshold=None, ties=None, validate_args=True, normalizer=None, **inputs):
+def mar(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    normalizer=None,
+    **inputs,
+):
     r"""MAR@k (mean average recall): :math:`\sum_{i \le k} \mathrm{Recall@}i \cdot r_i / D`, D as in :func:`map`.
     {common}
     Example:
@@ -216,8 +399,20 @@ def mar(preds=None, target=None, *, k=10, reduction="mean", convention=None, emp
         >>> mar(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[1, 0, 1]]), k=3)
         tensor(0.7500, dtype=torch.float64)
     """
-    return evaluate("mar", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"normalizer": normalizer}, inputs, convention)
+    return evaluate(
+        "mar",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {"normalizer": normalizer},
+        inputs,
+        convention,
+    )
 
 
 _GAIN_ARGS = """
@@ -231,8 +426,21 @@ _GAIN_ARGS = """
 
 
 @_document(_GAIN_ARGS)
-def dcg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-        relevance_threshold=None, ties=None, validate_args=True, gain=None, log_base=None, **inputs):
+def dcg(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    gain=None,
+    log_base=None,
+    **inputs,
+):
     r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
     {common}
     Example:
@@ -242,13 +450,39 @@ def dcg(preds=None, target=None, *, k=10, reduction="mean", convention=None, emp
         >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(4.4923, dtype=torch.float64)
     """
-    return evaluate("dcg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"gain": gain, "log_base": log_base}, inputs, convention)
+    return evaluate(
+        "dcg",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {"gain": gain, "log_base": log_base},
+        inputs,
+        convention,
+    )
 
 
 @_document(_GAIN_ARGS)
-def ndcg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-         relevance_threshold=None, ties=None, validate_args=True, gain=None, log_base=None, ideal=None, **inputs):
+def ndcg(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    gain=None,
+    log_base=None,
+    ideal=None,
+    **inputs,
+):
     r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
 
     The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
@@ -260,13 +494,36 @@ def ndcg(preds=None, target=None, *, k=10, reduction="mean", convention=None, em
         >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(0.9434, dtype=torch.float64)
     """
-    return evaluate("ndcg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {"gain": gain, "log_base": log_base, "ideal": ideal}, inputs, convention)
+    return evaluate(
+        "ndcg",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {"gain": gain, "log_base": log_base, "ideal": ideal},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def cg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empty_target_action=None,
-       relevance_threshold=None, ties=None, validate_args=True, **inputs):
+def cg(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    **inputs,
+):
     r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
     {common}
     Example:
@@ -275,13 +532,36 @@ def cg(preds=None, target=None, *, k=10, reduction="mean", convention=None, empt
         >>> cg(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[3, 0, 2]]), k=2)
         tensor(3., dtype=torch.float64)
     """
-    return evaluate("cg", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs, convention)
+    return evaluate(
+        "cg",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {},
+        inputs,
+        convention,
+    )
 
 
 @_document()
-def rprecision(preds=None, target=None, *, k=None, reduction="mean", convention=None, empty_target_action=None,
-               relevance_threshold=None, ties=None, validate_args=True, **inputs):
+def rprecision(
+    preds=None,
+    target=None,
+    *,
+    k=None,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    **inputs,
+):
     r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
 
     ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R) (RecTools). Without a
@@ -293,6 +573,17 @@ def rprecision(preds=None, target=None, *, k=None, reduction="mean", convention=
         >>> rprecision(torch.tensor([[0.9, 0.8, 0.7, 0.6]]), torch.tensor([[1, 0, 1, 1]]))
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate("rprecision", preds, target, k, reduction, empty_target_action, relevance_threshold, ties,
-                    validate_args, {}, inputs, convention)
-
+    return evaluate(
+        "rprecision",
+        preds,
+        target,
+        k,
+        reduction,
+        empty_target_action,
+        relevance_threshold,
+        ties,
+        validate_args,
+        {},
+        inputs,
+        convention,
+    )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -64,8 +65,9 @@ class RankingMetric(Metric):
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
-        if num_groups is not None and (isinstance(num_groups, bool) or not isinstance(num_groups, int)
-                                       or num_groups < 1):
+        if num_groups is not None and (
+            isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1
+        ):
             raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
         self.members = list(members)
         self.keys = [key for member in self.members for key in member.keys]
@@ -82,9 +84,21 @@ class RankingMetric(Metric):
         # MetricCollection's compute groups merge metrics whose states look alike; a state named after
         # the configuration (empty: it costs nothing) keeps different metrics apart, and makes
         # merge_state / load_state_dict refuse a state of another configuration.
-        signature = hashlib.sha1(repr((type(self).__name__, self.keys, [vars(m) for m in self.members],
-                                       empty_target_action, relevance_threshold, ties)).encode()).hexdigest()
-        self.add_state(f"config_{signature[:12]}", default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
+        signature = hashlib.sha1(
+            repr(
+                (
+                    type(self).__name__,
+                    self.keys,
+                    [vars(m) for m in self.members],
+                    empty_target_action,
+                    relevance_threshold,
+                    ties,
+                )
+            ).encode()
+        ).hexdigest()
+        self.add_state(
+            f"config_{signature[:12]}", default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum"
+        )
 
     def add_state(self, name: str, default: Any, dist_reduce_fx: Any = None, persistent: bool = True) -> None:
         """torchmetrics' ``add_state``, persistent by default: a checkpoint taken mid-epoch resumes exactly."""
@@ -105,8 +119,10 @@ class RankingMetric(Metric):
         """torchmetrics' ``merge_state``, refusing the state of a metric configured differently."""
         incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
         if set(incoming) != set(self._defaults):
-            raise ValueError(f"Cannot merge a state of another configuration: expected states "
-                             f"{sorted(self._defaults)}, got {sorted(incoming)}")
+            raise ValueError(
+                f"Cannot merge a state of another configuration: expected states "
+                f"{sorted(self._defaults)}, got {sorted(incoming)}"
+            )
         super().merge_state(incoming_state)
 
     def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
@@ -129,16 +145,30 @@ class RankingMetric(Metric):
                 this._buffers[name] = buffer.to(moved.device)
         return this
 
-    def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
-               **inputs: Tensor | None) -> None:
+    def update(
+        self,
+        preds: Tensor | None = None,
+        target: Tensor | None = None,
+        *,
+        groups: Tensor | None = None,
+        **inputs: Tensor | None,
+    ) -> None:
         """Rank one batch (any input form of :mod:`torchrec_eval.inputs`) and add its queries to the state."""
         if (groups is None) != (self.num_groups is None):
             raise ValueError(
                 "`groups` must be given exactly when the metric was built with `num_groups` "
                 f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
             )
-        batch = prepare(self.members, preds, target, ties=self.ties, relevance_threshold=self.relevance_threshold,
-                        validate_args=self.validate_args, groups=groups, **inputs)
+        batch = prepare(
+            self.members,
+            preds,
+            target,
+            ties=self.ties,
+            relevance_threshold=self.relevance_threshold,
+            validate_args=self.validate_args,
+            groups=groups,
+            **inputs,
+        )
         if batch.groups is not None:
             batch.groups = self._check_groups(batch.groups)
         for member in self.members:
@@ -150,8 +180,10 @@ class RankingMetric(Metric):
         if self.validate_args:
             low, high = torch.aminmax(groups)
             if bool((low < 0) | (high >= self.num_groups)):
-                raise ValueError(f"`groups` must lie in [0, {self.num_groups}), got values from {low.item()} "
-                                 f"to {high.item()}")
+                raise ValueError(
+                    f"`groups` must lie in [0, {self.num_groups}), got values from {low.item()} "
+                    f"to {high.item()}"
+                )
         return groups.to(self.device)
 
     def compute(self) -> Tensor | dict[str, Tensor]:

@@ -8,7 +8,8 @@ torchmetrics kwargs). ``update`` takes any input form of :mod:`torchrec_eval.inp
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._plan import Plan, make_entry
@@ -247,8 +248,9 @@ class DCG(_TopK):
 
     name = "dcg"
 
-    def __init__(self, k: IntOrSeq = 10, *, gain: str | None = None, log_base: float | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, k: IntOrSeq = 10, *, gain: str | None = None, log_base: float | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(k, {"gain": gain, "log_base": log_base}, **kwargs)
 
 
@@ -279,8 +281,15 @@ class NDCG(_TopK):
 
     name = "ndcg"
 
-    def __init__(self, k: IntOrSeq = 10, *, gain: str | None = None, log_base: float | None = None,
-                 ideal: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        k: IntOrSeq = 10,
+        *,
+        gain: str | None = None,
+        log_base: float | None = None,
+        ideal: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(k, {"gain": gain, "log_base": log_base, "ideal": ideal}, **kwargs)
 
 
