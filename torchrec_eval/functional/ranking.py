@@ -5,7 +5,6 @@ Every function accepts any input form of :mod:`torchrec_eval.inputs` and the sam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from torch import Tensor
@@ -49,21 +48,29 @@ def _document(extra_args: str = "") -> Any:
     return wrap
 
 
-def evaluate(
-    name: str,
-    preds: Tensor | None,
-    target: Tensor | None,
-    k: int | Sequence[int] | None,
-    reduction: str,
-    empty_target_action: str | None,
-    relevance_threshold: float | None,
-    ties: str | None,
-    validate_args: bool,
-    options: dict[str, Any],
-    inputs: dict[str, Tensor | None],
-    convention: str | None = None,
-) -> Tensor | dict[str, Tensor]:
-    """Shared body of the functional metrics."""
+_COMMON = (
+    "preds",
+    "target",
+    "k",
+    "reduction",
+    "convention",
+    "empty_target_action",
+    "relevance_threshold",
+    "ties",
+    "validate_args",
+    "inputs",
+)
+
+
+def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]:
+    """Shared body of the functional metrics: ``arguments`` are the caller's parameters (its ``locals()``);
+    those that are not common arguments are the metric's own options."""
+    args = dict(arguments)
+    inputs = args.pop("inputs")
+    options = {key: args.pop(key) for key in list(args) if key not in _COMMON}
+    preds, target, k, reduction = args["preds"], args["target"], args["k"], args["reduction"]
+    convention, empty_target_action, ties = args["convention"], args["empty_target_action"], args["ties"]
+    relevance_threshold, validate_args = args["relevance_threshold"], args["validate_args"]
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
@@ -119,20 +126,7 @@ def precision(
         >>> precision(preds, target, k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate(
-        "precision",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {"denominator": denominator},
-        inputs,
-        convention,
-    )
+    return evaluate("precision", locals())
 
 
 @_document()
@@ -162,20 +156,7 @@ def recall(
         >>> recall(preds, target, k=[1, 3], reduction="none")
         {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
     """
-    return evaluate(
-        "recall",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {"denominator": denominator},
-        inputs,
-        convention,
-    )
+    return evaluate("recall", locals())
 
 
 @_document()
@@ -200,20 +181,7 @@ def f1(
         >>> f1(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate(
-        "f1",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {},
-        inputs,
-        convention,
-    )
+    return evaluate("f1", locals())
 
 
 @_document()
@@ -238,20 +206,7 @@ def hitrate(
         >>> hitrate(torch.tensor([[0.9, 0.8, 0.1], [0.1, 0.2, 0.3]]), torch.tensor([[0, 0, 1], [0, 0, 1]]), k=1)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate(
-        "hitrate",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {},
-        inputs,
-        convention,
-    )
+    return evaluate("hitrate", locals())
 
 
 @_document()
@@ -278,20 +233,7 @@ def mrr(
         >>> mrr(ranked_ids=ranked, target_ids=relevant, k=5)
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate(
-        "mrr",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {},
-        inputs,
-        convention,
-    )
+    return evaluate("mrr", locals())
 
 
 @_document()
@@ -316,20 +258,7 @@ def arhr(
         >>> arhr(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[1, 0, 1, 0]]), k=3)
         tensor(1.3333, dtype=torch.float64)
     """
-    return evaluate(
-        "arhr",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {},
-        inputs,
-        convention,
-    )
+    return evaluate("arhr", locals())
 
 
 @_document()
@@ -360,20 +289,7 @@ def map(
         >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
         tensor(0.7000, dtype=torch.float64)
     """
-    return evaluate(
-        "map",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {"normalizer": normalizer},
-        inputs,
-        convention,
-    )
+    return evaluate("map", locals())
 
 
 @_document()
@@ -399,20 +315,7 @@ def mar(
         >>> mar(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[1, 0, 1]]), k=3)
         tensor(0.7500, dtype=torch.float64)
     """
-    return evaluate(
-        "mar",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {"normalizer": normalizer},
-        inputs,
-        convention,
-    )
+    return evaluate("mar", locals())
 
 
 _GAIN_ARGS = """
@@ -450,20 +353,7 @@ def dcg(
         >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(4.4923, dtype=torch.float64)
     """
-    return evaluate(
-        "dcg",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {"gain": gain, "log_base": log_base},
-        inputs,
-        convention,
-    )
+    return evaluate("dcg", locals())
 
 
 @_document(_GAIN_ARGS)
@@ -494,20 +384,7 @@ def ndcg(
         >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(0.9434, dtype=torch.float64)
     """
-    return evaluate(
-        "ndcg",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {"gain": gain, "log_base": log_base, "ideal": ideal},
-        inputs,
-        convention,
-    )
+    return evaluate("ndcg", locals())
 
 
 @_document()
@@ -532,20 +409,7 @@ def cg(
         >>> cg(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[3, 0, 2]]), k=2)
         tensor(3., dtype=torch.float64)
     """
-    return evaluate(
-        "cg",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {},
-        inputs,
-        convention,
-    )
+    return evaluate("cg", locals())
 
 
 @_document()
@@ -573,17 +437,4 @@ def rprecision(
         >>> rprecision(torch.tensor([[0.9, 0.8, 0.7, 0.6]]), torch.tensor([[1, 0, 1, 1]]))
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate(
-        "rprecision",
-        preds,
-        target,
-        k,
-        reduction,
-        empty_target_action,
-        relevance_threshold,
-        ties,
-        validate_args,
-        {},
-        inputs,
-        convention,
-    )
+    return evaluate("rprecision", locals())
