@@ -354,7 +354,7 @@ def test_item_id_out_of_range():
         metric.update(ranked_ids=torch.tensor([[0, 7]]), target_ids=torch.tensor([[0]]))
     metric = Novelty(k=2, item_popularity=torch.ones(3))
     with pytest.raises(ValueError, match="novelty: `item_popularity` length=3"):
-        metric.update(torch.rand(2, 5), torch.ones(2, 5))
+        metric.update(torch.tensor([[0.1, 0.2, 0.3, 0.4, 0.5]]), torch.ones(1, 5))  # ranks items 4 and 3 first
 
 
 def test_merged_states_equal_one_process():
