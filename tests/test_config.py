@@ -260,3 +260,18 @@ def test_importing_the_library_imports_neither_lightning_nor_yaml():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_beyond_suite_matches_brute_force_catalogue_counts():
+    suite = tre.RankingMetrics.from_config(CONFIGS / "beyond.yaml")
+    assert suite.order == ["ndcg@10", "recall@10", "coverage@10", "gini@10", "entropy@10", "inter_list_diversity@10"]
+    gen = torch.Generator().manual_seed(3)
+    scores = torch.randn(64, 1000, generator=gen)
+    target = torch.rand(64, 1000, generator=gen) < 0.02
+    values = _values(suite, scores, target)
+    lists = torch.topk(scores, 10, dim=1).indices  # distinct scores: no tie order involved
+    counts = torch.bincount(lists.flatten(), minlength=1000).double()
+    assert values["coverage@10"] == pytest.approx(float((counts > 0).double().mean()))
+    shares = counts[counts > 0] / counts.sum()
+    assert values["entropy@10"] == pytest.approx(float(-(shares * shares.log2()).sum()))
+    assert values["ndcg@10"] == pytest.approx(float(tre.functional.ndcg(scores, target, k=10)))
