@@ -358,7 +358,7 @@ def test_state_is_small_and_summable():
     metric = M.AUC()
     states = {name: getattr(metric, name) for name in metric._defaults}
     # the statistics, plus the empty state that names the configuration
-    assert sorted(tuple(v.shape) for v in states.values()) == [(0,), (1, 2)]
+    assert sorted(tuple(v.shape) for v in states.values()) == [(0,), (1, 3)]
     assert all(v.dtype == torch.float64 for v in states.values())
     assert all(metric._reductions[name] is not None for name in states)
 

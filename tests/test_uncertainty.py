@@ -106,6 +106,19 @@ def test_interval_of_topk_metrics_matches_per_query_values(suites):
         assert float(result[key][0]) == pytest.approx(float(suite.compute()[key]), rel=1e-12)
 
 
+def test_interval_of_auc_matches_per_query_values():
+    generator = torch.Generator().manual_seed(2)
+    preds = torch.randint(0, 4, (30, 15), generator=generator).float()  # ties: AUC counts them 1/2
+    target = torch.rand(30, 15, generator=generator) < 0.3
+    suite = tre.RankingMetrics(["auc", "gauc", "mpr", "ndcg@5"])
+    suite.update(preds, target)
+    result = confidence_interval(suite)
+    assert list(result) == ["auc", "ndcg@5"]  # GAUC and pooled MPR are ratios, not per-query means
+    expected = _expected_interval(F.auc(preds, target, reduction="none"))
+    for a, e in zip(result["auc"], expected, strict=True):
+        assert float(a) == pytest.approx(float(e), rel=1e-10)
+
+
 def test_interval_of_beyond_per_query_metric():
     generator = torch.Generator().manual_seed(1)
     pop = torch.randint(1, 30, (10,), generator=generator).double()

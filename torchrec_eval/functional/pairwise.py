@@ -252,8 +252,8 @@ def _check_empty(bad: Tensor, what: str) -> None:
 class PairwiseMember:
     """AUC, GAUC, MPR, FCP and CTR@k of one :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
-    Every value is a ratio of two sums: the state is [G, 2P] float64 (numerator and denominator of each
-    of the P keys), reduced with ``"sum"``.
+    Every value is a ratio of two sums: the state is [G, 3P] float64 (numerator, denominator and the sum
+    of squared numerators of each of the P keys, the last for confidence intervals), reduced with ``"sum"``.
 
     Args:
         requests: (family, cut-off) pairs: ``("auc", None)``, ``("ctr", 10)``, ...
@@ -357,18 +357,29 @@ class PairwiseMember:
 
     # member protocol of RankingMetric
     def add_states(self, metric: Any, num_groups: int) -> None:
-        default = torch.zeros(num_groups, 2 * len(self.keys), dtype=torch.float64)
+        default = torch.zeros(num_groups, 3 * len(self.keys), dtype=torch.float64)
         metric.add_state(self.state_name, default=default, dist_reduce_fx="sum")
 
     def update(self, metric: Any, batch: Batch) -> None:
         numerators, denominators = self.ratios(batch, metric.empty_target_action)
         state = getattr(metric, self.state_name)
-        accumulate(state, torch.cat([numerators, denominators], dim=1), batch.groups)
+        rows = torch.cat([numerators, denominators, numerators * numerators], dim=1)
+        accumulate(state, rows, batch.groups)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         state = getattr(metric, self.state_name)
         count = len(self.keys)
         return {key: state[:, i] / state[:, count + i] for i, key in enumerate(self.keys)}
+
+    def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+        """(sum, sum of squares, count) of the per-query means (AUC; MPR with ``average="query"``), for
+        :func:`torchrec_eval.uncertainty.confidence_interval`. Pooled ratios (GAUC, pooled MPR, FCP,
+        CTR) are not means of independent per-query values and get no interval here."""
+        state = getattr(metric, self.state_name)
+        count = len(self.keys)
+        per_query = {"auc"} | ({"mpr"} if self.mpr_average == "query" else set())
+        return {key: (state[:, i], state[:, 2 * count + i], state[:, count + i])
+                for i, key in enumerate(self.keys) if key in per_query}
 
 
 # ----------------------------------------------------------------------------------------------
