@@ -476,14 +476,11 @@ def _depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) 
 def _target_table(
     target_ids: Tensor,
     target_gains: Tensor | None,
-    excluded: Tensor | None,
     valid_target: Tensor | None,
     relevance_threshold: float | None,
 ) -> tuple[Tensor, Tensor]:
     """Gains [B, T] (0 for padding and for items that are not candidates) and relevance of target ids."""
     present = target_ids >= 0
-    if excluded is not None:
-        present = present & ~excluded
     if valid_target is not None:
         present = present & valid_target
     gains = torch.ones(target_ids.shape, dtype=torch.float64, device=target_ids.device)
@@ -805,7 +802,7 @@ def _check_target_ids(
     valid_target = None
     if valid is not None:
         valid_target = valid.gather(1, target_ids.clamp(min=0))
-    return _target_table(target_ids, target_gains, None, valid_target, relevance_threshold)
+    return _target_table(target_ids, target_gains, valid_target, relevance_threshold)
 
 
 def _ranked_form(
