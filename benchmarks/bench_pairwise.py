@@ -9,27 +9,16 @@ FCP (graded targets 0..4) is shown for information.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from collections.abc import Callable
+import sys
+from pathlib import Path
 
 import torch
 
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.pairwise import build_member
 
-
-def _interleaved(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Median milliseconds of each case, measured in alternating rounds so drift hits all cases alike."""
-    for fn in cases.values():
-        fn()
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repeats):
-        for name, fn in cases.items():
-            start = time.perf_counter()
-            fn()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) * 1e3 for name, values in samples.items()}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import _interleaved  # noqa: E402  (interleaved median timing, shared by the benchmarks)
 
 
 def _metric(families: list[str], **kwargs: object) -> RankingMetric:
