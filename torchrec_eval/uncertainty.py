@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from torchrec_eval.functional._plan import Plan, accumulate, prepare
+from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
@@ -348,26 +348,11 @@ class PairedComparison(Metric):
             raise ValueError(
                 "Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`"
             )
-        if (groups is None) != (self.num_groups is None):
-            raise ValueError(
-                "`groups` must be given exactly when the metric was built with `num_groups` "
-                f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
-            )
         template = self.template
-        batches = []
-        for preds, ranked_ids in ((preds_a, ranked_ids_a), (preds_b, ranked_ids_b)):
-            batch = prepare(
-                self.members,
-                preds,
-                target,
-                ties=template.ties,
-                relevance_threshold=template.relevance_threshold,
-                validate_args=template.validate_args,
-                groups=groups,
-                ranked_ids=ranked_ids,
-                **inputs,
-            )
-            batches.append(batch)
+        batches = [
+            template.batch(preds, target, groups=groups, ranked_ids=ranked_ids, **inputs)
+            for preds, ranked_ids in ((preds_a, ranked_ids_a), (preds_b, ranked_ids_b))
+        ]
         a, counted_a = self._per_query(batches[0])
         b, counted_b = self._per_query(batches[1])
         if a.shape != b.shape:
@@ -381,7 +366,7 @@ class PairedComparison(Metric):
         rows = torch.cat([a, b, d, d * d, both.to(torch.float64)], dim=1)
         group_ids = batches[0].groups
         if group_ids is not None:
-            group_ids = template._check_groups(group_ids).to(self.paired.device)
+            group_ids = group_ids.to(self.paired.device)
         accumulate(self.paired, rows.to(self.paired.device), group_ids)
 
     def compute(self) -> dict[str, Tensor]:

@@ -13,7 +13,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.conventions import resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
-from torchrec_eval.inputs import TIES
+from torchrec_eval.inputs import TIES, Batch
 
 
 class RankingMetric(Metric):
@@ -154,6 +154,19 @@ class RankingMetric(Metric):
         **inputs: Tensor | None,
     ) -> None:
         """Rank one batch (any input form of :mod:`torchrec_eval.inputs`) and add its queries to the state."""
+        batch = self.batch(preds, target, groups=groups, **inputs)
+        for member in self.members:
+            member.update(self, batch)
+
+    def batch(
+        self,
+        preds: Tensor | None = None,
+        target: Tensor | None = None,
+        *,
+        groups: Tensor | None = None,
+        **inputs: Tensor | None,
+    ) -> Batch:
+        """Validate and rank one batch once for every member, with this metric's settings and groups."""
         if (groups is None) != (self.num_groups is None):
             raise ValueError(
                 "`groups` must be given exactly when the metric was built with `num_groups` "
@@ -171,8 +184,7 @@ class RankingMetric(Metric):
         )
         if batch.groups is not None:
             batch.groups = self._check_groups(batch.groups)
-        for member in self.members:
-            member.update(self, batch)
+        return batch
 
     def _check_groups(self, groups: Tensor) -> Tensor:
         if groups.is_floating_point() or groups.dtype == torch.bool:
