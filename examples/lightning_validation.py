@@ -47,6 +47,7 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     import torchrec_eval as tre
 
 from torchrec_eval.datasets import generate_interactions, padded_item_lists, train_test_split_by_time
+from torchrec_eval.demo import BPRMF
 
 if __name__ == "__main__":
     # One module object whether it is run as a script or imported as `lightning_validation` (the
@@ -131,32 +132,24 @@ class MFRecommender(L.LightningModule):
         if loss not in ("softmax", "bpr"):
             raise ValueError(f"`loss` must be 'softmax' or 'bpr', got {loss!r}")
         self.save_hyperparameters()
-        self.user = nn.Embedding(num_users, dim)
-        self.item = nn.Embedding(num_items, dim)
-        self.item_bias = nn.Embedding(num_items, 1)
-        nn.init.normal_(self.user.weight, std=0.1)
-        nn.init.normal_(self.item.weight, std=0.1)
-        nn.init.zeros_(self.item_bias.weight)
+        self.model = BPRMF(num_users, num_items, dim)  # the demo's model: <p_u, q_i> + b_i
         # A Metric attribute: Lightning moves it to the model's device; it is never trained.
         self.val_metrics = tre.RankingMetrics.from_config(DEFAULT_SUITE if metrics is None else metrics)
 
     def score_all(self, users: torch.Tensor) -> torch.Tensor:
         """``[B, num_items]`` scores of the given users against every item."""
-        return self.user(users) @ self.item.weight.T + self.item_bias.weight.T
+        return self.model.score_all(users)
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         users, items = batch
         if self.hparams.loss == "softmax":
             loss = nn.functional.cross_entropy(self.score_all(users), items)
-            squares = self.user(users).pow(2) + self.item(items).pow(2)
+            squares = self.model.user(users).pow(2) + self.model.item(items).pow(2)
         else:
             negatives = torch.randint(0, self.hparams.num_items, items.shape, device=items.device)
-            user_emb, pos, neg = self.user(users), self.item(items), self.item(negatives)
-            diff = (user_emb * (pos - neg)).sum(-1) + (
-                self.item_bias(items) - self.item_bias(negatives)
-            ).squeeze(-1)
+            diff = self.model(users, items) - self.model(users, negatives)
             loss = -nn.functional.logsigmoid(diff).mean()
-            squares = user_emb.pow(2) + pos.pow(2) + neg.pow(2)
+            squares = self.model.user(users).pow(2) + self.model.item(items).pow(2) + self.model.item(negatives).pow(2)
         self.log("train_loss", loss, on_step=False, on_epoch=True)
         return loss + self.hparams.weight_decay * squares.sum(-1).mean()
 
