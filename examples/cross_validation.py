@@ -26,16 +26,14 @@ from pathlib import Path
 
 import torch
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # the BPR-MF model and its epoch loop come from examples/train_loop.py
 try:
     import torchrec_eval  # noqa: F401
 except ImportError:  # running from a source checkout without `pip install -e .`
-    sys.path.insert(0, str(HERE.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from train_loop import BPRMF, train_epoch  # noqa: E402
-
+# the BPR-MF model and its epoch loop are the demo's (examples/train_loop.py uses them too)
 from torchrec_eval.datasets import Interactions, generate_interactions, item_popularity  # noqa: E402
+from torchrec_eval.demo import BPRMF, train_epoch  # noqa: E402
 from torchrec_eval.splits import CrossValidationResult, cross_validate, mean_confidence_interval  # noqa: E402
 
 METRICS = ["ndcg@10", "recall@20", "map@10", "mrr@10", "hitrate@10"]
