@@ -22,11 +22,11 @@ def _update(**kwargs):
         (dict(preds=P[0], target=T[0]), r"`preds` must have shape \[B, N\].*\(4,\)"),
         (
             dict(preds=torch.tensor([[0.1, float("nan")]]), target=torch.tensor([[1, 0]])),
-            r"`preds` must be finite.*nan",
+            r"`preds` must be real scores, not NaN or \+inf.*nan",
         ),
         (
             dict(preds=torch.tensor([[0.1, float("inf")]]), target=torch.tensor([[1, 0]])),
-            r"`preds` must be finite.*inf",
+            r"`preds` must be real scores, not NaN or \+inf.*max=inf",
         ),
         (dict(preds=P, target=-T), r"`target` must be >= 0.*-1"),
         (dict(preds=P, target=T.float().masked_fill(T == 1, float("nan"))), r"`target` must be finite"),

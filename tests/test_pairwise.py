@@ -348,7 +348,7 @@ def test_argument_errors():
         M.AUC(empty_target_action="bad")
     with pytest.raises(ValueError, match="target"):
         P.ctr(preds, target_ids=torch.tensor([[0], [1]]), ignore_index=-1)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="not NaN"):
         P.auc(torch.tensor([[0.1, float("nan")]]), torch.tensor([[1, 0]]))
     with pytest.raises(ValueError, match="squared"):
         M.RMSE(squared=True)

@@ -70,7 +70,7 @@ and queries with no relevant item follow ``empty_target_action``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -260,13 +260,13 @@ class BeyondMember:
     def __init__(
         self, requests: Sequence[tuple[str, int | None]], options: dict[str, dict[str, Any]]
     ) -> None:
-        self.requests = [(family, k) for family, k in requests]
-        for family, k in self.requests:
+        self.requests = []
+        for family, k in requests:
             if family not in FAMILIES:
                 raise ValueError(f"Unknown beyond-accuracy metric {family!r}; known: {sorted(FAMILIES)}")
             if k is None:
                 raise ValueError(f"Metric {family!r} needs a cut-off: write '{family}@10' or pass `k`")
-            check_k(k)
+            self.requests.append((family, check_k(k)))
         self.keys = [f"{family}@{k}" for family, k in self.requests]
         if len(set(self.keys)) != len(self.keys):
             raise ValueError(f"A metric is requested twice: {self.keys}")
@@ -380,7 +380,8 @@ class BeyondMember:
                 dist_reduce_fx="sum",
             )
 
-    def update(self, metric: Any, batch: Batch) -> None:
+    def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
+        """Compute the batch's contribution (may raise); the returned call adds it to the states."""
         ranked = batch.ranked
         ids_all = ranked.item_ids
         if not self.query_requests:  # per_query checks the ids otherwise
@@ -392,13 +393,20 @@ class BeyondMember:
             values, counted = self.per_query(metric, batch)
             columns = [values, values * values, counted.to(torch.float64)]
         lists = {k: (ids_all[:, :k] >= 0).sum(1) for k in {k for k, _ in self.item_rows}}
-        if self.item_rows:
-            self._add_counts(metric, ids_all, lists, groups)
         if self.list_cols:
             columns.append(torch.stack([(lists[k] > 0).to(torch.float64) for k in self.list_cols], dim=1))
+        rows = None
         if columns:
             rows = torch.cat(columns, dim=1) if len(columns) > 1 else columns[0]
-            accumulate(metric.beyond_stats, rows.reshape(num_rows, self.num_stats), groups)
+            rows = rows.reshape(num_rows, self.num_stats)
+
+        def apply() -> None:
+            if self.item_rows:
+                self._add_counts(metric, ids_all, lists, groups)
+            if rows is not None:
+                accumulate(metric.beyond_stats, rows, groups)
+
+        return apply
 
     def _add_counts(
         self, metric: Any, ids_all: Tensor, lists: dict[int, Tensor], groups: Tensor | None

@@ -11,7 +11,7 @@ from torchmetrics import Metric
 
 from torchrec_eval import beyond as _beyond
 from torchrec_eval.conventions import resolve_options
-from torchrec_eval.functional._kernels import KERNELS
+from torchrec_eval.functional._kernels import KERNELS, check_k
 from torchrec_eval.functional._plan import Plan, make_entry
 from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
@@ -95,6 +95,7 @@ class RankingMetrics(RankingMetric):
                 f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}"
             )
         extra_ks = [] if k is None else list(k) if isinstance(k, (list, tuple)) else [k]
+        extra_ks = [check_k(one) for one in extra_ks]
         requested: dict[str, list[int | None]] = {}
         order: list[str] = []
         for name in metrics:

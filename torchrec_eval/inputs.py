@@ -158,22 +158,37 @@ class _Checks:
 
     def __init__(self) -> None:
         self._flags: list[Tensor] = []
-        self._messages: list[Callable[[], str]] = []
+        self._messages: list[Callable[[], str] | str] = []
+        self.notes: dict[str, bool] = {}
 
     def add(self, bad: Tensor, message: Callable[[], str]) -> None:
         self._flags.append(bad.reshape(()))
         self._messages.append(message)
 
+    def note(self, name: str, flag: Tensor) -> None:
+        """A fact read in the same host sync as the checks, found in ``notes[name]`` after ``run``."""
+        self._flags.append(flag.reshape(()))
+        self._messages.append(name)
+
     def run(self) -> None:
         if not self._flags:
             return
-        for bad, message in zip(torch.stack(self._flags).tolist(), self._messages, strict=False):
-            if bad:
+        flags, messages = torch.stack(self._flags).tolist(), self._messages
+        self._flags, self._messages = [], []
+        for flag, message in zip(flags, messages, strict=False):
+            if isinstance(message, str):
+                self.notes[message] = bool(flag)
+            elif flag:
                 raise ValueError(message())
 
 
 def _describe(x: Tensor) -> str:
     return f"shape {tuple(x.shape)} and dtype {x.dtype}"
+
+
+def _as_long(x: Tensor | None) -> Tensor | None:
+    integer = x is not None and not (x.dtype == torch.bool or x.is_floating_point() or x.is_complex())
+    return x.long() if integer else x
 
 
 def _require_tensor(name: str, x: object) -> Tensor:
@@ -187,16 +202,31 @@ def _require_float(name: str, x: Tensor) -> None:
         raise ValueError(f"`{name}` must be a floating point tensor of scores, got {_describe(x)}")
 
 
-def _require_ids(name: str, x: Tensor, rows: int) -> None:
+def _require_ids(name: str, x: Tensor, rows: int) -> Tensor:
+    """Item ids as int64 (any integer dtype is accepted: uint8 and int16 ids too)."""
     if x.dtype in (torch.bool,) or x.is_floating_point() or x.is_complex():
         raise ValueError(f"`{name}` must be an integer tensor of item ids, got {_describe(x)}")
     if x.ndim != 2 or x.shape[0] != rows:
         raise ValueError(f"`{name}` must have shape [{rows}, T] (one row per query), got {_describe(x)}")
+    return x.long()
 
 
 def _require_nonempty(name: str, x: Tensor) -> None:
     if x.numel() == 0:
         raise ValueError(f"`{name}` is an empty batch: got {_describe(x)}; pass at least one query and item")
+
+
+def _check_scores(checks: _Checks, name: str, scores: Tensor) -> None:
+    """NaN and +inf are errors; -inf means "not a candidate" (noted as ``checks.notes["-inf"]``)."""
+    low, high = torch.aminmax(scores.detach())
+    checks.add(
+        torch.isnan(high) | (high == float("inf")),
+        lambda: (
+            f"`{name}` must be real scores, not NaN or +inf, got min={low.item()} max={high.item()} "
+            "(-inf is allowed: it marks an item that is not a candidate, like `mask`/`exclude_ids`)"
+        ),
+    )
+    checks.note("-inf", low == float("-inf"))
 
 
 def _check_finite(checks: _Checks, name: str, x: Tensor) -> None:
@@ -586,6 +616,8 @@ def prepare_batch(
     ):
         if value is not None:
             _require_tensor(name, value)
+    # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
+    target_ids, ranked_ids, exclude_ids = (_as_long(x) for x in (target_ids, ranked_ids, exclude_ids))
 
     if ranked_ids is not None:
         if preds is not None or target is not None or indexes is not None or target_ids is None:
@@ -618,8 +650,11 @@ def prepare_batch(
             f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}"
         )
     if indexes is not None:
-        if target is None or target_ids is not None:
-            raise ValueError(f"The flat form takes `preds`, `target` and `indexes`; expected one of: {FORMS}")
+        if target is None or target_ids is not None or target_gains is not None:
+            raise ValueError(
+                f"The flat form takes `preds`, `target` and `indexes` (graded relevance goes in `target`, "
+                f"not `target_gains`); expected one of: {FORMS}"
+            )
         if exclude_ids is not None:
             raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M]")
         _check_flat(preds, target, indexes, mask, groups, checks)
@@ -640,8 +675,9 @@ def prepare_batch(
     rows, num_items = preds.shape
     _check_groups_shape(groups, rows)
     if checks is not None:
-        _check_finite(checks, "preds", preds)
+        _check_scores(checks, "preds", preds)
     valid = _valid_candidates(mask, exclude_ids, preds, checks)
+    valid = _without_neg_inf(preds, valid, checks)
     check_boundary = preds.device.type != "cuda" or validate_args or ties not in ("index", "average")
 
     if target_ids is not None:
@@ -672,6 +708,11 @@ def prepare_batch(
                 groups,
             )
     else:
+        if target_gains is not None:
+            raise ValueError(
+                "`target_gains` goes with `target_ids` (ids form); with a dense `target` the gains are the "
+                f"target values themselves. Got `target` of {_describe(target)} and `target_gains` too"
+            )
         if target.shape != preds.shape:
             raise ValueError(
                 f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {_describe(target)}"
@@ -729,6 +770,51 @@ def _ids_ranked(
     return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal)
 
 
+def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: _Checks | None) -> Tensor | None:
+    """The candidate mask with items scored ``-inf`` left out: ``-inf`` means "not a candidate".
+
+    With validation the check's host sync already tells whether any score is ``-inf``; without it a
+    CPU looks (a cheap reduction, no device to wait for) and an accelerator always builds the mask.
+    """
+    if checks is not None:
+        checks.run()
+        present = checks.notes.get("-inf", False)
+    elif preds.device.type == "cpu":
+        present = bool(preds.amin() == float("-inf"))
+    else:
+        present = True
+    if not present:
+        return valid
+    finite = preds > float("-inf")
+    return finite if valid is None else valid & finite
+
+
+def check_flat(inputs: dict[str, Tensor | None], validate_args: bool) -> None:
+    """Validate a whole flat-form call (forms, shapes, dtypes and, with ``validate_args``, values).
+
+    A metric holds the last query of a call back until the next one; this check makes a bad row fail
+    in the call that brings it, not in a later one.
+    """
+    preds, target, indexes = inputs.get("preds"), inputs.get("target"), inputs.get("indexes")
+    for name, value in inputs.items():
+        if value is not None:
+            _require_tensor(name, value)
+    others = [name for name in ("target_ids", "target_gains", "ranked_ids", "exclude_ids") if inputs.get(name) is not None]
+    if preds is None or target is None or others:
+        raise ValueError(
+            f"The flat form takes `preds`, `target` and `indexes` (and `mask`, `groups`), got also {others}"
+            f"{'' if target is not None else ' and no `target`'}; expected one of: {FORMS}"
+        )
+    _check_flat(preds, target, indexes, inputs.get("mask"), inputs.get("groups"), None)
+    if target.is_complex():
+        raise ValueError(f"`target` must be bool, integer or float relevance, got {_describe(target)}")
+    if validate_args:
+        checks = _Checks()
+        _check_scores(checks, "preds", preds)
+        _check_target_values(checks, "target", target)
+        checks.run()
+
+
 def _check_flat(
     preds: Tensor,
     target: Tensor | None,
@@ -766,7 +852,7 @@ def _valid_candidates(
             )
         valid = mask
     if exclude_ids is not None:
-        _require_ids("exclude_ids", exclude_ids, rows)
+        exclude_ids = _require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
             _check_id_range(checks, "exclude_ids", exclude_ids, num_items)
             checks.run()  # before the ids are used as indices
@@ -787,7 +873,7 @@ def _check_target_ids(
     relevance_threshold: float | None,
     checks: _Checks | None,
 ) -> tuple[Tensor, Tensor]:
-    _require_ids("target_ids", target_ids, rows)
+    target_ids = _require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
         if target_gains.shape != target_ids.shape or target_gains.is_complex():
             raise ValueError(
@@ -822,7 +908,7 @@ def _ranked_form(
         )
     _require_nonempty("ranked_ids", ranked_ids)
     rows = ranked_ids.shape[0]
-    _require_ids("ranked_ids", ranked_ids, rows)
+    ranked_ids = _require_ids("ranked_ids", ranked_ids, rows)
     if checks is not None:
         _check_id_range(checks, "ranked_ids", ranked_ids, None)
         _check_unique_ids(checks, "ranked_ids", ranked_ids)
@@ -830,7 +916,7 @@ def _ranked_form(
         target_ids, target_gains, rows, None, None, relevance_threshold, checks
     )
     if exclude_ids is not None:
-        _require_ids("exclude_ids", exclude_ids, rows)
+        exclude_ids = _require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
             _check_id_range(checks, "exclude_ids", exclude_ids, None)
         dropped, _, _ = _lookup(ranked_ids, exclude_ids)

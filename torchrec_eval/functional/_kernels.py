@@ -8,6 +8,7 @@ metrics of a suite share the same top-k. Definitions follow design section 4.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -191,11 +192,17 @@ def check_option(metric: str, name: str, value: object) -> None:
         raise ValueError(f"`{name}` of {metric} must be one of {allowed}, got {value!r}")
 
 
-def check_k(k: object, optional: bool = False) -> None:
+def check_k(k: object, optional: bool = False) -> int | None:
+    """``k`` as a Python int >= 1 (any integer type: int, numpy integer, 0-d integer tensor)."""
     if k is None and optional:
-        return
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return None
+    try:
+        value = None if isinstance(k, bool) else operator.index(k)
+    except TypeError:
+        value = None
+    if value is None or value < 1:
         raise ValueError(f"`k` must be an int >= 1{' or None' if optional else ''}, got {k!r}")
+    return value
 
 
 def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:

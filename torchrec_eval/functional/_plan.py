@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +42,7 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
     ks = tuple(k) if isinstance(k, (list, tuple)) else (k,)
     if not ks:
         raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
-    for one in ks:
-        check_k(one, optional=kernel.optional_k)
+    ks = tuple(check_k(one, optional=kernel.optional_k) for one in ks)
     if len(set(ks)) != len(ks):
         raise ValueError(f"`k` has repeated cut-offs: {k!r}")
     options = {option: value for option, value in options.items() if value is not None}
@@ -97,10 +96,11 @@ class Plan:
         default = torch.zeros(num_groups, 2 * len(self.keys) + 1, dtype=torch.float64)
         metric.add_state("stats", default=default, dist_reduce_fx="sum")
 
-    def update(self, metric: Any, batch: Batch) -> None:
+    def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
+        """Compute the batch's statistics (may raise); the returned call adds them to the state."""
         values, counted = self.per_query(batch.ranked, metric.empty_target_action)
         rows = torch.cat([values, values * values, counted.to(torch.float64).unsqueeze(1)], dim=1)
-        accumulate(metric.stats, rows, batch.groups)
+        return lambda: accumulate(metric.stats, rows, batch.groups)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         num_values = len(self.keys)

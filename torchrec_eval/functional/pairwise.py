@@ -27,7 +27,7 @@ keeps two float64 columns per value, whatever the number of queries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -283,7 +283,7 @@ class PairwiseMember:
             else:
                 if k is None:
                     raise ValueError(f"{family} needs a cut-off: write '{family}@10' or pass `k`")
-                check_k(k)
+                k = check_k(k)
                 if k in self.ctr_ks:
                     raise ValueError(f"Metric '{family}@{k}' is requested twice")
                 self.ctr_ks.append(k)
@@ -360,11 +360,11 @@ class PairwiseMember:
         default = torch.zeros(num_groups, 3 * len(self.keys), dtype=torch.float64)
         metric.add_state(self.state_name, default=default, dist_reduce_fx="sum")
 
-    def update(self, metric: Any, batch: Batch) -> None:
+    def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
+        """Compute the batch's sums (may raise); the returned call adds them to the state."""
         numerators, denominators = self.ratios(batch, metric.empty_target_action)
-        state = getattr(metric, self.state_name)
         rows = torch.cat([numerators, denominators, numerators * numerators], dim=1)
-        accumulate(state, rows, batch.groups)
+        return lambda: accumulate(getattr(metric, self.state_name), rows, batch.groups)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         state = getattr(metric, self.state_name)

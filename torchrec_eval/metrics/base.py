@@ -13,10 +13,29 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.conventions import resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
-from torchrec_eval.inputs import TIES, Batch
+from torchrec_eval.inputs import TIES, Batch, check_flat
+from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 
 
-class RankingMetric(Metric):
+def fingerprint(value: Any) -> str:
+    """A description of a configuration that is the same in every process, on every device, under any
+    print options: tensors by dtype, shape and the bytes of their values, objects by their fields."""
+    if isinstance(value, Tensor):
+        data = value.detach().to("cpu").contiguous()
+        digest = hashlib.sha1(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"").hexdigest()
+        return f"tensor({str(data.dtype)},{tuple(data.shape)},{digest})"
+    if isinstance(value, dict):
+        items = sorted((str(key), fingerprint(item)) for key, item in value.items())
+        return "{" + ",".join(f"{key}:{item}" for key, item in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(fingerprint(item) for item in value) + "]"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    fields = getattr(value, "__dict__", None)
+    return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
+
+
+class RankingMetric(SafeMetric):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
@@ -41,6 +60,10 @@ class RankingMetric(Metric):
             returns a [num_groups] tensor per value (NaN for a group with no counted query).
         single_key: return a tensor rather than a one-entry dict from ``compute``.
         kwargs: torchmetrics ``Metric`` arguments (``sync_on_compute``, ``dist_sync_fn``, ...).
+            ``compute_with_cache`` defaults to False here: see :mod:`torchrec_eval.metrics.lifecycle`.
+
+    States are left out of ``state_dict`` as in torchmetrics (a checkpoint loads into a model whose
+    suite changed); ``metric.persistent(True)`` puts them in, for a mid-epoch resume.
     """
 
     is_differentiable = False
@@ -81,28 +104,18 @@ class RankingMetric(Metric):
         self.single_key = single_key
         for member in self.members:
             member.add_states(self, num_groups or 1)
-        # MetricCollection's compute groups merge metrics whose states look alike; a state named after
-        # the configuration (empty: it costs nothing) keeps different metrics apart, and makes
-        # merge_state / load_state_dict refuse a state of another configuration.
+        # MetricCollection's compute groups merge metrics whose states look alike; an empty state named
+        # after the configuration keeps different metrics apart (it costs nothing and is never synced),
+        # and makes merge_state refuse a state of another configuration. The name must be the same in
+        # every process: it hashes a canonical description, never a repr of a tensor.
         signature = hashlib.sha1(
-            repr(
-                (
-                    type(self).__name__,
-                    self.keys,
-                    [vars(m) for m in self.members],
-                    empty_target_action,
-                    relevance_threshold,
-                    ties,
-                )
+            fingerprint(
+                [type(self).__name__, self.keys, self.members, empty_target_action, relevance_threshold, ties]
             ).encode()
         ).hexdigest()
         self.add_state(
             f"config_{signature[:12]}", default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum"
         )
-
-    def add_state(self, name: str, default: Any, dist_reduce_fx: Any = None, persistent: bool = True) -> None:
-        """torchmetrics' ``add_state``, persistent by default: a checkpoint taken mid-epoch resumes exactly."""
-        super().add_state(name, default=default, dist_reduce_fx=dist_reduce_fx, persistent=persistent)
 
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
@@ -145,18 +158,56 @@ class RankingMetric(Metric):
                 this._buffers[name] = buffer.to(moved.device)
         return this
 
+    _FLAT_COLUMNS = ("preds", "target", "mask", "groups")
+
     def update(
         self,
         preds: Tensor | None = None,
         target: Tensor | None = None,
         *,
+        indexes: Tensor | None = None,
+        target_ids: Tensor | None = None,
+        target_gains: Tensor | None = None,
+        ranked_ids: Tensor | None = None,
+        mask: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
         groups: Tensor | None = None,
-        **inputs: Tensor | None,
     ) -> None:
-        """Rank one batch (any input form of :mod:`torchrec_eval.inputs`) and add its queries to the state."""
-        batch = self.batch(preds, target, groups=groups, **inputs)
-        for member in self.members:
-            member.update(self, batch)
+        """Rank one batch and add its queries to the state; on any error the state is left unchanged.
+
+        Args:
+            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
+                form of :mod:`torchrec_eval.inputs` (dense, ids, ranked or flat).
+            groups: [B] group of each query, when the metric was built with ``num_groups``.
+        """
+        self._update_from(
+            {
+                "preds": preds,
+                "target": target,
+                "indexes": indexes,
+                "target_ids": target_ids,
+                "target_gains": target_gains,
+                "ranked_ids": ranked_ids,
+                "mask": mask,
+                "exclude_ids": exclude_ids,
+                "groups": groups,
+            }
+        )
+
+    def _stage(self, inputs: dict[str, Any]) -> Apply:
+        batch = self.batch(**inputs)
+        applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
+
+        def apply() -> None:
+            for one in applies:
+                one()
+
+        return apply
+
+    def _check_flat(self, inputs: dict[str, Any]) -> None:
+        if (inputs.get("groups") is None) != (self.num_groups is None):
+            self.batch(**inputs)  # raises the groups error
+        check_flat(inputs, self.validate_args)
 
     def batch(
         self,
