@@ -22,7 +22,7 @@ uses ``cuda:LOCAL_RANK``, and the metric states live on that GPU::
 
 The sampler matters for exact numbers: torch's ``DistributedSampler`` evens out the shards by
 repeating samples (``drop_last=False``, those users would be counted twice) or by dropping them
-(``drop_last=True``). ``UnpaddedDistributedSampler`` below keeps every user exactly once; the
+(``drop_last=True``). ``torchrec_eval.distributed.UnpaddedDistributedSampler`` keeps every user exactly once; the
 ranks then run different numbers of batches, which is fine because the metrics talk to each other
 only in ``compute()``.
 """
@@ -39,30 +39,16 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset
 
 try:
     import torchrec_eval as tre
 except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
+from torchrec_eval.distributed import UnpaddedDistributedSampler
 
 METRICS = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10"]
-
-
-class UnpaddedDistributedSampler(DistributedSampler):
-    """``DistributedSampler`` without the repeated samples it appends to even out the shards.
-
-    The parent shuffles (or not) and pads the index list to a multiple of the world size, then rank
-    ``r`` takes positions ``r, r + W, r + 2W, ...``; the padding sits at the end, so the positions
-    below ``len(dataset)`` are exactly the real samples of this rank.
-    """
-
-    def __iter__(self):
-        return iter(list(super().__iter__())[: len(self)])
-
-    def __len__(self) -> int:
-        return len(range(self.rank, len(self.dataset), self.num_replicas))
 
 
 class EvalUsers(Dataset):

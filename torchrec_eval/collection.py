@@ -157,7 +157,7 @@ class RankingMetrics(RankingMetric):
         """``(key, metric)`` pairs, one :class:`SuiteValue` per result, for ``LightningModule.log_dict(suite)``.
 
         Logging the suite object (rather than ``suite.compute()``) lets Lightning compute it at the end of
-        the epoch (one sync of the suite's state under DDP, shared by all keys) and reset it.
+        the epoch (each value syncs the suite's few state tensors under DDP) and reset it.
         """
         return list(zip(self.order, self._views.values(), strict=False))
 

@@ -11,9 +11,13 @@ Forms (exactly one per call):
 * ids    -- ``preds`` [B, N], ``target_ids`` [B, T] item indices into dim 1 (-1 = padding),
   optional ``target_gains`` [B, T];
 * ranked -- ``ranked_ids`` [B, L] item ids in rank order (-1 = padding), ``target_ids`` [B, T];
-* flat   -- 1-D ``preds``, ``target`` and ``indexes`` (torchmetrics.retrieval style). A query must
-  be complete within one call; the queries come out in ascending ``indexes`` order. This form needs
-  a host sync (the number of queries is data dependent).
+* flat   -- 1-D ``preds``, ``target`` and ``indexes`` (torchmetrics.retrieval style); the queries come
+  out in ascending ``indexes`` order. A metric object carries a query that continues into its next
+  ``update`` (see :mod:`torchrec_eval.metrics.lifecycle`). This form needs a host sync (the number
+  of queries is data dependent).
+
+A score of ``-inf`` marks an item that is not a candidate, exactly like ``mask`` False; NaN and
+``+inf`` are errors.
 
 Ties (``ties=``): ``"index"`` orders equal scores by the lower item index first; ``"reverse_index"``
 by the higher index first (trec_eval's docno order); ``"pessimistic"`` by the lower gain first, then

@@ -7,6 +7,7 @@ metrics of a suite share the same top-k. Definitions follow design section 4.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -119,8 +120,9 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
     if gain != "binary":  # graded: the query's own gains, sorted ("cut" is the only ideal allowed)
         ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
         return _at((ideal_gains * _discounts(rt.depth, log_base, rt.gains.device)).cumsum(1), ks)
-    # binary gains: the ideal list holds min(R, length) relevant items; tabulate its DCG by length
-    bound = max(rt.max_relevant, *ks)
+    # binary gains: the ideal list holds min(R, k) relevant items (R <= max_relevant): tabulate its DCG
+    # by length, never longer than the batch can fill, whatever k is
+    bound = max(rt.max_relevant, 1)
     table = torch.cat(
         [
             torch.zeros(1, dtype=torch.float64, device=rt.gains.device),
@@ -128,11 +130,51 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
         ]
     )
     if ideal == "k":  # RecTools: k relevant slots, whatever R is
-        return table[list(ks)].expand(rt.gains.shape[0], -1)
+        return _as_row([_discount_sum(k, log_base) for k in ks], rt.gains).expand(rt.gains.shape[0], -1)
     relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
     if ideal == "full":  # Jurity: every relevant item, not cut at k
         return table[relevant].expand(-1, len(ks))
-    return table[torch.minimum(relevant, torch.tensor(ks, device=relevant.device))]
+    cutoffs = torch.tensor([min(k, bound) for k in ks], device=relevant.device)
+    return table[torch.minimum(relevant, cutoffs)]
+
+
+# Below this many ranks the discounts are summed term by term; above, an Euler-Maclaurin tail.
+_EXACT_TERMS = 1 << 20
+
+
+@functools.lru_cache(maxsize=256)
+def _discount_sum(k: int, log_base: float) -> float:
+    r"""sum_{i=1..k} 1 / log_b(i + 1) in float64, in O(min(k, 2^20)) time and memory for any k.
+
+    Past 2^20 terms, f(x) = 1 / ln x on [m, k + 1] is summed as
+    \int f + (f(k+1) + f(m)) / 2 - f(m) + (f'(k+1) - f'(m)) / 12, with \int_a^b dx / ln x = li(b) - li(a);
+    the next term is below 1e-20 there.
+    """
+    terms = min(k, _EXACT_TERMS)
+    total = float(_discounts(terms, log_base, torch.device("cpu")).sum())
+    if k == terms:
+        return total
+    a, b = terms + 1.0, k + 1.0  # f summed over the integers a + 1 .. b
+    f = lambda x: 1.0 / math.log(x)  # noqa: E731
+    df = lambda x: -1.0 / (x * math.log(x) ** 2)  # noqa: E731
+    tail = _li(b) - _li(a) + (f(b) - f(a)) / 2 + (df(b) - df(a)) / 12
+    return total + math.log(log_base) * tail
+
+
+def _li(x: float) -> float:
+    """The logarithmic integral li(x) for x > 1 (Ramanujan's series, converges fast for any x)."""
+    ln = math.log(x)
+    total, term, inner = 0.0, 1.0, 0.0
+    for n in range(1, 200):
+        term *= ln / n  # ln^n / n!
+        if n % 2:
+            inner += 1.0 / n  # sum of 1 / (2j + 1) for j <= (n - 1) / 2
+        sign = -1.0 if n % 2 == 0 else 1.0
+        step = sign * term / 2 ** (n - 1) * inner
+        total += step
+        if abs(step) < 1e-17 * abs(total):
+            break
+    return 0.5772156649015329 + math.log(ln) + math.sqrt(x) * total
 
 
 def ndcg(
