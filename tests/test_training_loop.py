@@ -153,7 +153,11 @@ def _uneven_worker(rank: int, world: int, port: int, queue) -> None:
         second = {name: metric.compute() for name, metric in metrics.items()}
         # the suite's values as Lightning's log_dict(suite) computes them: one SuiteValue at a time
         views = {key: float(view.compute()) for key, view in metrics["suite"].items()}
-        queue.put((rank, first, second, views))
+        def plain(results):  # floats, not tensors: a tensor in a queue dies with this process
+            return {name: {key: float(v) for key, v in value.items()} if isinstance(value, dict)
+                    else float(value) for name, value in results.items()}
+
+        queue.put((rank, plain(first), plain(second), views))
     except Exception as error:  # noqa: BLE001 - reported to the parent
         queue.put((rank, repr(error), None, None))
     finally:
@@ -458,7 +462,7 @@ def test_a_query_split_across_updates_is_evaluated_whole(cuts):
     oracle.update(preds, target, indexes=indexes)
     suite = tre.RankingMetrics(["ndcg@3", "auc"], convention="torchmetrics")
     bounds = [0, *cuts, indexes.numel()]
-    for start, stop in zip(bounds[:-1], bounds[1:]):
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         if stop > start:
             suite.update(preds[start:stop], target[start:stop], indexes=indexes[start:stop])
     assert float(suite.compute()["ndcg@3"]) == pytest.approx(float(oracle.compute()), abs=1e-6)
@@ -531,3 +535,26 @@ def test_rectools_ideal_dcg_of_a_huge_k_matches_a_direct_sum():
     a, b = 2**20 + 1, k + 1
     tail = (mpmath.li(b) - mpmath.li(a) + (1 / mpmath.log(b) - 1 / mpmath.log(a)) / 2) * mpmath.log(2)
     assert _discount_sum(k, 2.0) == pytest.approx(head + float(tail), rel=1e-12)
+
+
+def test_paired_comparison_is_safe_too():
+    from torchrec_eval.uncertainty import PairedComparison
+
+    compare = PairedComparison(["ndcg@5", "mrr@5"])
+    scores, target = batch()
+    compare.update(scores, scores.flip(1), target)
+    before = snapshot(compare)
+    with pytest.raises(ValueError, match="'target_id'"):
+        compare.update(scores, scores, target_id=target)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        compare.update(scores, scores, -target)
+    assert_same_state(compare, before)
+    assert compare._update_count == 1
+    # the flat form across calls, as for the metrics
+    preds, target, indexes = _flat_stream()
+    split, whole = PairedComparison(["ndcg@3"]), PairedComparison(["ndcg@3"])
+    whole.update(preds, preds.flip(0), target, indexes=indexes)
+    for rows in (slice(0, 9), slice(9, None)):
+        split.update(preds[rows], preds.flip(0)[rows], target[rows], indexes=indexes[rows])
+    for key, value in whole.compute().items():
+        assert torch.allclose(split.compute()[key], value, atol=1e-12, equal_nan=True), key

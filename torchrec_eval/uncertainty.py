@@ -36,10 +36,10 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torchmetrics import Metric
 
 from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
 
@@ -199,7 +199,7 @@ def _query_keys(member: Any) -> list[str] | None:
     return None
 
 
-class PairedComparison(Metric):
+class PairedComparison(SafeMetric):
     r"""Paired comparison of two models on the same queries: mean difference, its interval, a p-value.
 
     Fed both models' scores for each batch of queries, it accumulates, per metric value, the sums
@@ -324,6 +324,8 @@ class PairedComparison(Metric):
         values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
         return values_t[:, self._columns], counted_t[:, self._columns]
 
+    _FLAT_COLUMNS = ("preds_a", "preds_b", "target", "mask", "groups")
+
     def update(
         self,
         preds_a: Tensor | None = None,
@@ -332,26 +334,51 @@ class PairedComparison(Metric):
         *,
         ranked_ids_a: Tensor | None = None,
         ranked_ids_b: Tensor | None = None,
+        indexes: Tensor | None = None,
+        target_ids: Tensor | None = None,
+        target_gains: Tensor | None = None,
+        mask: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
         groups: Tensor | None = None,
-        **inputs: Tensor | None,
     ) -> None:
         """Score both models on one batch of the same queries (any input form, shared target and options).
 
         Args:
             preds_a, preds_b: the two models' scores (dense, ids or flat form), or
             ranked_ids_a, ranked_ids_b: their ranked lists (ranked form, with ``target_ids``).
-            target, inputs: shared by both (``target_ids``, ``target_gains``, ``indexes``, ``mask``,
-                ``exclude_ids``).
+            target, indexes, target_ids, target_gains, mask, exclude_ids: shared by both models.
             groups: ``[B]`` group of each query when built with ``num_groups``.
         """
         if (preds_a is None) != (preds_b is None) or (ranked_ids_a is None) != (ranked_ids_b is None):
             raise ValueError(
                 "Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`"
             )
-        template = self.template
+        self._update_from(
+            {
+                "preds_a": preds_a,
+                "preds_b": preds_b,
+                "target": target,
+                "ranked_ids_a": ranked_ids_a,
+                "ranked_ids_b": ranked_ids_b,
+                "indexes": indexes,
+                "target_ids": target_ids,
+                "target_gains": target_gains,
+                "mask": mask,
+                "exclude_ids": exclude_ids,
+                "groups": groups,
+            }
+        )
+
+    def _check_flat(self, inputs: dict[str, Any]) -> None:
+        for model in ("a", "b"):
+            shared = {k: v for k, v in inputs.items() if not k.startswith(("preds_", "ranked_ids_"))}
+            self.template._check_flat({**shared, "preds": inputs[f"preds_{model}"]})
+
+    def _stage(self, inputs: dict[str, Any]) -> Apply:
+        shared = {k: v for k, v in inputs.items() if not k.startswith(("preds_", "ranked_ids_"))}
         batches = [
-            template.batch(preds, target, groups=groups, ranked_ids=ranked_ids, **inputs)
-            for preds, ranked_ids in ((preds_a, ranked_ids_a), (preds_b, ranked_ids_b))
+            self.template.batch(inputs.get(f"preds_{m}"), ranked_ids=inputs.get(f"ranked_ids_{m}"), **shared)
+            for m in ("a", "b")
         ]
         a, counted_a = self._per_query(batches[0])
         b, counted_b = self._per_query(batches[1])
@@ -367,7 +394,7 @@ class PairedComparison(Metric):
         group_ids = batches[0].groups
         if group_ids is not None:
             group_ids = group_ids.to(self.paired.device)
-        accumulate(self.paired, rows.to(self.paired.device), group_ids)
+        return lambda: accumulate(self.paired, rows.to(self.paired.device), group_ids)
 
     def compute(self) -> dict[str, Tensor]:
         p = len(self.keys)
