@@ -558,3 +558,14 @@ def test_paired_comparison_is_safe_too():
         split.update(preds[rows], preds.flip(0)[rows], target[rows], indexes=indexes[rows])
     for key, value in whole.compute().items():
         assert torch.allclose(split.compute()[key], value, atol=1e-12, equal_nan=True), key
+
+
+def test_ctr_with_ignore_index_keeps_the_explicit_signature_and_the_flat_stream():
+    metric = pairwise.CTR(k=2, ignore_index=-1)
+    assert "exclude_ids" in inspect.signature(metric.update).parameters
+    preds = torch.tensor([0.9, 0.8, 0.7, 0.6, 0.1, 0.2, 0.3, 0.4])
+    target = torch.tensor([1, -1, 0, 1, -1, -1, 1, -1])
+    indexes = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    metric.update(preds[:3], target[:3], indexes=indexes[:3])  # query 0 continues in the next call
+    metric.update(preds[3:], target[3:], indexes=indexes[3:])
+    assert float(metric.compute()) == pytest.approx(2 / 3)  # (1 + 1) clicks / (2 + 1) shown, as the docs

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from torch import Tensor
 from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
 from torchrec_eval.functional.pairwise import FAMILIES, PairwiseMember, apply_ignore_index
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.lifecycle import Apply
 
 __all__ = ["AUC", "CTR", "FCP", "FAMILIES", "GAUC", "MAE", "MPR", "MSE", "RMSE", "build_member"]
 
@@ -205,12 +205,18 @@ class CTR(RankingMetric):
         super().__init__([PairwiseMember([("ctr", one) for one in ks])],
                          single_key=not isinstance(k, (list, tuple)), **kwargs)
 
-    def update(self, preds: Tensor | None = None, target: Tensor | None = None, **inputs: Any) -> None:
-        """Add one batch (any input form); ``target == ignore_index`` marks unobserved items."""
-        if self.ignore_index is not None:
-            target, mask = apply_ignore_index(target, inputs.pop("mask", None), self.ignore_index)
-            inputs["mask"] = mask
-        super().update(preds, target, **inputs)
+    def _observed(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The inputs with ``target == ignore_index`` turned into ``mask`` False (unobserved items)."""
+        if self.ignore_index is None:
+            return inputs
+        target, mask = apply_ignore_index(inputs["target"], inputs.get("mask"), self.ignore_index)
+        return {**inputs, "target": target, "mask": mask}
+
+    def _check_flat(self, inputs: dict[str, Any]) -> None:
+        super()._check_flat(self._observed(inputs))
+
+    def _stage(self, inputs: dict[str, Any]) -> Apply:
+        return super()._stage(self._observed(inputs))
 
 
 MAE = MeanAbsoluteError
