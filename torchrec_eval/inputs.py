@@ -532,18 +532,16 @@ def _table_ranked(
     relevant_t: Tensor,
     num_candidates: Tensor,
     need_ideal: bool,
+    k: int,
 ) -> RankedTargets:
     num_relevant = relevant_t.sum(1).to(torch.float64)
     found, pos, order = _lookup(item_ids, target_ids)
     gains = _read(gains_t, found, pos, order)
     relevant = _read(relevant_t, found, pos, order)
     ideal = None
-    if need_ideal:
-        depth = item_ids.shape[1]
-        take = min(depth, gains_t.shape[1])
-        ideal = torch.topk(gains_t, take, dim=1).values
-        if take < depth:
-            ideal = torch.nn.functional.pad(ideal, (0, depth - take))
+    if need_ideal:  # the best min(k, T) gains: the ideal list does not depend on the ranked list's width
+        take = min(k, gains_t.shape[1])
+        ideal = torch.topk(gains_t, take, dim=1).values if take else gains_t.new_zeros(gains_t.shape[0], 1)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids, target_ids.shape[1])
 
 
@@ -771,7 +769,7 @@ def _ids_ranked(
     idx = top_indices(preds, depth, ties, None, check_boundary)
     if valid is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
-    return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal)
+    return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal, k)
 
 
 def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: _Checks | None) -> Tensor | None:
@@ -936,4 +934,6 @@ def _ranked_form(
     ranked_ids = ranked_ids.gather(1, order)
     num_candidates = present.sum(1).to(torch.float64)
     depth = ranked_ids.shape[1] if to_num_relevant else min(k, ranked_ids.shape[1])
-    return _table_ranked(ranked_ids[:, :depth], target_ids, gains_t, relevant_t, num_candidates, need_ideal)
+    return _table_ranked(
+        ranked_ids[:, :depth], target_ids, gains_t, relevant_t, num_candidates, need_ideal, k
+    )

@@ -119,7 +119,10 @@ def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: fl
 def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str) -> Tensor:
     if gain != "binary":  # graded: the query's own gains, sorted ("cut" is the only ideal allowed)
         ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
-        return _at((ideal_gains * _discounts(rt.depth, log_base, rt.gains.device)).cumsum(1), ks)
+        # the ideal list has its own length (min(k, number of targets)): a ranked list shorter than k
+        # must not cut the ideal at its own length
+        discounts = _discounts(ideal_gains.shape[1], log_base, rt.gains.device)
+        return _at((ideal_gains * discounts).cumsum(1), ks)
     # binary gains: the ideal list holds min(R, k) relevant items (R <= max_relevant): tabulate its DCG
     # by length, never longer than the batch can fill, whatever k is
     bound = max(rt.max_relevant, 1)
