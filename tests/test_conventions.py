@@ -456,3 +456,15 @@ def test_suite_and_classes_equal_functional(convention):
         m.update(preds[:9], target[:9])
         m.update(preds[9:], target[9:])
         _close(m.compute(), expected, f"{convention} {cls.__name__}")
+
+
+def test_rprecision_with_a_cap_is_not_rectools_r_precision_and_says_which_is():
+    """RecTools' R-Precision counts hits in the top k (not the top min(k, R)) over min(k, R)."""
+    ranked, truth = [3, 0, 1, 2], {0, 1}  # R = 2 < k = 4; hits at ranks 2 and 3
+    rectools = ref.rectools_precision(ranked, truth, 4, r_precision=True)  # 2 / min(4, 2) = 1
+    scores = torch.tensor([[0.7, 0.6, 0.5, 0.9]])  # ranks item 3, 0, 1, 2
+    target = torch.tensor([[1, 1, 0, 0]])
+    assert F.precision(scores, target, k=4, denominator="min_k_r").item() == pytest.approx(rectools)
+    assert F.rprecision(scores, target, k=4).item() == pytest.approx(0.5)  # hits@2 / 2
+    for doc in (tre.RPrecision.__doc__, F.rprecision.__doc__):
+        assert 'denominator="min_k_r"' in doc and "(RecTools)" not in doc

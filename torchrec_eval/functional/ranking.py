@@ -428,8 +428,9 @@ def rprecision(
 ):
     r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
 
-    ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R) (RecTools). Without a
-    cap the ranking goes as deep as the largest R of the batch, which needs one host sync.
+    ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R). Without a cap the
+    ranking goes as deep as the largest R of the batch, which needs one host sync. RecTools'
+    R-Precision is hits@k / min(k, R): ``precision(..., k=k, denominator="min_k_r")``.
     {common}
     Example:
         >>> import torch

@@ -320,7 +320,8 @@ class RPrecision(_TopK):
 
     Args:
         k: ``None`` (default, no cut: ranks as deep as the batch's largest R, one host sync) or a cap,
-            giving hits@min(k, R) / min(k, R) (RecTools).
+            giving hits@min(k, R) / min(k, R). RecTools' R-Precision (``Precision(r_precision=True)``) is
+            another value, hits@k / min(k, R): ``Precision(k, denominator="min_k_r")``.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
