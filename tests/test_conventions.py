@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from torchrec_eval import beyond
 from torchrec_eval import functional as F
 from torchrec_eval.conventions import PRESETS
 
@@ -468,3 +469,23 @@ def test_rprecision_with_a_cap_is_not_rectools_r_precision_and_says_which_is():
     assert F.rprecision(scores, target, k=4).item() == pytest.approx(0.5)  # hits@2 / 2
     for doc in (tre.RPrecision.__doc__, F.rprecision.__doc__):
         assert 'denominator="min_k_r"' in doc and "(RecTools)" not in doc
+
+
+def test_rectools_novelty_counts_a_cold_item_as_seen_by_one_user():
+    """RecTools' MeanInvUserFreq fills the user count of an item nobody interacted with by 1."""
+    prev = [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (3, 2), (4, 2)]  # item 3 is cold; least popular: 2 users
+    lists = [[3, 0], [2, 1, 3], [0]]
+    popularity = torch.tensor([3.0, 2.0, 2.0, 0.0])
+    expected = ref.rectools_miuf(lists, prev)
+    ranked = torch.tensor([[3, 0, -1], [2, 1, 3], [0, -1, -1]])
+    kwargs = dict(k=3, item_popularity=popularity, num_users=5)
+    for metric in (beyond.Novelty(convention="rectools", **kwargs), beyond.Novelty(cold_items="one_user", **kwargs)):
+        metric.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
+        assert float(metric.compute()) == pytest.approx(expected, abs=1e-12)
+    suite = tre.RankingMetrics(["novelty@3"], convention="rectools",
+                               options={"novelty": {"item_popularity": popularity, "num_users": 5}})
+    suite.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
+    assert float(suite.compute()["novelty@3"]) == pytest.approx(expected, abs=1e-12)
+    default = beyond.Novelty(**kwargs)  # the least popular observed item: 2 users
+    default.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
+    assert float(default.compute()) != pytest.approx(expected)

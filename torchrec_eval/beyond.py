@@ -76,6 +76,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import apply_empty_target_action, check_k
 from torchrec_eval.functional._plan import accumulate
 from torchrec_eval.inputs import Batch
@@ -114,11 +115,12 @@ OPTIONS: dict[str, dict[str, bool]] = {  # option -> required
     "entropy": {"num_items": True, "base": False, "normalization": False},
     "inter_list_diversity": {"num_items": True},
     "intra_list_diversity": {"item_features": False, "item_similarity": False},
-    "novelty": {"item_popularity": True, "num_users": False},
+    "novelty": {"item_popularity": True, "num_users": False, "cold_items": False},
     "serendipity": {"item_popularity": True, "baseline_size": False},
     "average_popularity": {"item_popularity": True},
 }
 ENTROPY_NORMALIZATIONS = ("none", "log_num_items", "distinct")
+COLD_ITEMS = ("least_popular", "one_user")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -170,10 +172,11 @@ def _check_matrix(name: str, value: object, family: str, square: bool) -> Tensor
     return value.detach()
 
 
-def _information(popularity: Tensor, num_users: int | None) -> Tensor:
-    """Self-information -log2 p_i; popularity-0 items get the value of the least popular observed item."""
+def _information(popularity: Tensor, num_users: int | None, cold_items: str = "least_popular") -> Tensor:
+    """Self-information -log2 p_i. A popularity-0 (cold) item counts as the least popular observed item,
+    or (``cold_items="one_user"``, RecTools) as an item one user interacted with."""
     denominator = float(num_users) if num_users is not None else float(popularity.sum())
-    floor = popularity[popularity > 0].min()
+    floor = popularity[popularity > 0].min() if cold_items == "least_popular" else popularity.new_ones(())
     return -torch.log2(torch.where(popularity > 0, popularity, floor) / denominator)
 
 
@@ -355,7 +358,10 @@ class BeyondMember:
                             f"novelty: `item_popularity` counts users, so it cannot exceed "
                             f"`num_users`={num_users}; got a maximum of {float(popularity.max())}"
                         )
-                self.buffers["beyond_novelty_table"] = _information(popularity, num_users)
+                cold_items = options.get("cold_items") or "least_popular"
+                if cold_items not in COLD_ITEMS:
+                    raise ValueError(f"novelty: `cold_items` must be one of {COLD_ITEMS}, got {cold_items!r}")
+                self.buffers["beyond_novelty_table"] = _information(popularity, num_users, cold_items)
             elif family == "average_popularity":
                 self.buffers["beyond_average_popularity_table"] = popularity
             else:
@@ -543,6 +549,7 @@ class _Beyond(RankingMetric):
         ks = list(k) if isinstance(k, (list, tuple)) else [k]
         if not ks:
             raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
+        options = resolve_options(kwargs.get("convention"), self.family, options)
         member = BeyondMember([(self.family, one) for one in ks], {self.family: options})
         super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
 
@@ -748,13 +755,15 @@ class Novelty(_Beyond):
 
     ``p_i = pop_i / num_users`` with ``num_users`` (RecTools), else ``pop_i / sum(pop)`` (MS
     Recommenders; also right for ``item_popularity`` given as probabilities). Items with
-    popularity 0 get the self-information of the least popular observed item.
+    popularity 0 (cold items) get the self-information of the least popular observed item, or with
+    ``cold_items="one_user"`` (RecTools, and its preset) that of an item one user interacted with.
 
     Args:
         k: cut-off(s).
         item_popularity: ``[num_items]`` training counts (e.g.
             :func:`torchrec_eval.datasets.item_popularity`) or probabilities.
         num_users: number of training users when ``item_popularity`` counts users per item.
+        cold_items: ``"least_popular"`` (default) or ``"one_user"``; ``convention="rectools"`` sets it.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
@@ -774,9 +783,16 @@ class Novelty(_Beyond):
     higher_is_better = True
 
     def __init__(
-        self, k: IntOrSeq = 10, *, item_popularity: Tensor, num_users: int | None = None, **kwargs: Any
+        self,
+        k: IntOrSeq = 10,
+        *,
+        item_popularity: Tensor,
+        num_users: int | None = None,
+        cold_items: str | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(k, {"item_popularity": item_popularity, "num_users": num_users}, **kwargs)
+        options = {"item_popularity": item_popularity, "num_users": num_users, "cold_items": cold_items}
+        super().__init__(k, options, **kwargs)
 
 
 class Serendipity(_Beyond):

@@ -129,7 +129,8 @@ class RankingMetrics(RankingMetric):
                 (family, one) for family, ks in requested.items() if family in module.FAMILIES for one in ks
             ]
             if requests:
-                members.append(module.build_member(requests, {f: options.get(f, {}) for f, _ in requests}))
+                family_options = {f: resolve_options(convention, f, options.get(f, {})) for f, _ in requests}
+                members.append(module.build_member(requests, family_options))
         super().__init__(members, **kwargs)
         self.order = order
         # One Metric view per key, as submodules so that Lightning finds them on the LightningModule.

@@ -19,6 +19,9 @@ convention                empty query  ties        P@k divides  AP@k divides   N
 ``"rectools"``            skip         index       k            R              binary    2         k positions
 ========================  ===========  ==========  ===========  =============  ========  ========  ==============
 
+Family options outside the table: ``"rectools"`` counts a cold item as seen by one user in
+``novelty`` (``cold_items="one_user"``).
+
 Notes on what a preset cannot change:
 
 * trec_eval breaks score ties by document id, descending. With ``ties="reverse_index"`` the item
@@ -60,7 +63,9 @@ PRESETS: dict[str, Preset] = {
     "jurity": Preset("skip", "index", {"precision": {"denominator": "retrieved"}, **_binary_ndcg(ideal="full")}),
     "recommenders": Preset("skip", "index", _binary_ndcg(log_base=2.718281828459045)),
     "spark": Preset("neg", "index", _binary_ndcg(log_base=2.718281828459045)),
-    "rectools": Preset("skip", "index", {"map": {"normalizer": "r"}, **_binary_ndcg(ideal="k")}),
+    "rectools": Preset(
+        "skip", "index", {"map": {"normalizer": "r"}, "novelty": {"cold_items": "one_user"}, **_binary_ndcg(ideal="k")}
+    ),
 }
 
 

@@ -422,3 +422,19 @@ RECTOOLS = {"precision": rectools_precision, "recall": rectools_recall, "map": r
 
 LIBRARIES = {"recbole": RECBOLE, "jurity": JURITY, "recommenders": RECOMMENDERS, "spark": SPARK,
              "rectools": RECTOOLS}
+
+
+def rectools_miuf(lists, prev_interactions):
+    """``MeanInvUserFreq`` (rectools/metrics/novelty.py): per user, the mean over the list of
+    -log2(users(i) / n_users), n_users = distinct users in ``prev_interactions`` [(user, item)], and a
+    cold item (no previous interaction) counted as consumed by one user (``fillna(1)``)."""
+    users_per_item: dict = {}
+    for _user, item in set(prev_interactions):
+        users_per_item[item] = users_per_item.get(item, 0) + 1
+    n_users = len({user for user, _ in prev_interactions})
+    per_user = [
+        sum(-math.log2(users_per_item.get(item, 1) / n_users) for item in items) / len(items)
+        for items in lists
+        if items
+    ]
+    return sum(per_user) / len(per_user)
