@@ -119,7 +119,7 @@ def test_catalogue_metrics(seed):
     for metric, oracle in metrics.values():
         result = feed(metric, batches).compute()
         for k in ks:
-            key = f"{metric.keys[0].split('@')[0]}@{k}"
+            key = f"{metric.value_keys[0].split('@')[0]}@{k}"
             _close(result[key], oracle(all_lists(batches, k)))
 
 

@@ -391,3 +391,10 @@ def test_running_forward_returns_batch_value() -> None:
     for i, batch in enumerate(BATCHES):
         assert_same(running(batch["preds"], batch["target"]), _single(tre.NDCG(k=5), [batch]))
         assert_same(running.compute(), _single(tre.NDCG(k=5), BATCHES[max(0, i - 1) : i + 1]))
+
+
+def test_suite_keys_values_items_are_methods_as_in_a_mapping() -> None:
+    """``keys()`` was shadowed by a list attribute of the base class (calling it raised a TypeError)."""
+    suite = tre.RankingMetrics(["ndcg@5", "auc", "mrr@5"])
+    assert suite.keys() == ["ndcg@5", "auc", "mrr@5"]
+    assert [key for key, _ in suite.items()] == suite.keys() and len(suite.values()) == 3

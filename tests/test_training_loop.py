@@ -263,7 +263,7 @@ def test_a_changed_suite_loads_through_lightning_load_from_checkpoint(tmp_path):
     path = tmp_path / "model.ckpt"
     trainer.save_checkpoint(path)
     loaded = Module.load_from_checkpoint(path, metrics=("ndcg@10", "mrr@10"))
-    assert loaded.val_metrics.order == ["ndcg@10", "mrr@10"]
+    assert loaded.val_metrics.keys() == ["ndcg@10", "mrr@10"]
 
 
 CONFIG_STATE_SCRIPT = """
@@ -400,7 +400,7 @@ def test_k_of_any_integer_type(k):
     metric.update(scores, target)
     assert torch.equal(metric.compute(), expected)
     suite = tre.RankingMetrics(["ndcg", "ctr", "coverage"], k=[k], options={"coverage": {"num_items": NUM_ITEMS}})
-    assert suite.order == ["ndcg@3", "ctr@3", "coverage@3"]
+    assert suite.keys() == ["ndcg@3", "ctr@3", "coverage@3"]
     for bad in (3.0, torch.tensor(3.0), True, np.float64(3)):
         with pytest.raises(ValueError, match="`k`"):
             tre.NDCG(k=bad)

@@ -336,7 +336,7 @@ def _evaluate(metrics, rows):
         for i, value in enumerate(triple)
     }
     for metric in metrics["beyond"]:
-        out.update({f"beyond/{metric.keys[0]}": metric.compute()})
+        out.update({f"beyond/{metric.value_keys[0]}": metric.compute()})
     out.update({f"paired/{key}": value for key, value in metrics["paired"].compute().items()})
     return out
 

@@ -178,10 +178,10 @@ def confidence_interval(
         moments = {key: tuple(x.clone() for x in value) for key, value in _moments(metric).items()}
     if not moments:
         raise ValueError(
-            f"{type(metric).__name__} has no mean-over-queries value ({metric.keys}): "
+            f"{type(metric).__name__} has no mean-over-queries value ({metric.value_keys}): "
             "confidence intervals exist for per-query metrics only"
         )
-    order = [key for key in getattr(metric, "order", metric.keys) if key in moments]
+    order = [key for key in getattr(metric, "order", metric.value_keys) if key in moments]
     out = {}
     for key in order:
         mean, low, high, _ = interval_from_moments(*moments[key], level=level, method=method)
@@ -299,7 +299,7 @@ class PairedComparison(SafeMetric):
                 keys.extend(member_keys)
         if not keys:
             raise ValueError("`metrics` has no mean-over-queries metric to compare")
-        order = getattr(template, "order", template.keys)
+        order = getattr(template, "order", template.value_keys)
         self.keys = [key for key in order if key in keys]
         self._columns = [keys.index(key) for key in self.keys]
         self.num_groups = template.num_groups

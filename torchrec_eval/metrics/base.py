@@ -93,9 +93,9 @@ class RankingMetric(SafeMetric):
         ):
             raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
         self.members = list(members)
-        self.keys = [key for member in self.members for key in member.keys]
-        if len(set(self.keys)) != len(self.keys):
-            raise ValueError(f"A metric is requested twice: {self.keys}")
+        self.value_keys = [key for member in self.members for key in member.keys]
+        if len(set(self.value_keys)) != len(self.value_keys):
+            raise ValueError(f"A metric is requested twice: {self.value_keys}")
         self.empty_target_action = empty_target_action
         self.relevance_threshold = relevance_threshold
         self.ties = ties
@@ -110,7 +110,7 @@ class RankingMetric(SafeMetric):
         # every process: it hashes a canonical description, never a repr of a tensor.
         signature = hashlib.sha1(
             fingerprint(
-                [type(self).__name__, self.keys, self.members, empty_target_action, relevance_threshold, ties]
+                [type(self).__name__, self.value_keys, self.members, empty_target_action, relevance_threshold, ties]
             ).encode()
         ).hexdigest()
         self.add_state(
@@ -256,5 +256,5 @@ class RankingMetric(SafeMetric):
             results.update(member.compute(self))
         if self.num_groups is None:
             results = {key: value[0] for key, value in results.items()}
-        results = {key: results[key] for key in self.keys}
-        return results[self.keys[0]] if self.single_key else results
+        results = {key: results[key] for key in self.value_keys}
+        return results[self.value_keys[0]] if self.single_key else results
