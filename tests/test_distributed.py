@@ -231,7 +231,7 @@ def _needs_scores(metric: Any) -> bool:
     if isinstance(metric, (pairwise.AUC, pairwise.GAUC, pairwise.MPR, pairwise.FCP)):
         return True
     return isinstance(metric, tre.RankingMetrics) and any(
-        key in ("auc", "gauc", "mpr", "fcp") for key in metric.keys
+        key in ("auc", "gauc", "mpr", "fcp") for key in metric.keys()
     )
 
 
