@@ -489,3 +489,19 @@ def test_rectools_novelty_counts_a_cold_item_as_seen_by_one_user():
     default = beyond.Novelty(**kwargs)  # the least popular observed item: 2 users
     default.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
     assert float(default.compute()) != pytest.approx(expected)
+
+
+def test_rectools_intra_list_diversity_scores_a_one_item_list_zero():
+    features = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.2]], dtype=torch.float64)
+    unit = features / features.norm(dim=1, keepdim=True)
+    lists = [[0, 1, 2], [3], [2, 0], []]
+    expected = ref.rectools_ild(lists, lambda a, b: 1.0 - float(unit[a] @ unit[b]))
+    ranked = torch.tensor([[0, 1, 2], [3, -1, -1], [2, 0, -1], [-1, -1, -1]])
+    targets = torch.tensor([[0], [1], [2], [3]])
+    for metric in (beyond.IntraListDiversity(k=3, item_features=features, convention="rectools"),
+                   beyond.IntraListDiversity(k=3, item_features=features, single_item="zero")):
+        metric.update(ranked_ids=ranked, target_ids=targets)
+        assert float(metric.compute()) == pytest.approx(expected, abs=1e-12)
+    skipping = beyond.IntraListDiversity(k=3, item_features=features)  # Jurity, MS Recommenders
+    skipping.update(ranked_ids=ranked, target_ids=targets)
+    assert float(skipping.compute()) == pytest.approx(expected * 3 / 2, abs=1e-12)  # the 0 is not averaged

@@ -114,13 +114,14 @@ OPTIONS: dict[str, dict[str, bool]] = {  # option -> required
     "gini": {"num_items": True},
     "entropy": {"num_items": True, "base": False, "normalization": False},
     "inter_list_diversity": {"num_items": True},
-    "intra_list_diversity": {"item_features": False, "item_similarity": False},
+    "intra_list_diversity": {"item_features": False, "item_similarity": False, "single_item": False},
     "novelty": {"item_popularity": True, "num_users": False, "cold_items": False},
     "serendipity": {"item_popularity": True, "baseline_size": False},
     "average_popularity": {"item_popularity": True},
 }
 ENTROPY_NORMALIZATIONS = ("none", "log_num_items", "distinct")
 COLD_ITEMS = ("least_popular", "one_user")
+SINGLE_ITEM = ("skip", "zero")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -345,6 +346,11 @@ class BeyondMember:
                 table = _check_matrix("item_similarity", similarity, family, square=True).to(torch.float64)
                 settings["mode"] = "similarity"
             self.buffers[f"beyond_{family}_table"] = table
+            settings["single_item"] = options.get("single_item") or "skip"
+            if settings["single_item"] not in SINGLE_ITEM:
+                raise ValueError(
+                    f"intra_list_diversity: `single_item` must be one of {SINGLE_ITEM}, got {settings['single_item']!r}"
+                )
             self.limits.append((f"{family}: `item_{settings['mode']}` rows", table.shape[0]))
         if "item_popularity" in known:
             popularity = _check_vector("item_popularity", options["item_popularity"], family)
@@ -467,8 +473,11 @@ class BeyondMember:
                     both = present.unsqueeze(2) & present.unsqueeze(1)
                     both &= ~torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
                     pair_sum = (block * both).sum((1, 2))
-                ok = length >= 2
                 value = 1.0 - pair_sum / (length * (length - 1)).clamp(min=1)
+                if self.settings[family]["single_item"] == "zero":  # RecTools: a one-item list scores 0
+                    ok, value = length >= 1, torch.where(length >= 2, value, torch.zeros_like(value))
+                else:
+                    ok = length >= 2
             else:  # serendipity
                 rank = metric.beyond_serendipity_table
                 baseline = self.settings[family]["baseline_size"]
@@ -710,12 +719,14 @@ class IntraListDiversity(_Beyond):
 
     ``sim`` is the cosine of ``item_features`` rows (a zero row has similarity 0), or read from
     ``item_similarity`` (e.g. :func:`cooccurrence_similarity` of the training interactions, as in
-    MS Recommenders). Lists with fewer than two items are not counted (Jurity, MS Recommenders).
+    MS Recommenders). Lists with fewer than two items are not counted (Jurity, MS Recommenders);
+    with ``single_item="zero"`` (RecTools, and its preset) a one-item list counts as 0.
 
     Args:
         k: cut-off(s).
         item_features: ``[num_items, d]`` float item vectors, or
         item_similarity: ``[num_items, num_items]`` float similarity matrix (exactly one of the two).
+        single_item: ``"skip"`` (default) or ``"zero"``: how a one-item list counts.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
@@ -742,9 +753,11 @@ class IntraListDiversity(_Beyond):
         *,
         item_features: Tensor | None = None,
         item_similarity: Tensor | None = None,
+        single_item: str | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(k, {"item_features": item_features, "item_similarity": item_similarity}, **kwargs)
+        options = {"item_features": item_features, "item_similarity": item_similarity, "single_item": single_item}
+        super().__init__(k, options, **kwargs)
 
 
 class Novelty(_Beyond):

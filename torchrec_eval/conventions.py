@@ -20,7 +20,8 @@ convention                empty query  ties        P@k divides  AP@k divides   N
 ========================  ===========  ==========  ===========  =============  ========  ========  ==============
 
 Family options outside the table: ``"rectools"`` counts a cold item as seen by one user in
-``novelty`` (``cold_items="one_user"``).
+``novelty`` (``cold_items="one_user"``) and a one-item list as 0 in ``intra_list_diversity``
+(``single_item="zero"``).
 
 Notes on what a preset cannot change:
 
@@ -64,7 +65,14 @@ PRESETS: dict[str, Preset] = {
     "recommenders": Preset("skip", "index", _binary_ndcg(log_base=2.718281828459045)),
     "spark": Preset("neg", "index", _binary_ndcg(log_base=2.718281828459045)),
     "rectools": Preset(
-        "skip", "index", {"map": {"normalizer": "r"}, "novelty": {"cold_items": "one_user"}, **_binary_ndcg(ideal="k")}
+        "skip",
+        "index",
+        {
+            "map": {"normalizer": "r"},
+            "novelty": {"cold_items": "one_user"},
+            "intra_list_diversity": {"single_item": "zero"},
+            **_binary_ndcg(ideal="k"),
+        },
     ),
 }
 

@@ -438,3 +438,15 @@ def rectools_miuf(lists, prev_interactions):
         if items
     ]
     return sum(per_user) / len(per_user)
+
+
+def rectools_ild(lists, distance):
+    """``IntraListDiversity`` (rectools/metrics/diversity.py): per user with a list, the mean of
+    ``distance(i, j)`` over the pairs of the list, 0 for a one-item list (no pair); the mean over users."""
+    per_user = []
+    for items in lists:
+        if not items:
+            continue  # a user without recommendations is not in RecTools' table
+        pairs = [(a, b) for i, a in enumerate(items) for b in items[i + 1:]]
+        per_user.append(sum(distance(a, b) for a, b in pairs) / len(pairs) if pairs else 0.0)
+    return sum(per_user) / len(per_user)
