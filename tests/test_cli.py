@@ -303,3 +303,44 @@ def test_help_lists_commands(capsys):
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert "evaluate" in out and "demo" in out
+
+
+def test_comment_lines_and_extra_run_columns_as_trec_eval_10(trec_files, tmp_path):
+    """trec_eval 10 skips '#' comments (run: first non-blank character; qrels: column 0 only, a docid
+    may hold '#') and ignores run columns after the tag. The same numbers as the plain files."""
+    run_path, qrels_path, run, qrels = trec_files
+    commented_run, commented_qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run_lines = run_path.read_text().splitlines()
+    commented_run.write_text("\n".join(
+        ["# a run comment", "   # an indented comment", *(f"{line} extra columns 1.5" for line in run_lines[:5]),
+         *run_lines[5:], "#last"]) + "\n")
+    qrels_lines = qrels_path.read_text().splitlines()
+    commented_qrels.write_text("\n".join(["#qid iter docid rel", *qrels_lines]) + "\n")
+    names = ["ndcg@10", "map", "precision@5"]
+    plain = json.loads(_ok(run_cli("evaluate", run_path, qrels_path, "-m", *names, "--json")).stdout)
+    got = json.loads(_ok(run_cli("evaluate", commented_run, commented_qrels, "-m", *names, "--json")).stdout)
+    assert got == plain
+    # in qrels, '#' past column 0 is data: a document id with '#' is judged like any other
+    hashed_qrels = tmp_path / "hashed_qrels.txt"
+    hashed_run = tmp_path / "hashed_run.txt"
+    hashed_qrels.write_text("q1 0 doc#1 1\nq1 0 doc2 0\n")
+    hashed_run.write_text("q1 Q0 doc#1 1 2.0 tag\nq1 Q0 doc2 2 1.0 tag\n")
+    assert json.loads(_ok(run_cli("evaluate", hashed_run, hashed_qrels, "-m", "mrr", "--json")).stdout) == {"mrr": 1.0}
+    # a run line with fewer than 6 columns is still an error, naming the line
+    short = tmp_path / "short.txt"
+    short.write_text("q1 Q0 doc1 1 2.0\n")
+    proc = run_cli("evaluate", short, hashed_qrels, "-m", "mrr")
+    assert proc.returncode != 0 and "short.txt:1" in proc.stderr
+
+
+def test_map_and_map_at_the_full_depth_together(trec_files):
+    """``-m map map@1000`` was refused as "requested twice" when the lists are 1,000 long or shorter."""
+    run_path, qrels_path, run, qrels = trec_files
+    depth = max(len(docs) for docs in run.values())
+    got = json.loads(_ok(run_cli("evaluate", run_path, qrels_path, "-m", "map", f"map@{depth}",
+                                 "--convention", "trec", "--json")).stdout)
+    expected_q = pytrec_per_query(run, qrels)
+    expected = sum(v["map"] for v in expected_q.values()) / len(expected_q)
+    assert got == {"map": pytest.approx(expected, abs=1e-12), f"map@{depth}": pytest.approx(expected, abs=1e-12)}
+    proc = run_cli("evaluate", run_path, qrels_path, "-m", "map", "map")
+    assert proc.returncode != 0 and "requested twice" in proc.stderr

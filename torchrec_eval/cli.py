@@ -153,10 +153,10 @@ class Suite:
         self.kwargs = {"convention": convention}
         self.families = families
         self.bare = any(not _family(name)[1] for name in self.names)
-        if len(set(self.internal.values())) != len(self.internal):
+        if len(set(self.names)) != len(self.names):
             raise CliError(f"a metric is requested twice: {self.names}")
-        try:
-            self.metrics = RankingMetrics(list(self.internal.values()), **self.kwargs)
+        try:  # two names may be one value (map and map@1000 on lists of 1,000): evaluated once
+            self.metrics = RankingMetrics(list(dict.fromkeys(self.internal.values())), **self.kwargs)
         except ValueError as error:
             raise CliError(str(error)) from None
 

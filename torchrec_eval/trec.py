@@ -145,8 +145,14 @@ def _iter_lines(path: str, progress: Callable[[int], None] | None):
 
 
 def _read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str,
-                  progress: Callable[[int], None] | None) -> tuple[str, list[list[str]], np.ndarray]:
-    """Split a whitespace-separated file into string columns, skipping blank lines."""
+                  progress: Callable[[int], None] | None, *, comment: str,
+                  extra_columns: bool = False) -> tuple[str, list[list[str]], np.ndarray]:
+    """Split a whitespace-separated file into string columns, skipping blank and comment lines.
+
+    ``comment="leading"``: a line whose first non-blank character is ``#`` is a comment (trec_eval's
+    run files); ``"column0"``: only a ``#`` in the first column (qrels: document ids may hold ``#``).
+    With ``extra_columns`` the columns after the last one are ignored (trec_eval 10 reads run lines so).
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such {what} file")
@@ -154,16 +160,22 @@ def _read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str,
     cells: list[list[str]] = [[] for _ in columns]
     numbers: list[np.ndarray] = []
     for first, lines in _iter_lines(path, progress):
+        if any("#" in line for line in lines):  # comments are rare: look line by line only then
+            starts = (line.lstrip() if comment == "leading" else line for line in lines)
+            lines = ["" if line.startswith("#") else original for line, original in zip(starts, lines, strict=True)]
         # one C-level split per chunk; per-line token counts only to find blank and malformed lines
         counts = np.fromiter(map(len, map(str.split, lines)), dtype=np.int64, count=len(lines))
-        bad = np.flatnonzero((counts != width) & (counts > 0))
+        bad = np.flatnonzero(((counts < width) if extra_columns else (counts != width)) & (counts > 0))
         if bad.size:
             i = int(bad[0])
             raise ValueError(
-                f"{path}:{first + i}: a {what} line has {width} columns ({' '.join(columns)}), "
-                f"got {int(counts[i])}: {lines[i].rstrip()!r}"
+                f"{path}:{first + i}: a {what} line has {width} columns ({' '.join(columns)}"
+                f"{', then anything' if extra_columns else ''}), got {int(counts[i])}: {lines[i].rstrip()!r}"
             )
-        tokens = "".join(lines).split()
+        if extra_columns and bool((counts > width).any()):
+            tokens = [token for line in lines for token in line.split()[:width]]
+        else:
+            tokens = "".join(lines).split()
         for c, column in enumerate(cells):
             column.extend(tokens[c::width])
         numbers.append(first + np.flatnonzero(counts))
@@ -220,23 +232,26 @@ def _encode(path: str, what: str, cells: list[list[str]], line: np.ndarray) -> d
 
 
 def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Run:
-    """Read a TREC run file ``qid Q0 docid rank score tag`` (whitespace separated, blank lines skipped).
+    """Read a TREC run file ``qid Q0 docid rank score tag`` (whitespace separated), as trec_eval 10 does:
+    blank lines and lines whose first non-blank character is ``#`` are skipped, columns after the tag
+    are ignored.
 
     Args:
         path: the file.
         progress: called with the number of bytes of each chunk read (for a progress bar).
 
     Raises:
-        ValueError: ``"FILE:LINE: ..."`` on a line without 6 columns, a score that is not a finite
+        ValueError: ``"FILE:LINE: ..."`` on a line with fewer than 6 columns, a score that is not a finite
             number, or a document listed twice for a query.
     """
-    path, cells, line = _read_columns(path, RUN_COLUMNS, "run", progress)
+    path, cells, line = _read_columns(path, RUN_COLUMNS, "run", progress, comment="leading", extra_columns=True)
     score = _to_float(path, cells[4], line, "score", RUN_COLUMNS, finite=True)
     return Run(**_encode(path, "run", cells, line), score=score)
 
 
 def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Qrels:
-    """Read a TREC qrels file ``qid iter docid rel`` (whitespace separated, blank lines skipped).
+    """Read a TREC qrels file ``qid iter docid rel`` (whitespace separated), as trec_eval 10 does: blank
+    lines and lines with ``#`` in the first column are skipped (a document id may contain ``#``).
 
     Args:
         path: the file.
@@ -246,7 +261,7 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
         ValueError: ``"FILE:LINE: ..."`` on a line without 4 columns, a relevance that is not a finite
             number, or a document judged twice for a query.
     """
-    path, cells, line = _read_columns(path, QRELS_COLUMNS, "qrels", progress)
+    path, cells, line = _read_columns(path, QRELS_COLUMNS, "qrels", progress, comment="column0")
     rel = _to_float(path, cells[3], line, "rel", QRELS_COLUMNS, finite=True)
     return Qrels(**_encode(path, "qrels", cells, line), rel=rel)
 
