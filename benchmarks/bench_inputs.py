@@ -1,0 +1,142 @@
+"""The inputs training loops really produce: ties, bf16 logits, exclusions, graded targets, small batches.
+
+Run: ``python benchmarks/bench_inputs.py`` (``--quick`` for small sizes, ``--json PATH``). One thread,
+CPU. Every case is timed interleaved with its floor in one run (median of ``--repeats`` rounds), then
+run once more for its peak memory. Columns:
+
+* ``vs floor``: time / the floor's time. The floor of a top-k case is a bare ``torch.topk(scores, 100)``
+  of the same scores; of AUC/FCP a bare ``torch.sort`` of them.
+* ``extra mem``: how much the resident set grows at its peak during one update, beyond the floor's own
+  growth, as a multiple of the scores' bytes (``peak_memory`` of ``bench_peers.py``).
+
+Cases (issue 14's table): constant scores (every row tied at the cut-off), scores rounded through
+bf16, a dense target with ``exclude_ids``, ``target_ids`` with ``exclude_ids``, ``ties="average"``,
+AUC on the ids form, FCP on graded targets, a graded target, and batches of 100 rows x 1,000 items.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import _interleaved, _table  # noqa: E402
+from bench_peers import peak_memory  # noqa: E402
+
+import torchrec_eval as tre  # noqa: E402
+from torchrec_eval.metrics.pairwise import AUC, FCP  # noqa: E402
+
+SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
+GOALS = {  # (time vs floor, extra memory vs scores) from issue 14
+    "constant scores (ties at the cut-off)": (1.5, 0.5),
+    "scores rounded through bf16": (1.3, 0.5),
+    "dense target + exclude_ids": (1.3, 0.5),
+    "target_ids + exclude_ids": (1.3, 0.5),
+    'ties="average"': (2.0, 1.0),
+    "AUC, ids form": (1.5, 1.5),
+    "FCP, graded": (1.5, 1.5),
+    "graded target": (1.3, None),
+    "batches of 100 x 1,000": (1.5, None),
+}
+
+
+def _ids(flags: torch.Tensor, width: int | None = None) -> torch.Tensor:
+    """The True columns of each row as -1 padded ids [B, T]."""
+    counts = flags.sum(1)
+    width = width or max(int(counts.max()), 1)
+    order = torch.argsort((~flags).to(torch.uint8), dim=1, stable=True)[:, :width]
+    return torch.where(torch.arange(width) < counts.unsqueeze(1), order, -1)
+
+
+def cases(queries: int, items: int, pair_queries: int) -> list[tuple[str, Callable[[], object], Callable[[], object], int]]:
+    """(name, case, its floor, bytes of its scores)."""
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(queries, items, generator=gen)
+    target = torch.rand(queries, items, generator=gen) < 0.005
+    graded = torch.where(target, torch.randint(1, 5, (queries, items), generator=gen), 0)
+    seen = _ids(torch.rand(queries, items, generator=gen) < 0.002)
+    target_ids = _ids(target)
+    constant = torch.zeros(queries, items)
+    bf16 = scores.to(torch.bfloat16).float()
+    small = [(torch.randn(100, 1_000, generator=gen), torch.rand(100, 1_000, generator=gen) < 0.02)
+             for _ in range(max(1, queries // 100))]
+    pair_scores = scores[:pair_queries]
+    pair_ids, pair_graded = target_ids[:pair_queries], graded[:pair_queries]
+
+    def suite(**kwargs):
+        return tre.RankingMetrics(SUITE, k=[10, 20, 50, 100], validate_args=False, **kwargs)
+
+    topk = lambda x: (lambda: torch.topk(x, 100, dim=1))  # noqa: E731
+    sort = lambda x: (lambda: torch.sort(x, dim=1, descending=True))  # noqa: E731
+    s = {name: suite() for name in ("constant", "bf16", "dense_ex", "ids_ex", "graded", "small")}
+    average, auc, fcp = suite(ties="average"), AUC(validate_args=False), FCP(validate_args=False)
+
+    def small_batches():
+        for batch_scores, batch_target in small:
+            s["small"].update(batch_scores, batch_target)
+
+    def small_floor():
+        for batch_scores, _ in small:
+            torch.topk(batch_scores, 100, dim=1)
+
+    nbytes = scores.numel() * scores.element_size()
+    return [
+        ("constant scores (ties at the cut-off)", lambda: s["constant"].update(constant, target), topk(constant), nbytes),
+        ("scores rounded through bf16", lambda: s["bf16"].update(bf16, target), topk(bf16), nbytes),
+        ("dense target + exclude_ids", lambda: s["dense_ex"].update(scores, target, exclude_ids=seen), topk(scores), nbytes),
+        ("target_ids + exclude_ids", lambda: s["ids_ex"].update(scores, target_ids=target_ids, exclude_ids=seen),
+         topk(scores), nbytes),
+        ('ties="average"', lambda: average.update(scores, target), topk(scores), nbytes),
+        ("AUC, ids form", lambda: auc.update(pair_scores, target_ids=pair_ids), sort(pair_scores),
+         pair_scores.numel() * 4),
+        ("FCP, graded", lambda: fcp.update(pair_scores, pair_graded), sort(pair_scores), pair_scores.numel() * 4),
+        ("graded target", lambda: s["graded"].update(scores, graded), topk(scores), nbytes),
+        ("batches of 100 x 1,000", small_batches, small_floor, sum(b.numel() * 4 for b, _ in small)),
+    ]
+
+
+def run(queries: int, items: int, pair_queries: int, repeats: int) -> list[dict[str, object]]:
+    rows = []
+    for name, case, floor, nbytes in cases(queries, items, pair_queries):
+        times = _interleaved({"floor": floor, "case": case}, repeats)
+        floor_peak, case_peak = peak_memory(floor), peak_memory(case)
+        extra = None if case_peak is None else max(0, case_peak - (floor_peak or 0)) / nbytes
+        goal_time, goal_mem = GOALS[name]
+        rows.append({"case": name, "ms": times["case"], "floor_ms": times["floor"],
+                     "ratio": times["case"] / times["floor"], "extra_mem": extra,
+                     "goal_ratio": goal_time, "goal_mem": goal_mem})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    queries, items, pair_queries = (64, 5_000, 32) if args.quick else (512, 200_000, 128)
+    rows = run(queries, items, pair_queries, args.repeats or (3 if args.quick else 5))
+
+    def fmt(value, goal, suffix="x"):
+        got = "n/a" if value is None else f"{value:.2f}{suffix}"
+        return got if goal is None else f"{got} (goal <= {goal}{suffix})"
+
+    print(_table(
+        f"Real inputs: 6 metrics x k in {{10,20,50,100}}, {queries} x {items} scores "
+        f"(AUC/FCP {pair_queries} x {items}), validate_args=False, one thread",
+        [(r["case"], f"{r['ms']:.1f}", fmt(r["ratio"], r["goal_ratio"]), fmt(r["extra_mem"], r["goal_mem"]))
+         for r in rows],
+        ("case", "ms", "vs floor", "extra mem vs scores"),
+    ))
+    if args.json:
+        args.json.write_text(json.dumps({"queries": queries, "items": items, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
