@@ -39,6 +39,8 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from torchrec_eval.topk import top_indices
+
 TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
 FORMS = (
     "dense: update(preds [B, N], target [B, N]); "
@@ -322,68 +324,6 @@ def _lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 def _read(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
     return torch.where(found, values.gather(1, order).gather(1, pos), torch.zeros((), dtype=values.dtype))
-
-
-def _tie_keys(ties: str) -> tuple[bool, bool | None]:
-    """(index descending?, gain order among equal scores: None, True = descending, False = ascending)."""
-    gain_order = {"pessimistic": False, "optimistic": True}.get(ties)
-    return ties == "reverse_index", gain_order
-
-
-def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Tensor:
-    """Top-k indices of each row by score descending, then the tie keys, with stable sorts."""
-    index_descending, gain_order = _tie_keys(ties)
-    order = torch.arange(scores.shape[1], device=scores.device)
-    if index_descending:
-        order = order.flip(0)
-    order = order.expand_as(scores)
-    if gain_order is not None:
-        order = order.gather(
-            1, torch.sort(tie_gains.gather(1, order), dim=1, descending=gain_order, stable=True).indices
-        )
-    perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
-    return order.gather(1, perm)
-
-
-def _order_ties(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None) -> Tensor:
-    """Reorder a top-k list so that equal scores follow the documented tie order."""
-    index_descending, gain_order = _tie_keys(ties)
-    perm = torch.sort(idx, dim=1, descending=index_descending).indices
-    idx, values = idx.gather(1, perm), values.gather(1, perm)
-    if gain_order is not None:
-        perm = torch.sort(tie_gains.gather(1, idx), dim=1, descending=gain_order, stable=True).indices
-        idx, values = idx.gather(1, perm), values.gather(1, perm)
-    perm = torch.sort(values, dim=1, descending=True, stable=True).indices
-    return idx.gather(1, perm)
-
-
-def top_indices(
-    scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor | None = None, check_boundary: bool = True
-) -> Tensor:
-    """Indices [B, k] of the k best items of each row, in rank order, ties broken as documented.
-
-    ``scores`` may hold ``-inf`` for items that are not candidates; those rank last.
-    """
-    num_items = scores.shape[1]
-    take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
-    values, idx = torch.topk(scores, take, dim=1)
-    if take > k:
-        boundary = values[:, k - 1]
-        tied = (boundary == values[:, k]) & (boundary > float("-inf"))
-        values, idx = values[:, :k], idx[:, :k]
-        if check_boundary and bool(tied.any()):
-            rows = tied.nonzero().squeeze(1)
-            exact = _exact_top(scores[rows], k, ties, None if tie_gains is None else tie_gains[rows])
-            idx = idx.index_copy(0, rows, exact)
-            values = scores.gather(1, idx)
-    if values.device.type != "cpu":
-        return _order_ties(values, idx, ties, tie_gains)
-    # on the CPU a host check is free: reorder only the rows that hold equal scores
-    rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
-    if rows.numel() == 0:
-        return idx
-    gains = None if tie_gains is None else tie_gains[rows]
-    return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
 
 
 def _tie_statistics(

@@ -1,0 +1,24 @@
+"""benchmarks/bench_inputs.py --quick runs for real and prints every case with its ratio and memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_inputs_quick(tmp_path: Path) -> None:
+    out = tmp_path / "inputs.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_inputs.py"), "--quick", "--json", str(out)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 9
+    for row in rows:
+        assert row["case"] in proc.stdout and f"{row['ratio']:.2f}x" in proc.stdout and row["ms"] > 0

@@ -1,0 +1,168 @@
+"""Ranking: the top k of each row of scores, with the documented tie order, exactly, for any batch size.
+
+``torch.topk`` returns the k best scores but no defined order among equal ones, and which of several
+items tied at the k-th score it keeps is unspecified. Ties are common in training loops: an
+untrained model's constant scores, bf16/fp16 logits under autocast. :func:`top_indices` keeps the
+``torch.topk`` result and repairs only what ties leave open:
+
+* **At the cut-off**, a row whose k-th score ``v`` equals its (k+1)-th holds ``g < k`` items scored
+  above ``v`` (all inside the top-k result) and must take the first ``k - g`` items scored exactly
+  ``v`` in tie order. For ``ties="index"`` (lowest item index first) and ``"reverse_index"``,
+  :func:`_first_equal` finds them by scanning column blocks from the row's start (or end) and
+  stops as soon as every tied row has enough: O(B·k) extra work for constant scores, one compare
+  pass for scattered ties (bf16), never a sort over all N. The gain-aware orders
+  (``"pessimistic"``, ``"optimistic"``) re-rank tied rows with a stable sort.
+* **Inside the list**, equal scores are reordered by the tie keys with sorts over k columns.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+# The first column block scanned for boundary ties, and the largest: a constant row finishes in the
+# first block; scattered ties are scanned in blocks of at most this many columns (bounded memory).
+_FIRST_BLOCK, _MAX_BLOCK = 1 << 10, 1 << 14
+
+
+def tie_keys(ties: str) -> tuple[bool, bool | None]:
+    """(index descending?, gain order among equal scores: None, True = descending, False = ascending)."""
+    gain_order = {"pessimistic": False, "optimistic": True}.get(ties)
+    return ties == "reverse_index", gain_order
+
+
+def top_indices(
+    scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor | None = None, check_boundary: bool = True
+) -> Tensor:
+    """Indices [B, k] of the k best items of each row, in rank order, ties broken as documented.
+
+    ``scores`` may hold ``-inf`` for items that are not candidates; those rank last.
+
+    Args:
+        scores: [B, N] float scores.
+        k: the depth, 1 <= k <= N.
+        ties: ``"index"``, ``"reverse_index"``, ``"pessimistic"``, ``"optimistic"`` (``"average"``
+            ranks as ``"index"``; its expectation is computed elsewhere).
+        tie_gains: [B, N] gains, for the gain-aware tie orders.
+        check_boundary: repair ties at the cut-off (a host sync; CUDA's ``topk`` already keeps the
+            lowest indices among boundary ties, so ``"index"`` may skip it there).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.topk import top_indices
+        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3)
+        tensor([[1, 0, 2]])
+        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3, ties="reverse_index")
+        tensor([[1, 3, 2]])
+    """
+    num_items = scores.shape[1]
+    take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
+    values, idx = torch.topk(scores, take, dim=1)
+    if take > k:
+        boundary = values[:, k - 1]
+        tied = (boundary == values[:, k]) & (boundary > float("-inf"))
+        if check_boundary and bool(tied.any()):
+            rows = tied.nonzero().squeeze(1)
+            if tie_keys(ties)[1] is None:
+                exact = _resolve_boundary(scores, rows, values[rows], idx[rows], k, ties)
+            else:
+                exact = _exact_top(scores[rows], k, ties, tie_gains[rows])
+            idx = idx[:, :k].index_copy(0, rows, exact)
+            values = scores.gather(1, idx)
+        else:
+            values, idx = values[:, :k], idx[:, :k]
+    if values.device.type != "cpu":
+        return _order_ties(values, idx, ties, tie_gains)
+    # on the CPU a host check is free: reorder only the rows that hold equal scores
+    rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
+    if rows.numel() == 0:
+        return idx
+    gains = None if tie_gains is None else tie_gains[rows]
+    return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
+
+
+def _resolve_boundary(scores: Tensor, rows: Tensor, values: Tensor, idx: Tensor, k: int, ties: str) -> Tensor:
+    """The exact top k [b, k] of ``rows`` (tied at the cut-off) for the index tie orders.
+
+    ``values``/``idx`` [b, k + 1] are the rows' ``torch.topk`` result: it holds every item scored above
+    the boundary value. The rest of the list is the first ``k - g`` items scored exactly at it.
+    """
+    boundary = values[:, k - 1]
+    above = values > boundary.unsqueeze(1)
+    need = k - above.sum(1)
+    equal = _first_equal(scores, rows, boundary, need, reverse=ties == "reverse_index")
+    minus_inf = torch.tensor(float("-inf"), dtype=values.dtype, device=values.device)
+    candidates = torch.cat([idx, equal], dim=1)
+    candidate_values = torch.cat(
+        [torch.where(above, values, minus_inf), torch.where(equal >= 0, boundary.unsqueeze(1), minus_inf)], dim=1
+    )
+    return _order_ties(candidate_values, candidates, ties, None)[:, :k]
+
+
+def _first_equal(scores: Tensor, rows: Tensor, value: Tensor, need: Tensor, reverse: bool) -> Tensor:
+    """[b, max(need)] column indices: per row of ``rows``, the first ``need`` columns (the last with
+    ``reverse``) whose score equals ``value``, in that order; -1 past ``need``.
+
+    Column blocks are scanned from the start (or end), growing from ``_FIRST_BLOCK`` to ``_MAX_BLOCK``
+    columns, until every row has found enough; each block is compared in place (a view of all rows,
+    NaN wanted where a row is not searched), so the memory is one bool block.
+    """
+    num_items = scores.shape[1]
+    width = max(int(need.max()), 1)
+    nan = torch.tensor(float("nan"), dtype=scores.dtype, device=scores.device)
+    wanted = torch.full((scores.shape[0],), float("nan"), dtype=scores.dtype, device=scores.device)
+    wanted[rows] = value.to(scores.dtype)
+    wanted_need = torch.zeros(scores.shape[0], dtype=torch.long, device=scores.device)
+    wanted_need[rows] = need
+    out = torch.full((scores.shape[0], width), -1, dtype=torch.long, device=scores.device)
+    found = torch.zeros_like(wanted_need)
+    done, block = 0, _FIRST_BLOCK
+    while done < num_items:
+        size = min(block, num_items - done)
+        start = num_items - done - size if reverse else done
+        equal = scores[:, start : start + size] == wanted.unsqueeze(1)
+        if reverse:
+            equal = equal.flip(1)
+        row, column = equal.nonzero(as_tuple=True)
+        if row.numel():
+            counts = torch.bincount(row, minlength=scores.shape[0])
+            first = counts.cumsum(0) - counts  # where each row's hits start in `row`
+            rank = found[row] + torch.arange(row.numel(), device=row.device) - first[row]
+            keep = rank < wanted_need[row]
+            position = start + size - 1 - column if reverse else start + column
+            out[row[keep], rank[keep]] = position[keep]
+            found += counts
+            complete = found >= wanted_need
+            wanted = torch.where(complete, nan, wanted)
+            if bool(complete.all()):
+                break
+        done += size
+        block = min(block * 4, _MAX_BLOCK)
+    return out[rows]
+
+
+def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Tensor:
+    """Top-k indices of each row by score descending, then the tie keys, with stable sorts."""
+    index_descending, gain_order = tie_keys(ties)
+    order = torch.arange(scores.shape[1], device=scores.device)
+    if index_descending:
+        order = order.flip(0)
+    order = order.expand_as(scores)
+    if gain_order is not None:
+        order = order.gather(
+            1, torch.sort(tie_gains.gather(1, order), dim=1, descending=gain_order, stable=True).indices
+        )
+    perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
+    return order.gather(1, perm)
+
+
+def _order_ties(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None) -> Tensor:
+    """Reorder a top-k list so that equal scores follow the documented tie order."""
+    index_descending, gain_order = tie_keys(ties)
+    perm = torch.sort(idx, dim=1, descending=index_descending).indices
+    idx, values = idx.gather(1, perm), values.gather(1, perm)
+    if gain_order is not None:
+        perm = torch.sort(tie_gains.gather(1, idx), dim=1, descending=gain_order, stable=True).indices
+        idx, values = idx.gather(1, perm), values.gather(1, perm)
+    perm = torch.sort(values, dim=1, descending=True, stable=True).indices
+    return idx.gather(1, perm)
