@@ -39,6 +39,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from torchrec_eval.exclusion import Exclusions
 from torchrec_eval.topk import top_indices
 
 TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
@@ -363,6 +364,7 @@ def _dense_batch(
     preds: Tensor,
     target: Tensor,
     valid: Tensor | None,
+    exclusions: Exclusions | None,
     k: int,
     ties: str,
     relevance_threshold: float | None,
@@ -380,16 +382,19 @@ def _dense_batch(
     # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
     # relevance flags of every candidate for nothing else).
     from_ideal = (
-        k > 0 and graded and need_ideal and not to_num_relevant and not need_candidates and ties != "average"
+        k > 0
+        and graded
+        and need_ideal
+        and not to_num_relevant
+        and not need_candidates
+        and ties != "average"
+        and exclusions is None
     )
     relevant_all = None if from_ideal else _is_relevant(target, relevance_threshold)
     candidates = Candidates(preds, target, relevant_all, valid) if need_candidates else None
     if k == 0:
         return None, candidates
-    if valid is not None:
-        num_candidates = count_true(valid).to(torch.float64)
-    else:
-        num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
+    num_candidates = _num_candidates(preds, valid, exclusions)
     ideal = None
     if from_ideal:
         depth = min(k, num_items)
@@ -397,23 +402,29 @@ def _dense_batch(
         num_relevant = _relevant_from_ideal(target, ideal, relevance_threshold)
         ideal = ideal.to(torch.float64)
     else:
-        num_relevant = count_true(relevant_all).to(torch.float64)
+        num_relevant = count_true(relevant_all)
+        if exclusions is not None:
+            num_relevant = num_relevant - exclusions.count_flags(relevant_all)
+        num_relevant = num_relevant.to(torch.float64)
         depth = _depth(k, num_items, num_relevant, to_num_relevant)
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    idx = top_indices(preds, depth, ties, tie_gains, check_boundary)
+    idx = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
+    restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)
     gains = raw_gains.to(torch.float64)
     relevant = _is_relevant(raw_gains, relevance_threshold)
-    if valid is not None:
+    if restricted:
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
     if ties == "average":
         tie_stats = _tie_statistics(preds, idx, target, relevant_all, gains, relevant)
-    if valid is not None:
+    if restricted:
         idx = idx.masked_fill(~in_list, -1)
     if need_ideal and ideal is None:
-        if graded:
+        if graded and exclusions is not None:
+            ideal = exclusions.top_values(target, depth).to(torch.float64)
+        elif graded:
             ideal = torch.topk(target, depth, dim=1).values.to(torch.float64)
         else:
             ideal = (torch.arange(depth, device=preds.device) < num_relevant.unsqueeze(1)).to(torch.float64)
@@ -618,13 +629,20 @@ def prepare_batch(
     _check_groups_shape(groups, rows)
     if checks is not None:
         _check_scores(checks, "preds", preds)
-    valid = _valid_candidates(mask, exclude_ids, preds, checks)
+    exclusions = None
+    if exclude_ids is not None and mask is None and not need_candidates and ties != "average":
+        exclusions = _exclusions(exclude_ids, preds, checks)  # by id: no [B, N] mask, no copy
+        valid = None
+    else:
+        valid = _valid_candidates(mask, exclude_ids, preds, checks)
     valid = _without_neg_inf(preds, valid, checks)
+    if exclusions is not None and valid is not None:  # -inf scores too: one dense mask holds both
+        valid, exclusions = valid & exclusions.keep_mask(num_items), None
     check_boundary = preds.device.type != "cuda" or validate_args or ties not in ("index", "average")
 
     if target_ids is not None:
         gains_t, relevant_t = _check_target_ids(
-            target_ids, target_gains, rows, num_items, valid, relevance_threshold, checks
+            target_ids, target_gains, rows, num_items, valid, relevance_threshold, checks, exclusions
         )
         if checks is not None:
             checks.run()
@@ -637,6 +655,7 @@ def prepare_batch(
                 _ids_ranked(
                     preds,
                     valid,
+                    exclusions,
                     target_ids,
                     gains_t,
                     relevant_t,
@@ -668,6 +687,7 @@ def prepare_batch(
         preds,
         target,
         valid,
+        exclusions,
         k,
         ties,
         relevance_threshold,
@@ -687,6 +707,7 @@ def _check_groups_shape(groups: Tensor | None, rows: int) -> None:
 def _ids_ranked(
     preds: Tensor,
     valid: Tensor | None,
+    exclusions: Exclusions | None,
     target_ids: Tensor,
     gains_t: Tensor,
     relevant_t: Tensor,
@@ -699,17 +720,32 @@ def _ids_ranked(
     """Top-k of the ids form, looking the ranked items up in the target ids (no dense target)."""
     if k == 0:
         return None
-    rows, num_items = preds.shape
+    num_items = preds.shape[1]
+    num_candidates = _num_candidates(preds, valid, exclusions)
     if valid is not None:
-        num_candidates = count_true(valid).to(torch.float64)
         preds = preds.masked_fill(~valid, float("-inf"))
-    else:
-        num_candidates = torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
     depth = _depth(k, num_items, relevant_t.sum(1), to_num_relevant)
-    idx = top_indices(preds, depth, ties, None, check_boundary)
-    if valid is not None:
+    idx = top_indices(preds, depth, ties, None, check_boundary, exclusions)
+    if valid is not None or exclusions is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
     return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal, k)
+
+
+def _num_candidates(preds: Tensor, valid: Tensor | None, exclusions: Exclusions | None) -> Tensor:
+    """[B] float64 number of candidates of each row."""
+    if valid is not None:
+        return count_true(valid).to(torch.float64)
+    rows, num_items = preds.shape
+    if exclusions is not None:
+        return (num_items - exclusions.count).to(torch.float64)
+    return torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
+
+
+def _exclusions(exclude_ids: Tensor, preds: Tensor, checks: _Checks | None) -> Exclusions:
+    exclude_ids = _require_ids("exclude_ids", exclude_ids, preds.shape[0])
+    if checks is not None:
+        _check_id_range(checks, "exclude_ids", exclude_ids, preds.shape[1])
+    return Exclusions.from_ids(exclude_ids)
 
 
 def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: _Checks | None) -> Tensor | None:
@@ -814,6 +850,7 @@ def _check_target_ids(
     valid: Tensor | None,
     relevance_threshold: float | None,
     checks: _Checks | None,
+    exclusions: Exclusions | None = None,
 ) -> tuple[Tensor, Tensor]:
     target_ids = _require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
@@ -830,6 +867,8 @@ def _check_target_ids(
     valid_target = None
     if valid is not None:
         valid_target = valid.gather(1, target_ids.clamp(min=0))
+    elif exclusions is not None:
+        valid_target = ~exclusions.contains(target_ids)
     return _target_table(target_ids, target_gains, valid_target, relevance_threshold)
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from torchrec_eval.exclusion import Exclusions
+
 # The first column block scanned for boundary ties, and the largest: a constant row finishes in the
 # first block; scattered ties are scanned in blocks of at most this many columns (bounded memory).
 _FIRST_BLOCK, _MAX_BLOCK = 1 << 10, 1 << 14
@@ -32,7 +34,12 @@ def tie_keys(ties: str) -> tuple[bool, bool | None]:
 
 
 def top_indices(
-    scores: Tensor, k: int, ties: str = "index", tie_gains: Tensor | None = None, check_boundary: bool = True
+    scores: Tensor,
+    k: int,
+    ties: str = "index",
+    tie_gains: Tensor | None = None,
+    check_boundary: bool = True,
+    exclusions: Exclusions | None = None,
 ) -> Tensor:
     """Indices [B, k] of the k best items of each row, in rank order, ties broken as documented.
 
@@ -46,6 +53,8 @@ def top_indices(
         tie_gains: [B, N] gains, for the gain-aware tie orders.
         check_boundary: repair ties at the cut-off (a host sync; CUDA's ``topk`` already keeps the
             lowest indices among boundary ties, so ``"index"`` may skip it there).
+        exclusions: items that are not candidates, by id: the top k of the rest is read from the top
+            k + S of all (positions past a row's candidates then hold excluded items, at -inf).
 
     Example:
         >>> import torch
@@ -57,18 +66,26 @@ def top_indices(
     """
     num_items = scores.shape[1]
     take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
-    values, idx = torch.topk(scores, take, dim=1)
+    if exclusions is None:
+        values, idx = torch.topk(scores, take, dim=1)
+    else:
+        values, idx = _topk_excluding(scores, take, exclusions)
     if take > k:
         boundary = values[:, k - 1]
         tied = (boundary == values[:, k]) & (boundary > float("-inf"))
         if check_boundary and bool(tied.any()):
             rows = tied.nonzero().squeeze(1)
-            if tie_keys(ties)[1] is None:
+            if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
+                gains = None if tie_gains is None else tie_gains[rows]
+                exact = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains)
+            elif tie_keys(ties)[1] is None:
                 exact = _resolve_boundary(scores, rows, values[rows], idx[rows], k, ties)
             else:
                 exact = _exact_top(scores[rows], k, ties, tie_gains[rows])
             idx = idx[:, :k].index_copy(0, rows, exact)
             values = scores.gather(1, idx)
+            if exclusions is not None:
+                values = values.masked_fill(exclusions.contains(idx), float("-inf"))
         else:
             values, idx = values[:, :k], idx[:, :k]
     if values.device.type != "cpu":
@@ -79,6 +96,33 @@ def top_indices(
         return idx
     gains = None if tie_gains is None else tie_gains[rows]
     return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
+
+
+def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:
+    """The ``take`` best [B, take] of each row with excluded items last (at -inf), other order kept.
+
+    Reads a top list deep enough for ``min(S, take)`` excluded items among the best (a few dozen
+    columns more than ``take``); rows with more excluded items up there are read again, to ``take + S``.
+    """
+    num_items = scores.shape[1]
+
+    def read(part: Tensor, excluded: Exclusions, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+        values, idx = torch.topk(part, min(depth, num_items), dim=1)
+        dropped = excluded.contains(idx)
+        values = values.masked_fill(dropped, float("-inf"))
+        order = torch.sort(values, dim=1, descending=True, stable=True).indices
+        return values.gather(1, order)[:, :take], idx.gather(1, order)[:, :take], dropped.sum(1)
+
+    depth = take + min(exclusions.width, max(take, 16))
+    values, idx, dropped = read(scores, exclusions, depth)
+    # a row whose excluded items filled every extra column holds too few: read it deeper
+    short = (depth - dropped < take) & (depth < num_items)
+    if bool(short.any()):
+        rows = short.nonzero().squeeze(1)
+        subset = Exclusions(exclusions.ids[rows], exclusions.count[rows])
+        deep_values, deep_idx, _ = read(scores[rows], subset, take + exclusions.width)
+        values, idx = values.index_copy(0, rows, deep_values), idx.index_copy(0, rows, deep_idx)
+    return values, idx
 
 
 def _resolve_boundary(scores: Tensor, rows: Tensor, values: Tensor, idx: Tensor, k: int, ties: str) -> Tensor:

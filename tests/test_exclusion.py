@@ -1,0 +1,88 @@
+"""``exclude_ids`` kept as ids (no [B, N] mask) gives exactly what the equivalent ``mask`` gives.
+
+The mask path is the one tested against the oracles; here every top-k family, both target forms,
+every tie order that takes the id path, boundary ties, repeated and padded ids, rows with every
+item excluded, excluded relevant items, and -inf scores on top.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchrec_eval as tre
+from torchrec_eval.functional._kernels import KERNELS
+
+NAMES = [f"{family}@{k}" for family in KERNELS if family != "rprecision" for k in (1, 4, 9)] + ["rprecision"]
+
+
+def batch(kind: str, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    rows, items = 7, 12
+    if kind == "constant":
+        scores = torch.zeros(rows, items)
+    elif kind == "ties":
+        scores = torch.randint(0, 3, (rows, items), generator=gen).float()
+    else:
+        scores = torch.randn(rows, items, generator=gen)
+    target = torch.randint(0, 4, (rows, items), generator=gen) * (torch.rand(rows, items, generator=gen) < 0.5)
+    exclude = torch.randint(-1, items, (rows, 5), generator=gen)
+    exclude[0] = torch.tensor([3, 3, -1, 3, 0])  # repeats and padding
+    exclude[1] = -1  # nothing excluded
+    exclude[2] = torch.arange(items)[:5]
+    keep = torch.ones(rows, items, dtype=torch.bool)
+    for row in range(rows):
+        ids = exclude[row][exclude[row] >= 0]
+        keep[row, ids] = False
+    return scores, target, exclude, keep
+
+
+@pytest.mark.parametrize("kind", ["random", "ties", "constant"])
+@pytest.mark.parametrize("ties", ["index", "reverse_index", "pessimistic", "optimistic"])
+@pytest.mark.parametrize("form", ["binary", "graded", "ids"])
+@pytest.mark.parametrize("validate_args", [True, False])
+def test_exclude_ids_equal_the_mask(kind, ties, form, validate_args):
+    scores, target, exclude, keep = batch(kind, seed=len(kind) + len(ties))
+    suites = [tre.RankingMetrics(NAMES, ties=ties, validate_args=validate_args) for _ in range(2)]
+    if form == "ids":
+        width = int((target > 0).sum(1).max())
+        order = torch.argsort((target == 0).to(torch.uint8), dim=1, stable=True)[:, :width]
+        ids = torch.where(torch.arange(width) < (target > 0).sum(1, keepdim=True), order, -1)
+        gains = target.gather(1, order).double()
+        suites[0].update(scores, target_ids=ids, target_gains=gains, exclude_ids=exclude)
+        suites[1].update(scores, target_ids=ids, target_gains=gains, mask=keep)
+    else:
+        target = target > 0 if form == "binary" else target
+        suites[0].update(scores, target, exclude_ids=exclude)
+        suites[1].update(scores, target, mask=keep)
+    got, expected = suites[0].compute(), suites[1].compute()
+    for key, value in expected.items():
+        assert torch.allclose(got[key], value, atol=1e-12, equal_nan=True), key
+
+
+def test_exclude_ids_with_neg_inf_scores_too():
+    scores, target, exclude, keep = batch("ties", seed=3)
+    gone = torch.rand(scores.shape, generator=torch.Generator().manual_seed(4)) < 0.2
+    a, b = tre.RankingMetrics(NAMES), tre.RankingMetrics(NAMES)
+    a.update(scores.masked_fill(gone, float("-inf")), target, exclude_ids=exclude)
+    b.update(scores, target, mask=keep & ~gone)
+    for key, value in b.compute().items():
+        assert torch.allclose(a.compute()[key], value, atol=1e-12, equal_nan=True), key
+
+
+@pytest.mark.parametrize("ties", ["index", "reverse_index"])
+def test_the_best_scored_items_excluded(ties):
+    """Seen items are often the model's best: more excluded items at the top than the first read holds."""
+    gen = torch.Generator().manual_seed(7)
+    scores = torch.randint(0, 50, (6, 300), generator=gen).float()  # ties too
+    target = torch.rand(6, 300, generator=gen) < 0.2
+    exclude = torch.topk(scores, 80, dim=1).indices  # the 80 best of every row
+    exclude[1, 40:] = -1
+    keep = torch.ones_like(target).scatter_(1, exclude.clamp(min=0), False)
+    keep[1] = True
+    keep[1, exclude[1, :40]] = False
+    a, b = tre.RankingMetrics(NAMES, ties=ties), tre.RankingMetrics(NAMES, ties=ties)
+    a.update(scores, target, exclude_ids=exclude)
+    b.update(scores, target, mask=keep)
+    for key, value in b.compute().items():
+        assert torch.allclose(a.compute()[key], value, atol=1e-12, equal_nan=True), key
