@@ -94,3 +94,16 @@ def test_boundary_ties_resolved_the_same_for_any_batch_size():
 def test_unknown_ties_value_is_rejected():
     with pytest.raises(ValueError, match="`ties` must be one of"):
         tre.NDCG(k=3, ties="random")
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "map", "mrr", "hitrate", "dcg"])
+def test_average_ties_across_row_chunks_and_graded_targets(metric):
+    """Many rows whose last tie group goes on past the cut (counted a few rows at a time), graded gains."""
+    gen = torch.Generator().manual_seed(11)
+    preds = torch.randint(0, 2, (20, 7), generator=gen).double()
+    preds[::3] = 0.5  # constant rows
+    target = torch.randint(0, 3, (20, 7), generator=gen)
+    got = getattr(tre.functional, metric)(preds, target, k=2, ties="average", reduction="none")
+    expected = [ref.average_over_ties(metric, p, t, 2) for p, t in zip(preds.tolist(), target.tolist(), strict=True)]
+    expected = torch.tensor([math.nan if v is None else v for v in expected], dtype=torch.float64)
+    torch.testing.assert_close(got, expected, equal_nan=True)

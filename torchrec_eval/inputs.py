@@ -40,7 +40,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.topk import top_indices
+from torchrec_eval.topk import top_indices, top_with_next
 
 TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
 FORMS = (
@@ -328,12 +328,19 @@ def _read(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
 
 
 def _tie_statistics(
-    scores: Tensor, idx: Tensor, target: Tensor, relevant_all: Tensor, gains: Tensor, relevant: Tensor
+    scores: Tensor,
+    idx: Tensor,
+    following: Tensor,
+    target: Tensor,
+    relevant_all: Tensor,
+    gains: Tensor,
+    relevant: Tensor,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """For each ranked position: (tie group size n, relevant items in it m, their gain sum, offset o).
 
-    A tie group is the set of candidates sharing a score. Groups inside the list are read off the list;
-    the last one may continue past the cut, so it is counted over the whole row (a pass over [B, N]).
+    A tie group is the set of candidates sharing a score. Groups inside the list are read off the list.
+    The last one goes on past the cut only in rows whose best score left out (``following``) equals
+    it: only those rows are counted over the whole row, a few at a time (bounded memory).
     Positions past the candidates get n = 1, m = 0 (they hold nothing).
     """
     values = scores.gather(1, idx)
@@ -348,16 +355,36 @@ def _tie_statistics(
     size = torch.zeros_like(ones).scatter_add_(1, group, ones).gather(1, group)
     hits = torch.zeros_like(ones).scatter_add_(1, group, relevant.to(torch.float64)).gather(1, group)
     gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains).gather(1, group)
-    last = values[:, -1:]
-    in_last = (values == last) & in_list
-    row_tied = scores == last  # the last group over the whole row
-    last_size = count_true(row_tied).to(torch.float64).unsqueeze(1)
-    last_hits = count_true(row_tied & relevant_all).to(torch.float64).unsqueeze(1)
-    last_gains = (target * row_tied).sum(1, dtype=torch.float64).unsqueeze(1)
-    size = torch.where(in_last, last_size, size).clamp(min=1)
-    hits = torch.where(in_last, last_hits, hits)
-    gain_sum = torch.where(in_last, last_gains, gain_sum)
-    return size, hits, gain_sum, offset.to(torch.float64)
+    last = values[:, -1]
+    continues = (following == last) & (last > float("-inf"))
+    rows = continues.nonzero().squeeze(1)
+    if rows.numel():
+        in_last = ((values == last.unsqueeze(1)) & in_list)[rows]
+        totals = _row_group_totals(scores, rows, last[rows], target, relevant_all)
+        for stat, total in zip((size, hits, gain_sum), totals, strict=True):
+            stat[rows] = torch.where(in_last, total.unsqueeze(1), stat[rows])
+    return size.clamp(min=1), hits, gain_sum, offset.to(torch.float64)
+
+
+def _row_group_totals(
+    scores: Tensor, rows: Tensor, value: Tensor, target: Tensor, relevant_all: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Over the whole of each row in ``rows``: items scored ``value``, the relevant ones, their gain sum.
+
+    Rows are taken a few at a time, so that the temporaries stay near 1/8 of the scores' memory.
+    """
+    chunk = max(1, scores.shape[0] // 8)
+    totals: list[list[Tensor]] = [[], [], []]
+    for part, part_value in zip(rows.split(chunk), value.split(chunk), strict=True):
+        tied = scores[part] == part_value.unsqueeze(1)
+        tied_relevant = tied & relevant_all[part]
+        totals[0].append(count_true(tied).to(torch.float64))
+        totals[1].append(count_true(tied_relevant).to(torch.float64))
+        if target.dtype == torch.bool:
+            totals[2].append(totals[1][-1])
+        else:
+            totals[2].append(torch.where(tied, target[part], 0).sum(1, dtype=torch.float64))
+    return tuple(torch.cat(parts) for parts in totals)
 
 
 def _dense_batch(
@@ -408,7 +435,7 @@ def _dense_batch(
         num_relevant = num_relevant.to(torch.float64)
         depth = _depth(k, num_items, num_relevant, to_num_relevant)
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    idx = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
+    idx, following = top_with_next(preds, depth, ties, tie_gains, check_boundary, exclusions)
     restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)
     gains = raw_gains.to(torch.float64)
@@ -418,7 +445,7 @@ def _dense_batch(
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
     if ties == "average":
-        tie_stats = _tie_statistics(preds, idx, target, relevant_all, gains, relevant)
+        tie_stats = _tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
     if need_ideal and ideal is None:

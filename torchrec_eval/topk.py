@@ -64,12 +64,26 @@ def top_indices(
         >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3, ties="reverse_index")
         tensor([[1, 3, 2]])
     """
+    return top_with_next(scores, k, ties, tie_gains, check_boundary, exclusions)[0]
+
+
+def top_with_next(
+    scores: Tensor,
+    k: int,
+    ties: str = "index",
+    tie_gains: Tensor | None = None,
+    check_boundary: bool = True,
+    exclusions: Exclusions | None = None,
+) -> tuple[Tensor, Tensor]:
+    """:func:`top_indices`, and [B] the best score left out of the list (-inf if none): a tie group at
+    the end of the list goes on past the cut exactly where that score equals the list's last."""
     num_items = scores.shape[1]
     take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
     if exclusions is None:
         values, idx = torch.topk(scores, take, dim=1)
     else:
         values, idx = _topk_excluding(scores, take, exclusions)
+    following = values[:, k] if take > k else values.new_full((values.shape[0],), float("-inf"))
     if take > k:
         boundary = values[:, k - 1]
         tied = (boundary == values[:, k]) & (boundary > float("-inf"))
@@ -89,13 +103,13 @@ def top_indices(
         else:
             values, idx = values[:, :k], idx[:, :k]
     if values.device.type != "cpu":
-        return _order_ties(values, idx, ties, tie_gains)
+        return _order_ties(values, idx, ties, tie_gains), following
     # on the CPU a host check is free: reorder only the rows that hold equal scores
     rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
     if rows.numel() == 0:
-        return idx
+        return idx, following
     gains = None if tie_gains is None else tie_gains[rows]
-    return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains))
+    return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains)), following
 
 
 def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:
