@@ -24,23 +24,41 @@ by the higher index first (trec_eval's docno order); ``"pessimistic"`` by the lo
 the lower index, so a model that outputs constant scores gets the worst ranking, not a lucky one;
 ``"optimistic"`` by the higher gain first; ``"average"`` yields the exact expected value of every
 metric over all orderings of the tied items (McSherry & Najork, ECIR 2008). The order is the same on
-every device and for every batch size. Rows whose k-th score is tied with an item outside the top k
-are re-ranked exactly with a stable sort; on CUDA with ``ties="index"`` and ``validate_args=False``
-that check is skipped (it needs a host sync) because CUDA's ``topk`` already keeps the lowest
-indices among the boundary ties.
+every device and for every batch size (see :mod:`torchrec_eval.topk`).
+
+Where each job lives: validation in :mod:`torchrec_eval.validation`, the batch representation in
+:mod:`torchrec_eval.batch`, ranking and tie order in :mod:`torchrec_eval.topk`, ``exclude_ids`` in
+:mod:`torchrec_eval.exclusion`, ``ties="average"`` in :mod:`torchrec_eval.ties`; this module turns
+the four input forms into one :class:`~torchrec_eval.batch.Batch`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from functools import cached_property
-
 import torch
 from torch import Tensor
 
+from torchrec_eval.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.exclusion import Exclusions
+from torchrec_eval.ties import tie_statistics
 from torchrec_eval.topk import top_indices, top_with_next
+from torchrec_eval.validation import (
+    Checks,
+    as_long,
+    check_flat_shapes,
+    check_groups_shape,
+    check_id_range,
+    check_scores,
+    check_target_values,
+    check_unique_ids,
+    count_true,
+    describe,
+    require_float,
+    require_ids,
+    require_nonempty,
+    require_tensor,
+)
+
+__all__ = ["TIES", "Batch", "Candidates", "RankedTargets", "check_flat", "count_true", "prepare_batch"]
 
 TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
 FORMS = (
@@ -49,260 +67,6 @@ FORMS = (
     "ranked: update(ranked_ids=[B, L], target_ids=[B, T]); "
     "flat: update(preds [M], target [M], indexes=[M])"
 )
-
-
-@dataclass
-class RankedTargets:
-    """What every top-k metric needs of a batch of ``B`` queries, ranked to depth ``K``.
-
-    Attributes:
-        gains: [B, K] float64 gain (target value) of the item at each rank; 0 past the list.
-        relevant: [B, K] bool, whether the item at each rank is relevant.
-        num_relevant: [B] float64, ``R``: relevant items of the query among its candidates.
-        num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``).
-        ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
-        item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
-        max_relevant: a bound on R known without a host sync (the number of items or target ids).
-        tie_size, tie_hits, tie_offset: [B, K] tie-group statistics, with ``ties="average"`` only.
-    """
-
-    gains: Tensor
-    relevant: Tensor
-    num_relevant: Tensor
-    num_candidates: Tensor
-    ideal_gains: Tensor | None = None
-    item_ids: Tensor | None = None
-
-    max_relevant: int = 0
-    tie_size: Tensor | None = None
-    tie_hits: Tensor | None = None
-    tie_offset: Tensor | None = None
-
-    def with_tie_statistics(
-        self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
-    ) -> RankedTargets:
-        """The expected view over all orderings of tied items (``ties="average"``, McSherry & Najork 2008).
-
-        Each position then holds the mean gain and the mean relevance of its tie group; metrics that
-        are not linear in the relevance (HitRate, MRR, MAP, MAR) also read the group statistics.
-        """
-        return replace(self, gains=gain_sum / size, tie_size=size, tie_hits=hits, tie_offset=offset)
-
-    @property
-    def depth(self) -> int:
-        return self.gains.shape[1]
-
-    @cached_property
-    def ranks(self) -> Tensor:
-        """[K] float64 ranks 1..K."""
-        return torch.arange(1, self.depth + 1, dtype=torch.float64, device=self.gains.device)
-
-    @cached_property
-    def hits(self) -> Tensor:
-        """[B, K] float64 relevance of each rank (its expectation under ``ties="average"``)."""
-        if self.tie_size is not None:
-            return self.tie_hits / self.tie_size
-        return self.relevant.to(torch.float64)
-
-    @cached_property
-    def hits_before_and_at(self) -> Tensor:
-        """[B, K] E[h_i r_i]: relevant items within the first i ranks, times r_i (AP and AR numerators)."""
-        if self.tie_size is None:
-            return self.cum_hits * self.hits
-        # h_i = r_i + (earlier ranks). Other tie groups are independent of rank i; the o earlier ranks
-        # of its own group are relevant together with it with probability m(m-1) / (n(n-1)).
-        p, n, m, o = self.hits, self.tie_size, self.tie_hits, self.tie_offset
-        other_groups = p.cumsum(1) - p - o * p
-        pair = torch.where(n > 1, m * (m - 1) / (n * (n - 1)).clamp(min=1), torch.zeros_like(n))
-        return p + p * other_groups + o * pair
-
-    @cached_property
-    def first_hit(self) -> Tensor:
-        """[B, K] probability that rank i holds the first relevant item (0/1 without averaged ties)."""
-        if self.tie_size is None:
-            return self.hits * (self.cum_hits == 1)
-        n, m, o = self.tie_size, self.tie_hits, self.tie_offset
-        remaining = (n - o).clamp(min=1)
-        # P(no relevant item before rank i) is a product over earlier ranks of P(not relevant | none yet)
-        miss = ((remaining - m) / remaining).clamp(min=0)
-        survival = torch.cumprod(torch.cat([torch.ones_like(miss[:, :1]), miss[:, :-1]], dim=1), dim=1)
-        return survival * m / remaining
-
-    @cached_property
-    def cum_hits(self) -> Tensor:
-        """[B, K] number of relevant items within the first i ranks."""
-        return self.hits.cumsum(1)
-
-
-@dataclass
-class Candidates:
-    """Every candidate of each query, for metrics over the whole ranking (AUC, MPR, FCP, CTR).
-
-    Attributes:
-        scores: [B, N] scores, ``-inf`` where an item is not a candidate.
-        gains: [B, N] target values (the caller's dtype), 0 where an item is not a candidate.
-        relevant: [B, N] bool relevance, False where an item is not a candidate.
-        valid: [B, N] bool candidate mask, or None when every item is a candidate.
-    """
-
-    scores: Tensor
-    gains: Tensor
-    relevant: Tensor
-    valid: Tensor | None
-
-
-@dataclass
-class Batch:
-    """A validated batch: its top-k view, its full candidate view (each if requested), its groups."""
-
-    ranked: RankedTargets | None
-    candidates: Candidates | None
-    groups: Tensor | None
-
-
-class _Checks:
-    """Value checks gathered so that all of them cost one host sync."""
-
-    def __init__(self) -> None:
-        self._flags: list[Tensor] = []
-        self._messages: list[Callable[[], str] | str] = []
-        self.notes: dict[str, bool] = {}
-
-    def add(self, bad: Tensor, message: Callable[[], str]) -> None:
-        self._flags.append(bad.reshape(()))
-        self._messages.append(message)
-
-    def note(self, name: str, flag: Tensor) -> None:
-        """A fact read in the same host sync as the checks, found in ``notes[name]`` after ``run``."""
-        self._flags.append(flag.reshape(()))
-        self._messages.append(name)
-
-    def run(self) -> None:
-        if not self._flags:
-            return
-        flags, messages = torch.stack(self._flags).tolist(), self._messages
-        self._flags, self._messages = [], []
-        for flag, message in zip(flags, messages, strict=False):
-            if isinstance(message, str):
-                self.notes[message] = bool(flag)
-            elif flag:
-                raise ValueError(message())
-
-
-def _describe(x: Tensor) -> str:
-    return f"shape {tuple(x.shape)} and dtype {x.dtype}"
-
-
-def _as_long(x: Tensor | None) -> Tensor | None:
-    integer = x is not None and not (x.dtype == torch.bool or x.is_floating_point() or x.is_complex())
-    return x.long() if integer else x
-
-
-def _require_tensor(name: str, x: object) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise ValueError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
-    return x
-
-
-def _require_float(name: str, x: Tensor) -> None:
-    if not x.is_floating_point():
-        raise ValueError(f"`{name}` must be a floating point tensor of scores, got {_describe(x)}")
-
-
-def _require_ids(name: str, x: Tensor, rows: int) -> Tensor:
-    """Item ids as int64 (any integer dtype is accepted: uint8 and int16 ids too)."""
-    if x.dtype in (torch.bool,) or x.is_floating_point() or x.is_complex():
-        raise ValueError(f"`{name}` must be an integer tensor of item ids, got {_describe(x)}")
-    if x.ndim != 2 or x.shape[0] != rows:
-        raise ValueError(f"`{name}` must have shape [{rows}, T] (one row per query), got {_describe(x)}")
-    return x.long()
-
-
-def _require_nonempty(name: str, x: Tensor) -> None:
-    if x.numel() == 0:
-        raise ValueError(f"`{name}` is an empty batch: got {_describe(x)}; pass at least one query and item")
-
-
-def _check_scores(checks: _Checks, name: str, scores: Tensor) -> None:
-    """NaN and +inf are errors; -inf means "not a candidate" (noted as ``checks.notes["-inf"]``)."""
-    low, high = torch.aminmax(scores.detach())
-    checks.add(
-        torch.isnan(high) | (high == float("inf")),
-        lambda: (
-            f"`{name}` must be real scores, not NaN or +inf, got min={low.item()} max={high.item()} "
-            "(-inf is allowed: it marks an item that is not a candidate, like `mask`/`exclude_ids`)"
-        ),
-    )
-    checks.note("-inf", low == float("-inf"))
-
-
-def _check_finite(checks: _Checks, name: str, x: Tensor) -> None:
-    # min/max propagate NaN, and one aminmax pass is ~6x cheaper than isnan(x).any()
-    low, high = torch.aminmax(x.detach())
-    bounds = torch.stack([low, high])
-    checks.add(
-        ~torch.isfinite(bounds).all(),
-        lambda: f"`{name}` must be finite, got min={low.item()} max={high.item()}",
-    )
-
-
-def _check_target_values(checks: _Checks, name: str, target: Tensor) -> None:
-    if target.dtype == torch.bool:
-        return
-    low = target.min()
-    checks.add(low < 0, lambda: f"`{name}` must be >= 0 (relevance), got a minimum of {low.item()}")
-    if target.is_floating_point():
-        _check_finite(checks, name, target)
-
-
-def _check_id_range(checks: _Checks, name: str, ids: Tensor, num_items: int | None) -> None:
-    low, high = torch.aminmax(ids)
-    checks.add(low < -1, lambda: f"`{name}` must be item ids >= 0 or -1 for padding, got {low.item()}")
-    if num_items is not None:
-        checks.add(
-            high >= num_items,
-            lambda: (
-                f"`{name}` must be item ids < {num_items} (the number of columns of `preds`), got {high.item()}"
-            ),
-        )
-
-
-def _check_unique_ids(checks: _Checks, name: str, ids: Tensor) -> None:
-    if ids.shape[1] < 2:
-        return
-    ordered = ids.sort(dim=1).values
-    duplicate = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
-    checks.add(
-        duplicate.any(), lambda: f"`{name}` has an item id repeated within a row: {_first_duplicate(ordered)}"
-    )
-
-
-def _first_duplicate(ordered: Tensor) -> str:
-    duplicate = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
-    row, col = (int(v) for v in duplicate.nonzero()[0])
-    return f"row {row} has id {int(ordered[row, col + 1])} twice"
-
-
-def count_true(flags: Tensor) -> Tensor:
-    """Number of True values along dim 1 of a 2-D bool tensor, as int64 [B].
-
-    ``bool_tensor.sum(1)`` widens every byte before adding, which costs more than the top-k itself
-    on CPU. Here eight flags are read as one int64 word; sums of at most 255 words cannot carry
-    between byte lanes, and the eight lanes are added at the end. Same result, ~50x less work on
-    large batches (small ones take the plain sum: fewer kernel launches).
-    """
-    rows, cols = flags.shape
-    words = cols // 8
-    dense = flags.stride() == (cols, 1)  # is_contiguous() is also True for a [1, N] slice of a wider row
-    if words < 2 or cols % 8 or not dense or flags.device.type == "mps" or flags.numel() < 1 << 20:
-        return flags.view(torch.uint8).sum(1) if dense else flags.sum(1)
-    packed = flags.view(torch.int64)  # [B, words]; each byte is 0 or 1
-    full = words // 255 * 255
-    lanes = packed[:, :full].reshape(rows, -1, 255).sum(2)  # every byte lane <= 255: no carry
-    if full < words:
-        lanes = torch.cat([lanes, packed[:, full:].sum(1, keepdim=True)], dim=1)
-    shifts = torch.arange(0, 64, 8, device=flags.device)
-    return ((lanes.unsqueeze(-1) >> shifts) & 0xFF).sum((1, 2))
 
 
 def _is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
@@ -325,66 +89,6 @@ def _lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 def _read(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
     return torch.where(found, values.gather(1, order).gather(1, pos), torch.zeros((), dtype=values.dtype))
-
-
-def _tie_statistics(
-    scores: Tensor,
-    idx: Tensor,
-    following: Tensor,
-    target: Tensor,
-    relevant_all: Tensor,
-    gains: Tensor,
-    relevant: Tensor,
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """For each ranked position: (tie group size n, relevant items in it m, their gain sum, offset o).
-
-    A tie group is the set of candidates sharing a score. Groups inside the list are read off the list.
-    The last one goes on past the cut only in rows whose best score left out (``following``) equals
-    it: only those rows are counted over the whole row, a few at a time (bounded memory).
-    Positions past the candidates get n = 1, m = 0 (they hold nothing).
-    """
-    values = scores.gather(1, idx)
-    depth = values.shape[1]
-    positions = torch.arange(depth, device=idx.device).expand_as(idx)
-    starts = torch.ones_like(idx, dtype=torch.bool)
-    starts[:, 1:] = values[:, 1:] != values[:, :-1]
-    group = starts.long().cumsum(1) - 1
-    offset = positions - torch.where(starts, positions, 0).cummax(1).values
-    in_list = values > float("-inf")
-    ones = in_list.to(torch.float64)
-    size = torch.zeros_like(ones).scatter_add_(1, group, ones).gather(1, group)
-    hits = torch.zeros_like(ones).scatter_add_(1, group, relevant.to(torch.float64)).gather(1, group)
-    gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains).gather(1, group)
-    last = values[:, -1]
-    continues = (following == last) & (last > float("-inf"))
-    rows = continues.nonzero().squeeze(1)
-    if rows.numel():
-        in_last = ((values == last.unsqueeze(1)) & in_list)[rows]
-        totals = _row_group_totals(scores, rows, last[rows], target, relevant_all)
-        for stat, total in zip((size, hits, gain_sum), totals, strict=True):
-            stat[rows] = torch.where(in_last, total.unsqueeze(1), stat[rows])
-    return size.clamp(min=1), hits, gain_sum, offset.to(torch.float64)
-
-
-def _row_group_totals(
-    scores: Tensor, rows: Tensor, value: Tensor, target: Tensor, relevant_all: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Over the whole of each row in ``rows``: items scored ``value``, the relevant ones, their gain sum.
-
-    Rows are taken a few at a time, so that the temporaries stay near 1/8 of the scores' memory.
-    """
-    chunk = max(1, scores.shape[0] // 8)
-    totals: list[list[Tensor]] = [[], [], []]
-    for part, part_value in zip(rows.split(chunk), value.split(chunk), strict=True):
-        tied = scores[part] == part_value.unsqueeze(1)
-        tied_relevant = tied & relevant_all[part]
-        totals[0].append(count_true(tied).to(torch.float64))
-        totals[1].append(count_true(tied_relevant).to(torch.float64))
-        if target.dtype == torch.bool:
-            totals[2].append(totals[1][-1])
-        else:
-            totals[2].append(torch.where(tied, target[part], 0).sum(1, dtype=torch.float64))
-    return tuple(torch.cat(parts) for parts in totals)
 
 
 def _dense_batch(
@@ -445,7 +149,7 @@ def _dense_batch(
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
     if ties == "average":
-        tie_stats = _tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
+        tie_stats = tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
     if need_ideal and ideal is None:
@@ -582,7 +286,7 @@ def prepare_batch(
     """
     if ties not in TIES:
         raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
-    checks = _Checks() if validate_args else None
+    checks = Checks() if validate_args else None
     for name, value in (
         ("preds", preds),
         ("target", target),
@@ -595,9 +299,9 @@ def prepare_batch(
         ("groups", groups),
     ):
         if value is not None:
-            _require_tensor(name, value)
+            require_tensor(name, value)
     # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
-    target_ids, ranked_ids, exclude_ids = (_as_long(x) for x in (target_ids, ranked_ids, exclude_ids))
+    target_ids, ranked_ids, exclude_ids = (as_long(x) for x in (target_ids, ranked_ids, exclude_ids))
 
     if ranked_ids is not None:
         if preds is not None or target is not None or indexes is not None or target_ids is None:
@@ -612,7 +316,7 @@ def prepare_batch(
                 "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
                 "(dense, ids or flat form), not `ranked_ids`"
             )
-        _check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
+        check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
         ranked = _ranked_form(
             ranked_ids,
             target_ids,
@@ -637,7 +341,7 @@ def prepare_batch(
             )
         if exclude_ids is not None:
             raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M]")
-        _check_flat(preds, target, indexes, mask, groups, checks)
+        check_flat_shapes(preds, target, indexes, mask, groups, checks)
         preds, target, mask, groups = _flat_to_dense(preds, target, indexes, mask, groups)
     elif (target is None) == (target_ids is None):
         got = "both `target` and `target_ids`" if target is not None else "neither `target` nor `target_ids`"
@@ -646,16 +350,16 @@ def prepare_batch(
             f"expected one of: {FORMS}"
         )
 
-    _require_float("preds", preds)
+    require_float("preds", preds)
     if preds.ndim != 2:
         raise ValueError(
-            f"`preds` must have shape [B, N] (one row of item scores per query), got {_describe(preds)}"
+            f"`preds` must have shape [B, N] (one row of item scores per query), got {describe(preds)}"
         )
-    _require_nonempty("preds", preds)
+    require_nonempty("preds", preds)
     rows, num_items = preds.shape
-    _check_groups_shape(groups, rows)
+    check_groups_shape(groups, rows)
     if checks is not None:
-        _check_scores(checks, "preds", preds)
+        check_scores(checks, "preds", preds)
     exclusions = None
     if exclude_ids is not None and mask is None and not need_candidates and ties != "average":
         exclusions = _exclusions(exclude_ids, preds, checks)  # by id: no [B, N] mask, no copy
@@ -699,16 +403,16 @@ def prepare_batch(
         if target_gains is not None:
             raise ValueError(
                 "`target_gains` goes with `target_ids` (ids form); with a dense `target` the gains are the "
-                f"target values themselves. Got `target` of {_describe(target)} and `target_gains` too"
+                f"target values themselves. Got `target` of {describe(target)} and `target_gains` too"
             )
         if target.shape != preds.shape:
             raise ValueError(
-                f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {_describe(target)}"
+                f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {describe(target)}"
             )
         if target.is_complex():
-            raise ValueError(f"`target` must be bool, integer or float relevance, got {_describe(target)}")
+            raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
         if checks is not None:
-            _check_target_values(checks, "target", target)
+            check_target_values(checks, "target", target)
             checks.run()
     ranked, candidates = _dense_batch(
         preds,
@@ -724,11 +428,6 @@ def prepare_batch(
         check_boundary,
     )
     return Batch(ranked, candidates, groups)
-
-
-def _check_groups_shape(groups: Tensor | None, rows: int) -> None:
-    if groups is not None and (groups.ndim != 1 or groups.shape[0] != rows):
-        raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {_describe(groups)}")
 
 
 def _ids_ranked(
@@ -768,14 +467,14 @@ def _num_candidates(preds: Tensor, valid: Tensor | None, exclusions: Exclusions 
     return torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
 
 
-def _exclusions(exclude_ids: Tensor, preds: Tensor, checks: _Checks | None) -> Exclusions:
-    exclude_ids = _require_ids("exclude_ids", exclude_ids, preds.shape[0])
+def _exclusions(exclude_ids: Tensor, preds: Tensor, checks: Checks | None) -> Exclusions:
+    exclude_ids = require_ids("exclude_ids", exclude_ids, preds.shape[0])
     if checks is not None:
-        _check_id_range(checks, "exclude_ids", exclude_ids, preds.shape[1])
+        check_id_range(checks, "exclude_ids", exclude_ids, preds.shape[1])
     return Exclusions.from_ids(exclude_ids)
 
 
-def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: _Checks | None) -> Tensor | None:
+def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: Checks | None) -> Tensor | None:
     """The candidate mask with items scored ``-inf`` left out: ``-inf`` means "not a candidate".
 
     With validation the check's host sync already tells whether any score is ``-inf``; without it a
@@ -803,49 +502,25 @@ def check_flat(inputs: dict[str, Tensor | None], validate_args: bool) -> None:
     preds, target, indexes = inputs.get("preds"), inputs.get("target"), inputs.get("indexes")
     for name, value in inputs.items():
         if value is not None:
-            _require_tensor(name, value)
+            require_tensor(name, value)
     others = [name for name in ("target_ids", "target_gains", "ranked_ids", "exclude_ids") if inputs.get(name) is not None]
     if preds is None or target is None or others:
         raise ValueError(
             f"The flat form takes `preds`, `target` and `indexes` (and `mask`, `groups`), got also {others}"
             f"{'' if target is not None else ' and no `target`'}; expected one of: {FORMS}"
         )
-    _check_flat(preds, target, indexes, inputs.get("mask"), inputs.get("groups"), None)
+    check_flat_shapes(preds, target, indexes, inputs.get("mask"), inputs.get("groups"), None)
     if target.is_complex():
-        raise ValueError(f"`target` must be bool, integer or float relevance, got {_describe(target)}")
+        raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
     if validate_args:
-        checks = _Checks()
-        _check_scores(checks, "preds", preds)
-        _check_target_values(checks, "target", target)
+        checks = Checks()
+        check_scores(checks, "preds", preds)
+        check_target_values(checks, "target", target)
         checks.run()
 
 
-def _check_flat(
-    preds: Tensor,
-    target: Tensor | None,
-    indexes: Tensor,
-    mask: Tensor | None,
-    groups: Tensor | None,
-    checks: _Checks | None,
-) -> None:
-    _require_float("preds", preds)
-    _require_nonempty("preds", preds)
-    if preds.ndim != 1:
-        raise ValueError(f"With `indexes` (flat form) `preds` must be 1-D, got {_describe(preds)}")
-    for name, value in (("target", target), ("indexes", indexes), ("mask", mask), ("groups", groups)):
-        if value is not None and value.shape != preds.shape:
-            raise ValueError(
-                f"`{name}` must have the shape of `preds` {tuple(preds.shape)} in the flat form, "
-                f"got {_describe(value)}"
-            )
-    if indexes.is_floating_point() or indexes.dtype == torch.bool:
-        raise ValueError(f"`indexes` must be an integer tensor of query ids, got {_describe(indexes)}")
-    if mask is not None and mask.dtype != torch.bool:
-        raise ValueError(f"`mask` must be a bool tensor, got {_describe(mask)}")
-
-
 def _valid_candidates(
-    mask: Tensor | None, exclude_ids: Tensor | None, preds: Tensor, checks: _Checks | None
+    mask: Tensor | None, exclude_ids: Tensor | None, preds: Tensor, checks: Checks | None
 ) -> Tensor | None:
     rows, num_items = preds.shape
     valid = None
@@ -853,13 +528,13 @@ def _valid_candidates(
         if mask.dtype != torch.bool or mask.shape != preds.shape:
             raise ValueError(
                 f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, "
-                f"got {_describe(mask)}"
+                f"got {describe(mask)}"
             )
         valid = mask
     if exclude_ids is not None:
-        exclude_ids = _require_ids("exclude_ids", exclude_ids, rows)
+        exclude_ids = require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
-            _check_id_range(checks, "exclude_ids", exclude_ids, num_items)
+            check_id_range(checks, "exclude_ids", exclude_ids, num_items)
             checks.run()  # before the ids are used as indices
         # one spare column receives the -1 padding, so padding never clears item 0
         keep = torch.ones(rows, num_items + 1, dtype=torch.bool, device=preds.device)
@@ -876,21 +551,21 @@ def _check_target_ids(
     num_items: int | None,
     valid: Tensor | None,
     relevance_threshold: float | None,
-    checks: _Checks | None,
+    checks: Checks | None,
     exclusions: Exclusions | None = None,
 ) -> tuple[Tensor, Tensor]:
-    target_ids = _require_ids("target_ids", target_ids, rows)
+    target_ids = require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
         if target_gains.shape != target_ids.shape or target_gains.is_complex():
             raise ValueError(
                 f"`target_gains` must be real and of the shape of `target_ids` {tuple(target_ids.shape)}, "
-                f"got {_describe(target_gains)}"
+                f"got {describe(target_gains)}"
             )
     if checks is not None:
-        _check_id_range(checks, "target_ids", target_ids, num_items)
-        _check_unique_ids(checks, "target_ids", target_ids)
+        check_id_range(checks, "target_ids", target_ids, num_items)
+        check_unique_ids(checks, "target_ids", target_ids)
         if target_gains is not None:
-            _check_target_values(checks, "target_gains", target_gains)
+            check_target_values(checks, "target_gains", target_gains)
     valid_target = None
     if valid is not None:
         valid_target = valid.gather(1, target_ids.clamp(min=0))
@@ -908,25 +583,25 @@ def _ranked_form(
     relevance_threshold: float | None,
     need_ideal: bool,
     to_num_relevant: bool,
-    checks: _Checks | None,
+    checks: Checks | None,
 ) -> RankedTargets:
     if ranked_ids.ndim != 2:
         raise ValueError(
-            f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {_describe(ranked_ids)}"
+            f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {describe(ranked_ids)}"
         )
-    _require_nonempty("ranked_ids", ranked_ids)
+    require_nonempty("ranked_ids", ranked_ids)
     rows = ranked_ids.shape[0]
-    ranked_ids = _require_ids("ranked_ids", ranked_ids, rows)
+    ranked_ids = require_ids("ranked_ids", ranked_ids, rows)
     if checks is not None:
-        _check_id_range(checks, "ranked_ids", ranked_ids, None)
-        _check_unique_ids(checks, "ranked_ids", ranked_ids)
+        check_id_range(checks, "ranked_ids", ranked_ids, None)
+        check_unique_ids(checks, "ranked_ids", ranked_ids)
     gains_t, relevant_t = _check_target_ids(
         target_ids, target_gains, rows, None, None, relevance_threshold, checks
     )
     if exclude_ids is not None:
-        exclude_ids = _require_ids("exclude_ids", exclude_ids, rows)
+        exclude_ids = require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
-            _check_id_range(checks, "exclude_ids", exclude_ids, None)
+            check_id_range(checks, "exclude_ids", exclude_ids, None)
         dropped, _, _ = _lookup(ranked_ids, exclude_ids)
         ranked_ids = ranked_ids.masked_fill(dropped, -1)
         excluded_targets, _, _ = _lookup(target_ids, exclude_ids)
