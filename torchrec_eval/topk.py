@@ -115,8 +115,9 @@ def top_with_next(
 def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:
     """The ``take`` best [B, take] of each row with excluded items last (at -inf), other order kept.
 
-    Reads a top list deep enough for ``min(S, take)`` excluded items among the best (a few dozen
-    columns more than ``take``); rows with more excluded items up there are read again, to ``take + S``.
+    On the CPU it reads a top list deep enough for ``min(S, take)`` excluded items among the best (a
+    few dozen columns more than ``take``); rows with more excluded items up there are read again, to
+    ``take + S``. On an accelerator it reads ``take + S`` at once (deciding would need a host sync).
     """
     num_items = scores.shape[1]
 
@@ -127,6 +128,8 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
         order = torch.sort(values, dim=1, descending=True, stable=True).indices
         return values.gather(1, order)[:, :take], idx.gather(1, order)[:, :take], dropped.sum(1)
 
+    if scores.device.type != "cpu":  # no host sync on an accelerator: read deep enough at once
+        return read(scores, exclusions, take + exclusions.width)[:2]
     depth = take + min(exclusions.width, max(take, 16))
     values, idx, dropped = read(scores, exclusions, depth)
     # a row whose excluded items filled every extra column holds too few: read it deeper
