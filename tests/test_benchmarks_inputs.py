@@ -19,6 +19,6 @@ def test_bench_inputs_quick(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = json.loads(out.read_text())["rows"]
-    assert len(rows) == 9
+    assert len(rows) == 10
     for row in rows:
         assert row["case"] in proc.stdout and f"{row['ratio']:.2f}x" in proc.stdout and row["ms"] > 0

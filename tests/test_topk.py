@@ -52,3 +52,32 @@ def test_bf16_scores_themselves():
     scores = torch.randn(6, 5000, generator=torch.Generator().manual_seed(3)).to(torch.bfloat16)
     for ties in ("index", "reverse_index"):
         assert torch.equal(topk.top_indices(scores, 100, ties), reference(scores.float(), 100, ties))
+
+
+def reference_by_gain(scores, gains, k, ties):
+    """Stable sorts: index ascending, then gain (ascending for pessimistic), then score descending."""
+    order = torch.arange(scores.shape[1]).expand_as(scores)
+    by_gain = torch.sort(gains.gather(1, order).double(), dim=1, descending=ties == "optimistic", stable=True)
+    order = order.gather(1, by_gain.indices)
+    perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
+    return order.gather(1, perm)
+
+
+@pytest.mark.parametrize("kind", ["constant", "bf16", "few_levels", "neg_inf"])
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic"])
+@pytest.mark.parametrize("gain_kind", ["bool", "int", "float"])
+@pytest.mark.parametrize("k", [1, 7, 64])
+def test_gain_aware_ties_equal_a_full_stable_sort(kind, ties, gain_kind, k, monkeypatch):
+    monkeypatch.setattr(topk, "_FIRST_BLOCK", 4)
+    monkeypatch.setattr(topk, "_MAX_BLOCK", 16)
+    scores = tied_scores(kind, 9, 300, seed=k + 1)
+    gen = torch.Generator().manual_seed(k)
+    gains = {
+        "bool": torch.rand(9, 300, generator=gen) < 0.3,
+        "int": torch.randint(0, 4, (9, 300), generator=gen) * (torch.rand(9, 300, generator=gen) < 0.5),
+        "float": torch.rand(9, 300, generator=gen).round(decimals=1),
+    }[gain_kind]
+    got = topk.top_indices(scores, k, ties, gains)
+    expected = reference_by_gain(scores, gains, k, ties)
+    finite = scores.gather(1, expected) > float("-inf")
+    assert torch.equal(got[finite], expected[finite])

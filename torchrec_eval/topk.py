@@ -11,7 +11,9 @@ untrained model's constant scores, bf16/fp16 logits under autocast. :func:`top_i
   :func:`_first_equal` finds them by scanning column blocks from the row's start (or end) and
   stops as soon as every tied row has enough: O(B·k) extra work for constant scores, one compare
   pass for scattered ties (bf16), never a sort over all N. The gain-aware orders
-  (``"pessimistic"``, ``"optimistic"``) re-rank tied rows with a stable sort.
+  (``"pessimistic"``, ``"optimistic"``) scan the same way one gain level at a time (lowest or
+  highest first) when the gains are a few small integers (binary or graded relevance); other gains
+  re-rank the tied rows with a stable sort.
 * **Inside the list**, equal scores are reordered by the tie keys with sorts over k columns.
 """
 
@@ -89,11 +91,12 @@ def top_with_next(
         tied = (boundary == values[:, k]) & (boundary > float("-inf"))
         if check_boundary and bool(tied.any()):
             rows = tied.nonzero().squeeze(1)
+            levels = None if tie_gains is None else _gain_levels(tie_gains, rows, ties)
             if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
                 gains = None if tie_gains is None else tie_gains[rows]
                 exact = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains)
-            elif tie_keys(ties)[1] is None:
-                exact = _resolve_boundary(scores, rows, values[rows], idx[rows], k, ties)
+            elif tie_keys(ties)[1] is None or levels is not None:
+                exact = _resolve_boundary(scores, rows, values[rows], idx[rows], k, ties, tie_gains, levels)
             else:
                 exact = _exact_top(scores[rows], k, ties, tie_gains[rows])
             idx = idx[:, :k].index_copy(0, rows, exact)
@@ -103,12 +106,12 @@ def top_with_next(
         else:
             values, idx = values[:, :k], idx[:, :k]
     if values.device.type != "cpu":
-        return _order_ties(values, idx, ties, tie_gains), following
+        return _order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following
     # on the CPU a host check is free: reorder only the rows that hold equal scores
     rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
     if rows.numel() == 0:
         return idx, following
-    gains = None if tie_gains is None else tie_gains[rows]
+    gains = _gains_of(tie_gains, rows, idx[rows])
     return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains)), following
 
 
@@ -142,27 +145,73 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
     return values, idx
 
 
-def _resolve_boundary(scores: Tensor, rows: Tensor, values: Tensor, idx: Tensor, k: int, ties: str) -> Tensor:
-    """The exact top k [b, k] of ``rows`` (tied at the cut-off) for the index tie orders.
+_MAX_LEVELS = 16  # gain levels scanned one at a time; more distinct gains take the sort
+
+
+def _gain_levels(tie_gains: Tensor, rows: Tensor, ties: str) -> list[float] | None:
+    """The gain levels 0, 1, ..., max of the tied rows in tie order, if the gains are small integers."""
+    if tie_gains.dtype == torch.bool:
+        high = 1
+    elif tie_gains.is_floating_point():
+        return None  # float gains: any value may occur
+    else:
+        high = int(tie_gains.amax(dim=1)[rows].max())
+    if high > _MAX_LEVELS:
+        return None
+    levels = list(range(high + 1))
+    return levels if ties == "pessimistic" else levels[::-1]
+
+
+def _resolve_boundary(
+    scores: Tensor,
+    rows: Tensor,
+    values: Tensor,
+    idx: Tensor,
+    k: int,
+    ties: str,
+    tie_gains: Tensor | None = None,
+    levels: list[float] | None = None,
+) -> Tensor:
+    """The exact top k [b, k] of ``rows`` (tied at the cut-off).
 
     ``values``/``idx`` [b, k + 1] are the rows' ``torch.topk`` result: it holds every item scored above
-    the boundary value. The rest of the list is the first ``k - g`` items scored exactly at it.
+    the boundary value. The rest of the list is the first ``k - g`` items scored exactly at it, in tie
+    order: by index, or level by level of the gains (``levels``, in tie order) and by index within one.
     """
     boundary = values[:, k - 1]
     above = values > boundary.unsqueeze(1)
     need = k - above.sum(1)
-    equal = _first_equal(scores, rows, boundary, need, reverse=ties == "reverse_index")
+    if levels is None:
+        equal = _first_equal(scores, rows, boundary, need, reverse=ties == "reverse_index")
+    else:
+        parts = []
+        for level in levels:  # each level takes what the levels before it left
+            part = _first_equal(scores, rows, boundary, need, reverse=False, gains=tie_gains, level=level)
+            parts.append(part)
+            need = need - (part >= 0).sum(1)
+            if not bool((need > 0).any()):
+                break
+        equal = torch.cat(parts, dim=1)
     minus_inf = torch.tensor(float("-inf"), dtype=values.dtype, device=values.device)
     candidates = torch.cat([idx, equal], dim=1)
     candidate_values = torch.cat(
         [torch.where(above, values, minus_inf), torch.where(equal >= 0, boundary.unsqueeze(1), minus_inf)], dim=1
     )
-    return _order_ties(candidate_values, candidates, ties, None)[:, :k]
+    return _order_ties(candidate_values, candidates, ties, _gains_of(tie_gains, rows, candidates))[:, :k]
 
 
-def _first_equal(scores: Tensor, rows: Tensor, value: Tensor, need: Tensor, reverse: bool) -> Tensor:
+def _first_equal(
+    scores: Tensor,
+    rows: Tensor,
+    value: Tensor,
+    need: Tensor,
+    reverse: bool,
+    gains: Tensor | None = None,
+    level: float | None = None,
+) -> Tensor:
     """[b, max(need)] column indices: per row of ``rows``, the first ``need`` columns (the last with
-    ``reverse``) whose score equals ``value``, in that order; -1 past ``need``.
+    ``reverse``) whose score equals ``value`` (and whose gain equals ``level``, if given), in that
+    order; -1 past ``need``.
 
     Column blocks are scanned from the start (or end), growing from ``_FIRST_BLOCK`` to ``_MAX_BLOCK``
     columns, until every row has found enough; each block is compared in place (a view of all rows,
@@ -172,16 +221,20 @@ def _first_equal(scores: Tensor, rows: Tensor, value: Tensor, need: Tensor, reve
     width = max(int(need.max()), 1)
     nan = torch.tensor(float("nan"), dtype=scores.dtype, device=scores.device)
     wanted = torch.full((scores.shape[0],), float("nan"), dtype=scores.dtype, device=scores.device)
-    wanted[rows] = value.to(scores.dtype)
     wanted_need = torch.zeros(scores.shape[0], dtype=torch.long, device=scores.device)
     wanted_need[rows] = need
+    wanted[rows] = torch.where(need > 0, value.to(scores.dtype), nan)  # a row that needs nothing: NaN
     out = torch.full((scores.shape[0], width), -1, dtype=torch.long, device=scores.device)
     found = torch.zeros_like(wanted_need)
     done, block = 0, _FIRST_BLOCK
+    if not bool((need > 0).any()):
+        done = num_items  # nothing to find
     while done < num_items:
         size = min(block, num_items - done)
         start = num_items - done - size if reverse else done
         equal = scores[:, start : start + size] == wanted.unsqueeze(1)
+        if gains is not None:
+            equal &= gains[:, start : start + size] == level
         if reverse:
             equal = equal.flip(1)
         row, column = equal.nonzero(as_tuple=True)
@@ -217,13 +270,22 @@ def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> T
     return order.gather(1, perm)
 
 
-def _order_ties(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None) -> Tensor:
-    """Reorder a top-k list so that equal scores follow the documented tie order."""
+def _gains_of(tie_gains: Tensor | None, rows: Tensor | None, idx: Tensor) -> Tensor | None:
+    """The gains [b, m] of the items ``idx`` of ``rows`` (all rows if None), without copying rows."""
+    if tie_gains is None:
+        return None
+    if rows is None:
+        return tie_gains.gather(1, idx.clamp(min=0))
+    return tie_gains[rows.unsqueeze(1), idx.clamp(min=0)]
+
+
+def _order_ties(values: Tensor, idx: Tensor, ties: str, gains: Tensor | None) -> Tensor:
+    """Reorder a top-k list so that equal scores follow the documented tie order (``gains``: of ``idx``)."""
     index_descending, gain_order = tie_keys(ties)
     perm = torch.sort(idx, dim=1, descending=index_descending).indices
     idx, values = idx.gather(1, perm), values.gather(1, perm)
     if gain_order is not None:
-        perm = torch.sort(tie_gains.gather(1, idx), dim=1, descending=gain_order, stable=True).indices
+        perm = torch.sort(gains.gather(1, perm), dim=1, descending=gain_order, stable=True).indices
         idx, values = idx.gather(1, perm), values.gather(1, perm)
     perm = torch.sort(values, dim=1, descending=True, stable=True).indices
     return idx.gather(1, perm)
