@@ -228,15 +228,31 @@ def test_torchmetrics_functional_per_query():
             _close_f32(got, expected, f"{fn.__name__}@{k}")
 
 
-def test_torchmetrics_ndcg_averages_ties():
-    """torchmetrics' NDCG averages tied scores (sklearn style): convention="torchmetrics", ties="average"."""
+def test_torchmetrics_ndcg_averages_ties_under_the_preset_alone():
+    """torchmetrics' NDCG averages tied scores (sklearn style); the preset does too, by itself, in a
+    function, a class and a suite (whose other metrics keep the index order)."""
     tmf = pytest.importorskip("torchmetrics.functional.retrieval")
+    tmr = pytest.importorskip("torchmetrics.retrieval")
     preds, target = _dense(seed=6, ties=True)
     for k in KS:
         expected = [float(tmf.retrieval_normalized_dcg(p, t, top_k=k))
                     for p, t in zip(preds, target, strict=True)]
-        got = F.ndcg(preds, target, k=k, convention="torchmetrics", ties="average", reduction="none")
+        got = F.ndcg(preds, target, k=k, convention="torchmetrics", reduction="none")
         _close_f32(got, expected, f"ndcg@{k}")
+    indexes = torch.arange(preds.shape[0]).repeat_interleave(N)
+    theirs = tmr.RetrievalNormalizedDCG(top_k=3)
+    theirs.update(preds.flatten().float(), target.flatten(), indexes=indexes)
+    cls, suite = tre.NDCG(k=3, convention="torchmetrics"), tre.RankingMetrics(["ndcg@3", "map@3"], convention="torchmetrics")
+    for ours in (cls, suite):
+        ours.update(preds.flatten(), target.flatten(), indexes=indexes)
+    _close_f32(cls.compute(), theirs.compute(), "NDCG class")
+    _close_f32(suite.compute()["ndcg@3"], theirs.compute(), "suite ndcg@3")
+    index_order = F.map(preds, target, k=3, convention="torchmetrics", ties="index")
+    assert torch.allclose(suite.compute()["map@3"], index_order)  # MAP keeps the index order
+    # an explicit `ties` wins over the preset's averaging
+    explicit = F.ndcg(preds, target, k=3, convention="torchmetrics", ties="index")
+    assert torch.allclose(explicit, F.ndcg(preds, target, k=3, ties="index", empty_target_action="neg"))
+    assert not torch.allclose(explicit, F.ndcg(preds, target, k=3, convention="torchmetrics"))
 
 
 @pytest.mark.parametrize("k", [2, N + 5])

@@ -26,6 +26,8 @@ class RankedTargets:
         item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
         max_relevant: a bound on R known without a host sync (the number of items or target ids).
         tie_size, tie_hits, tie_offset: [B, K] tie-group statistics, with ``ties="average"`` only.
+        averaged: the view averaged over tie orders (itself under ``ties="average"``), when a metric
+            asks for it (``average_ties=True``).
     """
 
     gains: Tensor
@@ -39,6 +41,7 @@ class RankedTargets:
     tie_size: Tensor | None = None
     tie_hits: Tensor | None = None
     tie_offset: Tensor | None = None
+    averaged: RankedTargets | None = None
 
     def with_tie_statistics(
         self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor

@@ -119,7 +119,7 @@ class RankingMetrics(RankingMetric):
         options = {ALIASES.get(family, family): value for family, value in options.items()}
         convention = kwargs.get("convention")
         entries = [
-            make_entry(family, ks, resolve_options(convention, family, options.get(family, {})))
+            make_entry(family, ks, resolve_options(convention, family, options.get(family, {}), kwargs.get("ties")))
             for family, ks in requested.items()
             if family in KERNELS
         ]

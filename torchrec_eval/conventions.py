@@ -11,7 +11,7 @@ convention                empty query  ties        P@k divides  AP@k divides   N
 (library default)         skip         index       k            min(k, R)      linear    2         cut at k
 ``"trec"`` (trec_eval)    0, counted   reverse id  k            R              linear    2         cut at k
 ``"ranx"``                0, counted   index       k            R              linear    2         cut at k
-``"torchmetrics"``        0, counted   index       k            hits in top k  linear    2         cut at k
+``"torchmetrics"``        0, counted   index*      k            hits in top k  linear    2         cut at k
 ``"recbole"``             skip         index       k            min(k, R)      binary    2         cut at k
 ``"jurity"``              skip         index       list length  min(k, R)      binary    2         all R (uncut)
 ``"recommenders"`` (MS)   skip         index       k            min(k, R)      binary    e         cut at k
@@ -19,7 +19,8 @@ convention                empty query  ties        P@k divides  AP@k divides   N
 ``"rectools"``            skip         index       k            R              binary    2         k positions
 ========================  ===========  ==========  ===========  =============  ========  ========  ==============
 
-Family options outside the table: ``"rectools"`` counts a cold item as seen by one user in
+Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (*,
+``average_ties=True``), as torchmetrics does; ``"rectools"`` counts a cold item as seen by one user in
 ``novelty`` (``cold_items="one_user"``) and a one-item list as 0 in ``intra_list_diversity``
 (``single_item="zero"``).
 
@@ -30,7 +31,8 @@ Notes on what a preset cannot change:
   ``torchrec-eval`` command does); the ranked form is already in the caller's order.
 * torchmetrics.retrieval (since 2025) treats scores <= 0 as "not retrieved" in precision, recall,
   MAP and MRR; this library ranks every score, so its numbers agree for positive scores only.
-  torchmetrics' NDCG averages tied scores (``ties="average"`` here).
+  torchmetrics' NDCG averages tied scores: the preset sets ``average_ties=True`` for NDCG alone (the
+  other metrics keep the index order), so it reproduces torchmetrics by itself.
 * Which queries a library averages when a query has relevant items but an empty recommendation
   list (Jurity, MS Recommenders drop them from precision) is a property of the caller's data: pass
   only the lists you want averaged.
@@ -59,7 +61,7 @@ def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut") -> dict[str, dict[st
 PRESETS: dict[str, Preset] = {
     "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
     "ranx": Preset("neg", "index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
-    "torchmetrics": Preset("neg", "index", {"map": {"normalizer": "hits"}}),
+    "torchmetrics": Preset("neg", "index", {"map": {"normalizer": "hits"}, "ndcg": {"average_ties": True}}),
     "recbole": Preset("skip", "index", _binary_ndcg()),
     "jurity": Preset("skip", "index", {"precision": {"denominator": "retrieved"}, **_binary_ndcg(ideal="full")}),
     "recommenders": Preset("skip", "index", _binary_ndcg(log_base=2.718281828459045)),
@@ -102,10 +104,15 @@ def resolve_common(convention: str | None, empty_target_action: str | None, ties
             chosen.ties if ties is None else ties)
 
 
-def resolve_options(convention: str | None, family: str, options: dict[str, Any]) -> dict[str, Any]:
-    """A family's options: the convention's, overridden by every explicit (non-None) option."""
+def resolve_options(
+    convention: str | None, family: str, options: dict[str, Any], ties: str | None = None
+) -> dict[str, Any]:
+    """A family's options: the convention's, overridden by every explicit (non-None) option. An
+    explicit ``ties`` (the common argument) also overrides a preset's ``average_ties``."""
     explicit = {name: value for name, value in options.items() if value is not None}
     chosen = dict(preset(convention).options.get(family, {}))
+    if ties is not None:
+        chosen.pop("average_ties", None)
     if explicit.get("gain", "binary") != "binary" and "ideal" not in explicit:
         chosen.pop("ideal", None)  # the preset's uncut / k-slot ideal is for binary gains only
     return {**chosen, **explicit}

@@ -98,6 +98,7 @@ def _dense_batch(
     exclusions: Exclusions | None,
     k: int,
     ties: str,
+    averaging: bool,
     relevance_threshold: float | None,
     need_ideal: bool,
     to_num_relevant: bool,
@@ -118,7 +119,7 @@ def _dense_batch(
         and need_ideal
         and not to_num_relevant
         and not need_candidates
-        and ties != "average"
+        and not averaging
         and exclusions is None
     )
     relevant_all = None if from_ideal else _is_relevant(target, relevance_threshold)
@@ -148,7 +149,7 @@ def _dense_batch(
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
-    if ties == "average":
+    if averaging:
         tie_stats = tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
@@ -161,7 +162,9 @@ def _dense_batch(
             ideal = (torch.arange(depth, device=preds.device) < num_relevant.unsqueeze(1)).to(torch.float64)
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
     if tie_stats is not None:
-        ranked = ranked.with_tie_statistics(*tie_stats)
+        averaged = ranked.with_tie_statistics(*tie_stats)
+        ranked = averaged if ties == "average" else ranked
+        ranked.averaged = averaged
     return ranked, candidates
 
 
@@ -269,6 +272,7 @@ def prepare_batch(
     need_ideal: bool = False,
     to_num_relevant: bool = False,
     need_candidates: bool = False,
+    average_view: bool = False,
     validate_args: bool = True,
 ) -> Batch:
     """Validate any input form; rank it to depth ``k`` and/or keep its full candidate view.
@@ -277,6 +281,8 @@ def prepare_batch(
         k: depth of the top-k view (``0``: none); with ``to_num_relevant`` at least the batch's largest R.
         need_ideal: also compute the ideal gains (NDCG).
         need_candidates: also return every candidate's score and relevance (not for the ranked form).
+        average_view: also attach the view averaged over tie orders (``RankedTargets.averaged``), for
+            a metric with ``average_ties=True`` under another tie order.
         other: the input forms of this module, ``ties``, ``relevance_threshold`` and ``validate_args``.
 
     Raises:
@@ -361,7 +367,8 @@ def prepare_batch(
     if checks is not None:
         check_scores(checks, "preds", preds)
     exclusions = None
-    if exclude_ids is not None and mask is None and not need_candidates and ties != "average":
+    averaging = ties == "average" or average_view
+    if exclude_ids is not None and mask is None and not need_candidates and not averaging:
         exclusions = _exclusions(exclude_ids, preds, checks)  # by id: no [B, N] mask, no copy
         valid = None
     else:
@@ -377,7 +384,7 @@ def prepare_batch(
         )
         if checks is not None:
             checks.run()
-        if need_candidates or ties in ("pessimistic", "optimistic", "average"):
+        if need_candidates or averaging or ties in ("pessimistic", "optimistic"):
             # the full view and gain-aware ties need every candidate's gain: scatter the ids to dense
             target = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
             target.scatter_add_(1, target_ids.clamp(min=0), gains_t)  # padding adds a gain of 0
@@ -421,6 +428,7 @@ def prepare_batch(
         exclusions,
         k,
         ties,
+        averaging,
         relevance_threshold,
         need_ideal,
         to_num_relevant,

@@ -211,6 +211,9 @@ class Kernel:
 
 
 _GAIN_OPTIONS = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
+# average_ties=True: this family's value is the expectation over all orders of tied scores (as
+# torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
+_AVERAGE = {"average_ties": (True, False)}
 
 KERNELS: dict[str, Kernel] = {
     "precision": Kernel(precision, {"denominator": ("k", "retrieved", "min_k_r")}),
@@ -221,8 +224,8 @@ KERNELS: dict[str, Kernel] = {
     "arhr": Kernel(arhr),
     "map": Kernel(average_precision, {"normalizer": ("min_k_r", "r", "hits", "k")}),
     "mar": Kernel(average_recall, {"normalizer": ("min_k_r", "r", "hits", "k")}),
-    "ndcg": Kernel(ndcg, {**_GAIN_OPTIONS, "ideal": ("cut", "full", "k")}, needs_ideal=True),
-    "dcg": Kernel(dcg, _GAIN_OPTIONS),
+    "ndcg": Kernel(ndcg, {**_GAIN_OPTIONS, "ideal": ("cut", "full", "k"), **_AVERAGE}, needs_ideal=True),
+    "dcg": Kernel(dcg, {**_GAIN_OPTIONS, **_AVERAGE}),
     "cg": Kernel(cg),
     "rprecision": Kernel(rprecision, to_num_relevant=True, optional_k=True),
 }

@@ -82,9 +82,15 @@ class Plan:
             kernel.to_num_relevant and None in entry.ks
             for kernel, entry in zip(kernels, self.entries, strict=False)
         )
+        self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
 
     def evaluate(self, ranked: RankedTargets) -> Tensor:
-        columns = [KERNELS[e.name].fn(ranked, list(e.ks), **dict(e.options)) for e in self.entries]
+        columns = []
+        for entry in self.entries:
+            options = dict(entry.options)
+            averaged = options.pop("average_ties", False) and ranked.averaged is not None  # ranked form: no ties
+            view = ranked.averaged if averaged else ranked
+            columns.append(KERNELS[entry.name].fn(view, list(entry.ks), **options))
         return torch.cat(columns, dim=1)
 
     def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
@@ -140,6 +146,7 @@ def prepare(
         need_ideal=any(member.needs_ideal for member in members),
         to_num_relevant=any(member.to_num_relevant for member in members),
         need_candidates=any(member.needs_candidates for member in members),
+        average_view=any(getattr(member, "needs_average", False) for member in members),
         **inputs,
     )
 

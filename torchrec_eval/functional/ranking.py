@@ -73,9 +73,9 @@ def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]
     relevance_threshold, validate_args = args["relevance_threshold"], args["validate_args"]
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
+    entry = make_entry(name, k, resolve_options(convention, name, options, ties))  # `ties` as passed
     empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
     check_common(empty_target_action, relevance_threshold)
-    entry = make_entry(name, k, resolve_options(convention, name, options))
     plan = Plan([entry])
     batch = prepare(
         [plan],
