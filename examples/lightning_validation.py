@@ -10,12 +10,13 @@ In ``validation_step`` every user of the batch is scored against every item and 
 one top-k for all its metrics, and logged as metric objects with ``self.log_dict(suite, on_epoch=True)``:
 Lightning computes it at the end of the epoch (which syncs its state across processes under DDP) and
 resets it. The suite comes from a config:
-a dict, or a YAML file of ``configs/`` (see :mod:`torchrec_eval.config`).
+a dict, a YAML file, or a ready-made suite by name (``"recsys"``, ``"trec"``, ``"beyond"``; see
+:mod:`torchrec_eval.config`).
 
 Run it (from the repository root)::
 
     python examples/lightning_validation.py                  # 2 epochs on CPU, prints the final metrics
-    python examples/lightning_validation.py --loss bpr --epochs 5 --metrics configs/trec.yaml
+    python examples/lightning_validation.py --loss bpr --epochs 5 --metrics trec
     python examples/lightning_validation.py fit --config configs/lightning_validation.yaml   # LightningCLI
     python examples/lightning_validation.py fit --config configs/lightning_validation.yaml \\
         --data.init_args.num_users 2000 --trainer.max_epochs 5
@@ -57,7 +58,7 @@ if __name__ == "__main__":
 # Lightning suggests DataLoader worker processes; the data here is a few in-memory tensors.
 warnings.filterwarnings("ignore", ".*does not have many workers.*")
 
-#: The suite used when the model is given no ``metrics`` config (the same as configs/recsys.yaml at k=10).
+#: The suite used when the model is given no ``metrics`` config (the "recsys" suite at k=10).
 DEFAULT_SUITE: dict[str, Any] = {
     "metrics": ["ndcg@10", "recall@10", "precision@10", "hitrate@10", "map@10", "mrr@10"]
 }
@@ -114,7 +115,7 @@ class MFRecommender(L.LightningModule):
         loss: ``"softmax"`` (cross-entropy over all items) or ``"bpr"`` (one uniform negative per positive).
         lr: the Adam learning rate.
         weight_decay: L2 penalty on the embeddings of each batch.
-        metrics: the metric suite: a YAML file (``"configs/recsys.yaml"``) or a dict with the keys of
+        metrics: the metric suite: a ready-made suites name (``"recsys"``), a YAML file or a dict with the keys of
             :func:`torchrec_eval.config.suite_kwargs`; ``None`` for :data:`DEFAULT_SUITE`.
     """
 
@@ -218,7 +219,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--metrics",
         default=None,
-        help="a metric suite YAML file such as configs/recsys.yaml (default: ndcg, recall, "
+        help="a metric suite: a YAML file or a ready-made suite (recsys, trec, beyond) (default: ndcg, recall, "
         "precision, hitrate, map and mrr at 10)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and the sampling")

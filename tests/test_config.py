@@ -13,7 +13,7 @@ import torchrec_eval as tre
 from torchrec_eval.config import ALLOWED_KEYS, suite_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "configs"
+CONFIGS = ROOT / "torchrec_eval" / "suites"
 SUITE_FILES = ["recsys.yaml", "trec.yaml"]  # the LightningCLI config is tested in test_lightning_example.py
 
 
@@ -275,3 +275,17 @@ def test_beyond_suite_matches_brute_force_catalogue_counts():
     shares = counts[counts > 0] / counts.sum()
     assert values["entropy@10"] == pytest.approx(float(-(shares * shares.log2()).sum()))
     assert values["ndcg@10"] == pytest.approx(float(tre.functional.ndcg(scores, target, k=10)))
+
+
+def test_ready_made_suites_load_by_name_outside_a_clone(tmp_path):
+    """``from_config("recsys")`` used to look for a file in the working directory (FileNotFoundError)."""
+    script = "import torchrec_eval as tre; print(tre.RankingMetrics.from_config('recsys').keys()[:2])"
+    env = {"PYTHONPATH": str(ROOT), "PATH": ""}
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['ndcg@10', 'ndcg@20']"
+    from torchrec_eval.config import SUITES
+
+    assert sorted(SUITES) == ["beyond", "recsys", "trec"]
+    with pytest.raises(FileNotFoundError, match=r"ready-made suite of the package: \['beyond', 'recsys', 'trec'\]"):
+        tre.RankingMetrics.from_config("recsyss")

@@ -138,7 +138,8 @@ class RankingMetrics(RankingMetric):
 
     @classmethod
     def from_config(cls, config: str | os.PathLike | dict[str, Any]) -> RankingMetrics:
-        """Build a suite from a YAML file or a dict (see ``configs/`` and :mod:`torchrec_eval.config`)."""
+        """Build a suite from a YAML file, a ready-made suite by name (``"recsys"``, ``"trec"``, ``"beyond"``)
+        or a dict (see :mod:`torchrec_eval.config`)."""
         from torchrec_eval.config import suite_kwargs
 
         return cls(**suite_kwargs(config))

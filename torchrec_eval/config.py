@@ -13,8 +13,9 @@ A suite config is a mapping with these keys (only ``metrics`` is required)::
     ties: index                                             # how equal scores are ordered
     validate_args: true
 
-Load one with ``RankingMetrics.from_config("configs/recsys.yaml")`` or
-``RankingMetrics.from_config({"metrics": ["ndcg@10"]})``. An unknown key raises a ``ValueError``
+Load one with ``RankingMetrics.from_config("my_suite.yaml")``, a ready-made suite shipped in the
+package by its name (``"recsys"``, ``"trec"``, ``"beyond"``: :data:`SUITES`, the files of
+``torchrec_eval/suites/``), or ``RankingMetrics.from_config({"metrics": ["ndcg@10"]})``. An unknown key raises a ``ValueError``
 that names it and lists the allowed keys; a value of the wrong type raises one that names its key.
 The metric names, cut-offs, option values and preset names themselves are checked by
 ``RankingMetrics``; options and arguments given explicitly override the preset's.
@@ -42,6 +43,10 @@ ALLOWED_KEYS = (
     "ties",
     "validate_args",
 )
+
+
+#: The ready-made suites shipped in the package: name -> file (``from_config("recsys")``).
+SUITES: dict[str, Path] = {file.stem: file for file in sorted((Path(__file__).parent / "suites").glob("*.yaml"))}
 
 
 def _is_int(value: object) -> bool:
@@ -82,9 +87,12 @@ def load_yaml(path: str | os.PathLike) -> Any:
             return super().construct_mapping(node, deep=deep)
 
     file = Path(path).expanduser()
+    if not file.is_file() and str(path) in SUITES:
+        file = SUITES[str(path)]
     if not file.is_file():
         raise FileNotFoundError(
-            f"Metric suite config {str(path)!r} is not a file (resolved to {str(file.resolve())!r})"
+            f"Metric suite config {str(path)!r} is not a file (resolved to {str(file.resolve())!r}) nor "
+            f"a ready-made suite of the package: {sorted(SUITES)}"
         )
     with open(file, encoding="utf-8") as stream:
         try:
