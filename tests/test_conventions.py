@@ -521,3 +521,15 @@ def test_rectools_intra_list_diversity_scores_a_one_item_list_zero():
     skipping = beyond.IntraListDiversity(k=3, item_features=features)  # Jurity, MS Recommenders
     skipping.update(ranked_ids=ranked, target_ids=targets)
     assert float(skipping.compute()) == pytest.approx(expected * 3 / 2, abs=1e-12)  # the 0 is not averaged
+
+
+def test_the_docs_name_every_metric_a_library_drops_empty_lists_from():
+    """The notes named precision only; the references (from the libraries' source) drop more."""
+    import torchrec_eval.conventions as conventions
+
+    names = {"precision": "precision", "recall": "recall", "map": "MAP"}
+    note = " ".join(conventions.__doc__.split())
+    for library, label in (("jurity", "Jurity leaves them out of"), ("recommenders", "MS Recommenders out of")):
+        said = note.split(label)[1].split(";")[0].split("(")[0]
+        for metric in DROPS_EMPTY_LISTS[library]:
+            assert names[metric] in said, (library, metric, said)

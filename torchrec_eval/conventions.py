@@ -34,8 +34,9 @@ Notes on what a preset cannot change:
   torchmetrics' NDCG averages tied scores: the preset sets ``average_ties=True`` for NDCG alone (the
   other metrics keep the index order), so it reproduces torchmetrics by itself.
 * Which queries a library averages when a query has relevant items but an empty recommendation
-  list (Jurity, MS Recommenders drop them from precision) is a property of the caller's data: pass
-  only the lists you want averaged.
+  list is a property of the caller's data: Jurity leaves them out of precision and MAP, MS
+  Recommenders out of precision, recall and MAP (its NDCG counts them as 0, as this library does);
+  pass only the lists you want averaged.
 """
 
 from __future__ import annotations
