@@ -344,3 +344,23 @@ def test_map_and_map_at_the_full_depth_together(trec_files):
     assert got == {"map": pytest.approx(expected, abs=1e-12), f"map@{depth}": pytest.approx(expected, abs=1e-12)}
     proc = run_cli("evaluate", run_path, qrels_path, "-m", "map", "map")
     assert proc.returncode != 0 and "requested twice" in proc.stderr
+
+
+TREC_EVAL_NAMES = {"P_5": "P_5", "P_10": "P_10", "recall_20": "recall_20", "ndcg_cut_10": "ndcg_cut_10",
+                   "map_cut_100": "map_cut_100", "success_1": "success_1", "Rprec": "Rprec",
+                   "recip_rank": "recip_rank", "map": "map", "ndcg": "ndcg", "set_recall": "set_recall"}
+
+
+def test_trec_eval_measure_names_equal_pytrec_eval(trec_files):
+    """A trec_eval user's names work as they are: P_10, ndcg_cut_10, map_cut_100, success_1, Rprec, ..."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run_path, qrels_path, run, qrels = trec_files
+    got = json.loads(_ok(run_cli("evaluate", run_path, qrels_path, "-m", *TREC_EVAL_NAMES, "--convention", "trec",
+                                 "--json")).stdout)
+    measures = {"P.5,10", "recall.20", "ndcg_cut.10", "map_cut.100", "success.1", "Rprec", "recip_rank", "map",
+                "ndcg", "set_recall"}
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert list(got) == list(TREC_EVAL_NAMES)
+    for ours, theirs in TREC_EVAL_NAMES.items():
+        expected = sum(v[theirs] for v in per_query.values()) / len(per_query)
+        assert got[ours] == pytest.approx(expected, abs=1e-12), ours

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -114,10 +115,23 @@ def progress_factory(enabled: bool | None, large: bool = True) -> Callable[..., 
 # ---------------------------------------------------------------------------------------------
 # metrics
 # ---------------------------------------------------------------------------------------------
+# trec_eval's measure names, for its users: "P_10" is precision@10, "set_recall" recall of the whole list
+_TREC_CUT = re.compile(r"^(P|recall|ndcg_cut|map_cut|success)_(\d+)$")
+_TREC_FAMILY = {"P": "precision", "recall": "recall", "ndcg_cut": "ndcg", "map_cut": "map", "success": "hitrate"}
+_TREC_BARE = {"Rprec": "rprecision", "recip_rank": "mrr", "set_recall": "recall", "map": "map", "ndcg": "ndcg"}
+
+
 def _family(name: str) -> tuple[str, str]:
+    """(metric family, cut-off or "") of a name: ours (``ndcg@10``) or trec_eval's (``ndcg_cut_10``)."""
     from torchrec_eval.collection import ALIASES
 
-    family, _, cutoff = name.strip().lower().partition("@")
+    name = name.strip()
+    trec = _TREC_CUT.match(name)
+    if trec:
+        return _TREC_FAMILY[trec.group(1)], trec.group(2)
+    if name in _TREC_BARE:
+        return _TREC_BARE[name], ""
+    family, _, cutoff = name.lower().partition("@")
     return ALIASES.get(family, family), cutoff
 
 
