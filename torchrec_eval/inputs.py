@@ -366,16 +366,13 @@ def prepare_batch(
     check_groups_shape(groups, rows)
     if checks is not None:
         check_scores(checks, "preds", preds)
-    exclusions = None
     averaging = ties == "average" or average_view
-    if exclude_ids is not None and mask is None and not need_candidates and not averaging:
-        exclusions = _exclusions(exclude_ids, preds, checks)  # by id: no [B, N] mask, no copy
-        valid = None
-    else:
-        valid = _valid_candidates(mask, exclude_ids, preds, checks)
-    valid = _without_neg_inf(preds, valid, checks)
-    if exclusions is not None and valid is not None:  # -inf scores too: one dense mask holds both
-        valid, exclusions = valid & exclusions.keep_mask(num_items), None
+    exclusions = None if exclude_ids is None else _exclusions(exclude_ids, preds, checks)
+    valid = _without_neg_inf(preds, _checked_mask(mask, preds), checks)  # runs the checks so far
+    if exclusions is not None and (valid is not None or need_candidates or averaging):
+        # by id (no [B, N] mask, no copy) unless a dense mask is needed anyway: it then holds both
+        keep = exclusions.keep_mask(num_items)
+        valid, exclusions = (keep if valid is None else valid & keep), None
     check_boundary = preds.device.type != "cuda" or validate_args or ties not in ("index", "average")
 
     if target_ids is not None:
@@ -476,7 +473,8 @@ def _num_candidates(preds: Tensor, valid: Tensor | None, exclusions: Exclusions 
 
 
 def _exclusions(exclude_ids: Tensor, preds: Tensor, checks: Checks | None) -> Exclusions:
-    exclude_ids = require_ids("exclude_ids", exclude_ids, preds.shape[0])
+    """The excluded ids, range-checked (the check runs with the others, before any use as an index)."""
+    require_ids("exclude_ids", exclude_ids, preds.shape[0])
     if checks is not None:
         check_id_range(checks, "exclude_ids", exclude_ids, preds.shape[1])
     return Exclusions.from_ids(exclude_ids)
@@ -527,29 +525,12 @@ def check_flat(inputs: dict[str, Tensor | None], validate_args: bool) -> None:
         checks.run()
 
 
-def _valid_candidates(
-    mask: Tensor | None, exclude_ids: Tensor | None, preds: Tensor, checks: Checks | None
-) -> Tensor | None:
-    rows, num_items = preds.shape
-    valid = None
-    if mask is not None:
-        if mask.dtype != torch.bool or mask.shape != preds.shape:
-            raise ValueError(
-                f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, "
-                f"got {describe(mask)}"
-            )
-        valid = mask
-    if exclude_ids is not None:
-        exclude_ids = require_ids("exclude_ids", exclude_ids, rows)
-        if checks is not None:
-            check_id_range(checks, "exclude_ids", exclude_ids, num_items)
-            checks.run()  # before the ids are used as indices
-        # one spare column receives the -1 padding, so padding never clears item 0
-        keep = torch.ones(rows, num_items + 1, dtype=torch.bool, device=preds.device)
-        keep.scatter_(1, torch.where(exclude_ids < 0, num_items, exclude_ids), False)
-        keep = keep[:, :num_items]
-        valid = keep if valid is None else valid & keep
-    return valid
+def _checked_mask(mask: Tensor | None, preds: Tensor) -> Tensor | None:
+    if mask is not None and (mask.dtype != torch.bool or mask.shape != preds.shape):
+        raise ValueError(
+            f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, got {describe(mask)}"
+        )
+    return mask
 
 
 def _check_target_ids(
@@ -562,7 +543,7 @@ def _check_target_ids(
     checks: Checks | None,
     exclusions: Exclusions | None = None,
 ) -> tuple[Tensor, Tensor]:
-    target_ids = require_ids("target_ids", target_ids, rows)
+    require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
         if target_gains.shape != target_ids.shape or target_gains.is_complex():
             raise ValueError(
@@ -599,7 +580,7 @@ def _ranked_form(
         )
     require_nonempty("ranked_ids", ranked_ids)
     rows = ranked_ids.shape[0]
-    ranked_ids = require_ids("ranked_ids", ranked_ids, rows)
+    require_ids("ranked_ids", ranked_ids, rows)
     if checks is not None:
         check_id_range(checks, "ranked_ids", ranked_ids, None)
         check_unique_ids(checks, "ranked_ids", ranked_ids)
@@ -607,7 +588,7 @@ def _ranked_form(
         target_ids, target_gains, rows, None, None, relevance_threshold, checks
     )
     if exclude_ids is not None:
-        exclude_ids = require_ids("exclude_ids", exclude_ids, rows)
+        require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
             check_id_range(checks, "exclude_ids", exclude_ids, None)
         dropped, _, _ = _lookup(ranked_ids, exclude_ids)

@@ -61,13 +61,12 @@ def require_float(name: str, x: Tensor) -> None:
         raise ValueError(f"`{name}` must be a floating point tensor of scores, got {describe(x)}")
 
 
-def require_ids(name: str, x: Tensor, rows: int) -> Tensor:
-    """Item ids as int64 (any integer dtype is accepted: uint8 and int16 ids too)."""
+def require_ids(name: str, x: Tensor, rows: int) -> None:
+    """Item ids: any integer dtype (``prepare_batch`` reads them as int64), one row per query."""
     if x.dtype in (torch.bool,) or x.is_floating_point() or x.is_complex():
         raise ValueError(f"`{name}` must be an integer tensor of item ids, got {describe(x)}")
     if x.ndim != 2 or x.shape[0] != rows:
         raise ValueError(f"`{name}` must have shape [{rows}, T] (one row per query), got {describe(x)}")
-    return x.long()
 
 
 def require_nonempty(name: str, x: Tensor) -> None:
