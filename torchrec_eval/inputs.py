@@ -40,7 +40,7 @@ from torch import Tensor
 from torchrec_eval.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.exclusion import Exclusions
 from torchrec_eval.ties import tie_statistics
-from torchrec_eval.topk import top_indices, top_with_next
+from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
     Checks,
     as_long,
@@ -140,7 +140,7 @@ def _dense_batch(
         num_relevant = num_relevant.to(torch.float64)
         depth = _depth(k, num_items, num_relevant, to_num_relevant)
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    idx, following = top_with_next(preds, depth, ties, tie_gains, check_boundary, exclusions)
+    idx, following = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
     restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)
     gains = raw_gains.to(torch.float64)
@@ -456,7 +456,7 @@ def _ids_ranked(
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
     depth = _depth(k, num_items, relevant_t.sum(1), to_num_relevant)
-    idx = top_indices(preds, depth, ties, None, check_boundary, exclusions)
+    idx = top_indices(preds, depth, ties, None, check_boundary, exclusions).indices
     if valid is not None or exclusions is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
     return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal, k)

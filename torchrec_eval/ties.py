@@ -44,9 +44,12 @@ def tie_statistics(
     gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains).gather(1, group)
     last = values[:, -1]
     continues = (following == last) & (last > float("-inf"))
-    rows = continues.nonzero().squeeze(1)
+    if scores.device.type == "cpu":  # a host check is free here: count only the rows that need it
+        rows = continues.nonzero().squeeze(1)
+    else:  # no host sync on an accelerator: every row, the others masked out below
+        rows = torch.arange(scores.shape[0], device=scores.device)
     if rows.numel():
-        in_last = ((values == last.unsqueeze(1)) & in_list)[rows]
+        in_last = ((values == last.unsqueeze(1)) & in_list & continues.unsqueeze(1))[rows]
         totals = _row_group_totals(scores, rows, last[rows], target, relevant_all)
         for stat, total in zip((size, hits, gain_sum), totals, strict=True):
             stat[rows] = torch.where(in_last, total.unsqueeze(1), stat[rows])

@@ -19,6 +19,8 @@ untrained model's constant scores, bf16/fp16 logits under autocast. :func:`top_i
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor
 
@@ -35,6 +37,19 @@ def tie_keys(ties: str) -> tuple[bool, bool | None]:
     return ties == "reverse_index", gain_order
 
 
+class TopK(NamedTuple):
+    """The ranked list and what lies just past it.
+
+    Attributes:
+        indices: [B, k] item indices in rank order.
+        following: [B] the best score left out of the list (-inf if none); where it equals the list's
+            last score, the last tie group goes on past the cut.
+    """
+
+    indices: Tensor
+    following: Tensor
+
+
 def top_indices(
     scores: Tensor,
     k: int,
@@ -42,8 +57,8 @@ def top_indices(
     tie_gains: Tensor | None = None,
     check_boundary: bool = True,
     exclusions: Exclusions | None = None,
-) -> Tensor:
-    """Indices [B, k] of the k best items of each row, in rank order, ties broken as documented.
+) -> TopK:
+    """The k best items of each row, in rank order, ties broken as documented.
 
     ``scores`` may hold ``-inf`` for items that are not candidates; those rank last.
 
@@ -58,27 +73,17 @@ def top_indices(
         exclusions: items that are not candidates, by id: the top k of the rest is read from the top
             k + S of all (positions past a row's candidates then hold excluded items, at -inf).
 
+    Returns:
+        :class:`TopK`: ``indices`` [B, k] and ``following`` [B].
+
     Example:
         >>> import torch
         >>> from torchrec_eval.topk import top_indices
-        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3)
+        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3).indices
         tensor([[1, 0, 2]])
-        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3, ties="reverse_index")
+        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3, ties="reverse_index").indices
         tensor([[1, 3, 2]])
     """
-    return top_with_next(scores, k, ties, tie_gains, check_boundary, exclusions)[0]
-
-
-def top_with_next(
-    scores: Tensor,
-    k: int,
-    ties: str = "index",
-    tie_gains: Tensor | None = None,
-    check_boundary: bool = True,
-    exclusions: Exclusions | None = None,
-) -> tuple[Tensor, Tensor]:
-    """:func:`top_indices`, and [B] the best score left out of the list (-inf if none): a tie group at
-    the end of the list goes on past the cut exactly where that score equals the list's last."""
     num_items = scores.shape[1]
     take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
     if exclusions is None:
@@ -94,7 +99,7 @@ def top_with_next(
             levels = None if tie_gains is None else _gain_levels(tie_gains, rows, ties)
             if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
                 gains = None if tie_gains is None else tie_gains[rows]
-                exact = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains)
+                exact = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
             elif tie_keys(ties)[1] is None or levels is not None:
                 exact = _resolve_boundary(scores, rows, values[rows], idx[rows], k, ties, tie_gains, levels)
             else:
@@ -106,13 +111,13 @@ def top_with_next(
         else:
             values, idx = values[:, :k], idx[:, :k]
     if values.device.type != "cpu":
-        return _order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following
+        return TopK(_order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following)
     # on the CPU a host check is free: reorder only the rows that hold equal scores
     rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
     if rows.numel() == 0:
-        return idx, following
+        return TopK(idx, following)
     gains = _gains_of(tie_gains, rows, idx[rows])
-    return idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains)), following
+    return TopK(idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains)), following)
 
 
 def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:

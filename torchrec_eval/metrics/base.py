@@ -205,9 +205,15 @@ class RankingMetric(SafeMetric):
         return apply
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
-        if (inputs.get("groups") is None) != (self.num_groups is None):
-            self.batch(**inputs)  # raises the groups error
+        self._require_groups(inputs.get("groups"))
         check_flat(inputs, self.validate_args)
+
+    def _require_groups(self, groups: Tensor | None) -> None:
+        if (groups is None) != (self.num_groups is None):
+            raise ValueError(
+                "`groups` must be given exactly when the metric was built with `num_groups` "
+                f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
+            )
 
     def batch(
         self,
@@ -218,11 +224,7 @@ class RankingMetric(SafeMetric):
         **inputs: Tensor | None,
     ) -> Batch:
         """Validate and rank one batch once for every member, with this metric's settings and groups."""
-        if (groups is None) != (self.num_groups is None):
-            raise ValueError(
-                "`groups` must be given exactly when the metric was built with `num_groups` "
-                f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
-            )
+        self._require_groups(groups)
         batch = prepare(
             self.members,
             preds,

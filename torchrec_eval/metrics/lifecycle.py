@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -42,7 +42,7 @@ class FlatStream:
 
     pending: dict[str, Tensor] | None = None
     last: int | None = None
-    evaluated: bool = field(default=False)  # whether the query `last` was already evaluated
+    evaluated: bool = False  # whether the query `last` was already evaluated
 
     def feed(self, columns: dict[str, Tensor]) -> tuple[dict[str, Tensor] | None, FlatStream]:
         """Split a call's rows (plus the held-back ones) into complete queries and the new held-back one.
