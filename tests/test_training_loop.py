@@ -326,6 +326,14 @@ def test_a_failed_update_or_forward_leaves_the_state_unchanged(name, bad, call):
     after = metric.compute()
     assert torch.equal(torch.as_tensor(list(after.values()) if isinstance(after, dict) else after),
                        torch.as_tensor(list(value.values()) if isinstance(value, dict) else value))
+    # and the next good batch counts as if the bad one had never come
+    getattr(metric, call)(*batch(seed=3))
+    clean = every_family()[name]
+    for seed in (1, 3):
+        clean.update(*batch(seed=seed))
+    got, expected = metric.compute(), clean.compute()
+    assert torch.equal(torch.as_tensor(list(got.values()) if isinstance(got, dict) else got),
+                       torch.as_tensor(list(expected.values()) if isinstance(expected, dict) else expected))
 
 
 def test_a_suite_member_that_raises_after_another_member_adds_nothing():
