@@ -18,7 +18,9 @@ def test_bench_inputs_quick(tmp_path: Path) -> None:
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = json.loads(out.read_text())["rows"]
+    report = json.loads(out.read_text())
+    rows = report["rows"]
+    assert f"aten ops per update (6 metrics @10, 100 x 1,000, validate_args=False): {report['ops']}" in proc.stdout
     assert len(rows) == 10
     for row in rows:
         assert row["case"] in proc.stdout and f"{row['ratio']:.2f}x" in proc.stdout and row["ms"] > 0
