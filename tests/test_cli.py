@@ -56,30 +56,36 @@ def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return proc
 
 
-def make_trec(folder: Path, seed: int = 0, num_queries: int = 40) -> tuple[Path, Path, dict, dict]:
-    """Write a run and a qrels file; return their paths and the pytrec_eval dicts of the same data."""
+def make_trec(folder: Path, seed: int = 0, num_queries: int = 40, *, deep: bool = False,
+              every_judged_query_retrieves: bool = False) -> tuple[Path, Path, dict, dict]:
+    """Write a run and a qrels file; return their paths and the pytrec_eval dicts of the same data.
+
+    ``deep``: longer lists and qrels, grades up to 4, and one document id in three longer than 16
+    bytes; ``every_judged_query_retrieves``: no judged query is missing from the run."""
     rng = random.Random(seed)
     run: dict[str, dict[str, float]] = {}
     qrels: dict[str, dict[str, int]] = {}
     run_lines, qrels_lines = [], []
     for q in range(num_queries):
         qid = f"q{q}"
-        pool = rng.sample(range(1, 400), 80)
-        docs = [f"d{n}" for n in pool]  # "d10" < "d9" as strings
-        depth = rng.choice([1, 3, 7, 15, 30, 60])
-        in_run, in_qrels = q % 9 != 4, q % 7 != 3  # some queries only in the run, some only in the qrels
+        pool = rng.sample(range(1, 500), 150) if deep else rng.sample(range(1, 400), 80)
+        docs = [f"d{n}" if n % 3 or not deep else f"clueweb09-en{n:04d}-{n % 7:02d}-{n:05d}" for n in pool]
+        depth = rng.choice([1, 3, 7, 15, 30, 60, 120] if deep else [1, 3, 7, 15, 30, 60])
+        in_run = every_judged_query_retrieves or q % 9 != 4  # some queries only in the run, some only in the qrels
+        in_qrels = q % 7 != 3
         if in_run:
             coarse = rng.random() < 0.7  # mostly a few distinct scores: many ties, also at the cut-offs
             run[qid] = {}
             for rank, doc in enumerate(docs[:depth], start=1):
                 score = rng.choice([0.1, 0.25, 0.5, 1.0, 2.0]) if coarse else round(rng.uniform(-5, 5), 3)
                 run[qid][doc] = score
-                run_lines.append(f"{qid} Q0 {doc} {rank} {score} tag")
+                run_lines.append(f"{qid} Q0 {doc} {rank} {score} tag{seed}")
         if in_qrels:
             qrels[qid] = {}
             no_relevant = q % 11 == 5  # judged, nothing relevant
-            judged = rng.sample(docs[:50], rng.randint(1, 25))
-            rels = [0 if no_relevant else rng.choice([-1, 0, 0, 1, 1, 2, 3]) for _ in judged]
+            judged = rng.sample(docs[:80], rng.randint(1, 40)) if deep else rng.sample(docs[:50], rng.randint(1, 25))
+            grades = [-1, 0, 0, 1, 1, 2, 3, 4] if deep else [-1, 0, 0, 1, 1, 2, 3]
+            rels = [0 if no_relevant else rng.choice(grades) for _ in judged]
             if max(rels) < 0:  # only negative judgements: trec_eval reads uninitialised memory (may hang)
                 rels[0] = 0
             for doc, rel in zip(judged, rels, strict=True):
@@ -116,7 +122,7 @@ def test_trec_convention_equals_pytrec_eval(trec_files, tmp_path):
     per_query_path = tmp_path / "per_query.tsv"
     proc = _ok(run_cli("evaluate", run_path, qrels_path, "-m", *TREC_NAMES, "--convention", "trec", "--json",
                        "--per-query", per_query_path, "--progress"))
-    assert "evaluating" in proc.stderr  # the forced progress bar
+    assert "reading run" in proc.stderr  # the forced progress bar
     got = json.loads(proc.stdout)
     expected_q = pytrec_per_query(run, qrels)
     # the generated data covers what it should
@@ -175,7 +181,7 @@ def test_default_convention_skips_queries_without_relevant(trec_files):
 def test_complete_counts_judged_queries_missing_from_the_run(trec_files, capsys):
     run_path, qrels_path, run, qrels = trec_files
     assert cli.main(["evaluate", str(run_path), str(qrels_path), "-m", "ndcg@10", "--convention", "trec",
-                     "--complete", "--json", "-q"]) == 0
+                     "--complete", "--json", "--quiet"]) == 0
     got = json.loads(capsys.readouterr().out)
     expected_q = pytrec_per_query(run, qrels)
     expected = sum(v["ndcg_cut_10"] for v in expected_q.values()) / len(qrels)  # missing queries score 0

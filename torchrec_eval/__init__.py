@@ -1,41 +1,63 @@
-"""torchrec_eval: ranking and recommender metrics for PyTorch, as torchmetrics ``Metric`` classes."""
+"""torchrec_eval: ranking and recommender metrics for PyTorch, as torchmetrics ``Metric`` classes.
 
-from torchrec_eval import functional, uncertainty
-from torchrec_eval.beyond import (
-    AveragePopularity,
-    Coverage,
-    Entropy,
-    GiniIndex,
-    InterListDiversity,
-    IntraListDiversity,
-    Novelty,
-    Serendipity,
-)
-from torchrec_eval.collection import RankingMetrics
-from torchrec_eval.metrics import (
-    ARHR,
-    AUC,
-    CG,
-    CTR,
-    DCG,
-    F1,
-    FCP,
-    GAUC,
-    MAE,
-    MAP,
-    MAR,
-    MPR,
-    MRR,
-    MSE,
-    NDCG,
-    RMSE,
-    HitRate,
-    Precision,
-    Recall,
-    RPrecision,
-)
+The names below are imported on first use (PEP 562), so that ``import torchrec_eval`` and the
+``torchrec-eval`` command do not pay for torch until a metric is used: evaluating a TREC run with
+``--convention trec`` needs only numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torchrec_eval import functional, uncertainty
+    from torchrec_eval.beyond import (
+        AveragePopularity,
+        Coverage,
+        Entropy,
+        GiniIndex,
+        InterListDiversity,
+        IntraListDiversity,
+        Novelty,
+        Serendipity,
+    )
+    from torchrec_eval.collection import RankingMetrics
+    from torchrec_eval.metrics import (
+        ARHR,
+        AUC,
+        CG,
+        CTR,
+        DCG,
+        F1,
+        FCP,
+        GAUC,
+        MAE,
+        MAP,
+        MAR,
+        MPR,
+        MRR,
+        MSE,
+        NDCG,
+        RMSE,
+        HitRate,
+        Precision,
+        Recall,
+        RPrecision,
+    )
 
 __version__ = "0.1.0"
+
+_SUBMODULES = {"functional", "uncertainty"}
+_BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity", "IntraListDiversity",
+           "Novelty", "Serendipity")
+_METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
+            "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision")
+_HOMES = {
+    **dict.fromkeys(_BEYOND, "torchrec_eval.beyond"),
+    **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
+    "RankingMetrics": "torchrec_eval.collection",
+}
 
 __all__ = [
     "ARHR",
@@ -70,3 +92,18 @@ __all__ = [
     "functional",
     "uncertainty",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"torchrec_eval.{name}")
+    elif name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+    else:
+        raise AttributeError(f"module 'torchrec_eval' has no attribute {name!r}")
+    globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,13 @@
 """The ``torchrec-eval`` command (also ``python -m torchrec_eval``).
 
-``torchrec-eval evaluate RUN QRELS -m ndcg@10 map@100 recall@20 [--convention trec] [--json]
-[--per-query FILE]`` evaluates a TREC run file against TREC qrels (string ids), or saved tensors
-(``.pt`` / ``.npz``: scores and relevance, or ranked ids and target ids), and prints a table.
+``torchrec-eval evaluate RUN QRELS [-m ndcg@10 map@100 recall@20 | -m P.5,10 ndcg_cut.10 ...]
+[--convention trec] [-q] [-c] [-l LEVEL] [-M DOCS] [--json] [--per-query FILE]`` evaluates a TREC run
+file against TREC qrels (string ids), or saved tensors (``.pt`` / ``.npz``: scores and relevance, or
+ranked ids and target ids), and prints a table, or trec_eval's output under ``--convention trec``.
+
+With ``--convention trec`` on TREC files, trec_eval's measures (``torchrec_eval.trec_measures``) are
+computed with numpy alone: torch is not imported, which is most of the command's start-up time.
+``torchrec-eval evaluate RUN QRELS --convention trec`` prints what ``trec_eval QRELS RUN`` prints.
 
 ``torchrec-eval demo`` trains a small BPR-MF recommender on the embedded synthetic data for a few
 epochs, prints the metrics after each epoch and writes a PNG plot (needs matplotlib).
@@ -18,12 +23,15 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING, Any
 
 from torchrec_eval.conventions import PRESETS
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from torchrec_eval.trec import Qrels, Run
+    from torchrec_eval.trec_measures import Measure
 
 __all__ = ["main", "progress_factory", "CONVENTIONS"]
 
@@ -31,9 +39,12 @@ PROG = "torchrec-eval"
 DEFAULT_METRICS = ["ndcg@10", "map@100", "recall@100", "precision@10", "mrr"]
 
 # ``--convention`` takes the library's presets (torchrec_eval.conventions). With "trec" the numbers are
-# trec_eval's: its document order (score desc, docid desc) is built by torchrec_eval.trec, and the
-# preset sets the normalisations (map_cut_k divides by R, judged queries without a relevant doc score 0).
+# trec_eval's: its document order (score desc, docid desc) is built by torchrec_eval.trec, and its
+# measures by torchrec_eval.trec_measures (or the library's metrics with the preset's normalisations).
 CONVENTIONS = tuple(sorted(PRESETS))
+# the order of equal scores in a TREC run, per convention (torchrec_eval.trec.ranking_order); the
+# other presets' "index" ties are the order of their inputs: the file's
+TIES = {None: "trec", "trec": "trec", "ranx": "ranx"}
 
 TEXT_FORMATS = "TREC text"
 TENSOR_SUFFIXES = (".pt", ".pth", ".npz")
@@ -119,12 +130,11 @@ def progress_factory(enabled: bool | None, large: bool = True) -> Callable[..., 
 _TREC_CUT = re.compile(r"^(P|recall|ndcg_cut|map_cut|success)_(\d+)$")
 _TREC_FAMILY = {"P": "precision", "recall": "recall", "ndcg_cut": "ndcg", "map_cut": "map", "success": "hitrate"}
 _TREC_BARE = {"Rprec": "rprecision", "recip_rank": "mrr", "set_recall": "recall", "map": "map", "ndcg": "ndcg"}
+_CANONICAL = ("precision", "recall", "ndcg", "map", "mrr", "hitrate", "rprecision")  # need no alias table
 
 
 def _family(name: str) -> tuple[str, str]:
     """(metric family, cut-off or "") of a name: ours (``ndcg@10``) or trec_eval's (``ndcg_cut_10``)."""
-    from torchrec_eval.collection import ALIASES
-
     name = name.strip()
     trec = _TREC_CUT.match(name)
     if trec:
@@ -132,13 +142,66 @@ def _family(name: str) -> tuple[str, str]:
     if name in _TREC_BARE:
         return _TREC_BARE[name], ""
     family, _, cutoff = name.lower().partition("@")
+    if family in _CANONICAL:
+        return family, cutoff
+    from torchrec_eval.collection import ALIASES  # imports torch: only for the other names
+
     return ALIASES.get(family, family), cutoff
 
 
-def split_metric_names(values: Sequence[str] | None) -> list[str]:
-    """``["ndcg@10,map@100", "mrr"]`` -> ``["ndcg@10", "map@100", "mrr"]``; the default suite if empty."""
-    names = [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
-    return names or list(DEFAULT_METRICS)
+def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DEFAULT_METRICS) -> list[str]:
+    """``["ndcg@10,map@100", "mrr"]`` -> ``["ndcg@10", "map@100", "mrr"]``; ``default`` if empty.
+
+    trec_eval's ``P.5,10`` keeps its comma (the cut-offs of one measure)."""
+    names = []
+    for value in values or []:
+        for part in re.split(r",(?![\d.])", value):  # a comma before a digit or '.' separates cut-offs
+            if part.strip():
+                names.append(part.strip())
+    return names or list(default)
+
+
+def trec_measures(names: Sequence[str]) -> list[Measure] | None:
+    """The trec_eval measures ``names`` ask for (trec_eval's names, or ours that equal one of its measures
+    under ``--convention trec``), or None if one of them is not a trec_eval measure.
+
+    A trec_eval name means trec_eval's measure: ``recall`` is its ``recall_5`` ... ``recall_1000`` (the
+    library's whole-list ``recall`` is ``set_recall`` there)."""
+    from torchrec_eval.trec_measures import from_library, parse_measures
+
+    measures: list[Measure] = []
+    for name in names:
+        found = _trec_parse(parse_measures, name)
+        if found is None:
+            family, cutoff = _family(name)
+            measure = from_library(name, family, cutoff)
+            if measure is None:
+                return None
+            found = [measure]
+        measures += found
+    seen = [measure.name for measure in measures]
+    if len(set(seen)) != len(seen):
+        raise CliError(f"a metric is requested twice: {seen}")
+    return measures
+
+
+def _trec_only(name: str) -> bool:
+    """A trec_eval measure that the library has no metric for (bpref, num_q, P.5,10, official, ...)."""
+    from torchrec_eval.trec_measures import parse_measures
+
+    if _TREC_CUT.match(name) or name in _TREC_BARE or name == "recall":
+        return False
+    try:
+        return parse_measures(name) is not None
+    except ValueError:
+        return True
+
+
+def _trec_parse(parse: Callable[[str], Any], name: str) -> Any:
+    try:
+        return parse(name)
+    except ValueError as error:
+        raise CliError(str(error)) from None
 
 
 class Suite:
@@ -157,6 +220,9 @@ class Suite:
         families: dict[str, str] = {}
         for name in self.names:
             family, cutoff = _family(name)
+            if _trec_only(name):
+                raise CliError(f"{name!r} is one of trec_eval's measures: it needs --convention trec and a TREC "
+                               f"run file (this library's names: ndcg@10, map@100, recall@20, mrr, ...)")
             if not cutoff and family in _NO_BARE_CUTOFF:
                 raise CliError(f"metric {name!r} needs a cut-off, as in '{family}@10'")
             internal = f"{family}@{cutoff}" if cutoff or family == "rprecision" else f"{family}@{full_depth}"
@@ -204,6 +270,8 @@ def _is_tensor_file(path: str) -> bool:
 
 def load_tensors(path: str) -> dict[str, Tensor]:
     """Read a ``.pt`` / ``.pth`` (a dict of tensors, saved with ``torch.save``) or ``.npz`` file."""
+    import torch
+
     if not os.path.isfile(path):
         raise CliError(f"{path}: no such file")
     try:
@@ -216,7 +284,7 @@ def load_tensors(path: str) -> dict[str, Tensor]:
             raw = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # noqa: BLE001 - any reader failure is a bad input file
         raise CliError(f"{path}: cannot read tensors ({type(error).__name__}: {error})") from None
-    if not isinstance(raw, dict) or not all(isinstance(v, Tensor) for v in raw.values()):
+    if not isinstance(raw, dict) or not all(isinstance(v, torch.Tensor) for v in raw.values()):
         raise CliError(f"{path}: expected a dict of named tensors, got {type(raw).__name__}")
     known = {alias: key for key, aliases in TENSOR_KEYS.items() for alias in aliases}
     out: dict[str, Tensor] = {}
@@ -246,6 +314,8 @@ class Inputs:
         return len(self.qids)
 
     def batches(self, rows: int, width: int | None = None):
+        import torch
+
         for start in range(0, len(self), rows):
             batch = {key: value[start : start + rows] for key, value in self.tensors.items()}
             if width is not None and "ranked_ids" in batch and batch["ranked_ids"].shape[1] < width:
@@ -254,36 +324,51 @@ class Inputs:
             yield start, batch
 
 
-def load_trec(run_path: str, qrels_path: str, progress: Callable[..., Any], complete: bool) -> Inputs:
-    from torchrec_eval.trec import read_qrels, read_run, to_ranked
+def read_trec(run_path: str, qrels_path: str, progress: Callable[..., Any]) -> tuple[Run, Qrels]:
+    """Read a TREC run and qrels file (with progress bars)."""
+    from torchrec_eval.trec import read_qrels, read_run
 
-    bar = progress(total=os.path.getsize(run_path), desc="reading run", unit="B", unit_scale=True)
-    try:
-        run = read_run(run_path, progress=bar.update)
-    finally:
-        bar.close()
-    bar = progress(total=os.path.getsize(qrels_path), desc="reading qrels", unit="B", unit_scale=True)
-    try:
-        qrels = read_qrels(qrels_path, progress=bar.update)
-    finally:
-        bar.close()
-    data = to_ranked(run, qrels, complete=complete)
-    if not len(data):
-        raise CliError(f"no query of the run {run_path} has judgements in {qrels_path} "
-                       f"(run queries: {_sample(sorted(set(run.qid.tolist())))}; "
-                       f"judged queries: {_sample(sorted(set(qrels.qid.tolist())))})")
-    num_relevant = int((data.target_ids >= 0).sum(1).max())
-    notes = [f"{len(data)} queries evaluated"]
-    if data.run_only:
-        notes.append(f"{len(data.run_only)} run queries without judgements ignored "
-                     f"({_sample(data.run_only)})")
-    if data.qrels_only:
+    tables = []
+    for path, reader, what in ((run_path, read_run, "run"), (qrels_path, read_qrels, "qrels")):
+        bar = progress(total=os.path.getsize(path), desc=f"reading {what}", unit="B", unit_scale=True)
+        try:
+            tables.append(reader(path, progress=bar.update))
+        finally:
+            bar.close()
+    return tables[0], tables[1]
+
+
+def _coverage_note(run: Run, qrels: Qrels, evaluated: int, complete: bool) -> str:
+    """What was evaluated, or an error when nothing was."""
+    import numpy as np
+
+    run_only = np.setdiff1d(run.queries, qrels.queries).tolist()
+    qrels_only = np.setdiff1d(qrels.queries, run.queries).tolist()
+    if not evaluated:
+        raise CliError(f"no query of the run {run.path} has judgements in {qrels.path} "
+                       f"(run queries: {_sample(run.queries.tolist())}; "
+                       f"judged queries: {_sample(qrels.queries.tolist())})")
+    notes = [f"{evaluated} queries evaluated"]
+    if run_only:
+        notes.append(f"{len(run_only)} run queries without judgements ignored ({_sample(run_only)})")
+    if qrels_only:
         verb = "scored 0 (--complete)" if complete else "ignored"
-        notes.append(f"{len(data.qrels_only)} judged queries not in the run {verb} "
-                     f"({_sample(data.qrels_only)})")
+        notes.append(f"{len(qrels_only)} judged queries not in the run {verb} ({_sample(qrels_only)})")
+    return "; ".join(notes)
+
+
+def load_trec(run: Run, qrels: Qrels, args: argparse.Namespace) -> Inputs:
+    """The run ranked into the library's input form (``ranked_ids``, ``target_ids``, ``target_gains``)."""
+    from torchrec_eval.trec import to_ranked
+
+    data = to_ranked(run, qrels, complete=args.complete, relevance_level=args.relevance_level,
+                     max_docs=args.max_docs, ties=TIES.get(args.convention, "file"),
+                     integer_relevance=args.convention == "trec")
+    note = _coverage_note(run, qrels, len(data), args.complete)
+    num_relevant = int((data.target_ids >= 0).sum(1).max())
     tensors = {"ranked_ids": data.ranked_ids, "target_ids": data.target_ids,
                "target_gains": data.target_gains}
-    return Inputs(data.qids, tensors, max(data.depth, num_relevant), "; ".join(notes))
+    return Inputs(data.qids, tensors, max(data.depth, num_relevant), note)
 
 
 def _sample(ids: Sequence[str], count: int = 3) -> str:
@@ -327,11 +412,13 @@ def _format_table(results: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def _json_value(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
-def _write_per_query(path: str, qids: list[str], values: dict[str, list[float]]) -> None:
+def _write_per_query(path: str, qids: Sequence[str], values: dict[str, Sequence[float]]) -> None:
     names = list(values)
     lines = ["\t".join(["qid", *names])]
     for row, qid in enumerate(qids):
@@ -344,43 +431,67 @@ def _write_per_query(path: str, qids: list[str], values: dict[str, list[float]])
             handle.write(text)
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    run_path, qrels_path = args.run, args.qrels
-    if not os.path.isfile(run_path):
-        raise CliError(f"{run_path}: no such run file")
-    if qrels_path is not None and not os.path.isfile(qrels_path):
-        raise CliError(f"{qrels_path}: no such qrels file")
-    large = os.path.getsize(run_path) >= (1 << 20)
-    progress = progress_factory(args.progress, large=large)
-    if args.complete and _is_tensor_file(run_path):
-        raise CliError("--complete applies to TREC runs only")
-    if _is_tensor_file(run_path):
-        if qrels_path is not None and not _is_tensor_file(qrels_path):
-            raise CliError(f"{qrels_path}: with a tensor run ({run_path}) the targets must be a .pt/.npz "
-                           "file too")
-        inputs = load_tensor_inputs(run_path, qrels_path)
-    else:
-        if qrels_path is None:
-            raise CliError("a TREC run needs a QRELS file: torchrec-eval evaluate RUN QRELS -m ...")
-        if _is_tensor_file(qrels_path):
-            raise CliError(f"{qrels_path}: a TREC run ({run_path}) needs TREC qrels (qid iter docid rel), "
-                           "not tensors")
-        inputs = load_trec(run_path, qrels_path, progress, args.complete)
+def _trec_layout(args: argparse.Namespace) -> bool:
+    """trec_eval's output lines (``name\\tqid\\tvalue``) instead of a table."""
+    return not args.json and (args.convention == "trec" or args.query_eval)
 
-    suite = Suite(split_metric_names(args.metrics), inputs.full_depth, args.convention)
+
+def _check_options(args: argparse.Namespace, tensors: bool) -> None:
+    if tensors:
+        for flag, given in (("--complete", args.complete), ("-l", args.relevance_level is not None),
+                            ("-M", args.max_docs is not None)):
+            if given:
+                raise CliError(f"{flag} applies to TREC runs only")
+    if args.json and args.query_eval:
+        raise CliError("-q prints trec_eval's per-query lines; with --json, write them with --per-query FILE")
+    if args.nosummary and not args.query_eval:
+        raise CliError("-n (no summary) goes with -q (per-query lines)")
+
+
+def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: list[Measure]) -> int:
+    """trec_eval's measures, with numpy alone (no torch)."""
+    from torchrec_eval.trec import rank_judgements
+    from torchrec_eval.trec_measures import evaluate
+
+    judgements = rank_judgements(run, qrels, complete=args.complete, max_docs=args.max_docs, ties="trec")
+    note = _coverage_note(run, qrels, len(judgements.qids), args.complete)
+    if not args.json:  # trec_eval prints its measures in its own order
+        measures = sorted(measures, key=lambda measure: measure.order)
+    level = 1 if args.relevance_level is None else args.relevance_level
+    try:
+        result = evaluate(judgements, measures, relevance_level=level, version=args.trec_eval_version)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if args.per_query:
+        _write_per_query(args.per_query, result.qids.tolist(), result.per_query)
+    if args.json:
+        print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
+    else:
+        print(result.format(queries=args.query_eval, summary=not args.nosummary))
+    if not args.quiet:
+        print(f"{PROG}: {note}", file=sys.stderr)
+    return 0
+
+
+def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str], progress) -> int:
+    """The library's metrics (RankingMetrics), batch by batch."""
+    from torchrec_eval.trec_measures import format_line
+
+    suite = Suite(names, inputs.full_depth, args.convention)
     columns = max(1, inputs.tensors.get("preds", inputs.tensors.get("ranked_ids")).shape[-1])
     rows = args.batch_size or max(1, min(8192, (1 << 22) // columns))
     per_query: dict[str, list[float]] = {name: [] for name in suite.names}
+    wanted = args.per_query or args.query_eval
     bar = progress(total=len(inputs), desc="evaluating", unit="queries")
     try:
         for _, batch in inputs.batches(rows, width=inputs.full_depth if suite.bare else None):
             try:
                 suite.update(**batch)
-                if args.per_query:
+                if wanted:
                     for name, values in suite.per_query(**batch).items():
                         per_query[name].extend(values.tolist())
             except ValueError as error:
-                raise CliError(f"{run_path}: {error}") from None
+                raise CliError(f"{args.run}: {error}") from None
             bar.update(next(iter(batch.values())).shape[0])
     finally:
         bar.close()
@@ -390,11 +501,55 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         _write_per_query(args.per_query, inputs.qids, per_query)
     if args.json:
         print(json.dumps({name: _json_value(value) for name, value in results.items()}))
+    elif _trec_layout(args):
+        lines = []
+        if args.query_eval:
+            lines += [format_line(name, qid, per_query[name][row]) for row, qid in enumerate(inputs.qids)
+                      for name in suite.names]
+        if not args.nosummary:
+            lines += [format_line(name, "all", value) for name, value in results.items()]
+        print("\n".join(lines))
     else:
         print(_format_table(results))
     if not args.quiet and inputs.note:
         print(f"{PROG}: {inputs.note}", file=sys.stderr)
     return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    run_path, qrels_path = args.run, args.qrels
+    if not os.path.isfile(run_path):
+        raise CliError(f"{run_path}: no such run file")
+    if qrels_path is not None and not os.path.isfile(qrels_path):
+        raise CliError(f"{qrels_path}: no such qrels file")
+    tensors = _is_tensor_file(run_path)
+    _check_options(args, tensors)
+    large = os.path.getsize(run_path) >= (1 << 20)
+    progress = progress_factory(args.progress, large=large)
+    if tensors:
+        if qrels_path is not None and not _is_tensor_file(qrels_path):
+            raise CliError(f"{qrels_path}: with a tensor run ({run_path}) the targets must be a .pt/.npz "
+                           "file too")
+        names = split_metric_names(args.metrics)
+        return evaluate_library(args, load_tensor_inputs(run_path, qrels_path), names, progress)
+    if qrels_path is None:
+        raise CliError("a TREC run needs a QRELS file: torchrec-eval evaluate RUN QRELS -m ...")
+    if _is_tensor_file(qrels_path):
+        raise CliError(f"{qrels_path}: a TREC run ({run_path}) needs TREC qrels (qid iter docid rel), "
+                       "not tensors")
+    trec = args.convention == "trec"
+    names = split_metric_names(args.metrics, default=["official"] if trec else DEFAULT_METRICS)
+    measures = trec_measures(names) if trec else None
+    if trec and measures is None:  # the library's metrics then: trec_eval-only measures cannot come along
+        others = [name for name in names if trec_measures([name]) is None]
+        mixed = [name for name in names if _trec_only(name) or name == "recall"]
+        if mixed:
+            raise CliError(f"{mixed} are trec_eval measures and {others} are not: ask for them in two runs "
+                           f"(trec_eval's recall is recall_5 ... recall_1000; the whole list's is set_recall)")
+    run, qrels = read_trec(run_path, qrels_path, progress)
+    if measures is not None:
+        return evaluate_trec(args, run, qrels, measures)
+    return evaluate_library(args, load_trec(run, qrels, args), names, progress)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,6 +566,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"{PROG}: {PLOT_HINT}; running without the plot", file=sys.stderr)
             plot = None
     if args.threads:
+        import torch
+
         torch.set_num_threads(args.threads)
     result = run_demo(epochs=args.epochs, users=args.users, items=args.items, dim=args.dim, seed=args.seed,
                       plot=plot, progress=progress_factory(args.progress, large=True),
@@ -423,14 +580,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------
 # parser
 # ---------------------------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}")
-    return value
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an int >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_level = _int_at_least(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -449,21 +613,38 @@ def build_parser() -> argparse.ArgumentParser:
                     "or tensors saved with torch.save / numpy.savez: {'preds' [B, N], 'target' [B, N]} "
                     "(dense), {'preds', 'target_ids' [B, T]} or {'ranked_ids' [B, L], 'target_ids' [B, T]} "
                     "(+ 'target_gains', 'mask', 'exclude_ids'); the targets may sit in a second file.",
-        epilog="A TREC run is ranked by score descending, ties by docid descending (trec_eval's order); "
-               "its rank column is ignored. Queries of the run that have judgements are evaluated. "
-               "A metric without @k (mrr, map, ndcg, recall, rprecision) has no cut-off. "
-               "--convention trec gives trec_eval's numbers: precision@k = P_k, recall@k = recall_k, "
-               "map@k = map_cut_k, ndcg@k = ndcg_cut_k, mrr = recip_rank, map = map, rprecision = Rprec.",
+        epilog="A TREC run is ranked by score descending, ties by docid descending (trec_eval's order; "
+               "--convention ranx: ranx's order; the other conventions: the file's order); its rank column is "
+               "ignored. Queries of the run that have judgements are evaluated. A metric without @k (mrr, map, "
+               "ndcg, recall, rprecision) has no cut-off. --convention trec gives trec_eval's numbers and "
+               "output: without -m, trec_eval's default measures; trec_eval's names (P_10, P.5,10, ndcg_cut_10, "
+               "map_cut_100, recall_1000, success_1, Rprec, recip_rank, bpref, gm_map, iprec_at_recall, num_q, "
+               "num_ret, num_rel, num_rel_ret, set_recall, set_P, set_F, ...) and ours (precision@k = P_k, "
+               "recall@k = recall_k, map@k = map_cut_k, ndcg@k = ndcg_cut_k, hitrate@k = success_k, mrr = "
+               "recip_rank, rprecision = Rprec, recall = set_recall).",
     )
     ev.add_argument("run", metavar="RUN", help="TREC run file, or .pt/.npz tensors")
     ev.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels file (or .pt/.npz targets)")
-    ev.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC",
-                    help=f"metrics such as ndcg@10 map@100 recall@20 (also comma separated; "
-                         f"default: {' '.join(DEFAULT_METRICS)})")
+    ev.add_argument("-m", "--metrics", "--measure", nargs="+", action="extend", metavar="METRIC",
+                    help=f"metrics such as ndcg@10 map@100 recall@20, or trec_eval's (P.5,10 ndcg_cut_10 "
+                         f"official); also comma separated (default: {' '.join(DEFAULT_METRICS)}; with "
+                         f"--convention trec, trec_eval's default set)")
     ev.add_argument("--convention", choices=CONVENTIONS,
                     help="reproduce another tool's definitions (trec: trec_eval / pytrec_eval)")
-    ev.add_argument("--complete", action="store_true",
+    ev.add_argument("-c", "--complete", "--complete_rel_info_wanted", action="store_true",
                     help="also evaluate judged queries missing from the run, as empty lists (trec_eval -c)")
+    ev.add_argument("-l", "--level-for-rel", "--level_for_rel", dest="relevance_level", type=_level,
+                    metavar="LEVEL", help="a judgement >= LEVEL is relevant (trec_eval -l; default: > 0, "
+                                          "that is 1 for trec_eval's integer judgements)")
+    ev.add_argument("-M", "--max-retrieved-per-topic", "--Max_retrieved_per_topic", dest="max_docs",
+                    type=_positive_int, metavar="DOCS",
+                    help="evaluate only the first DOCS documents of each ranking (trec_eval -M)")
+    ev.add_argument("-q", "--query-eval", "--query_eval_wanted", dest="query_eval", action="store_true",
+                    help="also print each query's values, as trec_eval -q does (its layout: name, qid, value)")
+    ev.add_argument("-n", "--nosummary", action="store_true", help="with -q, no 'all' lines (trec_eval -n)")
+    ev.add_argument("--trec-eval-version", type=int, choices=(9, 10), default=10,
+                    help="trec_eval version to reproduce (default 10; 9 as pytrec_eval): they differ in "
+                         "iprec_at_recall's cut-offs")
     ev.add_argument("--json", action="store_true", help='print {"ndcg@10": 0.41, ...} instead of a table')
     ev.add_argument("--per-query", metavar="FILE",
                     help="write per-query values as tab-separated qid and metric columns ('-' for stdout; "
@@ -471,7 +652,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--batch-size", type=_positive_int, metavar="ROWS", help="queries per update")
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: on a terminal, for large inputs)")
-    ev.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    ev.add_argument("--quiet", action="store_true", help="no summary line on stderr")
     ev.set_defaults(handler=cmd_evaluate)
 
     demo = commands.add_parser(

@@ -1,16 +1,20 @@
-"""Read TREC run and qrels files into the ranked input form of the metrics.
+"""Read TREC run and qrels files and rank them, as trec_eval does, without a Python loop over lines.
 
 * A **run** file has one line per retrieved document: ``qid Q0 docid rank score tag``. The rank
   column is ignored, as trec_eval ignores it: documents are ranked by ``score`` descending, and equal
-  scores by ``docid`` descending (string comparison), which is trec_eval's order.
+  scores by ``docid`` descending (byte order, ``strcmp``), which is trec_eval's order. Other tie
+  orders: ``ties="file"`` keeps the file's order among equal scores, ``ties="ranx"`` is the order
+  ``ranx.Run`` gives them (see :func:`ranking_order`).
 * A **qrels** file has one line per judged document: ``qid iter docid rel``. The ``iter`` column is
-  ignored; ``rel > 0`` is relevant and is the document's gain; ``rel <= 0`` is judged non-relevant.
+  ignored; ``rel > 0`` is relevant (or ``rel >= relevance_level`` when one is given) and is the
+  document's gain; ``rel <= 0`` is judged non-relevant, and trec_eval counts ``rel < 0`` as unjudged.
 
-Ids are strings (``"q7"``, ``"clueweb09-en0000-00-00000"``): :func:`to_ranked` maps the document
-ids of both files to one integer vocabulary and returns, for each evaluated query, ``ranked_ids``
-[Q, L] and ``target_ids`` / ``target_gains`` [Q, T], ``-1`` padded: what
-``RankingMetrics.update(ranked_ids=..., target_ids=..., target_gains=...)`` takes. The grouping,
-sorting and padding are vectorised (numpy sorts, no Python loop over queries or documents).
+Ids stay bytes: a document id is a row of uint64 words (:mod:`torchrec_eval.trec_parse`), and a run's
+documents are matched with the qrels by a 64-bit hash of (query, document) checked word by word, so
+no string is made per line. :func:`to_ranked` returns, for each evaluated query, ``ranked_ids`` [Q, L]
+and ``target_ids`` / ``target_gains`` [Q, T], ``-1`` padded: what ``RankingMetrics.update(ranked_ids=...,
+target_ids=..., target_gains=...)`` takes. :func:`rank_judgements` returns the same ranking in the
+sparse form trec_eval's measures need (:class:`torchrec_eval.trec_measures.Judgements`).
 
 A malformed line raises a ``ValueError`` that starts with ``FILE:LINE:``, as do a document listed
 twice for one query (trec_eval refuses those too) and non-finite scores.
@@ -27,26 +31,35 @@ Example:
     >>> data = to_ranked(read_run(run_path), read_qrels(qrels_path))
     >>> data.qids, data.docids[data.ranked_ids.numpy()].tolist()
     (['q1'], [['d3', 'd2', 'd1']])
-    >>> data.target_ids.tolist(), data.target_gains.tolist()
-    ([[0]], [[2.0]])
+    >>> data.docids[data.target_ids.numpy()].tolist(), data.target_gains.tolist()
+    ([['d1']], [[2.0]])
 """
 
 from __future__ import annotations
 
-import math
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import Tensor
 
-__all__ = ["Qrels", "Run", "TrecRanked", "read_qrels", "read_run", "to_ranked"]
+from torchrec_eval.trec_parse import decode_keys, read_columns
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from torchrec_eval.trec_measures import Judgements
+
+__all__ = ["Qrels", "Run", "TIES", "TrecRanked", "rank_judgements", "ranking_order", "read_qrels", "read_run",
+           "to_ranked"]
 
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
-_CHUNK_BYTES = 1 << 22
+TIES = ("trec", "file", "ranx")
+_RANX_INSERTION_SORT = 15  # numba's quicksort sorts lists this short by insertion: stably
 
 
 @dataclass
@@ -54,9 +67,9 @@ class _Table:
     path: str
     queries: np.ndarray  # the distinct query ids, sorted (numpy str array)
     query_index: np.ndarray  # [M] int64: entry -> position in ``queries``
-    docs: np.ndarray  # the distinct document ids, sorted
-    doc_index: np.ndarray  # [M] int64: entry -> position in ``docs``
+    doc_key: np.ndarray  # [M, k] uint64: the document id's bytes as big-endian words
     line: np.ndarray  # [M] int64: 1-based line of the entry in ``path``
+    pairs: _PairIndex | None = field(default=None, repr=False)  # (query, document) look-up
 
     def __len__(self) -> int:
         return len(self.line)
@@ -68,167 +81,55 @@ class _Table:
 
     @property
     def docid(self) -> np.ndarray:
-        """[M] document id of each entry."""
-        return self.docs[self.doc_index]
+        """[M] document id of each entry (decoded on demand)."""
+        return decode_keys(self.doc_key)
 
 
 @dataclass
 class Run(_Table):
-    """A TREC run: query and document ids as integer codes into sorted vocabularies (``queries``,
-    ``docs``), ``score`` [M] float64 and the 1-based ``line`` of each entry (for error messages)."""
+    """A TREC run: query codes into the sorted ``queries``, document keys, ``score`` [M] float64, the
+    1-based ``line`` of each entry and ``tag``, the run tag of the last line (trec_eval's runid)."""
 
     score: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    tag: str = ""
 
 
 @dataclass
 class Qrels(_Table):
-    """TREC relevance judgements: query and document codes as in :class:`Run`, ``rel`` [M] float64
-    and the 1-based ``line`` of each entry."""
+    """TREC relevance judgements: query codes and document keys as in :class:`Run`, ``rel`` [M]
+    float64 and the 1-based ``line`` of each entry."""
 
     rel: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-@dataclass
-class TrecRanked:
-    """A run and its qrels in the ranked input form, one row per evaluated query.
-
-    Attributes:
-        qids: the evaluated query ids, in string order (row ``i`` is ``qids[i]``).
-        docids: the document vocabulary: item id ``j`` is the document ``docids[j]`` (the run's
-            documents in string order, then documents that are only judged).
-        ranked_ids: [Q, L] long, each query's retrieved documents in trec_eval's order, -1 padded.
-        target_ids: [Q, T] long, each query's relevant documents (rel > 0), -1 padded (T >= 1).
-        target_gains: [Q, T] float64, their relevance values (0 for padding).
-        run_only: query ids of the run without judgements (not evaluated).
-        qrels_only: judged query ids absent from the run (not evaluated unless ``complete``).
-    """
-
-    qids: list[str]
-    docids: np.ndarray
-    ranked_ids: Tensor
-    target_ids: Tensor
-    target_gains: Tensor
-    run_only: list[str] = field(default_factory=list)
-    qrels_only: list[str] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.qids)
-
-    @property
-    def depth(self) -> int:
-        """Length of the longest ranked list."""
-        return self.ranked_ids.shape[1]
+def _code_queries(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sorted distinct query ids, their keys, [M] index into them) from [M, k] keys; files list a
+    query's lines together, so only the first line of each block is decoded."""
+    if not len(keys):
+        return np.zeros(0, dtype=str), keys, np.zeros(0, dtype=np.int64)
+    heads = np.flatnonzero(np.concatenate([[True], (keys[1:] != keys[:-1]).any(axis=1)]))
+    distinct, inverse = np.unique(keys[heads], axis=0, return_inverse=True)
+    names = decode_keys(distinct)
+    order = np.argsort(names, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    index = np.repeat(rank[inverse.reshape(-1)], np.diff(np.append(heads, len(keys))))
+    return names[order], distinct[order], index
 
 
-def _iter_lines(path: str, progress: Callable[[int], None] | None):
-    """Yield (first line number, list of lines) chunks of a text file, reporting bytes read."""
-    number = 1
-    with open(path, "rb") as handle:
-        while True:
-            chunk = handle.readlines(_CHUNK_BYTES)
-            if not chunk:
-                return
-            if progress is not None:
-                progress(sum(len(line) for line in chunk))
-            try:
-                lines = [line.decode("utf-8") for line in chunk]
-            except UnicodeDecodeError:
-                for offset, line in enumerate(chunk):
-                    try:
-                        line.decode("utf-8")
-                    except UnicodeDecodeError as error:
-                        where = f"{path}:{number + offset}"
-                        raise ValueError(f"{where}: not valid UTF-8 text ({error.reason})") from None
-                raise
-            yield number, lines
-            number += len(chunk)
-
-
-def _read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str,
-                  progress: Callable[[int], None] | None, *, comment: str,
-                  extra_columns: bool = False) -> tuple[str, list[list[str]], np.ndarray]:
-    """Split a whitespace-separated file into string columns, skipping blank and comment lines.
-
-    ``comment="leading"``: a line whose first non-blank character is ``#`` is a comment (trec_eval's
-    run files); ``"column0"``: only a ``#`` in the first column (qrels: document ids may hold ``#``).
-    With ``extra_columns`` the columns after the last one are ignored (trec_eval 10 reads run lines so).
-    """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such {what} file")
-    width = len(columns)
-    cells: list[list[str]] = [[] for _ in columns]
-    numbers: list[np.ndarray] = []
-    for first, lines in _iter_lines(path, progress):
-        if any("#" in line for line in lines):  # comments are rare: look line by line only then
-            starts = (line.lstrip() if comment == "leading" else line for line in lines)
-            lines = ["" if line.startswith("#") else original for line, original in zip(starts, lines, strict=True)]
-        # one C-level split per chunk; per-line token counts only to find blank and malformed lines
-        counts = np.fromiter(map(len, map(str.split, lines)), dtype=np.int64, count=len(lines))
-        bad = np.flatnonzero(((counts < width) if extra_columns else (counts != width)) & (counts > 0))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(
-                f"{path}:{first + i}: a {what} line has {width} columns ({' '.join(columns)}"
-                f"{', then anything' if extra_columns else ''}), got {int(counts[i])}: {lines[i].rstrip()!r}"
-            )
-        if extra_columns and bool((counts > width).any()):
-            tokens = [token for line in lines for token in line.split()[:width]]
-        else:
-            tokens = "".join(lines).split()
-        for c, column in enumerate(cells):
-            column.extend(tokens[c::width])
-        numbers.append(first + np.flatnonzero(counts))
-    line = np.concatenate(numbers) if numbers else np.zeros(0, dtype=np.int64)
-    return path, cells, line
-
-
-def _to_float(path: str, values: list[str], line: np.ndarray, name: str, columns: tuple[str, ...],
-              finite: bool) -> np.ndarray:
-    try:
-        out = np.array(values, dtype=np.float64) if values else np.zeros(0)
-    except ValueError:
-        out = None
-    if out is not None and (not finite or bool(np.isfinite(out).all())):
-        return out
-    for i, value in enumerate(values):
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValueError(f"{path}:{int(line[i])}: the {name} column ({columns.index(name) + 1} of "
-                             f"{' '.join(columns)}) must be a number, got {value!r}") from None
-        if finite and not math.isfinite(number):
-            raise ValueError(f"{path}:{int(line[i])}: the {name} must be a finite number, got {value!r}")
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _factorize(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values as a numpy str array, [M] int64 index of each value among them)."""
-    distinct = dict.fromkeys(values)
-    if len(distinct) * 4 <= len(values):  # few distinct values (query ids): hash them
-        vocabulary = sorted(distinct)
-        lookup = {value: i for i, value in enumerate(vocabulary)}
-        index = np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
-        return np.array(vocabulary, dtype=str), index
-    vocabulary, index = np.unique(np.array(values, dtype=str), return_inverse=True)
-    return vocabulary, index.astype(np.int64).reshape(-1)
-
-
-def _encode(path: str, what: str, cells: list[list[str]], line: np.ndarray) -> dict:
-    """Sorted vocabularies and integer codes of the qid and docid columns; refuse a repeated pair."""
-    queries, query_index = _factorize(cells[0])
-    docs, doc_index = _factorize(cells[2])
-    if len(line) > 1:
-        key = query_index * len(docs) + doc_index
-        order = np.argsort(key, kind="stable")
-        repeated = np.flatnonzero(key[order][1:] == key[order][:-1])
-        if repeated.size:
-            first, second = int(line[order[repeated[0]]]), int(line[order[repeated[0] + 1]])
-            entry = order[repeated[0]]
-            raise ValueError(f"{path}:{second}: document {docs[doc_index[entry]]!r} is listed twice for "
-                             f"query {queries[query_index[entry]]!r} in this {what} (first at line {first})")
-    return {"path": path, "queries": queries, "query_index": query_index, "docs": docs,
-            "doc_index": doc_index, "line": line}
+def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: int, progress, **options):
+    table = read_columns(path, columns, what, keys=(0, 2), numbers=(value,), progress=progress, **options)
+    numbers = table.numbers[value]
+    bad = np.flatnonzero(~np.isfinite(numbers))
+    if bad.size:
+        raise ValueError(f"{table.path}:{int(table.line[bad[0]])}: the {columns[value]} must be a finite number, "
+                         f"got {float(numbers[bad[0]])!r}")
+    queries, query_keys, query_index = _code_queries(table.keys[0])
+    common = {"path": table.path, "queries": queries, "query_index": query_index, "doc_key": table.keys[2],
+              "line": table.line}
+    common["pairs"] = _PairIndex(_hash_words(query_keys), query_index, table.keys[2])
+    _refuse_repeats(common, what)
+    return table, common, numbers
 
 
 def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Run:
@@ -244,9 +145,9 @@ def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = N
         ValueError: ``"FILE:LINE: ..."`` on a line with fewer than 6 columns, a score that is not a finite
             number, or a document listed twice for a query.
     """
-    path, cells, line = _read_columns(path, RUN_COLUMNS, "run", progress, comment="leading", extra_columns=True)
-    score = _to_float(path, cells[4], line, "score", RUN_COLUMNS, finite=True)
-    return Run(**_encode(path, "run", cells, line), score=score)
+    table, common, score = _read(path, RUN_COLUMNS, "run", 4, progress, comment="leading", extra_columns=True,
+                                 last=(5,))
+    return Run(**common, score=score, tag=table.last[5])
 
 
 def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Qrels:
@@ -261,9 +162,271 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
         ValueError: ``"FILE:LINE: ..."`` on a line without 4 columns, a relevance that is not a finite
             number, or a document judged twice for a query.
     """
-    path, cells, line = _read_columns(path, QRELS_COLUMNS, "qrels", progress, comment="column0")
-    rel = _to_float(path, cells[3], line, "rel", QRELS_COLUMNS, finite=True)
-    return Qrels(**_encode(path, "qrels", cells, line), rel=rel)
+    _, common, rel = _read(path, QRELS_COLUMNS, "qrels", 3, progress, comment="column0")
+    return Qrels(**common, rel=rel)
+
+
+# ---------------------------------------------------------------------------------------------
+# (query, document) pairs: a 64-bit hash of their bytes, sorted once, checked word by word
+# ---------------------------------------------------------------------------------------------
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a bijection of uint64 that spreads every input bit."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _hash_words(keys: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
+    """[M] uint64 hash of each row of [M, k] keys (ignoring trailing zero words, so that the width of
+    the key matrix does not matter), chained from ``seed``."""
+    h = np.full(len(keys), 0x9E3779B97F4A7C15, dtype=np.uint64) if seed is None else seed
+    for w in range(keys.shape[1]):
+        word = keys[:, w]
+        h = np.where(word != 0, _mix(h ^ word), h) if w else _mix(h ^ word)
+    return h
+
+
+def _pad_words(keys: np.ndarray, words: int) -> np.ndarray:
+    return keys if keys.shape[1] == words else np.pad(keys, ((0, 0), (0, words - keys.shape[1])))
+
+
+class _PairIndex:
+    """The (query, document) pairs of a table, sorted by hash: the hash's high bits with the entry's
+    index in the low bits, so that one ``np.sort`` (no argsort) groups equal pairs and finds entries."""
+
+    def __init__(self, query_hash: np.ndarray, query_index: np.ndarray, doc_key: np.ndarray) -> None:
+        self.shift = np.uint64(max(1, int(len(query_index)).bit_length()))
+        hashes = _hash_words(doc_key, query_hash[query_index]) if len(query_index) else np.zeros(0, np.uint64)
+        self.sorted = np.sort((hashes >> self.shift << self.shift) | np.arange(len(hashes), dtype=np.uint64))
+        self.query_hash = query_hash
+
+    def entry(self, positions: np.ndarray) -> np.ndarray:
+        return (self.sorted[positions] & ((np.uint64(1) << self.shift) - np.uint64(1))).astype(np.int64)
+
+    def prefix(self, positions: np.ndarray) -> np.ndarray:
+        return self.sorted[positions] >> self.shift
+
+    def same_prefix(self) -> np.ndarray:
+        """Positions p whose entry's hash prefix equals that of the entry at p + 1."""
+        prefix = self.sorted >> self.shift
+        return np.flatnonzero(prefix[1:] == prefix[:-1])
+
+
+def _str_keys(values: np.ndarray) -> np.ndarray:
+    """[n, k] uint64 big-endian keys of strings (as :mod:`torchrec_eval.trec_parse` reads them)."""
+    raw = np.char.encode(np.asarray(values, dtype=str), "utf-8") if len(values) else np.zeros(0, dtype="S8")
+    width = 8 * max(1, (raw.dtype.itemsize + 7) // 8)
+    return np.ascontiguousarray(raw.astype(f"S{width}")).view(">u8").reshape(len(raw), -1).astype(np.uint64)
+
+
+def _pair_index(table: _Table) -> _PairIndex:
+    """The table's pair index (built here for a table made by hand)."""
+    if table.pairs is None:
+        table.pairs = _PairIndex(_hash_words(_str_keys(table.queries)), table.query_index, table.doc_key)
+    return table.pairs
+
+
+def _same_entries(table: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(first, second): pairs of entries of one table with the same query and document."""
+    pairs, query, keys = table["pairs"], table["query_index"], table["doc_key"]
+    same = pairs.same_prefix()
+    if same.size and np.any(same[1:] == same[:-1] + 1):  # three equal prefixes: sort exactly instead
+        order = np.lexsort([keys[:, w] for w in range(keys.shape[1] - 1, -1, -1)] + [query])
+        first, second = order[:-1], order[1:]
+    else:
+        first, second = pairs.entry(same), pairs.entry(same + 1)
+    equal = (query[first] == query[second]) & (keys[first] == keys[second]).all(axis=1)
+    return first[equal], second[equal]
+
+
+def _refuse_repeats(table: dict, what: str) -> None:
+    first, second = _same_entries(table)
+    if first.size:
+        line = table["line"]
+        i = int(np.argmin(np.maximum(line[first], line[second])))
+        a, b = sorted((int(first[i]), int(second[i])), key=lambda e: line[e])
+        raise ValueError(f"{table['path']}:{int(line[b])}: document {str(decode_keys(table['doc_key'][[a]])[0])!r} "
+                         f"is listed twice for query {str(table['queries'][table['query_index'][a]])!r} in this {what} "
+                         f"(first at line {int(line[a])})")
+
+
+def _match(run: Run, qrels: Qrels) -> np.ndarray:
+    """[M] the qrels entry judging each run entry (same query and document), -1 where none does."""
+    index = _pair_index(run)
+    hashes = _hash_words(qrels.doc_key, _pair_index(qrels).query_hash[qrels.query_index])
+    prefix = hashes >> index.shift
+    position = np.searchsorted(index.sorted, prefix << index.shift)
+    entry_of_run = np.full(len(run), -1, dtype=np.int64)
+    words = max(run.doc_key.shape[1], qrels.doc_key.shape[1])
+    run_keys, qrels_keys = _pad_words(run.doc_key, words), _pad_words(qrels.doc_key, words)
+    judgement = np.arange(len(qrels))
+    while len(judgement):  # each round tries the next entry of the run with the same hash prefix
+        inside = position < len(index.sorted)
+        judgement, position = judgement[inside], position[inside]
+        candidate = index.prefix(position) == prefix[judgement]
+        judgement, position = judgement[candidate], position[candidate]
+        entry = index.entry(position)
+        equal = (run.queries[run.query_index[entry]] == qrels.queries[qrels.query_index[judgement]])
+        equal &= (run_keys[entry] == qrels_keys[judgement]).all(axis=1)
+        entry_of_run[entry[equal]] = judgement[equal]
+        judgement, position = judgement[~equal], position[~equal] + 1
+    return entry_of_run
+
+
+# ---------------------------------------------------------------------------------------------
+# ranking
+# ---------------------------------------------------------------------------------------------
+def _grouped(query: np.ndarray, score: np.ndarray | None) -> np.ndarray:
+    """A stable order grouping the entries by query (ascending), then score descending if given."""
+    if len(query) > 1:
+        change = query[1:] != query[:-1]
+        heads = np.flatnonzero(np.concatenate([[True], change]))
+        contiguous = len(np.unique(query[heads])) == len(heads)
+        ordered = score is None or not np.any((score[1:] > score[:-1]) & ~change)
+        if contiguous and ordered:  # the usual file: move whole blocks, no sort
+            lengths = np.diff(np.append(heads, len(query)))
+            block = np.argsort(query[heads])
+            starts = heads[block]
+            offsets = np.cumsum(lengths[block]) - lengths[block]
+            return np.arange(len(query)) + np.repeat(starts - offsets, lengths[block])
+    if score is None:
+        return np.argsort(query, kind="stable")
+    return np.lexsort((-score, query))
+
+
+def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Reorder each run of equal (query, score) entries of ``order`` by document id, descending."""
+    q, s = query[order], score[order]
+    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tied.any():
+        return order
+    member = np.zeros(len(order), dtype=bool)
+    member[:-1] |= tied
+    member[1:] |= tied
+    slots = np.flatnonzero(member)
+    group = np.cumsum(np.concatenate([[True], ~tied[slots[:-1]] | (slots[1:] != slots[:-1] + 1)]))
+    members = order[slots]
+    words = keys[members]
+    within = np.lexsort([~words[:, w] for w in range(words.shape[1] - 1, -1, -1)] + [group])
+    order = order.copy()
+    order[slots] = members[within]
+    return order
+
+
+def _segment_argsort():
+    """numba's np.argsort (its quicksort, what ranx's ``Run`` sorts with) over each segment."""
+    from torchrec_eval.trec_ranx import segment_argsort
+
+    return segment_argsort
+
+
+def _ranx_order(query: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """ranx.Run's order: per query, numba's quicksort ``argsort`` of the negated scores, taken in the
+    file's order. Without numba, the file's order among equal scores (the same for queries of at most
+    15 documents, where numba's quicksort is an insertion sort)."""
+    grouped = _grouped(query, None)
+    negated = -score[grouped]
+    bounds = np.flatnonzero(np.concatenate([[True], query[grouped][1:] != query[grouped][:-1], [True]]))
+    try:
+        within = _segment_argsort()(negated, bounds)
+    except ImportError:
+        lengths = np.diff(bounds)
+        segment = np.repeat(np.arange(len(lengths)), lengths)
+        within = np.lexsort((negated, segment))
+        long_tied = np.any((lengths[segment][1:] > _RANX_INSERTION_SORT) & (segment[1:] == segment[:-1])
+                           & (negated[within][1:] == negated[within][:-1]))
+        if long_tied:
+            print("torchrec-eval: ranx's order of tied scores in lists of more than 15 documents needs numba "
+                  "(pip install numba); equal scores keep the file's order instead", file=sys.stderr)
+    return grouped[within]
+
+
+def ranking_order(run: Run, ties: str = "trec") -> np.ndarray:
+    """[M] the run's entries grouped by query (in ``run.queries`` order), each query's by score descending.
+
+    ``ties``: ``"trec"`` breaks equal scores by document id descending (byte order), trec_eval's order;
+    ``"file"`` keeps the file's order; ``"ranx"`` reproduces ``ranx.Run`` (``Run.from_file``,
+    ``Run(dict)``): it sorts each query's documents, in the file's order, with numba's
+    ``np.argsort`` of the negated scores, a quicksort that is not stable, so that order is numba's
+    (computed with numba itself when it is installed, as it is with ranx).
+    """
+    if ties not in TIES:
+        raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
+    if ties == "ranx":
+        return _ranx_order(run.query_index, run.score)
+    order = _grouped(run.query_index, run.score)
+    if ties == "trec":
+        order = _docid_descending(order, run.query_index, run.score, run.doc_key)
+    return order
+
+
+def _evaluated(run: Run, qrels: Qrels, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(evaluated query ids, row of each run entry, row of each qrels entry; -1: not evaluated)."""
+    qids = qrels.queries if complete else np.intersect1d(run.queries, qrels.queries)
+
+    def rows(vocabulary: np.ndarray, index: np.ndarray) -> np.ndarray:
+        if not len(qids):
+            return np.full(len(index), -1, dtype=np.int64)
+        position = np.searchsorted(qids, vocabulary).clip(max=len(qids) - 1)
+        return np.where(qids[position] == vocabulary, position, -1)[index]
+
+    return qids, rows(run.queries, run.query_index), rows(qrels.queries, qrels.query_index)
+
+
+def _ranked_entries(run: Run, run_rows: np.ndarray, ties: str, max_docs: int | None):
+    """(run entries of evaluated queries in ranked order, their query rows, their 1-based ranks)."""
+    order = ranking_order(run, ties)
+    order = order[run_rows[order] >= 0]
+    rows = run_rows[order]
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]])) if len(rows) else rows
+    rank = np.arange(1, len(rows) + 1) - np.repeat(starts, np.diff(np.append(starts, len(rows))))
+    if max_docs is not None:  # trec_eval -M: only the first max_docs of each query
+        keep = rank <= max_docs
+        order, rows, rank = order[keep], rows[keep], rank[keep]
+    return order, rows, rank
+
+
+# ---------------------------------------------------------------------------------------------
+# the two ranked forms
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class TrecRanked:
+    """A run and its qrels in the ranked input form, one row per evaluated query.
+
+    Attributes:
+        qids: the evaluated query ids, in string order (row ``i`` is ``qids[i]``).
+        ranked_ids: [Q, L] long, each query's retrieved documents in ranked order, -1 padded.
+        target_ids: [Q, T] long, each query's relevant documents, -1 padded (T >= 1).
+        target_gains: [Q, T] float64, their relevance values (0 for padding).
+        run_only: query ids of the run without judgements (not evaluated).
+        qrels_only: judged query ids absent from the run (not evaluated unless ``complete``).
+        docids: (property) item id ``j`` is the document ``docids[j]``: the run's entries, then the
+            qrels' entries.
+    """
+
+    qids: list[str]
+    ranked_ids: Tensor
+    target_ids: Tensor
+    target_gains: Tensor
+    run_only: list[str] = field(default_factory=list)
+    qrels_only: list[str] = field(default_factory=list)
+    _doc_keys: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    @property
+    def depth(self) -> int:
+        """Length of the longest ranked list."""
+        return self.ranked_ids.shape[1]
+
+    @cached_property
+    def docids(self) -> np.ndarray:
+        run_keys, qrels_keys = self._doc_keys
+        words = max(run_keys.shape[1], qrels_keys.shape[1])
+        return decode_keys(np.concatenate([_pad_words(run_keys, words), _pad_words(qrels_keys, words)]))
 
 
 def _pad_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, min_width: int = 0,
@@ -281,56 +444,83 @@ def _pad_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, min_width: in
     return out
 
 
-def _positions(vocabulary: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Index of each of the sorted, distinct ``values`` in the sorted ``vocabulary``, -1 where absent."""
-    if not len(vocabulary):
-        return np.full(len(values), -1, dtype=np.int64)
-    index = np.searchsorted(vocabulary, values).clip(max=len(vocabulary) - 1)
-    return np.where(vocabulary[index] == values, index, -1).astype(np.int64)
+def _relevance(qrels: Qrels, integer: bool) -> np.ndarray:
+    """The qrels' relevance values, as trec_eval reads them (``atol``: the integer part) if ``integer``."""
+    return np.trunc(qrels.rel) if integer else qrels.rel
 
 
-def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False) -> TrecRanked:
-    """Rank a run against its qrels, trec_eval's way, into per-query id tensors.
+def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level: float | None = None,
+              max_docs: int | None = None, ties: str = "trec", integer_relevance: bool = False) -> TrecRanked:
+    """Rank a run against its qrels into per-query id tensors (the ranked input form of the metrics).
 
     The evaluated queries are those of the run that have judgements (trec_eval's default); with
     ``complete=True`` every judged query is evaluated, those absent from the run with an empty list
     (trec_eval ``-c``). A judged query without a relevant document keeps its row (``R = 0``): the
     metric's ``empty_target_action`` decides what it scores.
 
-    Within a query, documents are ordered by score descending, then docid descending (string order,
-    trec_eval's tie break); the rank column of the run is ignored.
+    Args:
+        run, qrels: from :func:`read_run` and :func:`read_qrels`.
+        complete: also evaluate judged queries missing from the run.
+        relevance_level: a judgement ``>=`` this is relevant (default: ``> 0``), as trec_eval ``-l``.
+        max_docs: keep only the first ``max_docs`` documents of each ranking, as trec_eval ``-M``.
+        ties: the order of equal scores (:func:`ranking_order`).
+        integer_relevance: read relevance values as trec_eval does, as integers (``1.5`` is ``1``).
     """
-    run_queries, judged_queries = run.queries, qrels.queries
-    qids = judged_queries if complete else np.intersect1d(run_queries, judged_queries)
-    run_only = np.setdiff1d(run_queries, judged_queries)
-    qrels_only = np.setdiff1d(judged_queries, run_queries)
+    import torch
 
-    # rows of the evaluated queries (-1: not evaluated), from the small sorted vocabularies
-    run_rows = _positions(qids, run_queries)[run.query_index]
-    qrels_rows = _positions(qids, judged_queries)[qrels.query_index]
-    in_run = run_rows >= 0
-    relevant = (qrels_rows >= 0) & (qrels.rel > 0)
-    # one document vocabulary: the run's (sorted, so codes follow string order), then judged-only docs
-    judged_code = _positions(run.docs, qrels.docs)
-    absent = np.flatnonzero(judged_code < 0)
-    judged_code[absent] = len(run.docs) + np.arange(len(absent))
-    docids = np.concatenate([run.docs, qrels.docs[absent]])
-    run_doc = run.doc_index[in_run]
-    qrels_doc = judged_code[qrels.doc_index[relevant]]
-    run_q, qrels_q = run_rows[in_run], qrels_rows[relevant]
-
-    # query ascending, score descending, docid descending (the codes follow string order)
-    order = np.lexsort((-run_doc, -run.score[in_run], run_q))
-    ranked = _pad_rows(run_q[order], run_doc[order], len(qids), min_width=1)
-    order = np.argsort(qrels_q, kind="stable")
-    target_ids = _pad_rows(qrels_q[order], qrels_doc[order], len(qids), min_width=1)
-    target_gains = _pad_rows(qrels_q[order], qrels.rel[relevant][order], len(qids), min_width=1, fill=0.0)
+    qids, run_rows, qrels_rows = _evaluated(run, qrels, complete)
+    order, rows, _ = _ranked_entries(run, run_rows, ties, max_docs)
+    rel = _relevance(qrels, integer_relevance)
+    relevant = (qrels_rows >= 0) & ((rel >= relevance_level) if relevance_level is not None else (rel > 0))
+    entry_of_run = _match(run, qrels)
+    retrieved_as = np.full(len(qrels), -1, dtype=np.int64)
+    judged = entry_of_run >= 0
+    retrieved_as[entry_of_run[judged]] = np.flatnonzero(judged)
+    # a relevant document is the run entry that retrieved it, else an id of its own past the run's
+    target = np.where(retrieved_as >= 0, retrieved_as, len(run) + np.arange(len(qrels)))[relevant]
+    target_rows = qrels_rows[relevant]
+    by_row = np.argsort(target_rows, kind="stable")
+    ranked = _pad_rows(rows, order, len(qids), min_width=1)
+    target_ids = _pad_rows(target_rows[by_row], target[by_row], len(qids), min_width=1)
+    target_gains = _pad_rows(target_rows[by_row], rel[relevant][by_row], len(qids), min_width=1, fill=0.0)
     return TrecRanked(
         qids=qids.tolist(),
-        docids=docids,
         ranked_ids=torch.from_numpy(ranked),
         target_ids=torch.from_numpy(target_ids),
         target_gains=torch.from_numpy(target_gains),
-        run_only=run_only.tolist(),
-        qrels_only=qrels_only.tolist(),
+        run_only=np.setdiff1d(run.queries, qrels.queries).tolist(),
+        qrels_only=np.setdiff1d(qrels.queries, run.queries).tolist(),
+        _doc_keys=(run.doc_key, qrels.doc_key),
     )
+
+
+def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs: int | None = None,
+                    ties: str = "trec") -> Judgements:
+    """The run ranked against its qrels as trec_eval sees it (its ``RES_RELS``, for every query at once):
+    the judged documents among each query's retrieved ones, with their ranks, and every judgement of
+    the evaluated queries. Relevance values are read as trec_eval reads them, as integers.
+
+    Args: as :func:`to_ranked`.
+    """
+    from torchrec_eval.trec_measures import Judgements
+
+    qids, run_rows, qrels_rows = _evaluated(run, qrels, complete)
+    order, rows, rank = _ranked_entries(run, run_rows, ties, max_docs)
+    rel = _relevance(qrels, integer=True).astype(np.int64)
+    entry = _match(run, qrels)[order]
+    hit = entry >= 0
+    judged = np.flatnonzero(qrels_rows >= 0)
+    judged = judged[np.argsort(qrels_rows[judged], kind="stable")]
+    return Judgements(
+        qids=qids,
+        num_ret=np.bincount(rows, minlength=len(qids)),
+        hit_query=rows[hit],
+        hit_rank=rank[hit],
+        hit_rel=rel[entry[hit]],
+        judged_query=qrels_rows[judged],
+        judged_rel=rel[judged],
+        all_relevant=int(np.count_nonzero(rel > 0)),
+        runid=run.tag,
+        complete=complete,
+    )
+

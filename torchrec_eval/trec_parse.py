@@ -1,0 +1,354 @@
+"""Vectorised reading of whitespace-separated TREC files (runs, qrels) into column arrays.
+
+The file is read in chunks of whole lines as bytes; each chunk is split into tokens by numpy
+operations on its bytes (no Python loop over lines). A chunk whose lines all have the plain layout
+(one space or tab between the expected columns, ``\\n`` line ends, no comment) takes a fast path that
+finds the separators in one pass; any other chunk (runs of blanks, leading blanks, ``\\r\\n``,
+comments, extra run columns, blank lines) goes through a general tokenizer, also vectorised.
+
+Columns come back as
+
+* **keys**: ``[M, k]`` uint64, the token's bytes as big-endian 8-byte words, zero padded. Two tokens
+  are equal iff their keys are; rows compare (lexicographically) in byte order, which is ``strcmp``'s
+  order, trec_eval's. No Python string is made per line.
+* **numbers**: ``[M]`` float64, parsed exactly (correctly rounded, as ``strtod``): plain decimals with
+  up to 15 digits are parsed by array arithmetic, anything else (exponents, ``inf``) by Python's
+  ``float`` on those tokens only.
+
+Errors are ``ValueError`` messages starting with ``FILE:LINE:``.
+
+Example:
+    >>> import os, tempfile
+    >>> from torchrec_eval.trec_parse import decode_keys, read_columns
+    >>> path = os.path.join(tempfile.mkdtemp(), "run")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("q1 Q0 doc-7 1 2.5 tag\\n# a comment\\nq1 Q0 d2 2 -0.125 tag\\n")
+    >>> table = read_columns(path, ("qid", "Q0", "docid", "rank", "score", "tag"), "run",
+    ...                      keys=(0, 2), numbers=(4,), comment="leading", extra_columns=True)
+    >>> decode_keys(table.keys[2]).tolist(), table.numbers[4].tolist(), table.line.tolist()
+    (['doc-7', 'd2'], [2.5, -0.125], [1, 3])
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+__all__ = ["Columns", "decode_keys", "read_columns"]
+
+CHUNK_BYTES = 1 << 18  # small enough for the per-chunk temporaries to stay in cache
+_SPACE, _TAB, _NEWLINE, _HASH, _DOT, _MINUS, _PLUS, _ZERO = 32, 9, 10, 35, 46, 45, 43, 48
+_EXACT_DIGITS = 15  # a decimal mantissa of <= 15 digits is an exact float64 integer (< 2**53)
+_POWERS_OF_TEN = np.array([10.0**i for i in range(_EXACT_DIGITS + 1)])  # exact doubles
+
+
+@dataclass
+class Columns:
+    """The parsed columns of a file: ``keys[c]`` [M, k] uint64, ``numbers[c]`` [M] float64 and the
+    1-based ``line`` [M] of each data line; ``last`` holds the last data line's tokens of the
+    ``last`` columns asked for (trec_eval keeps the run tag of the last line)."""
+
+    path: str
+    keys: dict[int, np.ndarray]
+    numbers: dict[int, np.ndarray]
+    line: np.ndarray
+    last: dict[int, str]
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+
+def decode_keys(keys: np.ndarray) -> np.ndarray:
+    """``[M, k]`` uint64 keys back to a numpy str array (UTF-8; undecodable bytes escaped)."""
+    if keys.shape[0] == 0:
+        return np.zeros(0, dtype=str)
+    raw = np.ascontiguousarray(keys.astype(">u8")).view(f"S{8 * keys.shape[1]}").ravel()
+    try:
+        return np.char.decode(raw, "utf-8")
+    except UnicodeDecodeError:
+        return np.array([value.decode("utf-8", "surrogateescape") for value in raw.tolist()], dtype=str)
+
+
+# Byte-parallel arithmetic on uint64 words (8 bytes at once): exact per-byte tests and digit sums.
+_U = np.uint64
+_LOW7, _HIGH, _ONES = _U(0x7F7F7F7F7F7F7F7F), _U(0x8080808080808080), _U(0x0101010101010101)
+_ZEROS8, _DOTS8 = _U(0x3030303030303030), _U(0x1E1E1E1E1E1E1E1E)  # '0' x 8; '.' ^ '0' x 8
+
+
+def _zero_bytes(x: np.ndarray) -> np.ndarray:
+    """0x80 in each byte of ``x`` that is 0, else 0 (exact: no borrow between bytes)."""
+    return ~(((x & _LOW7) + _LOW7) | x | _LOW7)
+
+
+def _bytes_over_9(x: np.ndarray) -> np.ndarray:
+    """0x80 in each byte of ``x`` that is >= 10, else 0."""
+    return (((x & _LOW7) + _U(0x7676767676767676)) | x) & _HIGH
+
+
+def _count_flags(flags: np.ndarray) -> np.ndarray:
+    """How many bytes of each word hold 0x80."""
+    return ((flags >> _U(7)) * _ONES) >> _U(56)
+
+
+def _eight_digits(x: np.ndarray) -> np.ndarray:
+    """The number written by 8 digit values (0..9), the first (lowest address) most significant."""
+    x = (x * _U(10) + (x >> _U(8))) & _U(0x00FF00FF00FF00FF)
+    x = (x * _U(100) + (x >> _U(16))) & _U(0x0000FFFF0000FFFF)
+    return (x * _U(10000) + (x >> _U(32))) & _U(0x00000000FFFFFFFF)
+
+
+@lru_cache(maxsize=16)
+def _byte_tables(width: int, right: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per token length L (0..width): a [width + 1, width // 8] uint64 mask keeping the token's bytes of
+    a ``width``-byte window (left or right aligned), and the complement."""
+    keep = np.zeros((width + 1, width), dtype=np.uint8)
+    for length in range(width + 1):
+        if right:
+            keep[length, width - length :] = 0xFF
+        else:
+            keep[length, :length] = 0xFF
+    keep_words = keep.view(np.uint64)
+    return keep_words, ~keep_words
+
+
+_NUMBER_WIDTH = 16
+_NUMBER_KEEP, _NUMBER_PAD = _byte_tables(_NUMBER_WIDTH, right=True)
+_FIRST_BYTE = np.zeros((_NUMBER_WIDTH + 1, _NUMBER_WIDTH), dtype=np.uint8)
+_FIRST_BYTE[np.arange(1, _NUMBER_WIDTH + 1), _NUMBER_WIDTH - np.arange(1, _NUMBER_WIDTH + 1)] = 0xFF
+_FIRST_BYTE = _FIRST_BYTE.view(np.uint64)  # the token's first byte in the right-aligned window
+_POWERS = 10 ** np.arange(_NUMBER_WIDTH + 1, dtype=np.int64)
+
+
+def _windows(buffer: np.ndarray, at: np.ndarray, width: int, before: bool, fill: int) -> np.ndarray:
+    """[n, width // 8] uint64: the ``width`` bytes of ``buffer`` starting at ``at`` (or ending there, if
+    ``before``), as words in address order; ``fill`` pads past the buffer's ends."""
+    pad = np.full(width, fill, dtype=np.uint8)
+    padded = np.concatenate([pad, buffer] if before else [buffer, pad])
+    return sliding_window_view(padded, width)[at].view(np.uint64)
+
+
+def _span_keys(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """[n, k] uint64 big-endian words of the tokens ``buffer[start:end]``, zero padded."""
+    length = end - start
+    width = 8 * max(1, (int(length.max()) + 7) // 8) if len(length) else 8
+    words = _windows(buffer, start, width, before=False, fill=0)
+    words &= _byte_tables(width, right=False)[0][length]
+    return words.byteswap()  # big-endian: integer order is byte order
+
+
+def _span_numbers(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values [n] float64, [n] bool: token not a plain decimal, left for numpy's parser).
+
+    A plain decimal (``[+-]digits[.digits]``, <= 15 digits, <= 16 characters) is parsed exactly, 8
+    digits at a time: its digits as one int64 mantissa ``m`` and ``f`` digits after the dot give
+    ``m / 10**f``, one correctly rounded division of two exact doubles: what ``strtod`` returns.
+    """
+    length = end - start
+    fits = np.minimum(length, _NUMBER_WIDTH)
+    x = _windows(buffer, end, _NUMBER_WIDTH, before=True, fill=_ZERO)  # right aligned: units digit last
+    x &= _NUMBER_KEEP[fits]
+    x |= _NUMBER_PAD[fits] & _ZEROS8  # leading zeros do not change the value
+    first = buffer[np.minimum(start, len(buffer) - 1)]
+    negative = first == _MINUS
+    signed = negative | (first == _PLUS)
+    rows = np.flatnonzero(signed)
+    if rows.size:  # the sign becomes a leading zero
+        x[rows] = (x[rows] & ~_FIRST_BYTE[fits[rows]]) | (_FIRST_BYTE[fits[rows]] & _ZEROS8)
+    x ^= _ZEROS8  # '0'..'9' -> 0..9
+    dot = _zero_bytes(x ^ _DOTS8)
+    other = _bytes_over_9(x) & ~dot
+    x &= ~((dot >> _U(7)) * _U(0xFF))
+    dots = (_count_flags(dot[:, 0]) + _count_flags(dot[:, 1])).astype(np.int64)
+    value = _eight_digits(x[:, 0]).astype(np.int64) * 100_000_000 + _eight_digits(x[:, 1]).astype(np.int64)
+    # digits after the dot: its flag is bit 8 * i + 7 of its word, for byte (column) i of that word
+    high = dot[:, 1] != 0
+    bit = np.frexp(np.where(high, dot[:, 1], dot[:, 0]).astype(np.float64))[1] - 1
+    after = np.where(dots > 0, np.where(high, 7, 15) - (bit - 7) // 8, 0)
+    # the dot counted as a 0 digit: the digits before it are one power of ten too high
+    below = value % _POWERS[after + (dots > 0)]
+    mantissa = np.where(dots > 0, (value - below) // 10 + below, value)
+    digits = length - signed - dots
+    plain = ((other[:, 0] | other[:, 1]) == 0) & (dots <= 1) & (digits > 0) & (digits <= _EXACT_DIGITS)
+    plain &= length <= _NUMBER_WIDTH
+    values = mantissa.astype(np.float64) / _POWERS_OF_TEN[np.minimum(after, _EXACT_DIGITS)]
+    values[negative] = -values[negative]
+    return values, ~plain
+
+
+class _Chunks:
+    """Per-chunk arrays, concatenated at the end."""
+
+    def __init__(self, keys: Sequence[int], numbers: Sequence[int]) -> None:
+        self.keys: dict[int, list[np.ndarray]] = {c: [] for c in keys}
+        self.numbers: dict[int, list[np.ndarray]] = {c: [] for c in numbers}
+        self.line: list[np.ndarray] = []
+
+    def keys_array(self, column: int) -> np.ndarray:
+        parts = self.keys[column]
+        words = max((part.shape[1] for part in parts), default=1)
+        padded = [np.pad(part, ((0, 0), (0, words - part.shape[1]))) for part in parts]
+        return np.concatenate(padded) if padded else np.zeros((0, 1), dtype=np.uint64)
+
+
+def _plain_layout(buffer: np.ndarray, width: int, comment_byte: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Fast path: (line starts [n], separator positions [n, width]) when every line is ``width`` tokens
+    with one space or tab between them and ``\\n`` at the end; None otherwise."""
+    separators = np.flatnonzero(buffer <= _SPACE)
+    lines = len(separators) // width
+    if lines == 0 or len(separators) != lines * width:
+        return None
+    separators = separators.reshape(lines, width)
+    starts = np.empty(lines, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = separators[:-1, -1] + 1
+    between = buffer[separators[:, :-1]]
+    if not (
+        (buffer[separators[:, -1]] == _NEWLINE).all()
+        and ((between == _SPACE) | (between == _TAB)).all()
+        and (separators[:, 0] > starts).all()
+        and (np.diff(separators, axis=1) > 1).all()
+        and (buffer[starts] != comment_byte).all()
+    ):
+        return None
+    return starts, separators
+
+
+def _general_layout(buffer: np.ndarray, chunk: bytes, first_line: int, path: str, what: str,
+                    columns: tuple[str, ...], comment: str, extra_columns: bool):
+    """General tokenizer: (data line indices in the chunk, token starts, token ends, first token of
+    each data line). Blank and comment lines are skipped; a short (or, for qrels, long) line raises."""
+    blank = (buffer == _SPACE) | ((buffer - np.uint8(_TAB)) < 5)  # C isspace: \t \n \v \f \r and space
+    before = np.ones(len(buffer), dtype=bool)
+    before[1:] = blank[:-1]
+    after = np.ones(len(buffer), dtype=bool)
+    after[:-1] = blank[1:]
+    token_start = np.flatnonzero(~blank & before)
+    token_end = np.flatnonzero(~blank & after) + 1
+    newlines = np.flatnonzero(buffer == _NEWLINE)
+    token_line = np.searchsorted(newlines, token_start)
+    count = np.bincount(token_line, minlength=len(newlines))
+    first = np.cumsum(count) - count
+    line_start = np.zeros(len(newlines), dtype=np.int64)
+    line_start[1:] = newlines[:-1] + 1
+    if comment == "leading":  # the first non-blank character is '#'
+        commented = np.zeros(len(newlines), dtype=bool)
+        nonblank = np.flatnonzero(count)
+        commented[nonblank] = buffer[token_start[first[nonblank]]] == _HASH
+    else:  # '#' in the first column only (a document id may hold '#')
+        commented = buffer[line_start] == _HASH
+    data = (count > 0) & ~commented
+    width = len(columns)
+    bad = np.flatnonzero(data & ((count < width) if extra_columns else (count != width)))
+    if bad.size:
+        i = int(bad[0])
+        text = chunk[line_start[i] : newlines[i]].decode("utf-8", "replace").rstrip()
+        raise ValueError(f"{path}:{first_line + i}: a {what} line has {width} columns ({' '.join(columns)}"
+                         f"{', then anything' if extra_columns else ''}), got {int(count[i])}: {text!r}")
+    rows = np.flatnonzero(data)
+    return rows, token_start, token_end, first[rows]
+
+
+def _parse_tokens(buffer: np.ndarray, start: np.ndarray, end: np.ndarray, line: np.ndarray, path: str,
+                  name: str, columns: tuple[str, ...]) -> np.ndarray:
+    """Numbers that are not plain decimals, by numpy's string to float conversion."""
+    width = int((end - start).max())
+    tokens = np.ascontiguousarray(_span_keys(buffer, start, end).astype(">u8")).view(f"S{8 * ((width + 7) // 8)}")
+    try:
+        return tokens.ravel().astype(np.float64)
+    except ValueError:
+        for i, token in enumerate(tokens.ravel().tolist()):
+            try:
+                float(token)
+            except ValueError:
+                raise ValueError(f"{path}:{int(line[i])}: the {name} column ({columns.index(name) + 1} of "
+                                 f"{' '.join(columns)}) must be a number, got "
+                                 f"{token.decode('utf-8', 'replace')!r}") from None
+        raise
+
+
+def _parse_chunk(chunk: bytes, first_line: int, out: _Chunks, last: dict[int, str], path: str, what: str,
+                 columns: tuple[str, ...], comment: str, extra_columns: bool) -> None:
+    buffer = np.frombuffer(chunk, dtype=np.uint8)
+    plain = _plain_layout(buffer, len(columns), _HASH)
+    if plain is not None:
+        starts, separators = plain
+        line = first_line + np.arange(len(starts))
+        span_start = np.concatenate([starts[:, None], separators[:, :-1] + 1], axis=1)
+        span_end = separators
+    else:
+        rows, token_start, token_end, first = _general_layout(buffer, chunk, first_line, path, what, columns,
+                                                              comment, extra_columns)
+        line = first_line + rows
+        token = first[:, None] + np.arange(len(columns))
+        span_start, span_end = token_start[token], token_end[token]
+    if not len(line):
+        return
+    out.line.append(line)
+    for c, parts in out.keys.items():
+        parts.append(_span_keys(buffer, span_start[:, c], span_end[:, c]))
+    for c, parts in out.numbers.items():
+        values, other = _span_numbers(buffer, span_start[:, c], span_end[:, c])
+        other = np.flatnonzero(other)
+        if other.size:  # exponents, inf, nan, long mantissas, or not a number: numpy's own parser
+            values[other] = _parse_tokens(buffer, span_start[other, c], span_end[other, c], line[other], path,
+                                          columns[c], columns)
+        parts.append(values)
+    for c in last:
+        last[c] = chunk[span_start[-1, c] : span_end[-1, c]].decode("utf-8", "replace")
+
+
+def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *, keys: Sequence[int] = (),
+                 numbers: Sequence[int] = (), last: Sequence[int] = (), comment: str = "leading",
+                 extra_columns: bool = False, progress: Callable[[int], None] | None = None) -> Columns:
+    """Read the ``keys`` and ``numbers`` columns (indices into ``columns``) of a whitespace-separated file.
+
+    Args:
+        path: the file.
+        columns: the names of the columns, for messages (``("qid", "iter", "docid", "rel")``).
+        what: ``"run"`` or ``"qrels"``, for messages.
+        keys: columns returned as [M, k] uint64 byte keys.
+        numbers: columns returned as [M] float64.
+        last: columns whose token on the last data line is returned (as str).
+        comment: ``"leading"``: a line whose first non-blank character is ``#`` is a comment (trec_eval
+            10's runs); ``"column0"``: only a ``#`` in the first column (its qrels).
+        extra_columns: allow tokens after the last column (ignored), as trec_eval 10 does in runs.
+        progress: called with the byte count of each chunk read.
+
+    Raises:
+        ValueError: ``"FILE:LINE: ..."`` for a line with the wrong number of columns or a number column
+            that is not a number; ``"FILE: no such ... file"``.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such {what} file")
+    out = _Chunks(keys, numbers)
+    last_tokens = dict.fromkeys(last, "")
+    line = 1
+    carry = b""
+    with open(path, "rb") as handle:
+        while True:
+            data = handle.read(CHUNK_BYTES)
+            if progress is not None and data:
+                progress(len(data))
+            chunk = carry + data
+            if not data:  # the end: a last line without '\n' gets one
+                if chunk.strip():
+                    _parse_chunk(chunk + b"\n", line, out, last_tokens, path, what, columns, comment, extra_columns)
+                break
+            cut = chunk.rfind(b"\n") + 1
+            carry = chunk[cut:]
+            if cut:
+                _parse_chunk(chunk[:cut], line, out, last_tokens, path, what, columns, comment, extra_columns)
+                line += chunk.count(b"\n", 0, cut)
+    return Columns(
+        path=path,
+        keys={c: out.keys_array(c) for c in keys},
+        numbers={c: np.concatenate(parts) if parts else np.zeros(0) for c, parts in out.numbers.items()},
+        line=np.concatenate(out.line) if out.line else np.zeros(0, dtype=np.int64),
+        last=last_tokens,
+    )
