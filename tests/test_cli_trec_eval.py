@@ -391,3 +391,22 @@ def test_trec_eval_own_test_files(capsys):
                        "-m", *SUPPORTED).splitlines()
         assert got == expected, out_file
 
+
+
+def test_readme_commands_run(cases, capsys, monkeypatch, tmp_path):
+    """The ``torchrec-eval evaluate run.trec qrels.trec ...`` lines of the README's command-line section."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    commands = [line.split("#")[0].split() for block in section.split("```bash\n")[1:]
+                for line in block.split("```")[0].splitlines() if line.startswith("torchrec-eval evaluate run.trec")]
+    assert len(commands) >= 3
+    run_path, qrels_path, _, _ = cases[0]
+    shutil.copy(run_path, tmp_path / "run.trec")
+    shutil.copy(qrels_path, tmp_path / "qrels.trec")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        assert cli.main(command[1:]) == 0, command
+        out = capsys.readouterr().out
+        assert out.strip(), command
+        if "--convention" in command and "-m" not in command:
+            assert out.startswith("runid")

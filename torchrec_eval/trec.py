@@ -170,21 +170,25 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
 # (query, document) pairs: a 64-bit hash of their bytes, sorted once, checked word by word
 # ---------------------------------------------------------------------------------------------
 def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser: a bijection of uint64 that spreads every input bit."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    """splitmix64's finaliser, in place: a bijection of uint64 that spreads every input bit."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def _hash_words(keys: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
     """[M] uint64 hash of each row of [M, k] keys (ignoring trailing zero words, so that the width of
-    the key matrix does not matter), chained from ``seed``."""
-    h = np.full(len(keys), 0x9E3779B97F4A7C15, dtype=np.uint64) if seed is None else seed
-    for w in range(keys.shape[1]):
+    the key matrix does not matter), chained from ``seed`` (not modified)."""
+    h = np.full(len(keys), 0x9E3779B97F4A7C15, dtype=np.uint64) if seed is None else seed ^ keys[:, 0]
+    if seed is None:
+        h ^= keys[:, 0]
+    _mix(h)
+    for w in range(1, keys.shape[1]):
         word = keys[:, w]
-        h = np.where(word != 0, _mix(h ^ word), h) if w else _mix(h ^ word)
+        h = np.where(word != 0, _mix(h ^ word), h)
     return h
 
 
@@ -505,18 +509,30 @@ def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs:
     from torchrec_eval.trec_measures import Judgements
 
     qids, run_rows, qrels_rows = _evaluated(run, qrels, complete)
-    order, rows, rank = _ranked_entries(run, run_rows, ties, max_docs)
-    rel = _relevance(qrels, integer=True).astype(np.int64)
+    order = ranking_order(run, ties)
+    # only the judged documents are needed, with their ranks: found in the ranked order, ranked there
     entry = _match(run, qrels)[order]
-    hit = entry >= 0
+    position = np.flatnonzero(entry >= 0)
+    position = position[run_rows[order[position]] >= 0]
+    per_query = np.bincount(run.query_index, minlength=len(run.queries))  # ``order`` groups them in turn
+    code = run.query_index[order[position]]
+    hit_query = run_rows[order[position]]
+    hit_rank = position - (np.cumsum(per_query) - per_query)[code] + 1
+    entry = entry[position]
+    retrieved = np.bincount(run_rows[run_rows >= 0], minlength=len(qids))
+    if max_docs is not None:  # trec_eval -M: only the first max_docs of each query
+        kept = hit_rank <= max_docs
+        hit_query, hit_rank, entry = hit_query[kept], hit_rank[kept], entry[kept]
+        retrieved = np.minimum(retrieved, max_docs)
+    rel = _relevance(qrels, integer=True).astype(np.int64)
     judged = np.flatnonzero(qrels_rows >= 0)
     judged = judged[np.argsort(qrels_rows[judged], kind="stable")]
     return Judgements(
         qids=qids,
-        num_ret=np.bincount(rows, minlength=len(qids)),
-        hit_query=rows[hit],
-        hit_rank=rank[hit],
-        hit_rel=rel[entry[hit]],
+        num_ret=retrieved,
+        hit_query=hit_query,
+        hit_rank=hit_rank,
+        hit_rel=rel[entry],
         judged_query=qrels_rows[judged],
         judged_rel=rel[judged],
         all_relevant=int(np.count_nonzero(rel > 0)),

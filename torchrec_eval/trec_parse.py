@@ -189,10 +189,33 @@ class _Chunks:
         self.line: list[np.ndarray] = []
 
     def keys_array(self, column: int) -> np.ndarray:
-        parts = self.keys[column]
+        parts = self.keys.pop(column)
         words = max((part.shape[1] for part in parts), default=1)
-        padded = [np.pad(part, ((0, 0), (0, words - part.shape[1]))) for part in parts]
-        return np.concatenate(padded) if padded else np.zeros((0, 1), dtype=np.uint64)
+        out = np.zeros((sum(len(part) for part in parts), words), dtype=np.uint64)
+        start = 0
+        while parts:  # each chunk's part is freed once copied
+            part = parts.pop(0)
+            out[start : start + len(part), : part.shape[1]] = part
+            start += len(part)
+        return out
+
+    def numbers_array(self, column: int) -> np.ndarray:
+        return _concatenate(self.numbers.pop(column), np.float64)
+
+    def line_array(self) -> np.ndarray:
+        line, self.line = self.line, []
+        return _concatenate(line, np.int64)
+
+
+def _concatenate(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """One array of the parts, freeing each part once copied (half the peak of ``np.concatenate``)."""
+    out = np.empty(sum(len(part) for part in parts), dtype=dtype)
+    start = 0
+    while parts:
+        part = parts.pop(0)
+        out[start : start + len(part)] = part
+        start += len(part)
+    return out
 
 
 def _plain_layout(buffer: np.ndarray, width: int, comment_byte: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -348,7 +371,7 @@ def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *
     return Columns(
         path=path,
         keys={c: out.keys_array(c) for c in keys},
-        numbers={c: np.concatenate(parts) if parts else np.zeros(0) for c, parts in out.numbers.items()},
-        line=np.concatenate(out.line) if out.line else np.zeros(0, dtype=np.int64),
+        numbers={c: out.numbers_array(c) for c in numbers},
+        line=out.line_array(),
         last=last_tokens,
     )
