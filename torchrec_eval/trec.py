@@ -323,7 +323,7 @@ def _segment_argsort():
     """numba's np.argsort (its quicksort, what ranx's ``Run`` sorts with) over each segment."""
     from torchrec_eval.trec_ranx import segment_argsort
 
-    return segment_argsort
+    return segment_argsort()
 
 
 def _ranx_order(query: np.ndarray, score: np.ndarray) -> np.ndarray:
