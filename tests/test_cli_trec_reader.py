@@ -107,6 +107,7 @@ def test_qrels_reader(tmp_path, monkeypatch):
         ("q1 Q0 d1 1 0.5 t\n" * 3 + "q1 Q0 d2 2 0.x t\n", 4, "score column"),
         ("q1 Q0 d1 1 0.5 t\n\n# c\nq1 Q0 d2 2\n", 4, "6 columns"),
         ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 inf t\n", 2, "finite"),
+        ("q1 0 d1 1\n", 1, "got 4: 'q1 0 d1 1' \\(a qrels line\\? torchrec-eval takes the run first"),
         ("".join(f"q{i % 2} Q0 d{i} 1 0.5 t\n" for i in range(40)) + "q0 Q0 d8 1 0.4 t\n", 41,
          "document 'd8' is listed twice for query 'q0' in this run \\(first at line 9\\)"),
     ],
@@ -222,3 +223,22 @@ def test_keys_round_trip():
                                  np.array([3, 20, 22]))
     assert keys.shape == (3, 2)
     assert trec_parse.decode_keys(keys).tolist() == ["abc", "clueweb09-en0000", "x"]
+
+
+def test_hash_collisions_fall_back_to_exact_comparisons(tmp_path, monkeypatch, capsys):
+    """Every (query, document) and query id with one hash: the exact fallbacks (rows sorted, candidates
+    tried in turn) give the same ranking and values, and still find a repeated document."""
+    from test_cli import make_trec
+
+    run_path, qrels_path, _, _ = make_trec(tmp_path, seed=3, num_queries=12, deep=True)
+    args = ["evaluate", str(run_path), str(qrels_path), "--convention", "trec", "--quiet", "-q", "-m", "official",
+            "ndcg_cut.5", "set_recall"]
+    assert cli.main(args) == 0
+    expected = capsys.readouterr().out
+    monkeypatch.setattr(trec, "_hash_words", lambda keys, seed=None: np.zeros(len(keys), dtype=np.uint64))
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out == expected
+    lines = run_path.read_text().splitlines()
+    run_path.write_text("\n".join(lines + [lines[5].replace(" 1 ", " 9 ")]) + "\n")
+    with pytest.raises(ValueError, match=rf":{len(lines) + 1}: .* listed twice"):
+        read_run(run_path)

@@ -108,7 +108,12 @@ def _code_queries(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if not len(keys):
         return np.zeros(0, dtype=str), keys, np.zeros(0, dtype=np.int64)
     heads = np.flatnonzero(np.concatenate([[True], (keys[1:] != keys[:-1]).any(axis=1)]))
-    distinct, inverse = np.unique(keys[heads], axis=0, return_inverse=True)
+    head_keys = keys[heads]
+    # distinct ids by their hash (a sort of integers), checked exactly; rows of words sort far slower
+    _, representative, inverse = np.unique(_hash_words(head_keys), return_index=True, return_inverse=True)
+    distinct = head_keys[representative]
+    if not (distinct[inverse] == head_keys).all():  # two ids with one hash: sort the rows themselves
+        distinct, inverse = np.unique(head_keys, axis=0, return_inverse=True)
     names = decode_keys(distinct)
     order = np.argsort(names, kind="stable")
     rank = np.empty(len(order), dtype=np.int64)

@@ -270,8 +270,10 @@ def _general_layout(buffer: np.ndarray, chunk: bytes, first_line: int, path: str
     if bad.size:
         i = int(bad[0])
         text = chunk[line_start[i] : newlines[i]].decode("utf-8", "replace").rstrip()
+        swapped = " (a qrels line? torchrec-eval takes the run first, trec_eval the qrels)" if (
+            what == "run" and int(count[i]) == 4) else ""
         raise ValueError(f"{path}:{first_line + i}: a {what} line has {width} columns ({' '.join(columns)}"
-                         f"{', then anything' if extra_columns else ''}), got {int(count[i])}: {text!r}")
+                         f"{', then anything' if extra_columns else ''}), got {int(count[i])}: {text!r}{swapped}")
     rows = np.flatnonzero(data)
     return rows, token_start, token_end, first[rows]
 
