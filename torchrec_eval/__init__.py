@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"functional", "uncertainty"}
 _BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity", "IntraListDiversity",
            "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
@@ -95,12 +94,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        value = importlib.import_module(f"torchrec_eval.{name}")
-    elif name in _HOMES:
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _HOMES:
         value = getattr(importlib.import_module(_HOMES[name]), name)
-    else:
-        raise AttributeError(f"module 'torchrec_eval' has no attribute {name!r}")
+    else:  # a submodule: torchrec_eval.functional, torchrec_eval.metrics, ...
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     globals()[name] = value  # later look-ups are plain attribute reads
     return value
 
