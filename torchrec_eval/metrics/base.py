@@ -11,6 +11,7 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
+from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.conventions import resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES, Batch, check_flat
@@ -195,7 +196,9 @@ class RankingMetric(SafeMetric):
         )
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
-        batch = self.batch(**inputs)
+        return self._stage_batch(self.batch(**inputs))
+
+    def _stage_batch(self, batch: Batch) -> Apply:
         applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
 
         def apply() -> None:
@@ -203,6 +206,62 @@ class RankingMetric(SafeMetric):
                 one()
 
         return apply
+
+    def catalogue(
+        self,
+        num_items: int,
+        *,
+        target_ids: Tensor,
+        target_gains: Tensor | None = None,
+        target_scores: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        process_group: Any = None,
+    ) -> CatalogueBatch:
+        """Evaluate one query batch against a catalogue scored in chunks: no [B, N] score matrix.
+
+        Give the batch's targets and exclusions once, then ``add(scores, offset)`` for each chunk of
+        items, in any order and of any sizes; ``close()`` (or leaving the ``with`` block) adds to the
+        metric exactly what ``update(preds=<all N scores>, target_ids=..., ...)`` would have. Memory
+        is O(B·(k + T)) whatever ``num_items``. With ``process_group`` (an item-parallel group whose
+        ranks hold the same queries and score one contiguous item range each), ``close`` combines the
+        ranks with one ``all_gather`` and the group's first rank adds the batch.
+
+        Args:
+            num_items: N, the size of the catalogue (item ids 0..N-1).
+            target_ids, target_gains, exclude_ids, groups: as in ``update`` (ids form).
+            target_scores: [B, T] the scores of the target items, needed by AUC, GAUC, MPR and FCP
+                (which count the items above each target in every chunk); they stand for the chunks'
+                entries at the targets, which are then not read.
+            process_group: the item-parallel group, or None (one process scores the whole catalogue).
+
+        Returns:
+            a :class:`~torchrec_eval.catalogue.CatalogueBatch`, also a context manager.
+
+        Raises:
+            ValueError: see :class:`~torchrec_eval.catalogue.CatalogueBatch`; ``ties="average"``.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import NDCG
+            >>> metric = NDCG(k=2)
+            >>> scores = torch.tensor([[0.1, 0.9, 0.3, 0.8, 0.2]])
+            >>> with metric.catalogue(5, target_ids=torch.tensor([[3, 4]])) as batch:
+            ...     batch.add(scores[:, :2], offset=0)
+            ...     batch.add(scores[:, 2:], offset=2)
+            >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
+            (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
+        """
+        return CatalogueBatch(
+            self,
+            num_items,
+            target_ids=target_ids,
+            target_gains=target_gains,
+            target_scores=target_scores,
+            exclude_ids=exclude_ids,
+            groups=groups,
+            process_group=process_group,
+        )
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         self._require_groups(inputs.get("groups"))
