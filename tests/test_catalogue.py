@@ -213,3 +213,19 @@ def test_average_ties_are_refused():
         tre.NDCG(k=3, ties="average").catalogue(N, target_ids=torch.tensor([[1]]))
     with pytest.raises(ValueError, match="average"):
         tre.NDCG(k=3, convention="torchmetrics").catalogue(N, target_ids=torch.tensor([[1]]))
+
+
+def test_many_targets_per_query_take_the_binary_search():
+    generator = torch.Generator().manual_seed(9)
+    rows, num_items, width = 5, 120, 40  # more targets than the compare passes handle
+    scores = torch.randint(0, 30, (rows, num_items), generator=generator).float()
+    target_ids = torch.stack([torch.randperm(num_items, generator=generator)[:width] for _ in range(rows)])
+    gains = torch.randint(0, 5, (rows, width), generator=generator)
+    make = lambda: tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ndcg@10"], ties="optimistic")  # noqa: E731
+    dense, chunked = make(), make()
+    dense.update(scores, target_ids=target_ids, target_gains=gains)
+    with chunked.catalogue(num_items, target_ids=target_ids, target_gains=gains,
+                           target_scores=_target_scores(scores, target_ids)) as batch:
+        for start in (90, 0, 37):
+            batch.add(scores[:, start : {90: num_items, 0: 37, 37: 90}[start]], offset=start)
+    _assert_equal(chunked.compute(), dense.compute())

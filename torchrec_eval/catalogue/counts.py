@@ -2,10 +2,10 @@
 
 Over the whole catalogue these metrics depend only on, for each target item t of a query, the number
 of candidates scored above it and the number scored equal to it (its mid-rank), and on the targets'
-own scores and gains. Each chunk adds its counts: the target scores of a query sorted ascending form
-a table of T + 1 buckets, every item of the chunk falls into one (a binary search), and per-bucket
-counts give, by suffix sums, the items above and at-or-above each target. O(B·C·log T) per chunk,
-O(B·T) memory, exact (integer counts).
+own scores and gains. Each chunk adds its counts, exact integers. With a few targets per query, one
+compare pass per target and side (``>`` and ``>=``), counted eight flags per machine word
+(:func:`~torchrec_eval.validation.count_true`); with many, one binary search per item into the
+query's sorted target scores and per-bucket counts. O(B·T) memory.
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.functional.pairwise import _graded_pairs
+from torchrec_eval.validation import count_true
+
+_COMPARE_PASSES = 16  # up to this many targets per query, compare passes beat the binary search
 
 
 class TargetCounts:
-    """Running counts, over the non-target candidates seen so far, of items beating each target.
+    """Running counts, over the non-target candidates seen so far, of items above and at-or-above each target.
 
     Args:
         scores: [B, T] target scores in the chunks' dtype.
@@ -27,34 +30,36 @@ class TargetCounts:
     """
 
     def __init__(self, scores: Tensor, valid: Tensor) -> None:
-        table = scores.masked_fill(~valid, float("inf"))  # never below an item: counts nothing
-        self.sorted, self.order = torch.sort(table, dim=1)
-        rows, width = scores.shape
-        self.bins = width + 1
-        self.base = (torch.arange(rows, device=scores.device) * self.bins).unsqueeze(1)
-        # below[b, v]: items with exactly v targets strictly below them; through[b, v]: v targets <= them
-        self.below = torch.zeros(rows * self.bins, dtype=torch.int64, device=scores.device)
-        self.through = torch.zeros_like(self.below)
+        self.scores = scores.masked_fill(~valid, float("inf"))  # never below an item: counts nothing
+        self.counts = torch.zeros(scores.shape[0], 2 * scores.shape[1], dtype=torch.int64, device=scores.device)
 
-    def add(self, items: Tensor) -> None:
-        """Count the items [B, C] of one chunk (``-inf``: not a candidate, counted nowhere)."""
-        for side, histogram in (("left", self.below), ("right", self.through)):
-            bucket = torch.searchsorted(self.sorted, items, side=side)
-            histogram += torch.bincount((bucket + self.base).flatten(), minlength=histogram.numel())
+    def add(self, items: Tensor, removed: Tensor) -> None:
+        """Count the items [B, C] of one chunk, less ``removed`` [B, S]: the scores of the chunk's targets
+        and excluded items (-inf for padding). ``-inf`` items are not candidates and count nowhere."""
+        self.counts += self._count(items) - self._count(removed)
 
-    def histograms(self) -> Tensor:
-        """[B, 2 (T + 1)] the two histograms, to be summed over item shards."""
-        rows = self.base.shape[0]
-        return torch.cat([self.below.view(rows, -1), self.through.view(rows, -1)], dim=1)
+    def _count(self, items: Tensor) -> Tensor:
+        """[B, 2T]: items above each target, then items at or above it."""
+        width = self.scores.shape[1]
+        if width <= _COMPARE_PASSES or items.shape[1] <= width:
+            columns = [count_true(torch.gt(items, self.scores[:, j : j + 1])) for j in range(width)]
+            columns += [count_true(torch.ge(items, self.scores[:, j : j + 1])) for j in range(width)]
+            return torch.stack(columns, dim=1) if columns else self.counts.new_zeros(items.shape[0], 0)
+        ordered, order = torch.sort(self.scores, dim=1)
+        base = (torch.arange(items.shape[0], device=items.device) * (width + 1)).unsqueeze(1)
+        out = []
+        for side in ("left", "right"):
+            bucket = torch.searchsorted(ordered, items.contiguous(), side=side)  # targets below (or equal)
+            histogram = torch.bincount((bucket + base).flatten(), minlength=base.numel() * (width + 1))
+            # items above the j-th smallest target: those with more than j targets below them
+            above = histogram.view(-1, width + 1).flip(1).cumsum(1).flip(1)[:, 1:]
+            out.append(above.gather(1, torch.argsort(order, dim=1)))
+        return torch.cat(out, dim=1)
 
-    def above_and_equal(self, histograms: Tensor) -> tuple[Tensor, Tensor]:
-        """[B, T] float64 counts of items above and equal to each target, in the targets' order."""
-        below, through = histograms.to(torch.float64).split(self.bins, dim=1)
-        # items above sorted target j: those with more than j targets strictly below them
-        above = below.flip(1).cumsum(1).flip(1)[:, 1:]
-        at_or_above = through.flip(1).cumsum(1).flip(1)[:, 1:]
-        unsort = torch.argsort(self.order, dim=1)
-        return above.gather(1, unsort), (at_or_above - above).gather(1, unsort)
+    def above_and_equal(self, counts: Tensor) -> tuple[Tensor, Tensor]:
+        """[B, T] float64 items above and equal to each target, from the (summed) ``counts``."""
+        above, at_or_above = counts.to(torch.float64).chunk(2, dim=1)
+        return above, at_or_above - above
 
 
 @dataclass

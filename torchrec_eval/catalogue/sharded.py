@@ -76,14 +76,14 @@ class Shards:
     top_ids: Tensor
     num_valid: Tensor
     seen_scores: Tensor
-    histograms: Tensor | None
+    target_counts: Tensor | None
     spans: list[tuple[int, int, int]]
     owner: bool
 
 
-def gather_shards(stream: Any, histograms: Tensor | None) -> Shards:
+def gather_shards(stream: Any, target_counts: Tensor | None) -> Shards:
     """Combine the streams of every rank of ``stream.process_group`` with one ``all_gather``."""
-    local = Shards(stream.top_values, stream.top_ids, stream.num_valid, stream.seen_scores, histograms,
+    local = Shards(stream.top_values, stream.top_ids, stream.num_valid, stream.seen_scores, target_counts,
                    [stream.coverage.summary()], True)
     group = stream.process_group
     if group is None:
@@ -104,7 +104,7 @@ def gather_shards(stream: Any, histograms: Tensor | None) -> Shards:
         top_ids,
         total[0].to(torch.int64),
         total[1],
-        None if histograms is None else total[2].to(torch.int64),
+        None if target_counts is None else total[2].to(torch.int64),
         [tuple(int(v) for v in rank[-1].tolist()) for rank in ranks],
         dist.get_rank(group) == 0,
     )
@@ -112,8 +112,8 @@ def gather_shards(stream: Any, histograms: Tensor | None) -> Shards:
 
 def _parts(shards: Shards) -> list[Tensor]:
     parts = [shards.top_values, shards.top_ids, shards.num_valid, shards.seen_scores]
-    if shards.histograms is not None:
-        parts.append(shards.histograms)
+    if shards.target_counts is not None:
+        parts.append(shards.target_counts)
     meta = torch.tensor(shards.spans[0], dtype=torch.float64, device=shards.top_values.device)
     return [*parts, meta]
 

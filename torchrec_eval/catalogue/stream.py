@@ -161,23 +161,22 @@ class CatalogueBatch:
         rows, size = scores.shape
         self.coverage.claim(offset, size)  # the last check: from here on nothing raises
         self.dtype = scores.dtype
-        work = torch.empty(rows, size + 1, dtype=scores.dtype, device=scores.device)
-        work[:, :size] = scores
-        work[:, size] = float("-inf")  # a column where the ids outside this chunk point
         local = self._local(self.target_ids, offset, size)
         if self.target_scores is None:
-            inside = local < size
-            self.seen_scores = torch.where(inside, work.gather(1, local).to(torch.float64), self.seen_scores)
-        work.scatter_(1, local, float("-inf"))  # targets are ranked at close, with their gains
+            seen = scores.gather(1, local.clamp(min=0)).to(torch.float64)
+            self.seen_scores = torch.where(local >= 0, seen, self.seen_scores)
         if self.exclusions is not None:
-            work.scatter_(1, self._local(self.exclusions.ids, offset, size), float("-inf"))
-        self.num_valid += (work > float("-inf")).sum(1)
+            local = torch.cat([local, self._local(self.exclusions.ids, offset, size)], dim=1)
+        # targets (ranked at close, with their gains) and excluded items leave the chunk by id: no copy
+        removed = Exclusions.from_ids(local)
+        removed_scores = scores.gather(1, removed.ids.clamp(min=0)).masked_fill(removed.ids < 0, float("-inf"))
+        self.num_valid += size - _count_neg_inf(scores) - (removed_scores > float("-inf")).sum(1)
         if self.full_ranking:
             if self.counts is None:
                 self.counts = TargetCounts(self.target_scores.to(scores.dtype), self.valid_target)
-            self.counts.add(work)
+            self.counts.add(scores, removed_scores)
         if self.depth:
-            self._merge(work, offset)
+            self._merge(scores, removed, offset)
 
     def _check_chunk(self, scores: Tensor, offset: Any) -> None:
         require_tensor("scores", scores)
@@ -202,16 +201,17 @@ class CatalogueBatch:
 
     @staticmethod
     def _local(ids: Tensor, offset: int, size: int) -> Tensor:
-        """Column of each id in a chunk's work tensor; ``size`` (the spare column) outside the chunk."""
+        """The ids as columns of a chunk; -1 outside it."""
         local = ids - offset
-        return torch.where((local >= 0) & (local < size), local, size)
+        return torch.where((local >= 0) & (local < size), local, -1)
 
-    def _merge(self, work: Tensor, offset: int) -> None:
+    def _merge(self, scores: Tensor, removed: Exclusions, offset: int) -> None:
         ties = _CHUNK_TIES.get(self.metric.ties, "index")
-        check_boundary = work.device.type != "cuda" or self.metric.validate_args or ties != "index"
-        take = min(self.depth, work.shape[1])
-        idx = top_indices(work, take, ties, check_boundary=check_boundary).indices
-        values = torch.cat([self.top_values, work.gather(1, idx).to(torch.float64)], dim=1)
+        check_boundary = scores.device.type != "cuda" or self.metric.validate_args or ties != "index"
+        idx = top_indices(scores, min(self.depth, scores.shape[1]), ties, check_boundary=check_boundary,
+                          exclusions=removed).indices
+        values = scores.gather(1, idx).to(torch.float64).masked_fill(removed.contains(idx), float("-inf"))
+        values = torch.cat([self.top_values, values], dim=1)
         ids = torch.cat([self.top_ids, idx + offset], dim=1)
         self.top_values, self.top_ids = best(values, ids, self.depth, ties)
 
@@ -222,7 +222,7 @@ class CatalogueBatch:
             raise ValueError("This catalogue batch is already closed")
         if self.full_ranking and self.counts is None:  # no chunk on this rank
             self.counts = TargetCounts(self.target_scores.to(self.dtype or torch.float64), self.valid_target)
-        shards = gather_shards(self, None if self.counts is None else self.counts.histograms())
+        shards = gather_shards(self, None if self.counts is None else self.counts.counts)
         self.coverage.check_complete(shards.spans)
         batch = self._batch(shards)
         self.closed = True
@@ -250,7 +250,7 @@ class CatalogueBatch:
                                    any(member.needs_ideal for member in metric.members), self.k)
         candidates = None
         if self.full_ranking:
-            above, equal = self.counts.above_and_equal(shards.histograms)
+            above, equal = self.counts.above_and_equal(shards.target_counts)
             candidates = TargetRanks(scores, valid, gains, relevant, above, equal, num_valid)
         return Batch(ranked, candidates, self.groups)
 
@@ -262,6 +262,17 @@ class CatalogueBatch:
             self.close()
         else:
             self.closed = True  # an error while scoring: the batch is dropped, the metric untouched
+
+
+def _count_neg_inf(scores: Tensor) -> Tensor:
+    """[B] items scored -inf in each row. On the CPU a row minimum first (a host check is free there)."""
+    if scores.device.type != "cpu":
+        return torch.isneginf(scores).sum(1)
+    rows = (scores.amin(1) == float("-inf")).nonzero().squeeze(1)
+    count = torch.zeros(scores.shape[0], dtype=torch.int64)
+    if rows.numel():
+        count[rows] = torch.isneginf(scores[rows]).sum(1)
+    return count
 
 
 def _check_count(name: str, value: Any) -> int:
