@@ -39,6 +39,7 @@ from torch import Tensor
 
 from torchrec_eval.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.exclusion import Exclusions
+from torchrec_eval.syncs import host_reads_free
 from torchrec_eval.ties import tie_statistics
 from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
@@ -174,7 +175,7 @@ def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: flo
     num_relevant = relevant_top.sum(1)
     full = relevant_top[:, -1]
     if ideal.shape[1] < target.shape[1]:
-        rows = full.nonzero().squeeze(1) if target.device.type == "cpu" else None  # a free check on the CPU
+        rows = full.nonzero().squeeze(1) if host_reads_free(target) else None  # a free check on the CPU
         if rows is None or rows.numel() * 8 > target.shape[0]:  # many rows: one pass over all is cheaper
             num_relevant = torch.where(
                 full, count_true(_is_relevant(target, relevance_threshold)), num_relevant
@@ -489,7 +490,7 @@ def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: Checks | None)
     if checks is not None:
         checks.run()
         present = checks.notes.get("-inf", False)
-    elif preds.device.type == "cpu":
+    elif host_reads_free(preds):
         present = bool(preds.amin() == float("-inf"))
     else:
         present = True
