@@ -47,9 +47,16 @@ def _run(*command: str | Path, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _source_files() -> list[str]:
+    """The checkout's files as git lists them; outside a git checkout, what the distributions are built from."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, check=True).stdout.decode()
-    return [name for name in listed.split("\0") if name and (ROOT / name).is_file()]
+                            cwd=ROOT, capture_output=True)
+    if listed.returncode == 0:
+        names = listed.stdout.decode().split("\0")
+    else:
+        package = [str(path.relative_to(ROOT)) for path in (ROOT / "torchrec_eval").rglob("*")
+                   if "__pycache__" not in path.parts]
+        names = ["pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in", *package]
+    return [name for name in names if name and (ROOT / name).is_file()]
 
 
 @pytest.fixture(scope="module")
