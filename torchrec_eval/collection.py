@@ -164,15 +164,15 @@ class RankingMetrics(RankingMetric):
         """The result key of a metric: ``prefix + key + postfix``."""
         return f"{self.prefix or ''}{key}{self.postfix or ''}"
 
+    def _ordered_keys(self) -> list[str]:
+        return self.order
+
     def _output(self, results: dict[str, Tensor]) -> dict[str, Tensor]:
-        return {self.result_key(key): results[key] for key in self.order if key in results}
+        return {self.result_key(key): value for key, value in super()._output(results).items()}
 
     def keys(self, keep_base: bool = False) -> list[str]:
         """The result keys, in the order of ``compute``; ``keep_base``: without prefix and postfix."""
         return list(self.order) if keep_base else [self.result_key(key) for key in self.order]
-
-    def extra_repr(self) -> str:
-        return ", ".join([*self.order, *(f"{name}={value!r}" for name, value in self._settings.items())])
 
     def __repr__(self) -> str:  # the names, not the SuiteValue submodules of Lightning's logging
         return f"{type(self).__name__}({self.extra_repr()})"

@@ -222,9 +222,14 @@ class RankingMetric(SafeMetric):
         """Show these constructor arguments in repr, those that are not None (tensors by dtype and shape)."""
         self._settings.update({name: _shown(value) for name, value in arguments.items() if value is not None})
 
+    def _ordered_keys(self) -> list[str]:
+        """The value keys in the order of ``compute``."""
+        return self.value_keys
+
     def extra_repr(self) -> str:
         """The value keys and the arguments that differ from the defaults: ``ndcg@5, ndcg@10, ties='average'``."""
-        return ", ".join([*self.value_keys, *(f"{name}={value!r}" for name, value in self._settings.items())])
+        shown = (f"{name}={value!r}" for name, value in self._settings.items())
+        return ", ".join([*self._ordered_keys(), *shown])
 
     def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
@@ -298,7 +303,7 @@ class RankingMetric(SafeMetric):
 
     def _output(self, results: dict[str, Tensor]) -> Tensor | dict[str, Tensor]:
         """Values in the order of the metric's keys (keys absent from ``results`` left out), or the only one."""
-        ordered = {key: results[key] for key in self.value_keys if key in results}
+        ordered = {key: results[key] for key in self._ordered_keys() if key in results}
         return next(iter(ordered.values())) if self.single_key else ordered
 
     @keywords_checked
