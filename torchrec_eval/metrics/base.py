@@ -12,7 +12,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.catalogue import CatalogueBatch
-from torchrec_eval.conventions import resolve_common
+from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric, keywords_checked
@@ -110,6 +110,7 @@ class RankingMetric(SafeMetric):
         if not validate_args:
             self._settings["validate_args"] = False
         empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
+        self.duplicates = preset(convention).duplicates
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
@@ -333,6 +334,7 @@ class RankingMetric(SafeMetric):
             relevance_threshold=self.relevance_threshold,
             validate_args=self.validate_args,
             groups=groups,
+            duplicates=self.duplicates,
             **inputs,
         )
         if batch.groups is not None:
