@@ -12,7 +12,8 @@ How (no [N, N] tensor, no loop over queries):
 * AUC, GAUC and MPR need, per query, the sum ``A`` of the ascending mid-ranks (1 = lowest score
   among the valid candidates, ties at their mean rank) of its relevant items. On the CPU the relevant
   items are looked up in the sorted row with ``torch.searchsorted`` (items below and items below or
-  equal), which costs O(R log N) per query on top of the sort. On other devices (no host sync) the
+  equal), which costs O(R log N) per query on top of the sort. On other devices and under ``torch.compile``
+  (no host sync) the
   same sums come from cumulative sums and running maxima along the sorted row (O(N)).
   Mann-Whitney: ``U = A - R (R + 1) / 2`` and ``AUC = U / (R (N_valid - R))``.
 * FCP counts, for each item, the items with a strictly lower score and a lower (concordant) or higher
@@ -36,6 +37,7 @@ from torch import Tensor
 from torchrec_eval.functional._kernels import check_k
 from torchrec_eval.functional._plan import accumulate, check_common, prepare
 from torchrec_eval.inputs import Batch, Candidates, RankedTargets, count_true
+from torchrec_eval.syncs import host_reads_free
 
 #: families of this module -> "k" if they need "@k", "none" if they take no cut-off
 FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}
@@ -59,7 +61,10 @@ class TieGroups:
         """[B, N] bool: the position opens a new group of equal values."""
         if self._starts is None:
             starts = torch.ones(self.values.shape, dtype=torch.bool, device=self.values.device)
-            torch.ne(self.values[:, 1:], self.values[:, :-1], out=starts[:, 1:])
+            if torch.compiler.is_compiling():  # compile refuses a strided `out=`
+                starts[:, 1:] = self.values[:, 1:] != self.values[:, :-1]
+            else:  # no temporary [B, N] mask
+                torch.ne(self.values[:, 1:], self.values[:, :-1], out=starts[:, 1:])
             self._starts = starts
         return self._starts
 
@@ -134,7 +139,7 @@ def rank_sums(rows: SortedRows, relevant: Tensor, sparse: bool | None = None) ->
     relevant items up with ``searchsorted``; otherwise cumulative sums along the sorted rows are used.
     """
     if sparse is None:
-        sparse = rows.values.device.type == "cpu"
+        sparse = host_reads_free(rows.values)
     num_relevant = count_true(relevant) if relevant.is_contiguous() else relevant.sum(1)
     skipped = rows.skipped.to(torch.float64)
     if sparse:
