@@ -143,3 +143,18 @@ def test_missing_pandas_raises_an_import_error_naming_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install pandas"):
         load_movielens(path)
+
+
+def test_the_demo_trains_and_evaluates_on_a_ratings_file(tmp_path):
+    from torchrec_eval.datasets import generate_interactions
+    from torchrec_eval.demo import run_demo
+
+    synthetic = generate_interactions(num_users=60, num_items=80, interactions_per_user=(5, 15), seed=1)
+    rows = zip(synthetic.user.tolist(), synthetic.item.tolist(), synthetic.timestamp.tolist(), strict=True)
+    path = _write(tmp_path, "u.data", "".join(f"{u + 1}\t{i + 1}\t4\t{t}\n" for u, i, t in rows))
+    lines = []
+    result = run_demo(data=path, epochs=1, dim=8, plot=None, echo=lines.append)
+    items = len(set(synthetic.item.tolist()))
+    assert lines[0].startswith(f"data: 60 users, {items} items, ") and str(path) in lines[0]
+    assert len(result["history"]) == 1
+    assert all(0 <= value <= 1 for name, value in result["history"][0].items() if "@" in name)
