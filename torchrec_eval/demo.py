@@ -192,8 +192,9 @@ def run_demo(
         echo: where the table lines go (``print`` by default; a tqdm-aware writer with a bar).
 
     Returns:
-        ``{"baseline": {...}, "history": [{"epoch": 1, "loss": ..., "ndcg@10": ...}, ...],
-        "curves": {"model": {"ndcg@5": ...}, "baseline": {...}}, "plot": path or None, "seconds": ...}``.
+        A dict with ``baseline`` (the popularity row), ``history`` (one dict per epoch with ``epoch``,
+        ``loss`` and the metrics), ``curves`` (metric-by-k values of ``model`` and ``baseline``),
+        ``plot`` (the PNG's path, or None) and ``seconds``.
     """
     begin = time.perf_counter()
     torch.manual_seed(seed)

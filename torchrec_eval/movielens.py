@@ -3,14 +3,14 @@
 Nothing is downloaded: point :func:`load_movielens` at a file you have. Formats, detected from the
 first line (or named with ``format=``):
 
-==============  =====================================  ====================================================
-``format``      file                                   layout
-==============  =====================================  ====================================================
-``"u.data"``    MovieLens 100K ``u.data``              ``user item rating timestamp``, tab-separated, no header
-``"dat"``       MovieLens 1M / 10M ``ratings.dat``     ``UserID::MovieID::Rating::Timestamp``, no header
-``"csv"``       ml-latest, 20M, 25M ``ratings.csv``    header ``userId,movieId,rating,timestamp``
+==============  ======================================  ========================================================
+``format``      file                                    layout
+==============  ======================================  ========================================================
+``"u.data"``    MovieLens 100K ``u.data``               ``user item rating timestamp``, tab-separated, no header
+``"dat"``       MovieLens 1M / 10M ``ratings.dat``      ``UserID::MovieID::Rating::Timestamp``, no header
+``"csv"``       ml-latest, 20M, 25M ``ratings.csv``     header ``userId,movieId,rating,timestamp``
 ``"inter"``     RecBole ``.inter`` (``ml-100k.inter``)  header ``user_id:token<TAB>item_id:token<TAB>...``
-==============  =====================================  ====================================================
+==============  ======================================  ========================================================
 
 A RecBole file needs ``user_id`` and ``item_id`` columns; ``rating`` (default 1) and ``timestamp``
 (default: the row order) are read when present, other columns are ignored. Tokens that are all
