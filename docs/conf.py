@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # document this
 
 project = "torchrec_eval"
 author = "torchrec_eval contributors"
-copyright = "torchrec_eval contributors"  # noqa: A001 - Sphinx's name
+copyright = "torchrec_eval contributors"
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]

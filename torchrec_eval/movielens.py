@@ -133,7 +133,7 @@ def _inter_columns(header_line: str, path: Path) -> dict[str, int]:
     return found
 
 
-def load_movielens(path: str | Path, format: str | None = None) -> RatedInteractions:  # noqa: A002 - the format's name
+def load_movielens(path: str | Path, format: str | None = None) -> RatedInteractions:
     """Load a MovieLens ratings file (``u.data``, ``ratings.dat``, ``ratings.csv``) or a RecBole ``.inter``.
 
     Args:
