@@ -5,21 +5,21 @@ for one input). A preset is a small named bundle of the explicit options below; 
 explicitly always wins over the preset. Sources: each library's own code (see
 ``shared/conventions-survey.md`` and the references in ``tests/reference/conventions.py``).
 
-========================  ===========  ==========  ===========  =============  ========  ========  ==============
+========================  ===========  ==========  ===========  =============  =========  ========  ==============
 convention                empty query  ties        P@k divides  AP@k divides   NDCG gain  log base  IDCG
-========================  ===========  ==========  ===========  =============  ========  ========  ==============
-(library default)         skip         index       k            min(k, R)      linear    2         cut at k
-``"trec"`` (trec_eval)    0, counted   reverse id  k            R              linear    2         cut at k
-``"ranx"``                0, counted   index       k            R              linear    2         cut at k
-``"torchmetrics"``        0, counted   index*      k            hits in top k  linear    2         cut at k
-``"recbole"``             skip         index       k            min(k, R)      binary    2         cut at k
-``"jurity"``              skip         index       list length  min(k, R)      binary    2         all R (uncut)
-``"recommenders"`` (MS)   skip         index       k            min(k, R)      binary    e         cut at k
-``"spark"``               0, counted   index       k            min(k, R)      binary    e         cut at k
-``"rectools"``            skip         index       k            R              binary    2         k positions
-========================  ===========  ==========  ===========  =============  ========  ========  ==============
+========================  ===========  ==========  ===========  =============  =========  ========  ==============
+(library default)         skip         index       k            min(k, R)      linear     2         cut at k
+``"trec"`` (trec_eval)    0, counted   reverse id  k            R              linear     2         cut at k
+``"ranx"``                0, counted   index       k            R              linear     2         cut at k
+``"torchmetrics"``        0, counted   index\\*     k            hits in top k  linear     2         cut at k
+``"recbole"``             skip         index       k            min(k, R)      binary     2         cut at k
+``"jurity"``              skip         index       list length  min(k, R)      binary     2         all R (uncut)
+``"recommenders"`` (MS)   skip         index       k            min(k, R)      binary     e         cut at k
+``"spark"``               0, counted   index       k            min(k, R)      binary     e         cut at k
+``"rectools"``            skip         index       k            R              binary     2         k positions
+========================  ===========  ==========  ===========  =============  =========  ========  ==============
 
-Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (*,
+Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (\\*,
 ``average_ties=True``), as torchmetrics does; ``"rectools"`` counts a cold item as seen by one user in
 ``novelty`` (``cold_items="one_user"``) and a one-item list as 0 in ``intra_list_diversity``
 (``single_item="zero"``).

@@ -320,11 +320,11 @@ def mar(
 
 
 _GAIN_ARGS = """
-    Extra args:
+    Keyword Args:
         gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges);
             ``"binary"`` uses the relevance (0/1).
         log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
-        ideal (NDCG): ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
+        ideal: NDCG only: ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
             R relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
 """
 
