@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 from torchmetrics.utilities import dim_zero_cat
+from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.pointwise.base import PointwiseMetric, document_common
@@ -49,16 +50,26 @@ class _StoredCurve(PointwiseMetric):
 
         return apply
 
-    def _column(self, name: str, dtype: torch.dtype) -> Tensor:
-        state = getattr(self, f"sample_{name}")
-        if isinstance(state, list) and not state:
-            return torch.zeros(0, dtype=dtype, device=self.device)
-        return dim_zero_cat(state).to(dtype)  # an idle rank's empty list comes back from a sync as float32
+    def _dtypes(self) -> dict[str, torch.dtype]:
+        columns = {"preds": torch.float64, "target": torch.float64, "weight": torch.float64}
+        return columns if self.num_groups is None else {**columns, "groups": torch.int64}
+
+    def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
+        """torchmetrics' sync, with an empty column of the right dtype for a process that saw no sample
+        (torchmetrics would send a float32 one, which the float64 columns of the others do not match)."""
+        for name, dtype in self._dtypes().items():
+            state = getattr(self, f"sample_{name}")
+            if not state:
+                state.append(torch.zeros(0, dtype=dtype, device=self.device))
+        super()._sync_dist(dist_sync_fn, process_group)
+
+    def _column(self, name: str) -> Tensor:
+        state, dtype = getattr(self, f"sample_{name}"), self._dtypes()[name]
+        return dim_zero_cat(state).to(dtype) if len(state) else torch.zeros(0, dtype=dtype, device=self.device)
 
     def _values(self) -> dict[str, Tensor]:
-        preds, target, weight = (self._column(name, torch.float64).view(-1, self.num_tasks)
-                                 for name in ("preds", "target", "weight"))
-        groups = self._column("groups", torch.int64) if self.num_groups is not None else None
+        preds, target, weight = (self._column(name).view(-1, self.num_tasks) for name in ("preds", "target", "weight"))
+        groups = self._column("groups") if self.num_groups is not None else None
         auc, ap = sample_areas(preds, target, weight, groups, self.num_groups)
         return {self.key: auc if self.key == "auc" else ap}
 
