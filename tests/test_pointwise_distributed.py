@@ -8,7 +8,6 @@ union of each rank's last W updates, and only the lifetime and window states tra
 from __future__ import annotations
 
 import os
-import socket
 import warnings
 from typing import Any
 
@@ -18,13 +17,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
+from tests.test_distributed import START_METHOD, _free_port
 
 TASKS = ["click", "buy"]
 NUM_GROUPS = 3
 SIZES = [6, 3, 9, 1, 7, 4, 8]
 ASSIGNMENT = [[0, 1, 2, 3], [4, 5, 6], []]  # rank 2 has no data
 WINDOW = 2
-START_METHOD = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
 
 
 def _batches() -> list[dict[str, torch.Tensor]]:
@@ -81,12 +80,6 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
         torch.save(saved, os.path.join(out_dir, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
