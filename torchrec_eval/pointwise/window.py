@@ -5,7 +5,7 @@ and ranking metric of this library except the exact AUC/AUPRC; torchmetrics' ``M
 ...). Each ``update`` computes the batch's own contribution to those states (the wrapped metric updated
 from zero, so the increment is exact), adds it to the *lifetime* states, and writes it into a ring
 buffer of the last C updates. The *window* states are the sum of the ring's slots that are in the
-window, recomputed from the slots at every update (no running subtraction, so no drift):
+window, summed from the slots when computed or synced (no running subtraction, so no drift):
 
 * ``unit="updates"``: the last W updates (C = W);
 * ``unit="samples"``: TorchRec's ``WindowBuffer``: the most recent whole updates whose numbers of
@@ -160,12 +160,15 @@ class Windowed(MoveOnly):
                 getattr(self, f"ring_{state}").index_copy_(0, slot, increment.unsqueeze(0))
             self.ring_samples.index_fill_(0, slot, samples)
             self.ring_next.add_(1).remainder_(self.capacity)
-            kept = self._kept_slots()
-            for state in self.inner_states:
-                ring = getattr(self, f"ring_{state}")
-                setattr(self, f"window_{state}", (ring * kept.view(-1, *[1] * (ring.ndim - 1)).to(ring.dtype)).sum(0))
 
         return apply
+
+    def _refresh_window(self) -> None:
+        """Set the window states to the sum of the ring's slots in the window (this process's own)."""
+        kept = self._kept_slots()
+        for state in self.inner_states:
+            ring = getattr(self, f"ring_{state}")
+            setattr(self, f"window_{state}", (ring * kept.view(-1, *[1] * (ring.ndim - 1)).to(ring.dtype)).sum(0))
 
     def _kept_slots(self) -> Tensor:
         """[C] bool: the slots in the window (no host sync)."""
@@ -199,10 +202,13 @@ class Windowed(MoveOnly):
 
     def compute(self) -> dict[str, Tensor]:
         """``{"lifetime_<name>": ..., "window_<name>": ...}`` (prefixing the last part of each dict key)."""
+        if not self._is_synced:  # synced: _sync_dist has summed the processes' windows already
+            self._refresh_window()
         return {**self._named(self._evaluate("lifetime"), "lifetime_"), **self._named(self._evaluate("window"), "window_")}
 
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync of the lifetime and window states only."""
+        self._refresh_window()
         local = {state: self._reductions.pop(state) for state in self.local_states}
         try:
             super()._sync_dist(dist_sync_fn, process_group)
