@@ -356,3 +356,18 @@ def test_validate_args_false_skips_value_checks_only():
     metric.update(torch.tensor([0.5, 1.5]), torch.tensor([1, 0]))  # not checked: no host sync
     with pytest.raises(ValueError, match="`target` must have the shape"):
         metric.update(torch.tensor([0.5]), torch.tensor([1, 0]))
+
+
+def test_readme_names_exported_classes():
+    """The README's pointwise rows and section name classes that exist, with the keys they return."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines() if line.startswith("| `") and "| pointwise" in line]
+    names = [name for row in rows for name in row.split("|")[1].replace("`", "").replace(" ", "").split(",")]
+    assert len(names) == 11 and all(name in tre.__all__ for name in names), names
+    section = readme.split("## Pointwise metrics (TorchRec-style)")[1].split("\n## ")[0]
+    namespace: dict = {"torch": torch, "tre": tre}
+    exec(section.split("```python\n")[1].split("```")[0], namespace)  # noqa: S102 - our own README
+    tasks, values, scopes = ("click", "conversion"), ("ne", "calibration", "auc"), ("lifetime", "window")
+    assert set(namespace["logged"]) == {f"{t}/{s}_{v}" for t in tasks for v in values for s in scopes}
