@@ -1,5 +1,7 @@
 """Pointwise metrics on 3 real processes (gloo on CPU): synced values equal the single-process ones.
 
+(Also a ranking suite with per-query weights, ``weighted=True``.)
+
 Ranks see uneven numbers of batches and rank 2 none. Fixed-statistics metrics, the exact (stored)
 AUC/AUPRC and a Windowed suite are synced at compute, mid-way and at the end; the synced window is the
 union of each rank's last W updates, and only the lifetime and window states travel (the ring stays).
@@ -43,6 +45,10 @@ def _suite() -> tre.PointwiseMetrics:
                                 options={"auc": {"bins": 8}, "auprc": {"bins": 16}})
 
 
+def _query_weights() -> tre.RankingMetrics:
+    return tre.RankingMetrics(["ndcg@2", "auc", "gauc"], weighted=True, num_groups=NUM_GROUPS)
+
+
 def _metrics() -> dict[str, Any]:
     return {
         "suite": _suite(),
@@ -50,11 +56,15 @@ def _metrics() -> dict[str, Any]:
         "auprc": tre.BinaryAUPRC(tasks=TASKS),
         "windowed": tre.Windowed(_suite(), window=WINDOW),
         "windowed_samples": tre.Windowed(_suite(), window=12, unit="samples"),
+        "query_weights": _query_weights(),
     }
 
 
 def _update(metric: Any, batch: dict[str, torch.Tensor]) -> None:
     groups = batch["groups"] if getattr(metric, "num_groups", 1) is not None else None
+    if isinstance(metric, tre.RankingMetrics):  # each row a query: two tasks' scores of two items
+        metric.update(batch["preds"], batch["target"], sample_weight=batch["sample_weight"], groups=groups)
+        return
     metric.update(batch["preds"], batch["target"], sample_weight=batch["sample_weight"], groups=groups)
 
 
@@ -92,7 +102,7 @@ def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 def _single(ids: list[int]) -> dict[str, Any]:
     """Values of one process fed the batches ``ids``."""
     batches, metrics = _batches(), {"suite": _suite(), "auc": tre.BinaryAUC(tasks=TASKS, num_groups=NUM_GROUPS),
-                                    "auprc": tre.BinaryAUPRC(tasks=TASKS)}
+                                    "auprc": tre.BinaryAUPRC(tasks=TASKS), "query_weights": _query_weights()}
     for metric in metrics.values():
         for i in ids:
             _update(metric, batches[i])
@@ -108,7 +118,7 @@ def test_synced_values_equal_one_process(ranks, phase):
     seen = [ids[:2] if phase == "phase1" else ids for ids in ASSIGNMENT]
     expected = _single(sorted(i for ids in seen for i in ids))
     for rank in ranks:
-        for name in ("suite", "auc", "auprc"):
+        for name in ("suite", "auc", "auprc", "query_weights"):
             for key, value in expected[name].items():
                 _close(rank[phase][name][key], value, f"{phase} {name} {key}")
             assert rank[phase][name].keys() == expected[name].keys()

@@ -35,6 +35,15 @@ def fingerprint(value: Any) -> str:
     return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
 
 
+def _check_weighted(weighted: Any, members: Sequence[Any]) -> bool:
+    if not isinstance(weighted, bool):
+        raise ValueError(f"`weighted` must be True or False, got {weighted!r}")
+    unsupported = [key for member in members if not getattr(member, "supports_weights", False) for key in member.keys]
+    if weighted and unsupported:
+        raise ValueError(f"`weighted`: {unsupported} are catalogue metrics with no per-query weight")
+    return weighted
+
+
 class RankingMetric(SafeMetric):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
@@ -59,6 +68,11 @@ class RankingMetric(SafeMetric):
         num_groups: if set, ``update`` takes ``groups`` [B] in [0, num_groups) and ``compute``
             returns a [num_groups] tensor per value (NaN for a group with no counted query).
         single_key: return a tensor rather than a one-entry dict from ``compute``.
+        weighted: ``update`` takes ``sample_weight`` [B] >= 0, the weight of each query (the importance
+            of a user or a session; default 1): every mean over queries becomes a weighted mean, and
+            every pooled ratio (GAUC, pooled MPR, FCP, CTR) weighs each query's numerator and
+            denominator, in the state and so in the sync. Not for catalogue metrics (coverage, ...);
+            no confidence intervals (they assume unit weights). Not with the flat form.
         kwargs: torchmetrics ``Metric`` arguments (``sync_on_compute``, ``dist_sync_fn``, ...).
             ``compute_with_cache`` defaults to False here: see :mod:`torchrec_eval.metrics.lifecycle`.
 
@@ -81,6 +95,7 @@ class RankingMetric(SafeMetric):
         validate_args: bool = True,
         num_groups: int | None = None,
         single_key: bool = False,
+        weighted: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -96,6 +111,7 @@ class RankingMetric(SafeMetric):
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):
             raise ValueError(f"A metric is requested twice: {self.value_keys}")
+        self.weighted = _check_weighted(weighted, self.members)
         self.empty_target_action = empty_target_action
         self.relevance_threshold = relevance_threshold
         self.ties = ties
@@ -111,6 +127,7 @@ class RankingMetric(SafeMetric):
         signature = hashlib.sha1(
             fingerprint(
                 [type(self).__name__, self.value_keys, self.members, empty_target_action, relevance_threshold, ties]
+                + (["weighted"] if weighted else [])  # unweighted metrics keep their state names
             ).encode()
         ).hexdigest()
         self.add_state(
@@ -172,6 +189,7 @@ class RankingMetric(SafeMetric):
         mask: Tensor | None = None,
         exclude_ids: Tensor | None = None,
         groups: Tensor | None = None,
+        sample_weight: Tensor | None = None,
     ) -> None:
         """Rank one batch and add its queries to the state; on any error the state is left unchanged.
 
@@ -179,6 +197,7 @@ class RankingMetric(SafeMetric):
             preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
                 form of :mod:`torchrec_eval.inputs` (dense, ids, ranked or flat).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
+            sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
         self._update_from(
             {
@@ -191,11 +210,14 @@ class RankingMetric(SafeMetric):
                 "mask": mask,
                 "exclude_ids": exclude_ids,
                 "groups": groups,
+                "sample_weight": sample_weight,
             }
         )
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
-        batch = self.batch(**inputs)
+        weight = inputs.get("sample_weight")
+        batch = self.batch(**{name: value for name, value in inputs.items() if name != "sample_weight"})
+        batch.weights = self._check_weight(weight, batch)
         applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
 
         def apply() -> None:
@@ -205,6 +227,9 @@ class RankingMetric(SafeMetric):
         return apply
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
+        if inputs.get("sample_weight") is not None:
+            raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
+                             "(one row per query), not with the flat form (`indexes`)")
         self._require_groups(inputs.get("groups"))
         check_flat(inputs, self.validate_args)
 
@@ -238,6 +263,25 @@ class RankingMetric(SafeMetric):
         if batch.groups is not None:
             batch.groups = self._check_groups(batch.groups)
         return batch
+
+    def _check_weight(self, weight: Any, batch: Batch) -> Tensor | None:
+        """The [B] float64 query weights on this metric's device (None: unweighted)."""
+        if weight is None:
+            return None
+        if not self.weighted:
+            raise ValueError("`sample_weight` needs a metric built with `weighted=True` (got a weight for an "
+                             "unweighted metric)")
+        rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
+        if (not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool
+                or weight.is_complex()):
+            shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+            raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
+                             f"query, got {shape}")
+        weight = weight.to(device=self.device, dtype=torch.float64)
+        if self.validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
+            raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
+                             f"to {weight.max().item()}")
+        return weight
 
     def _check_groups(self, groups: Tensor) -> Tensor:
         if groups.is_floating_point() or groups.dtype == torch.bool:
