@@ -371,3 +371,21 @@ def test_readme_names_exported_classes():
     exec(section.split("```python\n")[1].split("```")[0], namespace)  # noqa: S102 - our own README
     tasks, values, scopes = ("click", "conversion"), ("ne", "calibration", "auc"), ("lifetime", "window")
     assert set(namespace["logged"]) == {f"{t}/{s}_{v}" for t in tasks for v in values for s in scopes}
+
+
+@pytest.mark.parametrize(("validate_args", "syncs"), [(True, 1), (False, 0)])
+def test_update_waits_for_the_device_once_or_never(monkeypatch, validate_args, syncs):
+    """All value checks share one host sync; ``validate_args=False`` has none (a hot loop never waits)."""
+    count = [0]
+    for name in ("__bool__", "item", "__int__", "__float__", "tolist"):
+        original = getattr(torch.Tensor, name)
+
+        def counted(self, *args, _original=original, **kwargs):
+            count[0] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, name, counted)
+    metric = tre.Windowed(tre.PointwiseMetrics(["ne", "calibration", "auc"], tasks=["a", "b"], num_groups=3,
+                                               options={"auc": {"bins": 10}}, validate_args=validate_args), window=4)
+    metric.update(torch.rand(8, 2), torch.ones(8, 2), sample_weight=torch.rand(8), groups=torch.arange(8) % 3)
+    assert count[0] == syncs

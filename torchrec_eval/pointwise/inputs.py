@@ -41,23 +41,36 @@ def _tensor(name: str, value: object) -> Tensor:
     return value
 
 
-def _check_range(name: str, value: Tensor, low: float | None, high: float | None) -> None:
-    """Finite values within [low, high] (one host sync)."""
-    if value.numel() == 0:
-        return
-    smallest, largest = torch.aminmax(value)
-    bad = ~torch.isfinite(value).all()
+def _outside(value: Tensor, low: float | None, high: float | None) -> Tensor:
+    """A 0-d bool tensor: some value is NaN, infinite, or outside [low, high] (no host sync)."""
+    bad = ~torch.isfinite(value)
     if low is not None:
-        bad = bad | (smallest < low)
+        bad = bad | (value < low)
     if high is not None:
-        bad = bad | (largest > high)
-    if bool(bad):
-        bounds = f"in [{low}, {high}]" if low is not None and high is not None else f">= {low}"
-        raise ValueError(
-            f"`{name}` must hold finite values{'' if low is None else ' ' + bounds}, got values from "
-            f"{smallest.item()} to {largest.item()}"
-            + (" (NaN or inf included)" if not bool(torch.isfinite(value).all()) else "")
-        )
+        bad = bad | (value > high)
+    return bad.any()
+
+
+def _range_error(name: str, value: Tensor, low: float | None, high: float | None) -> ValueError:
+    smallest, largest = torch.aminmax(value)
+    if name == "groups":
+        return ValueError(f"`groups` must lie in [0, {int(high) + 1}), got values from {smallest.item()} "
+                          f"to {largest.item()}")
+    bounds = "" if low is None else f" in [{low}, {high}]" if high is not None else f" >= {low}"
+    nonfinite = " (NaN or inf included)" if not bool(torch.isfinite(value).all()) else ""
+    return ValueError(f"`{name}` must hold finite values{bounds}, got values from {smallest.item()} to "
+                      f"{largest.item()}{nonfinite}")
+
+
+def _check_values(checks: list[tuple[str, Tensor, float | None, float | None]]) -> None:
+    """Every check on the device, then one host sync; the details are read only to raise."""
+    checks = [check for check in checks if check[1].numel()]
+    if not checks:
+        return
+    flags = torch.stack([_outside(value, low, high) for _, value, low, high in checks])
+    if bool(flags.any()):
+        name, value, low, high = checks[int(flags.nonzero()[0])]
+        raise _range_error(name, value, low, high)
 
 
 def prepare_pointwise(
@@ -128,16 +141,13 @@ def prepare_pointwise(
     preds = columns.to(device=device, dtype=torch.float64)
     target = target.reshape(columns.shape).to(device=device, dtype=torch.float64)
     if validate_args:
-        _check_range("preds", preds, 0.0 if probabilities else None, 1.0 if probabilities else None)
-        _check_range("target", target, 0.0 if binary_target else None, 1.0 if binary_target else None)
-        if sample_weight is not None:
-            _check_range("sample_weight", weight, 0.0, None)
-        if groups is not None and groups.numel():
-            low, high = torch.aminmax(groups)
-            if bool((low < 0) | (high >= num_groups)):
-                raise ValueError(
-                    f"`groups` must lie in [0, {num_groups}), got values from {low.item()} to {high.item()}"
-                )
+        unit = (0.0, 1.0)
+        _check_values([
+            ("preds", preds, *(unit if probabilities else (None, None))),
+            ("target", target, *(unit if binary_target else (None, None))),
+            *([("sample_weight", weight, 0.0, None)] if sample_weight is not None else []),
+            *([("groups", groups, 0, num_groups - 1)] if groups is not None else []),
+        ])
     return PointwiseBatch(preds, target, weight, groups)
 
 
