@@ -219,3 +219,17 @@ def test_the_flat_form_is_refused():
     metric = tre.Windowed(tre.NDCG(k=2), window=2)
     with pytest.raises(ValueError, match="`indexes`: a windowed metric does not take the flat form"):
         metric.update(torch.rand(4), torch.tensor([1, 0, 0, 1]), indexes=torch.tensor([0, 0, 1, 1]))
+
+
+def test_plot_draws_a_bar_per_lifetime_and_window_value():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    metric = tre.Windowed(tre.PointwiseMetrics(["ne", "calibration"], tasks=["a"]), window=1)
+    metric.update(torch.full((4, 1), 0.5), torch.tensor([[1], [0], [0], [0]]))
+    metric.update(torch.full((4, 1), 0.25), torch.tensor([[1], [0], [0], [0]]))
+    values = metric.compute()
+    fig, ax = metric.plot()
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == list(values)
+    assert [bar.get_height() for bar in ax.patches] == pytest.approx([value.item() for value in values.values()])
+    assert values["a/window_calibration"].item() == 1.0 and values["a/lifetime_calibration"].item() == 1.5
+    matplotlib.pyplot.close(fig)

@@ -12,6 +12,7 @@ A suite config is a mapping with these keys (only ``metrics`` is required)::
     relevance_threshold: 1                                  # target >= 1 is relevant (default: > 0)
     ties: index                                             # how equal scores are ordered
     validate_args: true
+    prefix: val/                                            # result keys val/ndcg@10, ... (also postfix)
 
 Load one with ``RankingMetrics.from_config("my_suite.yaml")``, a ready-made suite shipped in the
 package by its name (``"recsys"``, ``"trec"``, ``"beyond"``: :data:`SUITES`, the files of
@@ -47,6 +48,8 @@ ALLOWED_KEYS = (
     "relevance_threshold",
     "ties",
     "validate_args",
+    "prefix",
+    "postfix",
 )
 
 
@@ -178,7 +181,7 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
             Keys: ``metrics`` (required: a list of names such as ``"ndcg@10"``, or bare names combined
             with ``k``), ``k`` (an int or a list of ints), ``options`` (``{family: {option: value}}``),
             ``convention`` (a preset name such as ``"trec"``), ``empty_target_action``,
-            ``relevance_threshold``, ``ties`` and ``validate_args``, with the meaning they have in
+            ``relevance_threshold``, ``ties``, ``validate_args``, ``prefix`` and ``postfix``, with the meaning they have in
             :class:`~torchrec_eval.RankingMetrics` (explicit options and arguments override the
             preset). A key set to ``null`` (``None``) is left to the constructor's default.
 
@@ -217,7 +220,7 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
 
     _check_options(kwargs, where)
 
-    for key in ("convention", "empty_target_action", "ties"):
+    for key in ("convention", "empty_target_action", "ties", "prefix", "postfix"):
         if key in kwargs and not isinstance(kwargs[key], str):
             raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
     threshold = kwargs.get("relevance_threshold")

@@ -146,7 +146,7 @@ def prepare(
         ties=ties,
         relevance_threshold=relevance_threshold,
         validate_args=validate_args,
-        k=max((member.depth for member in members), default=0),
+        k=max([0, *(member.depth for member in members)]),  # (no `default=`: torch.compile traces this)
         need_ideal=any(member.needs_ideal for member in members),
         to_num_relevant=any(member.to_num_relevant for member in members),
         need_candidates=any(member.needs_candidates for member in members),

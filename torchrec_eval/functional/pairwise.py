@@ -99,6 +99,12 @@ class SortedRows(TieGroups):
             self.num_valid = count_true(candidates.valid)
         self.skipped = num_items - self.num_valid
 
+    def rank_sums(self) -> tuple[Tensor, Tensor]:
+        return rank_sums(self, self.candidates.relevant)
+
+    def pair_counts(self) -> tuple[Tensor, Tensor]:
+        return pair_counts(self, self.candidates.gains)
+
 
 def _compact(flags: Tensor, counts: Tensor,
              *sources: tuple[Tensor, float]) -> tuple[int, list[Tensor], Tensor]:
@@ -308,11 +314,12 @@ class PairwiseMember:
         """Numerators and denominators [B, P] (float64) of every key for one batch."""
         columns: dict[str, tuple[Tensor, Tensor]] = {}
         if self.needs_candidates:
-            rows = SortedRows(batch.candidates)
+            # a catalogue streamed in chunks brings its counts (TargetRanks) instead of every candidate
+            rows = batch.candidates if hasattr(batch.candidates, "rank_sums") else SortedRows(batch.candidates)
             if {"auc", "gauc", "mpr"} & set(self.families):
                 columns.update(self._rank_columns(rows, empty_target_action))
             if "fcp" in self.families:
-                concordant, discordant = pair_counts(rows, batch.candidates.gains)
+                concordant, discordant = rows.pair_counts()
                 columns["fcp"] = (concordant, concordant + discordant)
         if self.ctr_ks:
             clicks, shown = ctr_counts(batch.ranked, self.ctr_ks)
@@ -322,8 +329,8 @@ class PairwiseMember:
         denominators = torch.stack([columns[key][1] for key in self.keys], dim=1)
         return numerators, denominators
 
-    def _rank_columns(self, rows: SortedRows, action: str) -> dict[str, tuple[Tensor, Tensor]]:
-        relevant_count, rank_sum = rank_sums(rows, rows.candidates.relevant)
+    def _rank_columns(self, rows: Any, action: str) -> dict[str, tuple[Tensor, Tensor]]:
+        relevant_count, rank_sum = rows.rank_sums()
         num_valid = rows.num_valid.to(torch.float64)
         out: dict[str, tuple[Tensor, Tensor]] = {}
         one = torch.ones_like(relevant_count)

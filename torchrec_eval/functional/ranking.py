@@ -9,7 +9,7 @@ from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.conventions import resolve_common, resolve_options
+from torchrec_eval.conventions import preset, resolve_common, resolve_options
 from torchrec_eval.functional._plan import Plan, check_common, make_entry, prepare
 
 _COMMON_ARGS = """
@@ -84,6 +84,7 @@ def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]
         ties=ties,
         relevance_threshold=relevance_threshold,
         validate_args=validate_args,
+        duplicates=preset(convention).duplicates,
         **inputs,
     )
     values, counted = plan.per_query(batch.ranked, empty_target_action)

@@ -11,10 +11,11 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.conventions import resolve_common
+from torchrec_eval.catalogue import CatalogueBatch
+from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES, Batch, check_flat
-from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.metrics.lifecycle import Apply, SafeMetric, keywords_checked
 
 
 def fingerprint(value: Any) -> str:
@@ -42,6 +43,24 @@ def _check_weighted(weighted: Any, members: Sequence[Any]) -> bool:
     if weighted and unsupported:
         raise ValueError(f"`weighted`: {unsupported} are catalogue metrics with no per-query weight")
     return weighted
+
+
+class _TensorShape:
+    """A tensor in a repr: its dtype and shape, not its values (``<tensor float64 [500]>``)."""
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.text = f"<tensor {str(tensor.dtype).removeprefix('torch.')} {list(tensor.shape)}>"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return _TensorShape(value)
+    if isinstance(value, dict):
+        return {key: _shown(item) for key, item in value.items()}
+    return value
 
 
 class RankingMetric(SafeMetric):
@@ -99,7 +118,16 @@ class RankingMetric(SafeMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        given = {"convention": convention, "empty_target_action": empty_target_action,
+                 "relevance_threshold": relevance_threshold, "ties": ties, "num_groups": num_groups}
+        # the arguments that differ from the defaults, for repr
+        self._settings = {name: value for name, value in given.items() if value is not None}
+        if not validate_args:
+            self._settings["validate_args"] = False
+        if weighted:
+            self._settings["weighted"] = True
         empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
+        self.duplicates = preset(convention).duplicates
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
@@ -214,10 +242,30 @@ class RankingMetric(SafeMetric):
             }
         )
 
+    def _show(self, **arguments: Any) -> None:
+        """Show these constructor arguments in repr, those that are not None (tensors by dtype and shape)."""
+        self._settings.update({name: _shown(value) for name, value in arguments.items() if value is not None})
+
+    def _ordered_keys(self) -> list[str]:
+        """The value keys in the order of ``compute``."""
+        return self.value_keys
+
+    def extra_repr(self) -> str:
+        """The value keys and the arguments that differ from the defaults: ``ndcg@5, ndcg@10, ties='average'``."""
+        shown = (f"{name}={value!r}" for name, value in self._settings.items())
+        return ", ".join([*self._ordered_keys(), *shown])
+
+    def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
+        return inputs
+
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         weight = inputs.get("sample_weight")
-        batch = self.batch(**{name: value for name, value in inputs.items() if name != "sample_weight"})
+        batch = self.batch(**self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"}))
         batch.weights = self._check_weight(weight, batch)
+        return self._stage_batch(batch)
+
+    def _stage_batch(self, batch: Batch) -> Apply:
         applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
 
         def apply() -> None:
@@ -226,12 +274,68 @@ class RankingMetric(SafeMetric):
 
         return apply
 
+    def catalogue(
+        self,
+        num_items: int,
+        *,
+        target_ids: Tensor,
+        target_gains: Tensor | None = None,
+        target_scores: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        process_group: Any = None,
+    ) -> CatalogueBatch:
+        """Evaluate one query batch against a catalogue scored in chunks: no [B, N] score matrix.
+
+        Give the batch's targets and exclusions once, then ``add(scores, offset)`` for each chunk of
+        items, in any order and of any sizes; ``close()`` (or leaving the ``with`` block) adds to the
+        metric exactly what ``update(preds=<all N scores>, target_ids=..., ...)`` would have. Memory
+        is O(B·(k + T)) whatever ``num_items``. With ``process_group`` (an item-parallel group whose
+        ranks hold the same queries and score one contiguous item range each), ``close`` combines the
+        ranks with one ``all_gather`` and the group's first rank adds the batch.
+
+        Args:
+            num_items: N, the size of the catalogue (item ids 0..N-1).
+            target_ids, target_gains, exclude_ids, groups: as in ``update`` (ids form).
+            target_scores: [B, T] the scores of the target items, needed by AUC, GAUC, MPR and FCP
+                (which count the items above each target in every chunk); they stand for the chunks'
+                entries at the targets, which are then not read.
+            process_group: the item-parallel group, or None (one process scores the whole catalogue).
+
+        Returns:
+            a :class:`~torchrec_eval.catalogue.CatalogueBatch`, also a context manager.
+
+        Raises:
+            ValueError: see :class:`~torchrec_eval.catalogue.CatalogueBatch`; ``ties="average"``.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import NDCG
+            >>> metric = NDCG(k=2)
+            >>> scores = torch.tensor([[0.1, 0.9, 0.3, 0.8, 0.2]])
+            >>> with metric.catalogue(5, target_ids=torch.tensor([[3, 4]])) as batch:
+            ...     batch.add(scores[:, :2], offset=0)
+            ...     batch.add(scores[:, 2:], offset=2)
+            >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
+            (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
+        """
+        return CatalogueBatch(
+            self,
+            num_items,
+            target_ids=target_ids,
+            target_gains=target_gains,
+            target_scores=target_scores,
+            exclude_ids=exclude_ids,
+            groups=groups,
+            process_group=process_group,
+        )
+
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         if inputs.get("sample_weight") is not None:
             raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
                              "(one row per query), not with the flat form (`indexes`)")
         self._require_groups(inputs.get("groups"))
-        check_flat(inputs, self.validate_args)
+        check_flat(self._inputs(inputs), self.validate_args)
 
     def _require_groups(self, groups: Tensor | None) -> None:
         if (groups is None) != (self.num_groups is None):
@@ -258,6 +362,7 @@ class RankingMetric(SafeMetric):
             relevance_threshold=self.relevance_threshold,
             validate_args=self.validate_args,
             groups=groups,
+            duplicates=self.duplicates,
             **inputs,
         )
         if batch.groups is not None:
@@ -302,5 +407,67 @@ class RankingMetric(SafeMetric):
             results.update(member.compute(self))
         if self.num_groups is None:
             results = {key: value[0] for key, value in results.items()}
-        results = {key: results[key] for key in self.value_keys}
-        return results[self.value_keys[0]] if self.single_key else results
+        return self._output(results)
+
+    def _output(self, results: dict[str, Tensor]) -> Tensor | dict[str, Tensor]:
+        """Values in the order of the metric's keys (keys absent from ``results`` left out), or the only one."""
+        ordered = {key: results[key] for key in self._ordered_keys() if key in results}
+        return next(iter(ordered.values())) if self.single_key else ordered
+
+    @keywords_checked
+    def per_query(
+        self,
+        preds: Tensor | None = None,
+        target: Tensor | None = None,
+        *,
+        indexes: Tensor | None = None,
+        target_ids: Tensor | None = None,
+        target_gains: Tensor | None = None,
+        ranked_ids: Tensor | None = None,
+        mask: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        query_ids: Any = None,
+        as_frame: bool = False,
+    ) -> Any:
+        """Every value of the metric for each query of one batch, without touching the state.
+
+        Takes ``update``'s arguments, with the same checks (and ``ValueError`` s). The value of a query is
+        the one ``update`` would count for it; NaN marks a query the metric does not count. ``compute()``
+        after ``update`` on the same batch is the mean of these values over the counted queries, or for a
+        pooled ratio their mean weighted by the query's denominator: see
+        :mod:`torchrec_eval.metrics.per_query`, which also says why catalogue metrics (coverage, Gini,
+        entropy, inter-list diversity) have no per-query values and are left out.
+
+        Args:
+            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups: as
+                for ``update``. In the flat form every query of the call is complete (none is held back),
+                and the queries come in ascending ``indexes`` order.
+            query_ids: labels of the rows of the DataFrame (``as_frame=True`` only), one per query;
+                default: the ``indexes`` of the flat form, else 0..B-1.
+            as_frame: return a ``pandas.DataFrame`` indexed by ``query_id`` (plus a ``group`` column
+                with ``groups``) instead of tensors.
+
+        Returns:
+            A dict ``{key: [B] float64 tensor}`` in the order of ``compute()`` (a [B] tensor where
+            ``compute()`` returns a tensor), or the DataFrame.
+
+        Raises:
+            ValueError: as ``update`` on bad input; if the metric has no per-query value; on
+                ``query_ids`` of the wrong length or without ``as_frame``.
+            ImportError: with ``as_frame=True`` when pandas is not installed.
+
+        Example:
+            >>> import torch
+            >>> import torchrec_eval as tre
+            >>> suite = tre.RankingMetrics(["ndcg@2", "mrr@2"])
+            >>> suite.per_query(torch.tensor([[0.9, 0.8, 0.1], [0.3, 0.2, 0.1]]),
+            ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
+            {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
+        """
+        from torchrec_eval.metrics.per_query import per_query
+
+        inputs = {"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
+                  "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
+                  "exclude_ids": exclude_ids, "groups": groups}
+        return per_query(self, inputs, query_ids, as_frame)
