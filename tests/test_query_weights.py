@@ -99,6 +99,8 @@ def test_bad_weights_name_the_argument_and_change_nothing():
         tre.NDCG(k=5).update(scores, target, sample_weight=torch.ones(12))
     with pytest.raises(ValueError, match=r"`weighted`: \['coverage@3'\] are catalogue metrics"):
         tre.RankingMetrics(["ndcg@3", "coverage@3"], options={"coverage": {"num_items": 15}}, weighted=True)
+    with pytest.raises(ValueError, match="`catalogue` takes no `sample_weight`"):
+        metric.catalogue(15, target_ids=torch.tensor([[1, 2]]))
     with pytest.raises(ValueError, match="`weighted` must be True or False"):
         tre.NDCG(k=5, weighted=1)
     from torchrec_eval.uncertainty import confidence_interval

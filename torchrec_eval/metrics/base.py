@@ -319,6 +319,9 @@ class RankingMetric(SafeMetric):
             >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
             (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
         """
+        if self.weighted:
+            raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
+                             "every query with weight 1; use `update(..., sample_weight=w)`")
         return CatalogueBatch(
             self,
             num_items,
