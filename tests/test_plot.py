@@ -41,8 +41,16 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "Serendipity": lambda: tre.Serendipity(k=3, item_popularity=POPULARITY),
     "AveragePopularity": lambda: tre.AveragePopularity(k=3, item_popularity=POPULARITY),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
+    # pointwise (one prediction per sample; suites and Windowed return dicts, like RankingMetrics)
+    "NE": lambda: tre.NE(), "LogLoss": lambda: tre.LogLoss(), "Calibration": lambda: tre.Calibration(),
+    "PointwiseCTR": lambda: tre.PointwiseCTR(), "PointwiseMSE": lambda: tre.PointwiseMSE(),
+    "PointwiseRMSE": lambda: tre.PointwiseRMSE(), "PointwiseMAE": lambda: tre.PointwiseMAE(),
+    "BinnedAUC": lambda: tre.BinnedAUC(bins=16), "BinnedAUPRC": lambda: tre.BinnedAUPRC(bins=16),
+    "BinaryAUC": lambda: tre.BinaryAUC(), "BinaryAUPRC": lambda: tre.BinaryAUPRC(),
 }
 RATING = {"MAE", "MSE", "RMSE"}  # torchmetrics' own classes and plot
+POINTWISE = {"NE", "LogLoss", "Calibration", "PointwiseCTR", "PointwiseMSE", "PointwiseRMSE", "PointwiseMAE",
+             "BinnedAUC", "BinnedAUPRC", "BinaryAUC", "BinaryAUPRC"}
 
 
 @pytest.fixture(autouse=True)
@@ -60,6 +68,9 @@ def _batch(seed: int, rows: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _inputs(name: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    if name in POINTWISE:  # probabilities [B] and 0/1 labels, both classes present
+        gen = torch.Generator().manual_seed(seed)
+        return torch.rand(10, generator=gen), torch.arange(10) % 2
     if name in RATING:
         gen = torch.Generator().manual_seed(seed)
         return torch.rand(10, generator=gen) * 5, torch.rand(10, generator=gen) * 5
@@ -72,7 +83,7 @@ def _heights(ax) -> list[float]:
 
 def test_every_public_metric_class_is_covered():
     public = {name for name in tre.__all__ if isinstance(getattr(tre, name), type)
-              and issubclass(getattr(tre, name), Metric) and name != "RankingMetrics"}
+              and issubclass(getattr(tre, name), Metric) and name not in ("RankingMetrics", "PointwiseMetrics", "Windowed")}
     assert public == set(FACTORIES)
 
 

@@ -1,6 +1,6 @@
 """torchrec_eval: ranking and recommender metrics for PyTorch, as torchmetrics ``Metric`` classes."""
 
-from torchrec_eval import functional, uncertainty
+from torchrec_eval import functional, pointwise, uncertainty
 from torchrec_eval.beyond import (
     AveragePopularity,
     Coverage,
@@ -33,6 +33,21 @@ from torchrec_eval.metrics import (
     Precision,
     Recall,
     RPrecision,
+)
+from torchrec_eval.pointwise import (
+    NE,
+    BinaryAUC,
+    BinaryAUPRC,
+    BinnedAUC,
+    BinnedAUPRC,
+    Calibration,
+    LogLoss,
+    PointwiseCTR,
+    PointwiseMAE,
+    PointwiseMetrics,
+    PointwiseMSE,
+    PointwiseRMSE,
+    Windowed,
 )
 
 __version__ = "0.1.0"
@@ -69,4 +84,19 @@ __all__ = [
     "Recall",
     "functional",
     "uncertainty",
+    # pointwise metrics of CTR / conversion models (TorchRec's set)
+    "BinaryAUC",
+    "BinaryAUPRC",
+    "BinnedAUC",
+    "BinnedAUPRC",
+    "Calibration",
+    "LogLoss",
+    "NE",
+    "PointwiseCTR",
+    "PointwiseMAE",
+    "PointwiseMSE",
+    "PointwiseMetrics",
+    "PointwiseRMSE",
+    "Windowed",
+    "pointwise",
 ]

@@ -133,8 +133,10 @@ class Candidates:
 
 @dataclass
 class Batch:
-    """A validated batch: its top-k view, its full candidate view (each if requested), its groups."""
+    """A validated batch: its top-k view, its full candidate view (each if requested), its groups, and
+    the float64 [B] weight of each query when the metric is ``weighted``."""
 
     ranked: RankedTargets | None
     candidates: Candidates | None
     groups: Tensor | None
+    weights: Tensor | None = None

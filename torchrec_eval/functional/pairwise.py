@@ -273,6 +273,7 @@ class PairwiseMember:
 
     needs_ideal = False
     to_num_relevant = False
+    supports_weights = True  # every value is a ratio of sums over queries
 
     def __init__(self, requests: Sequence[tuple[str, int | None]],
                  options: dict[str, dict[str, Any]] | None = None) -> None:
@@ -376,7 +377,7 @@ class PairwiseMember:
         """Compute the batch's sums (may raise); the returned call adds them to the state."""
         numerators, denominators = self.ratios(batch, metric.empty_target_action)
         rows = torch.cat([numerators, denominators, numerators * numerators], dim=1)
-        return lambda: accumulate(getattr(metric, self.state_name), rows, batch.groups)
+        return lambda: accumulate(getattr(metric, self.state_name), rows, batch.groups, batch.weights)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         state = getattr(metric, self.state_name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -35,6 +36,15 @@ def fingerprint(value: Any) -> str:
         return repr(value)
     fields = getattr(value, "__dict__", None)
     return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
+
+
+def _check_weighted(weighted: Any, members: Sequence[Any]) -> bool:
+    if not isinstance(weighted, bool):
+        raise ValueError(f"`weighted` must be True or False, got {weighted!r}")
+    unsupported = [key for member in members if not getattr(member, "supports_weights", False) for key in member.keys]
+    if weighted and unsupported:
+        raise ValueError(f"`weighted`: {unsupported} are catalogue metrics with no per-query weight")
+    return weighted
 
 
 class _TensorShape:
@@ -79,6 +89,11 @@ class RankingMetric(SafeMetric):
         num_groups: if set, ``update`` takes ``groups`` [B] in [0, num_groups) and ``compute``
             returns a [num_groups] tensor per value (NaN for a group with no counted query).
         single_key: return a tensor rather than a one-entry dict from ``compute``.
+        weighted: ``update`` takes ``sample_weight`` [B] >= 0, the weight of each query (the importance
+            of a user or a session; default 1): every mean over queries becomes a weighted mean, and
+            every pooled ratio (GAUC, pooled MPR, FCP, CTR) weighs each query's numerator and
+            denominator, in the state and so in the sync. Not for catalogue metrics (coverage, ...);
+            no confidence intervals (they assume unit weights). Not with the flat form.
         kwargs: torchmetrics ``Metric`` arguments (``sync_on_compute``, ``dist_sync_fn``, ...).
             ``compute_with_cache`` defaults to False here: see :mod:`torchrec_eval.metrics.lifecycle`.
 
@@ -101,6 +116,7 @@ class RankingMetric(SafeMetric):
         validate_args: bool = True,
         num_groups: int | None = None,
         single_key: bool = False,
+        weighted: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -110,6 +126,8 @@ class RankingMetric(SafeMetric):
         self._settings = {name: value for name, value in given.items() if value is not None}
         if not validate_args:
             self._settings["validate_args"] = False
+        if weighted:
+            self._settings["weighted"] = True
         empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
         self.duplicates = preset(convention).duplicates
         check_common(empty_target_action, relevance_threshold)
@@ -123,6 +141,7 @@ class RankingMetric(SafeMetric):
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):
             raise ValueError(f"A metric is requested twice: {self.value_keys}")
+        self.weighted = _check_weighted(weighted, self.members)
         self.empty_target_action = empty_target_action
         self.relevance_threshold = relevance_threshold
         self.ties = ties
@@ -138,6 +157,7 @@ class RankingMetric(SafeMetric):
         signature = hashlib.sha1(
             fingerprint(
                 [type(self).__name__, self.value_keys, self.members, empty_target_action, relevance_threshold, ties]
+                + (["weighted"] if weighted else [])  # unweighted metrics keep their state names
             ).encode()
         ).hexdigest()
         self.add_state(
@@ -199,6 +219,7 @@ class RankingMetric(SafeMetric):
         mask: Tensor | None = None,
         exclude_ids: Tensor | None = None,
         groups: Tensor | None = None,
+        sample_weight: Tensor | None = None,
     ) -> None:
         """Rank one batch and add its queries to the state; on any error the state is left unchanged.
 
@@ -206,6 +227,7 @@ class RankingMetric(SafeMetric):
             preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
                 form of :mod:`torchrec_eval.inputs` (dense, ids, ranked or flat).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
+            sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
         self._update_from(
             {
@@ -218,6 +240,7 @@ class RankingMetric(SafeMetric):
                 "mask": mask,
                 "exclude_ids": exclude_ids,
                 "groups": groups,
+                "sample_weight": sample_weight,
             }
         )
 
@@ -239,15 +262,17 @@ class RankingMetric(SafeMetric):
         return inputs
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
-        inputs = self._inputs(inputs)
+        weight = inputs.get("sample_weight")
+        inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
         step = getattr(self, "_compiled_increments", None)
-        if step is not None and inputs.get("indexes") is None:  # the flat form stays eager
+        if step is not None and weight is None and inputs.get("indexes") is None:  # the flat form stays eager
             try:
-                increments = step(inputs)  # pure: nothing is touched yet
-            except Exception:  # bad input: the eager path raises its named ValueError
-                return self._stage_batch(self.batch(**inputs))
-            return lambda: self._add(increments)
-        return self._stage_batch(self.batch(**inputs))
+                return functools.partial(self._add, step(inputs))  # pure: nothing is touched yet
+            except Exception:  # noqa: S110 - bad input: the eager path below raises its named ValueError
+                pass
+        batch = self.batch(**inputs)
+        batch.weights = self._check_weight(weight, batch)
+        return self._stage_batch(batch)
 
     def _add(self, increments: dict[str, Tensor]) -> None:
         for name, increment in increments.items():
@@ -335,6 +360,9 @@ class RankingMetric(SafeMetric):
             >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
             (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
         """
+        if self.weighted:
+            raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
+                             "every query with weight 1; use `update(..., sample_weight=w)`")
         return CatalogueBatch(
             self,
             num_items,
@@ -347,6 +375,9 @@ class RankingMetric(SafeMetric):
         )
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
+        if inputs.get("sample_weight") is not None:
+            raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
+                             "(one row per query), not with the flat form (`indexes`)")
         self._require_groups(inputs.get("groups"))
         check_flat(self._inputs(inputs), self.validate_args)
 
@@ -381,6 +412,25 @@ class RankingMetric(SafeMetric):
         if batch.groups is not None:
             batch.groups = self._check_groups(batch.groups)
         return batch
+
+    def _check_weight(self, weight: Any, batch: Batch) -> Tensor | None:
+        """The [B] float64 query weights on this metric's device (None: unweighted)."""
+        if weight is None:
+            return None
+        if not self.weighted:
+            raise ValueError("`sample_weight` needs a metric built with `weighted=True` (got a weight for an "
+                             "unweighted metric)")
+        rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
+        if (not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool
+                or weight.is_complex()):
+            shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+            raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
+                             f"query, got {shape}")
+        weight = weight.to(device=self.device, dtype=torch.float64)
+        if self.validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
+            raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
+                             f"to {weight.max().item()}")
+        return weight
 
     def _check_groups(self, groups: Tensor) -> Tensor:
         if groups.is_floating_point() or groups.dtype == torch.bool:
