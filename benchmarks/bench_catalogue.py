@@ -23,18 +23,13 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table  # noqa: E402
+from bench_core import _interleaved, _table, add_device_option, device_label, parse_args, synchronize  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
 
 SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20"]
 K = 20
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def cases(users: int, items: int, dim: int, chunk: int, device: torch.device) -> dict[str, Callable[[], object]]:
@@ -56,7 +51,7 @@ def cases(users: int, items: int, dim: int, chunk: int, device: torch.device) ->
             top = torch.topk(scores, min(K, scores.shape[1]), dim=1)
             values, pick = torch.topk(torch.cat([values, top.values], 1), K, dim=1)
             ids = torch.cat([ids, top.indices + start], 1).gather(1, pick)
-        _sync(device)
+        synchronize(device)
 
     def streamed(metric: tre.RankingMetrics, **kwargs: object) -> Callable[[], None]:
         def run() -> None:
@@ -68,7 +63,7 @@ def cases(users: int, items: int, dim: int, chunk: int, device: torch.device) ->
                     batch.add(user_emb @ item_emb[start : start + chunk].T, offset=start)
             metric.compute()
             metric.reset()
-            _sync(device)
+            synchronize(device)
 
         return run
 
@@ -86,7 +81,7 @@ def cases(users: int, items: int, dim: int, chunk: int, device: torch.device) ->
 
 def run(users: int, items: int, dim: int, chunk: int, repeats: int, device: torch.device) -> list[dict[str, object]]:
     fns = cases(users, items, dim, chunk, device)
-    times = _interleaved(fns, repeats)
+    times = _interleaved(fns, repeats, device)
     floor_name = next(iter(fns))
     floor_peak = peak_memory(fns[floor_name], device) or 0
     chunk_bytes = users * min(chunk, items) * 4
@@ -108,18 +103,17 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=1 << 17)
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--device", default="cpu")
+    add_device_option(parser)
     parser.add_argument("--json", type=Path, default=None, help="also write the rows to this file")
-    args = parser.parse_args()
+    args, device = parse_args(parser, None)
     torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
     sizes = args.items or ([20_000, 50_000] if args.quick else [1_000_000, 10_000_000])
     users, chunk = (32, 4_096) if args.quick else (args.users, args.chunk)
     rows = [row for items in sizes
             for row in run(users, items, args.dim, chunk, args.repeats or (2 if args.quick else 3), device)]
     print(_table(
-        f"Chunked catalogue: {users} users, d={args.dim}, chunks of {chunk:,} items, {args.threads} thread(s), "
-        f"{device}",
+        f"Chunked catalogue: {users} users, d={args.dim}, chunks of {chunk:,} items, "
+        f"{device_label(device, args.threads)}",
         [(f"{row['items']:,}", row["case"], f"{row['ms']:.0f}", f"{row['ratio']:.3f}x",
           f"{100 * (row['ratio'] - 1):+.1f}%",
           "n/a" if row["extra_mem"] is None else f"{row['extra_mem']:.2f}x") for row in rows],

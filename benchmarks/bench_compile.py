@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table  # noqa: E402
+from bench_core import _interleaved, _table, add_device_option, device_label, parse_args  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
 
@@ -26,7 +26,6 @@ SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20
 
 def run(shapes: list[tuple[int, int]], repeats: int, device: torch.device) -> list[dict[str, object]]:
     rows = []
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     for queries, items in shapes:
         gen = torch.Generator().manual_seed(0)
         scores = torch.randn(queries, items, generator=gen).to(device)
@@ -38,16 +37,14 @@ def run(shapes: list[tuple[int, int]], repeats: int, device: torch.device) -> li
         def step(metric: tre.RankingMetrics, scores=scores, target_ids=target_ids):
             def go() -> None:
                 metric.update(scores, target_ids=target_ids)
-                sync()
             return go
 
         def floor(scores=scores) -> None:
             torch.topk(scores, 20, dim=1)
-            sync()
 
         cases = {"torch.topk(scores, 20) (floor)": floor, "eager update": step(eager),
                  "compile_update()": step(compiled)}
-        times = _interleaved(cases, repeats)
+        times = _interleaved(cases, repeats, device)
         floor = times["torch.topk(scores, 20) (floor)"]
         for name, ms in times.items():
             rows.append({"shape": f"{queries} x {items:,}", "case": name, "ms": ms, "ratio": ms / floor})
@@ -59,13 +56,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--device", default="cpu")
+    add_device_option(parser)
     parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    args, device = parse_args(parser, None)
     torch.set_num_threads(args.threads)
     shapes = [(16, 500)] if args.quick else [(100, 1_000), (1024, 20_000)]
-    rows = run(shapes, args.repeats or (5 if args.quick else 21), torch.device(args.device))
-    print(_table(f"compile_update(): 6 metrics, ids form, validate_args=False, {args.device}, {args.threads} thread(s)",
+    rows = run(shapes, args.repeats or (5 if args.quick else 21), device)
+    print(_table(f"compile_update(): 6 metrics, ids form, validate_args=False, {device_label(device, args.threads)}",
                  [(row["shape"], row["case"], f"{row['ms']:.3f}", f"{row['ratio']:.2f}x") for row in rows],
                  ("batch", "case", "ms", "vs topk")))
     if args.json:
