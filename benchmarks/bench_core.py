@@ -1,8 +1,9 @@
 """Core benchmark: a RankingMetrics suite against the physical floor and against torchmetrics.retrieval.
 
-Run: ``python benchmarks/bench_core.py`` (``--quick`` for small sizes). Single-threaded CPU by default;
-every row is measured in this one run on the same data, interleaved, and reported as the median of
-``--repeats`` rounds, so the ratios are comparable even on a busy machine.
+Run: ``python benchmarks/bench_core.py`` (``--quick`` for small sizes, ``--device cuda``). Single-threaded
+CPU by default; every row is measured in this one run on the same data, interleaved, and reported as the
+median of ``--repeats`` rounds, so the ratios are comparable even on a busy machine. On CUDA every case
+ends with ``torch.cuda.synchronize()``, so a time is the kernels' and not only their launch.
 
 (a) 6 metrics x k in {10, 20, 50, 100} on 1024 x 20,000 scores vs a bare ``torch.topk(scores, 100)``.
 (b) the same 6 metrics at k=10 on 2,000 queries x 1,000 candidates vs torchmetrics.retrieval,
@@ -23,17 +24,64 @@ import torchrec_eval as tre
 SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
 
 
-def _interleaved(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Median time of each case, measured in alternating rounds so drift hits all cases alike."""
+def synchronize(device: torch.device | None) -> None:
+    """Wait for the kernels queued on a CUDA device (they run asynchronously: without this a timer
+    measures their launch only); nothing to wait for on the CPU."""
+    if device is not None and device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _interleaved(
+    cases: dict[str, Callable[[], object]], repeats: int, device: torch.device | None = None
+) -> dict[str, float]:
+    """Median time in ms of each case, measured in alternating rounds so drift hits all cases alike.
+    Each run of a case ends with ``synchronize(device)`` inside its timed region."""
     for fn in cases.values():
         fn()
+        synchronize(device)
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeats):
         for name, fn in cases.items():
             start = time.perf_counter()
             fn()
+            synchronize(device)
             samples[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) * 1e3 for name, values in samples.items()}
+
+
+def add_device_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--device", default="cpu", help="cpu (default) or cuda[:N]: synchronised timing on that GPU"
+    )
+
+
+def resolve_device(parser: argparse.ArgumentParser, name: str) -> torch.device:
+    """The ``--device`` value as a torch.device; exits through ``parser.error`` (status 2, a message
+    naming the device) when it is not a CPU or an available CUDA device."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        parser.error(f"--device {name!r} is not a device torch knows (use cpu or cuda)")
+    if device.type not in ("cpu", "cuda"):
+        parser.error(f"--device {name!r}: these benchmarks run on cpu or cuda only")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device {name!r}: CUDA is not available here (torch.cuda.is_available() is False)")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        parser.error(f"--device {name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return device
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> tuple[argparse.Namespace, torch.device]:
+    """``parser.parse_args(argv)`` and the ``--device`` it names, checked by ``resolve_device``."""
+    args = parser.parse_args(argv)
+    return args, resolve_device(parser, args.device)
+
+
+def device_label(device: torch.device, threads: int) -> str:
+    """Where the figures come from, for the titles: the GPU's name, or the CPU and its thread count."""
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} ({device}, synchronised timing)"
+    return f"cpu, {threads} thread(s)"
 
 
 def _table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
@@ -42,7 +90,8 @@ def _table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> 
     return "\n".join([title, line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
 
-def bench_floor(queries: int, items: int, repeats: int, seed: int = 0) -> str:
+def bench_floor(queries: int, items: int, repeats: int, seed: int = 0, device: torch.device | None = None) -> str:
+    device = device or torch.device("cpu")
     generator = torch.Generator().manual_seed(seed)
     scores = torch.randn(queries, items, generator=generator)
     binary = torch.rand(queries, items, generator=generator) < 0.005
@@ -51,8 +100,9 @@ def bench_floor(queries: int, items: int, repeats: int, seed: int = 0) -> str:
     width = int(counts.max())
     order = torch.argsort((~binary).to(torch.uint8), dim=1, stable=True)[:, :width]
     ids = torch.where(torch.arange(width) < counts.unsqueeze(1), order, -1)
-    suite_checked = tre.RankingMetrics(SUITE, k=[10, 20, 50, 100])
-    suite_fast = tre.RankingMetrics(SUITE, k=[10, 20, 50, 100], validate_args=False)
+    scores, binary, graded, ids = (tensor.to(device) for tensor in (scores, binary, graded, ids))
+    suite_checked = tre.RankingMetrics(SUITE, k=[10, 20, 50, 100]).to(device)
+    suite_fast = tre.RankingMetrics(SUITE, k=[10, 20, 50, 100], validate_args=False).to(device)
     cases = {
         "torch.topk(scores, 100) (floor)": lambda: torch.topk(scores, 100, dim=1),
         "suite, binary target (bool)": lambda: suite_checked.update(scores, binary),
@@ -60,11 +110,11 @@ def bench_floor(queries: int, items: int, repeats: int, seed: int = 0) -> str:
         "suite, graded target (int)": lambda: suite_checked.update(scores, graded),
         "suite, ids form (target_ids)": lambda: suite_checked.update(scores, target_ids=ids),
     }
-    times = _interleaved(cases, repeats)
+    times = _interleaved(cases, repeats, device)
     floor = times["torch.topk(scores, 100) (floor)"]
     rows = [(name, f"{ms:.1f}", f"{ms / floor:.2f}x") for name, ms in times.items()]
     return _table(
-        f"(a) {len(SUITE)} metrics x k in {{10,20,50,100}}, {queries} x {items} scores, one update",
+        f"(a) {len(SUITE)} metrics x k in {{10,20,50,100}}, {queries} x {items} scores, one update, on {device}",
         rows,
         ("case", "ms", "vs topk"),
     )
@@ -81,7 +131,9 @@ def _state_bytes(*metrics: torch.nn.Module) -> int:
     return total
 
 
-def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, seed: int = 0) -> str:
+def bench_torchmetrics(
+    queries: int, items: int, batches: int, repeats: int, seed: int = 0, device: torch.device | None = None
+) -> str:
     from torchmetrics import MetricCollection
     from torchmetrics.retrieval import (
         RetrievalHitRate,
@@ -92,9 +144,10 @@ def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, see
         RetrievalRecall,
     )
 
+    device = device or torch.device("cpu")
     generator = torch.Generator().manual_seed(seed)
-    scores = torch.rand(queries, items, generator=generator) + 0.01  # positive: torchmetrics drops <= 0
-    target = torch.rand(queries, items, generator=generator) < 0.02
+    scores = torch.rand(queries, items, generator=generator).to(device) + 0.01  # torchmetrics drops <= 0
+    target = (torch.rand(queries, items, generator=generator) < 0.02).to(device)
     chunks = list(zip(scores.chunk(batches), target.chunk(batches), strict=False))
     peers = MetricCollection(
         {
@@ -106,16 +159,16 @@ def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, see
             "hitrate@10": RetrievalHitRate(top_k=10),
         },
         compute_groups=False,
-    )
+    ).to(device)
     # torchmetrics scores a query without relevant items 0 and divides AP@k by the hits in the top k
     ours = tre.RankingMetrics(
         [f"{name}@10" for name in SUITE], options={"map": {"normalizer": "hits"}}, empty_target_action="neg"
-    )
+    ).to(device)
 
     def run_peers() -> dict:
         peers.reset()
         for start, (s, t) in zip(range(0, queries, len(chunks[0][0])), chunks, strict=False):
-            index = torch.arange(start, start + s.shape[0]).unsqueeze(1).expand_as(s)
+            index = torch.arange(start, start + s.shape[0], device=device).unsqueeze(1).expand_as(s)
             peers.update(s.reshape(-1), t.reshape(-1), indexes=index.reshape(-1))
         return peers.compute()
 
@@ -126,7 +179,7 @@ def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, see
         return ours.compute()
 
     times = _interleaved(
-        {"torchmetrics.retrieval (6 metrics)": run_peers, "torchrec_eval RankingMetrics": run_ours}, repeats
+        {"torchmetrics.retrieval (6 metrics)": run_peers, "torchrec_eval RankingMetrics": run_ours}, repeats, device
     )
     expected, got = run_peers(), run_ours()
     agree = max(abs(float(expected[key]) - float(got[key])) for key in expected)
@@ -137,18 +190,24 @@ def bench_torchmetrics(queries: int, items: int, batches: int, repeats: int, see
     }
     rows = [(name, f"{ms:.1f}", f"{ms / ours_ms:.0f}x", f"{state[name]:,}") for name, ms in times.items()]
     title = (
-        f"(b) 6 metrics @10, {queries} queries x {items} candidates in {batches} batches, update + compute "
+        f"(b) 6 metrics @10, {queries} queries x {items} candidates in {batches} batches, update + compute, "
+        f"on {device} "
         f"(max |difference| of the values: {agree:.1e})"
     )
     return _table(title, rows, ("library", "ms", "vs ours", "state bytes"))
 
 
-def main(argv: list[str] | None = None) -> str:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run, as the tests do)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
+    add_device_option(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> str:
+    args, device = parse_args(build_parser(), argv)
     torch.set_num_threads(args.threads)
     if args.quick:
         sizes = dict(floor=(64, 2000), peers=(200, 100, 4), repeats=2)
@@ -156,9 +215,10 @@ def main(argv: list[str] | None = None) -> str:
         sizes = dict(floor=(1024, 20_000), peers=(2000, 1000, 10), repeats=args.repeats)
     report = "\n\n".join(
         [
-            f"torch {torch.__version__}, {args.threads} thread(s), median of {sizes['repeats']} interleaved rounds",
-            bench_floor(*sizes["floor"], sizes["repeats"]),
-            bench_torchmetrics(*sizes["peers"], sizes["repeats"]),
+            f"torch {torch.__version__}, {device_label(device, args.threads)}, "
+            f"median of {sizes['repeats']} interleaved rounds",
+            bench_floor(*sizes["floor"], sizes["repeats"], device=device),
+            bench_torchmetrics(*sizes["peers"], sizes["repeats"], device=device),
         ]
     )
     print(report)

@@ -1,18 +1,21 @@
 """The inputs training loops really produce: ties, bf16 logits, exclusions, graded targets, small batches.
 
-Run: ``python benchmarks/bench_inputs.py`` (``--quick`` for small sizes, ``--json PATH``). One thread,
-CPU. Every case is timed interleaved with its floor in one run (median of ``--repeats`` rounds), then
-run once more for its peak memory. Columns:
+Run: ``python benchmarks/bench_inputs.py`` (``--quick`` for small sizes, ``--json PATH``, ``--device
+cuda``). One thread, CPU by default. Every case is timed interleaved with its floor in one run (median
+of ``--repeats`` rounds; on CUDA each run ends with ``torch.cuda.synchronize()``), then run once more
+for its peak memory. Columns:
 
 * ``vs floor``: time / the floor's time. The floor of a top-k case is a bare ``torch.topk(scores, 100)``
   of the same scores; of AUC/FCP a bare ``torch.sort`` of them.
-* ``extra mem``: how much the resident set grows at its peak during one update, beyond the floor's own
-  growth, as a multiple of the scores' bytes (``peak_memory`` of ``bench_peers.py``).
+* ``extra mem``: how much memory grows at its peak during one update (the resident set on CPU,
+  ``torch.cuda.max_memory_allocated`` on CUDA: ``peak_memory`` of ``bench_peers.py``), beyond the
+  floor's own growth, as a multiple of the scores' bytes.
 
 Cases (issue 14's table): constant scores (every row tied at the cut-off; also with
 ``ties="pessimistic"``), scores rounded through bf16, a dense target with ``exclude_ids``,
 ``target_ids`` with ``exclude_ids``, ``ties="average"``, AUC on the ids form, FCP on graded targets,
-a graded target, and batches of 100 rows x 1,000 items. Last, the aten ops one update dispatches.
+a graded target, and batches of 100 rows x 1,000 items. Last, the aten ops one update dispatches and,
+on CUDA, the kernels it launches (torch.profiler).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table  # noqa: E402
+from bench_core import _interleaved, _table, add_device_option, device_label, parse_args, synchronize  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
@@ -55,29 +58,35 @@ def _ids(flags: torch.Tensor, width: int | None = None) -> torch.Tensor:
     return torch.where(torch.arange(width) < counts.unsqueeze(1), order, -1)
 
 
-def cases(queries: int, items: int, pair_queries: int) -> list[tuple[str, Callable[[], object], Callable[[], object], int]]:
-    """(name, case, its floor, bytes of its scores)."""
+def cases(
+    queries: int, items: int, pair_queries: int, device: torch.device | None = None
+) -> list[tuple[str, Callable[[], object], Callable[[], object], int]]:
+    """(name, case, its floor, bytes of its scores), every tensor and metric on ``device``."""
+    device = device or torch.device("cpu")
     gen = torch.Generator().manual_seed(0)
     scores = torch.randn(queries, items, generator=gen)
     target = torch.rand(queries, items, generator=gen) < 0.005
     graded = torch.where(target, torch.randint(1, 5, (queries, items), generator=gen), 0)
     seen = _ids(torch.rand(queries, items, generator=gen) < 0.002)
     target_ids = _ids(target)
-    constant = torch.zeros(queries, items)
-    bf16 = scores.to(torch.bfloat16).float()
-    small = [(torch.randn(100, 1_000, generator=gen), torch.rand(100, 1_000, generator=gen) < 0.02)
+    small = [(torch.randn(100, 1_000, generator=gen).to(device),
+              (torch.rand(100, 1_000, generator=gen) < 0.02).to(device))
              for _ in range(max(1, queries // 100))]
+    scores, target, graded, seen, target_ids = (t.to(device) for t in (scores, target, graded, seen, target_ids))
+    constant = torch.zeros(queries, items, device=device)
+    bf16 = scores.to(torch.bfloat16).float()
     pair_scores = scores[:pair_queries]
     pair_ids, pair_graded = target_ids[:pair_queries], graded[:pair_queries]
 
     def suite(**kwargs):
-        return tre.RankingMetrics(SUITE, k=[10, 20, 50, 100], validate_args=False, **kwargs)
+        return tre.RankingMetrics(SUITE, k=[10, 20, 50, 100], validate_args=False, **kwargs).to(device)
 
     topk = lambda x: (lambda: torch.topk(x, 100, dim=1))  # noqa: E731
     sort = lambda x: (lambda: torch.sort(x, dim=1, descending=True))  # noqa: E731
     s = {name: suite() for name in ("constant", "bf16", "dense_ex", "ids_ex", "graded", "small")}
     pessimistic = suite(ties="pessimistic")
-    average, auc, fcp = suite(ties="average"), AUC(validate_args=False), FCP(validate_args=False)
+    average = suite(ties="average")
+    auc, fcp = AUC(validate_args=False).to(device), FCP(validate_args=False).to(device)
 
     def small_batches():
         for batch_scores, batch_target in small:
@@ -105,7 +114,18 @@ def cases(queries: int, items: int, pair_queries: int) -> list[tuple[str, Callab
     ]
 
 
-def ops_per_update() -> int:
+def _one_update(device: torch.device) -> tuple[tre.RankingMetrics, torch.Tensor, torch.Tensor]:
+    """The suite (6 metrics @10, validate_args=False) after one update of a 100 x 1,000 batch, and
+    that batch: the next update is the one counted (the first may build caches)."""
+    gen = torch.Generator().manual_seed(1)
+    scores = torch.randn(100, 1_000, generator=gen).to(device)
+    target = (torch.rand(100, 1_000, generator=gen) < 0.02).to(device)
+    suite = tre.RankingMetrics(SUITE, k=[10], validate_args=False).to(device)
+    suite.update(scores, target)
+    return suite, scores, target
+
+
+def ops_per_update(device: torch.device | None = None) -> int:
     """aten ops one ``update`` of the suite dispatches (100 x 1,000, validate_args=False): each is a
     kernel launch on a GPU, where this overhead dominates small batches."""
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -117,20 +137,36 @@ def ops_per_update() -> int:
             Count.calls += 1
             return func(*args, **(kwargs or {}))
 
-    gen = torch.Generator().manual_seed(1)
-    scores, target = torch.randn(100, 1_000, generator=gen), torch.rand(100, 1_000, generator=gen) < 0.02
-    suite = tre.RankingMetrics(SUITE, k=[10], validate_args=False)
-    suite.update(scores, target)
+    suite, scores, target = _one_update(device or torch.device("cpu"))
     with Count():
         suite.update(scores, target)
     return Count.calls
 
 
-def run(queries: int, items: int, pair_queries: int, repeats: int) -> list[dict[str, object]]:
+def kernels_per_update(device: torch.device) -> tuple[int, int] | None:
+    """(CUDA kernels, memory copies and sets) that one ``update`` of the suite runs on the GPU, from
+    torch.profiler's CUDA activity; None on the CPU, which launches no kernels."""
+    if device.type != "cuda":
+        return None
+    from torch.profiler import DeviceType, ProfilerActivity, profile
+
+    suite, scores, target = _one_update(device)
+    synchronize(device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        suite.update(scores, target)
+        synchronize(device)
+    names = [event.name for event in prof.events() if event.device_type == DeviceType.CUDA]
+    copies = sum(name.startswith(("Memcpy", "Memset")) for name in names)
+    return len(names) - copies, copies
+
+
+def run(
+    queries: int, items: int, pair_queries: int, repeats: int, device: torch.device | None = None
+) -> list[dict[str, object]]:
     rows = []
-    for name, case, floor, nbytes in cases(queries, items, pair_queries):
-        times = _interleaved({"floor": floor, "case": case}, repeats)
-        floor_peak, case_peak = peak_memory(floor), peak_memory(case)
+    for name, case, floor, nbytes in cases(queries, items, pair_queries, device):
+        times = _interleaved({"floor": floor, "case": case}, repeats, device)
+        floor_peak, case_peak = peak_memory(floor, device), peak_memory(case, device)
         extra = None if case_peak is None else max(0, case_peak - (floor_peak or 0)) / nbytes
         goal_time, goal_mem = GOALS[name]
         rows.append({"case": name, "ms": times["case"], "floor_ms": times["floor"],
@@ -139,31 +175,42 @@ def run(queries: int, items: int, pair_queries: int, repeats: int) -> list[dict[
     return rows
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    add_device_option(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args, device = parse_args(build_parser(), argv)
     torch.set_num_threads(1)
     queries, items, pair_queries = (64, 5_000, 32) if args.quick else (512, 200_000, 128)
-    rows = run(queries, items, pair_queries, args.repeats or (3 if args.quick else 5))
+    rows = run(queries, items, pair_queries, args.repeats or (3 if args.quick else 5), device)
 
     def fmt(value, goal, suffix="x"):
         got = "n/a" if value is None else f"{value:.2f}{suffix}"
         return got if goal is None else f"{got} (goal <= {goal}{suffix})"
 
+    where = device_label(device, 1)
     print(_table(
         f"Real inputs: 6 metrics x k in {{10,20,50,100}}, {queries} x {items} scores "
-        f"(AUC/FCP {pair_queries} x {items}), validate_args=False, one thread",
+        f"(AUC/FCP {pair_queries} x {items}), validate_args=False, {where}",
         [(r["case"], f"{r['ms']:.1f}", fmt(r["ratio"], r["goal_ratio"]), fmt(r["extra_mem"], r["goal_mem"]))
          for r in rows],
         ("case", "ms", "vs floor", "extra mem vs scores"),
     ))
-    ops = ops_per_update()
+    ops = ops_per_update(device)
     print(f"aten ops per update (6 metrics @10, 100 x 1,000, validate_args=False): {ops} (goal <= 30)")
+    kernels = kernels_per_update(device)
+    if kernels is not None:
+        print(f"CUDA kernel launches per update (6 metrics @10, 100 x 1,000, validate_args=False): {kernels[0]} "
+              f"kernels, {kernels[1]} memory copies/sets")
     if args.json:
-        args.json.write_text(json.dumps({"queries": queries, "items": items, "rows": rows, "ops": ops}, indent=1))
+        report = {"device": where, "queries": queries, "items": items, "rows": rows, "ops": ops, "kernels": kernels}
+        args.json.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """What the training-loop safety costs, and what a huge cut-off costs, side by side in one run.
 
-Run: ``python benchmarks/bench_training_loop.py`` (``--quick`` for small sizes, ``--json PATH``).
-Single-threaded CPU; every row is measured on the same data, interleaved, median of ``--repeats``
+Run: ``python benchmarks/bench_training_loop.py`` (``--quick`` for small sizes, ``--json PATH``,
+``--device cuda``: every case then ends with ``torch.cuda.synchronize()``). Single-threaded CPU by
+default; every row is measured on the same data, interleaved, median of ``--repeats``
 rounds, as a multiple of a bare ``torch.topk(scores, 100)``:
 
 * a 6-metric suite's ``update`` and its ``forward`` (all-or-nothing: the state is snapshot first);
@@ -21,28 +22,29 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table  # noqa: E402
+from bench_core import _interleaved, _table, add_device_option, device_label, parse_args  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
 
 SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
 
 
-def run(queries: int, items: int, repeats: int) -> list[dict[str, object]]:
+def run(queries: int, items: int, repeats: int, device: torch.device | None = None) -> list[dict[str, object]]:
+    device = device or torch.device("cpu")
     gen = torch.Generator().manual_seed(0)
-    scores = torch.randn(queries, items, generator=gen)
-    target = torch.rand(queries, items, generator=gen) < 0.01
-    seen = torch.rand(queries, items, generator=gen) < 0.05
+    scores = torch.randn(queries, items, generator=gen).to(device)
+    target = (torch.rand(queries, items, generator=gen) < 0.01).to(device)
+    seen = (torch.rand(queries, items, generator=gen) < 0.05).to(device)
     masked = scores.masked_fill(seen, float("-inf"))
-    flat = (scores[:64].flatten(), target[:64].flatten(), torch.arange(64).repeat_interleave(items))
+    flat = (scores[:64].flatten(), target[:64].flatten(), torch.arange(64, device=device).repeat_interleave(items))
     half = flat[0].numel() // 2 + items // 2  # the cut falls inside a query
 
     def suite(k: int) -> tre.RankingMetrics:
-        return tre.RankingMetrics(SUITE, k=[k])
+        return tre.RankingMetrics(SUITE, k=[k]).to(device)
 
     metrics = {name: suite(100) for name in ("update", "forward", "mask", "-inf")}
     by_k = {k: suite(k) for k in (items, 10**7, 10**12)}
-    flat_whole, flat_split = tre.RankingMetrics(SUITE, k=[10]), tre.RankingMetrics(SUITE, k=[10])
+    flat_whole, flat_split = suite(10), suite(10)
 
     def split() -> None:
         flat_split.update(flat[0][:half], flat[1][:half], indexes=flat[2][:half])
@@ -67,7 +69,7 @@ def run(queries: int, items: int, repeats: int) -> list[dict[str, object]]:
         "flat form, 64 queries in one call": whole,
         "flat form, split inside a query (carried)": split,
     }
-    times = _interleaved(cases, repeats)
+    times = _interleaved(cases, repeats, device)
     floor = times["torch.topk(scores, 100) (floor)"]
     assert torch.allclose(  # the two ways of removing seen items give one result
         torch.stack(list(metrics["mask"].compute().values())), torch.stack(list(metrics["-inf"].compute().values()))
@@ -75,22 +77,29 @@ def run(queries: int, items: int, repeats: int) -> list[dict[str, object]]:
     return [{"case": name, "ms": ms, "ratio": ms / floor} for name, ms in times.items()]
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the rows to this file")
-    args = parser.parse_args()
+    add_device_option(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args, device = parse_args(build_parser(), argv)
     torch.set_num_threads(1)
     queries, items = (64, 2_000) if args.quick else (512, 20_000)
-    rows = run(queries, items, args.repeats or (3 if args.quick else 7))
+    rows = run(queries, items, args.repeats or (3 if args.quick else 7), device)
+    where = device_label(device, 1)
     print(_table(
-        f"Training-loop safety and huge k: {len(SUITE)} metrics, {queries} x {items} scores, one thread",
+        f"Training-loop safety and huge k: {len(SUITE)} metrics, {queries} x {items} scores, {where}",
         [(row["case"], f"{row['ms']:.2f}", f"{row['ratio']:.2f}x") for row in rows],
         ("case", "ms", "vs topk"),
     ))
     if args.json:
-        args.json.write_text(json.dumps({"queries": queries, "items": items, "rows": rows}, indent=1))
+        report = {"device": where, "queries": queries, "items": items, "rows": rows}
+        args.json.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

@@ -7,3 +7,10 @@ import torch
 @pytest.fixture(autouse=True)
 def _seed_global_rng():
     torch.manual_seed(0)
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device"))])
+def device(request) -> torch.device:
+    """Every device a test can run on here: the CPU always, CUDA when present."""
+    return torch.device(request.param)

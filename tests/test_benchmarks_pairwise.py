@@ -26,6 +26,7 @@ def test_bench_pairwise_quick():
     for case in cases:
         assert case in report
     assert len(re.findall(r"\d+\.\d\dx", report)) == 4  # a ratio on every row
+    assert ", cpu, 1 thread(s)," in report and "torch.sort of the scores, on cpu" in report
 
 
 def test_bench_pairwise_ratios_are_finite():

@@ -19,7 +19,9 @@ def test_bench_training_loop_quick(tmp_path: Path) -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {row["case"]: row for row in json.loads(out.read_text())["rows"]}
+    report = json.loads(out.read_text())
+    assert report["device"] == "cpu, 1 thread(s)" and "scores, cpu, 1 thread(s)" in proc.stdout
+    rows = {row["case"]: row for row in report["rows"]}
     assert {"suite k=10**12, update", "seen items as -inf scores", "flat form, split inside a query (carried)"} <= set(rows)
     for name, row in rows.items():
         assert name in proc.stdout and f"{row['ratio']:.2f}x" in proc.stdout

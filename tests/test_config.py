@@ -286,6 +286,6 @@ def test_ready_made_suites_load_by_name_outside_a_clone(tmp_path):
     assert out.stdout.strip() == "['ndcg@10', 'ndcg@20']"
     from torchrec_eval.config import SUITES
 
-    assert sorted(SUITES) == ["beyond", "recsys", "trec"]
-    with pytest.raises(FileNotFoundError, match=r"ready-made suite of the package: \['beyond', 'recsys', 'trec'\]"):
+    assert sorted(SUITES) == ["beyond", "ctr", "recsys", "trec"]  # ctr: a pointwise suite (test_pointwise_config.py)
+    with pytest.raises(FileNotFoundError, match=r"ready-made suite of the package: \['beyond', 'ctr', 'recsys', 'trec'\]"):
         tre.RankingMetrics.from_config("recsyss")

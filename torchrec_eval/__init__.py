@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from torchrec_eval import functional, uncertainty
+    from torchrec_eval import functional, pointwise, uncertainty
     from torchrec_eval.beyond import (
         AveragePopularity,
         Coverage,
@@ -45,6 +45,21 @@ if TYPE_CHECKING:
         Recall,
         RPrecision,
     )
+    from torchrec_eval.pointwise import (
+        NE,
+        BinaryAUC,
+        BinaryAUPRC,
+        BinnedAUC,
+        BinnedAUPRC,
+        Calibration,
+        LogLoss,
+        PointwiseCTR,
+        PointwiseMAE,
+        PointwiseMetrics,
+        PointwiseMSE,
+        PointwiseRMSE,
+        Windowed,
+    )
 
 __version__ = "0.1.0"
 
@@ -52,9 +67,12 @@ _BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDi
            "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision")
+_POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
+              "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
     **dict.fromkeys(_BEYOND, "torchrec_eval.beyond"),
     **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
+    **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.collection",
 }
 
@@ -90,6 +108,21 @@ __all__ = [
     "Recall",
     "functional",
     "uncertainty",
+    # pointwise metrics of CTR / conversion models (TorchRec's set)
+    "BinaryAUC",
+    "BinaryAUPRC",
+    "BinnedAUC",
+    "BinnedAUPRC",
+    "Calibration",
+    "LogLoss",
+    "NE",
+    "PointwiseCTR",
+    "PointwiseMAE",
+    "PointwiseMSE",
+    "PointwiseMetrics",
+    "PointwiseRMSE",
+    "Windowed",
+    "pointwise",
 ]
 
 

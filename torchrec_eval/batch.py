@@ -6,11 +6,26 @@ Every top-k metric is a pure function of :class:`RankedTargets`; AUC, MPR, FCP a
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 import torch
 from torch import Tensor
+
+
+def cached(compute: Callable[[RankedTargets], Tensor]) -> property:
+    """``functools.cached_property`` without its lock (Python 3.11), which ``torch.compile`` cannot trace."""
+    slot = "_cached_" + compute.__name__
+
+    @functools.wraps(compute)
+    def read(self: RankedTargets) -> Tensor:
+        value = self.__dict__.get(slot)
+        if value is None:
+            value = self.__dict__[slot] = compute(self)
+        return value
+
+    return property(read)
 
 
 @dataclass
@@ -57,19 +72,19 @@ class RankedTargets:
     def depth(self) -> int:
         return self.gains.shape[1]
 
-    @cached_property
+    @cached
     def ranks(self) -> Tensor:
         """[K] float64 ranks 1..K."""
         return torch.arange(1, self.depth + 1, dtype=torch.float64, device=self.gains.device)
 
-    @cached_property
+    @cached
     def hits(self) -> Tensor:
         """[B, K] float64 relevance of each rank (its expectation under ``ties="average"``)."""
         if self.tie_size is not None:
             return self.tie_hits / self.tie_size
         return self.relevant.to(torch.float64)
 
-    @cached_property
+    @cached
     def hits_before_and_at(self) -> Tensor:
         """[B, K] E[h_i r_i]: relevant items within the first i ranks, times r_i (AP and AR numerators)."""
         if self.tie_size is None:
@@ -81,7 +96,7 @@ class RankedTargets:
         pair = torch.where(n > 1, m * (m - 1) / (n * (n - 1)).clamp(min=1), torch.zeros_like(n))
         return p + p * other_groups + o * pair
 
-    @cached_property
+    @cached
     def first_hit(self) -> Tensor:
         """[B, K] probability that rank i holds the first relevant item (0/1 without averaged ties)."""
         if self.tie_size is None:
@@ -93,7 +108,7 @@ class RankedTargets:
         survival = torch.cumprod(torch.cat([torch.ones_like(miss[:, :1]), miss[:, :-1]], dim=1), dim=1)
         return survival * m / remaining
 
-    @cached_property
+    @cached
     def cum_hits(self) -> Tensor:
         """[B, K] number of relevant items within the first i ranks."""
         return self.hits.cumsum(1)
@@ -118,8 +133,10 @@ class Candidates:
 
 @dataclass
 class Batch:
-    """A validated batch: its top-k view, its full candidate view (each if requested), its groups."""
+    """A validated batch: its top-k view, its full candidate view (each if requested), its groups, and
+    the float64 [B] weight of each query when the metric is ``weighted``."""
 
     ranked: RankedTargets | None
     candidates: Candidates | None
     groups: Tensor | None
+    weights: Tensor | None = None

@@ -561,6 +561,7 @@ class _Beyond(RankingMetric):
         options = resolve_options(kwargs.get("convention"), self.family, options)
         member = BeyondMember([(self.family, one) for one in ks], {self.family: options})
         super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        self._show(**options)
 
 
 class Coverage(_Beyond):

@@ -60,18 +60,22 @@ class RankingMetrics(RankingMetric):
     """A suite of top-k metrics: one ``torch.topk`` per batch for all of them, one flat state.
 
     ``compute`` returns a flat dict ``{"ndcg@10": t, "map@10": t, ...}`` in the order requested,
-    ready for Lightning's ``log_dict``.
+    ready for Lightning's ``log_dict``; with ``prefix="val/"`` its keys are ``"val/ndcg@10"``, ... (as in
+    torchmetrics' ``MetricCollection``), and so are those of ``forward``, ``per_query``, ``keys`` and
+    ``items``.
 
     Args:
         metrics: names with cut-offs (``["ndcg@10", "map@10", "recall@20", "rprecision"]``), or bare
             family names combined with ``k``. Aliases: ``hr``/``hit_rate``, ``r_precision``, ``ap``.
         k: cut-offs applied to every bare name in ``metrics`` (an int or a sequence of ints).
         options: per-family options, e.g. ``{"ndcg": {"gain": "exp"}, "map": {"normalizer": "r"}}``.
+        prefix, postfix: strings put before / after every result key (``"val/"``, ``"_epoch"``).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
         ValueError: on an unknown metric name (the message lists the known ones), a bad cut-off, an
-            option for a family that is not in the suite, and on bad input in ``update``.
+            option for a family that is not in the suite, a ``prefix``/``postfix`` that is not a string,
+            and on bad input in ``update``.
 
     Example:
         >>> import torch
@@ -80,6 +84,8 @@ class RankingMetrics(RankingMetric):
         >>> suite.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[0, 1, 0, 1]]))
         >>> {key: round(value.item(), 4) for key, value in suite.compute().items()}
         {'ndcg@2': 0.3869, 'precision@2': 0.5, 'mrr@2': 0.5}
+        >>> tre.RankingMetrics(["ndcg@10", "mpr"], ties="average", prefix="val/")
+        RankingMetrics(ndcg@10, mpr, ties='average', prefix='val/')
     """
 
     def __init__(
@@ -88,8 +94,13 @@ class RankingMetrics(RankingMetric):
         k: int | Sequence[int] | None = None,
         *,
         options: dict[str, dict[str, Any]] | None = None,
+        prefix: str | None = None,
+        postfix: str | None = None,
         **kwargs: Any,
     ) -> None:
+        for name, value in (("prefix", prefix), ("postfix", postfix)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"`{name}` must be a string or None, got {value!r}")
         if isinstance(metrics, str) or not metrics:
             raise ValueError(
                 f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}"
@@ -133,6 +144,11 @@ class RankingMetrics(RankingMetric):
                 members.append(module.build_member(requests, family_options))
         super().__init__(members, **kwargs)
         self.order = order
+        self.prefix, self.postfix = prefix, postfix
+        directions = {DIRECTION.get(key.partition("@")[0], True) for key in order}
+        # a class constant in torchmetrics; a suite is better when higher only if each of its values is
+        self.__dict__["higher_is_better"] = directions.pop() if len(directions) == 1 else None
+        self._show(options=options or None, prefix=prefix, postfix=postfix)
         # One Metric view per key, as submodules so that Lightning finds them on the LightningModule.
         self._views = nn.ModuleDict({str(i): SuiteValue(self, key) for i, key in enumerate(order)})
 
@@ -144,13 +160,22 @@ class RankingMetrics(RankingMetric):
 
         return cls(**suite_kwargs(config))
 
-    def compute(self) -> dict[str, Tensor]:
-        results = super().compute()
-        return {key: results[key] for key in self.order}
+    def result_key(self, key: str) -> str:
+        """The result key of a metric: ``prefix + key + postfix``."""
+        return f"{self.prefix or ''}{key}{self.postfix or ''}"
 
-    def keys(self) -> list[str]:
-        """The result keys, in the order of ``compute``."""
-        return list(self.order)
+    def _ordered_keys(self) -> list[str]:
+        return self.order
+
+    def _output(self, results: dict[str, Tensor]) -> dict[str, Tensor]:
+        return {self.result_key(key): value for key, value in super()._output(results).items()}
+
+    def keys(self, keep_base: bool = False) -> list[str]:
+        """The result keys, in the order of ``compute``; ``keep_base``: without prefix and postfix."""
+        return list(self.order) if keep_base else [self.result_key(key) for key in self.order]
+
+    def __repr__(self) -> str:  # the names, not the SuiteValue submodules of Lightning's logging
+        return f"{type(self).__name__}({self.extra_repr()})"
 
     def values(self) -> list[SuiteValue]:
         return list(self._views.values())
@@ -161,7 +186,7 @@ class RankingMetrics(RankingMetric):
         Logging the suite object (rather than ``suite.compute()``) lets Lightning compute it at the end of
         the epoch (each value syncs the suite's few state tensors under DDP) and reset it.
         """
-        return list(zip(self.order, self._views.values(), strict=False))
+        return list(zip(self.keys(), self._views.values(), strict=True))
 
 
 class SuiteValue(Metric):
@@ -189,7 +214,14 @@ class SuiteValue(Metric):
         return compute  # the suite's compute does the sync and caching
 
     def compute(self) -> Tensor:
-        return self._suite.compute()[self.key]
+        return self._suite.compute()[self._suite.result_key(self.key)]
+
+    def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
+        """The value over the epoch (or ``val``, or a list of values) as torchmetrics' ``Metric.plot``."""
+        from torchrec_eval.plotting import plot_values
+
+        return plot_values(self.compute() if val is None else val, ax, title=self.key, label=self.key,
+                           higher_is_better=self.higher_is_better, families=[self.key])
 
     def reset(self) -> None:
         super().reset()
@@ -199,7 +231,7 @@ class SuiteValue(Metric):
     def _forward_cache(self) -> Any:
         suite = self.__dict__.get("_suite")  # None while Metric.__init__ sets the attribute
         cache = None if suite is None else suite._forward_cache
-        return cache[self.key] if isinstance(cache, dict) else None
+        return cache[suite.result_key(self.key)] if isinstance(cache, dict) else None
 
     @_forward_cache.setter
     def _forward_cache(self, value: Any) -> None:

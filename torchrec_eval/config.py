@@ -12,6 +12,7 @@ A suite config is a mapping with these keys (only ``metrics`` is required)::
     relevance_threshold: 1                                  # target >= 1 is relevant (default: > 0)
     ties: index                                             # how equal scores are ordered
     validate_args: true
+    prefix: val/                                            # result keys val/ndcg@10, ... (also postfix)
 
 Load one with ``RankingMetrics.from_config("my_suite.yaml")``, a ready-made suite shipped in the
 package by its name (``"recsys"``, ``"trec"``, ``"beyond"``: :data:`SUITES`, the files of
@@ -19,6 +20,11 @@ package by its name (``"recsys"``, ``"trec"``, ``"beyond"``: :data:`SUITES`, the
 that names it and lists the allowed keys; a value of the wrong type raises one that names its key.
 The metric names, cut-offs, option values and preset names themselves are checked by
 ``RankingMetrics``; options and arguments given explicitly override the preset's.
+
+A *pointwise* suite (:class:`~torchrec_eval.PointwiseMetrics`: NE, calibration, AUC, ... per task, with
+lifetime and window values) says ``kind: pointwise`` and has the keys of :data:`POINTWISE_KEYS`; load it
+with ``PointwiseMetrics.from_config("ctr")`` (:func:`pointwise_suite_kwargs`). ``RankingMetrics.from_config``
+refuses it with a message that says so.
 
 YAML needs PyYAML, imported only when a file is read (``pip install pyyaml``, or
 ``pip install torchrec_eval[lightning]``); a dict config needs nothing beyond the core dependencies.
@@ -30,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ALLOWED_KEYS", "load_yaml", "suite_kwargs"]
+__all__ = ["ALLOWED_KEYS", "POINTWISE_KEYS", "load_yaml", "pointwise_suite_kwargs", "suite_kwargs"]
 
 #: The keys of a suite config, in the order of :class:`~torchrec_eval.RankingMetrics`' signature.
 ALLOWED_KEYS = (
@@ -42,6 +48,8 @@ ALLOWED_KEYS = (
     "relevance_threshold",
     "ties",
     "validate_args",
+    "prefix",
+    "postfix",
 )
 
 
@@ -101,6 +109,70 @@ def load_yaml(path: str | os.PathLike) -> Any:
             raise ValueError(f"Metric suite config {str(path)!r} is not valid YAML: {error}") from None
 
 
+def _read(config: str | os.PathLike | dict[str, Any], allowed: tuple[str, ...],
+          example: str) -> tuple[dict[str, Any], str]:
+    """Load a config, check that it is a mapping of known keys with a list of ``metrics``; return the keys
+    that are set and where the config came from (for messages)."""
+    source = None
+    if isinstance(config, (str, os.PathLike)):
+        source = repr(os.fspath(config))
+        config = load_yaml(config)
+    if not isinstance(config, dict):
+        raise ValueError(
+            f"A metric suite config must be a mapping with the keys {', '.join(allowed)}"
+            f"{_where(source)}, "
+            f"got {type(config).__name__} {config!r}"
+        )
+    if "kind" in config and "kind" not in allowed:
+        raise ValueError(
+            f"The metric suite config{_where(source)} is a {config['kind']!r} suite: load it with "
+            "torchrec_eval.PointwiseMetrics.from_config"
+        )
+    for key in config:
+        if key not in allowed:
+            raise ValueError(
+                f"Unknown key {key!r} in the metric suite config{_where(source)}; "
+                f"allowed keys: {', '.join(allowed)}"
+            )
+    kwargs = {key: config[key] for key in allowed if config.get(key) is not None}
+    where = _where(source)
+
+    metrics = kwargs.get("metrics")
+    if metrics is None:
+        raise ValueError(
+            f"The metric suite config{where} has no `metrics` key: give a list such as "
+            f"['{example}', ...]"
+        )
+    if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)) or not metrics:
+        raise ValueError(
+            f"`metrics`{where} must be a non-empty list of names such as ['{example}'], got {metrics!r}"
+        )
+    for name in metrics:
+        if not isinstance(name, str):
+            raise ValueError(
+                f"`metrics`{where} must hold names such as '{example}', got {name!r} in {metrics!r}"
+            )
+    kwargs["metrics"] = list(metrics)
+    return kwargs, where
+
+
+def _check_options(kwargs: dict[str, Any], where: str) -> None:
+    if "options" in kwargs:
+        options = kwargs["options"]
+        if not isinstance(options, dict):
+            raise ValueError(
+                f"`options`{where} must map a metric family to its options, as in "
+                f"{{'ndcg': {{'gain': 'exp'}}}}, got {options!r}"
+            )
+        for family, family_options in options.items():
+            if not isinstance(family_options, dict):
+                raise ValueError(
+                    f"`options.{family}`{where} must be a mapping of option names to values, "
+                    f"got {family_options!r}"
+                )
+        kwargs["options"] = {family: dict(values) for family, values in options.items()}
+
+
 def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     """Check a metric-suite config and return the keyword arguments of :class:`~torchrec_eval.RankingMetrics`.
 
@@ -109,7 +181,7 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
             Keys: ``metrics`` (required: a list of names such as ``"ndcg@10"``, or bare names combined
             with ``k``), ``k`` (an int or a list of ints), ``options`` (``{family: {option: value}}``),
             ``convention`` (a preset name such as ``"trec"``), ``empty_target_action``,
-            ``relevance_threshold``, ``ties`` and ``validate_args``, with the meaning they have in
+            ``relevance_threshold``, ``ties``, ``validate_args``, ``prefix`` and ``postfix``, with the meaning they have in
             :class:`~torchrec_eval.RankingMetrics` (explicit options and arguments override the
             preset). A key set to ``null`` (``None``) is left to the constructor's default.
 
@@ -136,42 +208,7 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         ...
         ValueError: Unknown key 'cutoffs' in the metric suite config; allowed keys: metrics, k, options, ...
     """
-    source = None
-    if isinstance(config, (str, os.PathLike)):
-        source = repr(os.fspath(config))
-        config = load_yaml(config)
-    if not isinstance(config, dict):
-        raise ValueError(
-            f"A metric suite config must be a mapping with the keys {', '.join(ALLOWED_KEYS)}"
-            f"{_where(source)}, "
-            f"got {type(config).__name__} {config!r}"
-        )
-    for key in config:
-        if key not in ALLOWED_KEYS:
-            raise ValueError(
-                f"Unknown key {key!r} in the metric suite config{_where(source)}; "
-                f"allowed keys: {', '.join(ALLOWED_KEYS)}"
-            )
-    kwargs = {key: config[key] for key in ALLOWED_KEYS if config.get(key) is not None}
-    where = _where(source)
-
-    metrics = kwargs.get("metrics")
-    if metrics is None:
-        raise ValueError(
-            f"The metric suite config{where} has no `metrics` key: give a list such as "
-            "['ndcg@10', 'recall@20']"
-        )
-    if isinstance(metrics, str) or not isinstance(metrics, (list, tuple)) or not metrics:
-        raise ValueError(
-            f"`metrics`{where} must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}"
-        )
-    for name in metrics:
-        if not isinstance(name, str):
-            raise ValueError(
-                f"`metrics`{where} must hold names such as 'ndcg@10', got {name!r} in {metrics!r}"
-            )
-    kwargs["metrics"] = list(metrics)
-
+    kwargs, where = _read(config, ALLOWED_KEYS, "ndcg@10")
     if "k" in kwargs:
         k = kwargs["k"]
         if isinstance(k, (list, tuple)):
@@ -181,27 +218,69 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         elif not _is_int(k):
             raise ValueError(f"`k`{where} must be an int or a non-empty list of ints, got {k!r}")
 
-    if "options" in kwargs:
-        options = kwargs["options"]
-        if not isinstance(options, dict):
-            raise ValueError(
-                f"`options`{where} must map a metric family to its options, as in "
-                f"{{'ndcg': {{'gain': 'exp'}}}}, got {options!r}"
-            )
-        for family, family_options in options.items():
-            if not isinstance(family_options, dict):
-                raise ValueError(
-                    f"`options.{family}`{where} must be a mapping of option names to values, "
-                    f"got {family_options!r}"
-                )
-        kwargs["options"] = {family: dict(values) for family, values in options.items()}
+    _check_options(kwargs, where)
 
-    for key in ("convention", "empty_target_action", "ties"):
+    for key in ("convention", "empty_target_action", "ties", "prefix", "postfix"):
         if key in kwargs and not isinstance(kwargs[key], str):
             raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
     threshold = kwargs.get("relevance_threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise ValueError(f"`relevance_threshold`{where} must be a number, got {threshold!r}")
+    if "validate_args" in kwargs and not isinstance(kwargs["validate_args"], bool):
+        raise ValueError(f"`validate_args`{where} must be true or false, got {kwargs['validate_args']!r}")
+    return kwargs
+
+
+#: The keys of a pointwise suite config (:class:`~torchrec_eval.PointwiseMetrics`, optionally windowed).
+POINTWISE_KEYS = (
+    "kind",
+    "metrics",
+    "tasks",
+    "options",
+    "num_groups",
+    "validate_args",
+    "window",
+    "window_unit",
+    "max_updates",
+)
+
+
+def pointwise_suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
+    """Check a pointwise suite config (e.g. ``suites/ctr.yaml``) and return its keyword arguments.
+
+    Args:
+        config: a YAML file, the name of a ready-made suite (``"ctr"``) or a mapping with the keys
+            ``kind`` (``pointwise``; a ranking suite has none), ``metrics`` (required: names such as
+            ``"ne"``, ``"auc"``), ``tasks`` (task names, for [B, T] inputs), ``options``, ``num_groups``,
+            ``validate_args`` (as in :class:`~torchrec_eval.PointwiseMetrics`), and ``window`` (an int),
+            ``window_unit`` (``updates`` or ``samples``), ``max_updates`` (as in
+            :class:`~torchrec_eval.Windowed`).
+
+    Returns:
+        A new dict of the keys that are set, without ``kind``.
+
+    Raises:
+        ValueError: if the config is not a mapping, has an unknown key, lacks ``metrics``, or a value has
+            the wrong type (the message names the key).
+
+    Example:
+        >>> from torchrec_eval.config import pointwise_suite_kwargs
+        >>> pointwise_suite_kwargs({"kind": "pointwise", "metrics": ["ne", "auc"], "tasks": ["click"], "window": 100})
+        {'metrics': ['ne', 'auc'], 'tasks': ['click'], 'window': 100}
+    """
+    kwargs, where = _read(config, POINTWISE_KEYS, "ne")
+    kind = kwargs.pop("kind", "pointwise")
+    if kind != "pointwise":
+        raise ValueError(f"`kind`{where} must be 'pointwise' (or absent), got {kind!r}")
+    _check_options(kwargs, where)
+    tasks = kwargs.get("tasks")
+    if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(isinstance(t, str) for t in tasks)):
+        raise ValueError(f"`tasks`{where} must be a list of task names, got {tasks!r}")
+    for key in ("num_groups", "window", "max_updates"):
+        if key in kwargs and not _is_int(kwargs[key]):
+            raise ValueError(f"`{key}`{where} must be an int, got {kwargs[key]!r}")
+    if "window_unit" in kwargs and not isinstance(kwargs["window_unit"], str):
+        raise ValueError(f"`window_unit`{where} must be a string, got {kwargs['window_unit']!r}")
     if "validate_args" in kwargs and not isinstance(kwargs["validate_args"], bool):
         raise ValueError(f"`validate_args`{where} must be true or false, got {kwargs['validate_args']!r}")
     return kwargs

@@ -5,21 +5,21 @@ for one input). A preset is a small named bundle of the explicit options below; 
 explicitly always wins over the preset. Sources: each library's own code (see
 ``shared/conventions-survey.md`` and the references in ``tests/reference/conventions.py``).
 
-========================  ===========  ==========  ===========  =============  ========  ========  ==============
+========================  ===========  ==========  ===========  =============  =========  ========  ==============
 convention                empty query  ties        P@k divides  AP@k divides   NDCG gain  log base  IDCG
-========================  ===========  ==========  ===========  =============  ========  ========  ==============
-(library default)         skip         index       k            min(k, R)      linear    2         cut at k
-``"trec"`` (trec_eval)    0, counted   reverse id  k            R              linear    2         cut at k
-``"ranx"``                0, counted   index       k            R              linear    2         cut at k
-``"torchmetrics"``        0, counted   index*      k            hits in top k  linear    2         cut at k
-``"recbole"``             skip         index       k            min(k, R)      binary    2         cut at k
-``"jurity"``              skip         index       list length  min(k, R)      binary    2         all R (uncut)
-``"recommenders"`` (MS)   skip         index       k            min(k, R)      binary    e         cut at k
-``"spark"``               0, counted   index       k            min(k, R)      binary    e         cut at k
-``"rectools"``            skip         index       k            R              binary    2         k positions
-========================  ===========  ==========  ===========  =============  ========  ========  ==============
+========================  ===========  ==========  ===========  =============  =========  ========  ==============
+(library default)         skip         index       k            min(k, R)      linear     2         cut at k
+``"trec"`` (trec_eval)    0, counted   reverse id  k            R              linear     2         cut at k
+``"ranx"``                0, counted   index       k            R              linear     2         cut at k
+``"torchmetrics"``        0, counted   index\\*     k            hits in top k  linear     2         cut at k
+``"recbole"``             skip         index       k            min(k, R)      binary     2         cut at k
+``"jurity"``              skip         index       list length  min(k, R)      binary     2         all R (uncut)
+``"recommenders"`` (MS)   skip         index       k            min(k, R)      binary     e         cut at k
+``"spark"``               0, counted   index       k            min(k, R)      binary     e         cut at k
+``"rectools"``            skip         index       k            R              binary     2         k positions
+========================  ===========  ==========  ===========  =============  =========  ========  ==============
 
-Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (*,
+Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (\\*,
 ``average_ties=True``), as torchmetrics does; ``"rectools"`` counts a cold item as seen by one user in
 ``novelty`` (``cold_items="one_user"``) and a one-item list as 0 in ``intra_list_diversity``
 (``single_item="zero"``).
@@ -33,6 +33,13 @@ Notes on what a preset cannot change:
   MAP and MRR; this library ranks every score, so its numbers agree for positive scores only.
   torchmetrics' NDCG averages tied scores: the preset sets ``average_ties=True`` for NDCG alone (the
   other metrics keep the index order), so it reproduces torchmetrics by itself.
+* Repeated ids in the ranked form: trec_eval refuses them (naming the document), and so does this
+  library by default. ranx's metrics count them as its arrays do (``"ranx"``): an id repeated in
+  ``ranked_ids`` is a hit at each of its ranks (recall and AP may exceed 1), an id repeated in
+  ``target_ids`` counts in R and in the ideal DCG, and a ranked item takes the gain of its first
+  relevant row. (ranx's ``Run``/``Qrels`` collapse repeats on loading, the last one winning.)
+  RecTools joins recommendations to interactions, so repeats multiply rows; its own tracker calls
+  that a bug (MobileTeleSystems/RecTools#164), and ``"rectools"`` refuses repeats instead.
 * Which queries a library averages when a query has relevant items but an empty recommendation
   list is a property of the caller's data: Jurity leaves them out of precision and MAP, MS
   Recommenders out of precision, recall and MAP (its NDCG counts them as 0, as this library does);
@@ -52,6 +59,7 @@ class Preset:
     empty_target_action: str = "skip"
     ties: str = "index"
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    duplicates: str = "error"  # an id repeated in `ranked_ids` / `target_ids`: "error" or "count" (ranx)
 
 
 def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut") -> dict[str, dict[str, Any]]:
@@ -61,7 +69,7 @@ def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut") -> dict[str, dict[st
 
 PRESETS: dict[str, Preset] = {
     "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
-    "ranx": Preset("neg", "index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
+    "ranx": Preset("neg", "index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}, duplicates="count"),
     "torchmetrics": Preset("neg", "index", {"map": {"normalizer": "hits"}, "ndcg": {"average_ties": True}}),
     "recbole": Preset("skip", "index", _binary_ndcg()),
     "jurity": Preset("skip", "index", {"precision": {"denominator": "retrieved"}, **_binary_ndcg(ideal="full")}),

@@ -28,11 +28,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 
 __all__ = [
     "Interactions",
+    "RatedInteractions",
     "generate_interactions",
     "interaction_matrix",
     "item_popularity",
@@ -123,6 +125,65 @@ class Interactions:
     def user_counts(self) -> Tensor:
         """``[num_users]`` long tensor: the number of interactions of each user."""
         return torch.bincount(self.user, minlength=self.num_users)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RatedInteractions(Interactions):
+    """:class:`Interactions` with a rating per interaction and the original ids: real data, loaded.
+
+    It is an :class:`Interactions` (every function that takes one takes it); :meth:`select`, and so
+    every split, keeps the ratings of the rows it keeps and the id maps whole.
+
+    Attributes:
+        rating: ``[M]`` float32 tensor, the rating of each interaction.
+        user_ids: ``[num_users]`` NumPy array, the original id of each user index (sorted).
+        item_ids: ``[num_items]`` NumPy array, the original id of each item index (sorted).
+
+    Example:
+        >>> import numpy as np
+        >>> import torch
+        >>> from torchrec_eval.datasets import RatedInteractions, train_test_split_by_time
+        >>> data = RatedInteractions(
+        ...     user=torch.tensor([0, 0, 1]), item=torch.tensor([1, 0, 1]), timestamp=torch.tensor([5, 9, 7]),
+        ...     num_users=2, num_items=2, rating=torch.tensor([4.0, 2.5, 5.0]),
+        ...     user_ids=np.array([196, 305]), item_ids=np.array([242, 302]))
+        >>> liked = data.select(data.rating >= 4)
+        >>> liked
+        RatedInteractions(num_interactions=2, num_users=2, num_items=2)
+        >>> data.item_ids[liked.item].tolist()
+        [302, 302]
+        >>> train, test = train_test_split_by_time(data, test_fraction=0.5)
+        >>> test.rating
+        tensor([2.5000])
+    """
+
+    rating: Tensor
+    user_ids: np.ndarray
+    item_ids: np.ndarray
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.rating, Tensor) or self.rating.shape != self.user.shape:
+            got = tuple(self.rating.shape) if isinstance(self.rating, Tensor) else type(self.rating).__name__
+            raise ValueError(f"Expected `rating` to be a tensor of shape {tuple(self.user.shape)}, but got {got}")
+        for name, size in (("user_ids", self.num_users), ("item_ids", self.num_items)):
+            ids = getattr(self, name)
+            if len(ids) != size:
+                raise ValueError(f"Expected `{name}` to have {size} entries (one per index), but got {len(ids)}")
+
+    def select(self, keep: Tensor) -> RatedInteractions:
+        """The interactions (and their ratings) where the ``[M]`` bool tensor ``keep`` is True (or at
+        the given indices)."""
+        return RatedInteractions(
+            user=self.user[keep],
+            item=self.item[keep],
+            timestamp=self.timestamp[keep],
+            num_users=self.num_users,
+            num_items=self.num_items,
+            rating=self.rating[keep],
+            user_ids=self.user_ids,
+            item_ids=self.item_ids,
+        )
 
 
 def _check_positive_int(name: str, value: object, minimum: int = 1) -> int:

@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import Tensor, nn
@@ -32,8 +33,9 @@ from torchrec_eval.datasets import (
     padded_item_lists,
     train_test_split_by_time,
 )
+from torchrec_eval.movielens import load_movielens
 
-__all__ = ["BPRMF", "DemoData", "METRICS", "evaluate", "prepare_data", "run_demo", "train_epoch"]
+__all__ = ["BPRMF", "DemoData", "METRICS", "evaluate", "prepare_data", "run_demo", "split_data", "train_epoch"]
 
 METRICS = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10"]
 CURVE_METRICS = ["ndcg", "recall", "precision", "hitrate"]
@@ -83,7 +85,11 @@ class DemoData:
 def prepare_data(num_users: int = 500, num_items: int = 1000, seed: int = 0) -> DemoData:
     """Draw users with 10 to 40 interactions each (fewer if there are few items) and split them by time."""
     per_user = (min(10, num_items), min(40, num_items))
-    data = generate_interactions(num_users, num_items, per_user, seed=seed)
+    return split_data(generate_interactions(num_users, num_items, per_user, seed=seed))
+
+
+def split_data(data: Interactions) -> DemoData:
+    """Each user's latest 20% of interactions are the test targets, the rest is training data."""
     train, test = train_test_split_by_time(data, test_fraction=0.2)
     return DemoData(train, test, padded_item_lists(test), padded_item_lists(train),
                     item_popularity(train).float())
@@ -168,6 +174,7 @@ def run_demo(
     batch_size: int = 1024,
     eval_batch_size: int = 512,
     seed: int = 0,
+    data: str | Path | None = None,
     plot: str | None = "torchrec_eval_demo.png",
     progress: Callable[..., object] | None = None,
     echo: Callable[[str], None] = print,
@@ -176,21 +183,29 @@ def run_demo(
 
     Args:
         epochs, users, items, dim, lr, weight_decay, batch_size, eval_batch_size, seed: the run.
+        data: a MovieLens or RecBole ratings file (:func:`torchrec_eval.movielens.load_movielens`;
+            every rating is an interaction) instead of the synthetic data; ``users`` and ``items``
+            then come from the file.
         plot: path of the PNG to write (metrics vs epoch, and metric vs k); ``None`` for no plot.
         progress: a factory ``progress(total=..., desc=..., unit=...)`` returning an object with
             ``update(n)`` and ``close()`` (a tqdm-like bar), or ``None`` for no bar.
         echo: where the table lines go (``print`` by default; a tqdm-aware writer with a bar).
 
     Returns:
-        ``{"baseline": {...}, "history": [{"epoch": 1, "loss": ..., "ndcg@10": ...}, ...],
-        "curves": {"model": {"ndcg@5": ...}, "baseline": {...}}, "plot": path or None, "seconds": ...}``.
+        A dict with ``baseline`` (the popularity row), ``history`` (one dict per epoch with ``epoch``,
+        ``loss`` and the metrics), ``curves`` (metric-by-k values of ``model`` and ``baseline``),
+        ``plot`` (the PNG's path, or None) and ``seconds``.
     """
     begin = time.perf_counter()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    data = prepare_data(users, items, seed)
+    if data is None:
+        source, name, data = "synthetic, torchrec_eval.datasets", "the synthetic data", prepare_data(users, items, seed)
+    else:
+        source, name, data = str(data), Path(data).name, split_data(load_movielens(data))
+        users, items = data.num_users, data.num_items
     echo(f"data: {users} users, {items} items, {len(data.train)} train / {len(data.test)} test interactions "
-         f"(synthetic, torchrec_eval.datasets); model: BPR-MF, dim {dim}")
+         f"({source}); model: BPR-MF, dim {dim}")
 
     suite = RankingMetrics(METRICS)
     curve_suite = RankingMetrics(CURVE_METRICS, k=[k for k in CURVE_KS if k <= items])
@@ -225,7 +240,7 @@ def run_demo(
     }
     written = None
     if plot:
-        written = plot_demo(baseline, history, curves, plot)
+        written = plot_demo(baseline, history, curves, plot, name)
         echo(f"plot: {written}" if written else PLOT_HINT)
     seconds = time.perf_counter() - begin
     echo(f"done in {seconds:.1f} s")
@@ -238,7 +253,7 @@ def _curve(values: dict[str, float], family: str) -> tuple[list[int], list[float
 
 
 def plot_demo(baseline: dict[str, float], history: Iterable[dict], curves: dict[str, dict[str, float]],
-              path: str) -> str | None:
+              path: str, data_name: str = "the synthetic data") -> str | None:
     """Write the two-panel PNG; returns ``path``, or ``None`` if matplotlib is not installed."""
     try:
         import matplotlib
@@ -257,7 +272,7 @@ def plot_demo(baseline: dict[str, float], history: Iterable[dict], curves: dict[
         left.axhline(baseline[name], color=color, linestyle=":", linewidth=1)
     left.set_xlabel("epoch")
     left.set_ylabel("metric")
-    left.set_title("BPR-MF on the synthetic data (dotted: popularity)")
+    left.set_title(f"BPR-MF on {data_name} (dotted: popularity)")
     left.legend(fontsize="small")
     left.grid(alpha=0.3)
     for color, family in zip(colors, CURVE_METRICS, strict=False):

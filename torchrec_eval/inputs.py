@@ -39,6 +39,7 @@ from torch import Tensor
 
 from torchrec_eval.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.exclusion import Exclusions
+from torchrec_eval.syncs import host_reads_free
 from torchrec_eval.ties import tie_statistics
 from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
@@ -81,7 +82,7 @@ def _lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     Returns (found [B, K] bool, position in ``ids`` [B, K], sort order of ``ids``) so that a value
     attached to ``ids`` can be read for each found item as ``values.gather(1, order).gather(1, pos)``.
     """
-    sorted_ids, order = torch.sort(ids, dim=1)
+    sorted_ids, order = torch.sort(ids, dim=1, stable=True)  # a repeated id: its first row is found
     pos = torch.searchsorted(sorted_ids, items.contiguous()).clamp_(max=ids.shape[1] - 1)
     found = (sorted_ids.gather(1, pos) == items) & (items >= 0)
     return found, pos, order
@@ -174,7 +175,7 @@ def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: flo
     num_relevant = relevant_top.sum(1)
     full = relevant_top[:, -1]
     if ideal.shape[1] < target.shape[1]:
-        rows = full.nonzero().squeeze(1) if target.device.type == "cpu" else None  # a free check on the CPU
+        rows = full.nonzero().squeeze(1) if host_reads_free(target) else None  # a free check on the CPU
         if rows is None or rows.numel() * 8 > target.shape[0]:  # many rows: one pass over all is cheaper
             num_relevant = torch.where(
                 full, count_true(_is_relevant(target, relevance_threshold)), num_relevant
@@ -274,6 +275,7 @@ def prepare_batch(
     need_candidates: bool = False,
     average_view: bool = False,
     validate_args: bool = True,
+    duplicates: str = "error",
 ) -> Batch:
     """Validate any input form; rank it to depth ``k`` and/or keep its full candidate view.
 
@@ -283,6 +285,8 @@ def prepare_batch(
         need_candidates: also return every candidate's score and relevance (not for the ranked form).
         average_view: also attach the view averaged over tie orders (``RankedTargets.averaged``), for
             a metric with ``average_ties=True`` under another tie order.
+        duplicates: ``"error"`` for an id repeated in a row of the ranked form, or ``"count"``: ranx's
+            arrays (a repeated ranked id is a hit at each rank, a repeated target counts in R).
         other: the input forms of this module, ``ties``, ``relevance_threshold`` and ``validate_args``.
 
     Raises:
@@ -333,6 +337,7 @@ def prepare_batch(
             need_ideal,
             to_num_relevant,
             checks,
+            duplicates == "count",
         )
         return Batch(ranked, None, groups)
     if preds is None:
@@ -489,7 +494,7 @@ def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: Checks | None)
     if checks is not None:
         checks.run()
         present = checks.notes.get("-inf", False)
-    elif preds.device.type == "cpu":
+    elif host_reads_free(preds):
         present = bool(preds.amin() == float("-inf"))
     else:
         present = True
@@ -542,6 +547,7 @@ def _check_target_ids(
     relevance_threshold: float | None,
     checks: Checks | None,
     exclusions: Exclusions | None = None,
+    unique: bool = True,
 ) -> tuple[Tensor, Tensor]:
     require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
@@ -552,7 +558,8 @@ def _check_target_ids(
             )
     if checks is not None:
         check_id_range(checks, "target_ids", target_ids, num_items)
-        check_unique_ids(checks, "target_ids", target_ids)
+        if unique:
+            check_unique_ids(checks, "target_ids", target_ids)
         if target_gains is not None:
             check_target_values(checks, "target_gains", target_gains)
     valid_target = None
@@ -573,6 +580,7 @@ def _ranked_form(
     need_ideal: bool,
     to_num_relevant: bool,
     checks: Checks | None,
+    repeats: bool = False,
 ) -> RankedTargets:
     if ranked_ids.ndim != 2:
         raise ValueError(
@@ -583,10 +591,13 @@ def _ranked_form(
     require_ids("ranked_ids", ranked_ids, rows)
     if checks is not None:
         check_id_range(checks, "ranked_ids", ranked_ids, None)
-        check_unique_ids(checks, "ranked_ids", ranked_ids)
+        if not repeats:
+            check_unique_ids(checks, "ranked_ids", ranked_ids)
     gains_t, relevant_t = _check_target_ids(
-        target_ids, target_gains, rows, None, None, relevance_threshold, checks
+        target_ids, target_gains, rows, None, None, relevance_threshold, checks, unique=not repeats
     )
+    if repeats:  # as ranx: a ranked item takes the gain of its first relevant row
+        target_ids = target_ids.masked_fill(~relevant_t, -1)
     if exclude_ids is not None:
         require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from torchrec_eval.syncs import host_reads_free
 from torchrec_eval.validation import count_true
 
 
@@ -44,7 +45,7 @@ def tie_statistics(
     gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains).gather(1, group)
     last = values[:, -1]
     continues = (following == last) & (last > float("-inf"))
-    if scores.device.type == "cpu":  # a host check is free here: count only the rows that need it
+    if host_reads_free(scores):  # a host check is free here: count only the rows that need it
         rows = continues.nonzero().squeeze(1)
     else:  # no host sync on an accelerator: every row, the others masked out below
         rows = torch.arange(scores.shape[0], device=scores.device)

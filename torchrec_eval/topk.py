@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.exclusion import Exclusions
+from torchrec_eval.syncs import host_reads_free
 
 # The first column block scanned for boundary ties, and the largest: a constant row finishes in the
 # first block; scattered ties are scanned in blocks of at most this many columns (bounded memory).
@@ -94,7 +95,12 @@ def top_indices(
     if take > k:
         boundary = values[:, k - 1]
         tied = (boundary == values[:, k]) & (boundary > float("-inf"))
-        if check_boundary and bool(tied.any()):
+        if check_boundary and torch.compiler.is_compiling():  # no host read: repair every row
+            idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
+            values = scores.gather(1, idx)
+            if exclusions is not None:
+                values = values.masked_fill(exclusions.contains(idx), float("-inf"))
+        elif check_boundary and bool(tied.any()):
             rows = tied.nonzero().squeeze(1)
             levels = None if tie_gains is None else _gain_levels(tie_gains, rows, ties)
             if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
@@ -110,7 +116,7 @@ def top_indices(
                 values = values.masked_fill(exclusions.contains(idx), float("-inf"))
         else:
             values, idx = values[:, :k], idx[:, :k]
-    if values.device.type != "cpu":
+    if not host_reads_free(values):
         return TopK(_order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following)
     # on the CPU a host check is free: reorder only the rows that hold equal scores
     rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
@@ -136,7 +142,7 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
         order = torch.sort(values, dim=1, descending=True, stable=True).indices
         return values.gather(1, order)[:, :take], idx.gather(1, order)[:, :take], dropped.sum(1)
 
-    if scores.device.type != "cpu":  # no host sync on an accelerator: read deep enough at once
+    if not host_reads_free(scores):  # no host sync on an accelerator: read deep enough at once
         return read(scores, exclusions, take + exclusions.width)[:2]
     depth = take + min(exclusions.width, max(take, 16))
     values, idx, dropped = read(scores, exclusions, depth)
@@ -258,6 +264,36 @@ def _first_equal(
         done += size
         block = min(block * 4, _MAX_BLOCK)
     return out[rows]
+
+
+def _boundary_without_sync(
+    scores: Tensor, values: Tensor, idx: Tensor, k: int, ties: str, tie_gains: Tensor | None,
+    exclusions: Exclusions | None,
+) -> Tensor:
+    """The exact top k of every row, ties at the cut-off in tie order, without reading anything on the host.
+
+    Masked work over every row instead of a repair of the tied rows: the items scored above the k-th
+    score stay, and the first ``k - g`` items scored equal to it (in index order) fill the list.
+    """
+    if exclusions is not None:
+        every_row = torch.arange(scores.shape[0], device=scores.device)
+        gains = None if tie_gains is None else tie_gains
+        return top_indices(exclusions.masked_rows(scores, every_row), k, ties, gains).indices
+    if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
+        return _exact_top(scores, k, ties, tie_gains)
+    boundary = values[:, k - 1 : k]
+    above = values[:, :k] > boundary
+    need = k - above.sum(1, keepdim=True)
+    equal = scores == boundary
+    reverse = ties == "reverse_index"
+    rank = equal.flip(1).cumsum(1).flip(1) if reverse else equal.cumsum(1)  # 1 = first in tie order
+    positions = torch.arange(scores.shape[1], device=scores.device)
+    priority = positions + 1 if reverse else scores.shape[1] - positions  # > 0, larger = earlier
+    picked = torch.topk(torch.where(equal & (rank <= need), priority, 0), k, dim=1).indices
+    merged = torch.cat([idx[:, :k], picked], dim=1)
+    keep = torch.cat([above, torch.arange(k, device=scores.device) < need], dim=1)
+    first = torch.sort((~keep).to(torch.uint8), dim=1, stable=True).indices[:, :k]
+    return merged.gather(1, first)
 
 
 def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Tensor:

@@ -170,6 +170,9 @@ def confidence_interval(
     level, method = _check_level(level), _check_method(method)
     if not isinstance(metric, RankingMetric):
         raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
+    if getattr(metric, "weighted", False):
+        raise ValueError("`metric` is weighted (`weighted=True`): its state holds weighted sums, and these "
+                         "intervals assume one unit of weight per query")
     with metric.sync_context(
         dist_sync_fn=metric.dist_sync_fn,
         should_sync=metric._to_sync and not metric._is_synced,

@@ -66,6 +66,7 @@ class Plan:
     """
 
     needs_candidates = False
+    supports_weights = True  # per-query weights: every value is a mean over queries
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
@@ -106,7 +107,7 @@ class Plan:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
         values, counted = self.per_query(batch.ranked, metric.empty_target_action)
         rows = torch.cat([values, values * values, counted.to(torch.float64).unsqueeze(1)], dim=1)
-        return lambda: accumulate(metric.stats, rows, batch.groups)
+        return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         num_values = len(self.keys)
@@ -115,8 +116,11 @@ class Plan:
         return {key: means[:, i] for i, key in enumerate(self.keys)}
 
 
-def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None) -> None:
-    """Add per-query rows [B, C] into a [G, C] state, by group (G = 1 without groups)."""
+def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None, weights: Tensor | None = None) -> None:
+    """Add per-query rows [B, C] into a [G, C] state, by group (G = 1 without groups); with ``weights``
+    [B], each row times its query's weight (a weighted sum, numerators and denominators alike)."""
+    if weights is not None:
+        rows = rows * weights.unsqueeze(1)
     if groups is None:
         state += rows.sum(0, keepdim=True)
     else:
@@ -142,7 +146,7 @@ def prepare(
         ties=ties,
         relevance_threshold=relevance_threshold,
         validate_args=validate_args,
-        k=max((member.depth for member in members), default=0),
+        k=max([0, *(member.depth for member in members)]),  # (no `default=`: torch.compile traces this)
         need_ideal=any(member.needs_ideal for member in members),
         to_num_relevant=any(member.to_num_relevant for member in members),
         need_candidates=any(member.needs_candidates for member in members),

@@ -12,7 +12,8 @@ How (no [N, N] tensor, no loop over queries):
 * AUC, GAUC and MPR need, per query, the sum ``A`` of the ascending mid-ranks (1 = lowest score
   among the valid candidates, ties at their mean rank) of its relevant items. On the CPU the relevant
   items are looked up in the sorted row with ``torch.searchsorted`` (items below and items below or
-  equal), which costs O(R log N) per query on top of the sort. On other devices (no host sync) the
+  equal), which costs O(R log N) per query on top of the sort. On other devices and under ``torch.compile``
+  (no host sync) the
   same sums come from cumulative sums and running maxima along the sorted row (O(N)).
   Mann-Whitney: ``U = A - R (R + 1) / 2`` and ``AUC = U / (R (N_valid - R))``.
 * FCP counts, for each item, the items with a strictly lower score and a lower (concordant) or higher
@@ -36,6 +37,7 @@ from torch import Tensor
 from torchrec_eval.functional._kernels import check_k
 from torchrec_eval.functional._plan import accumulate, check_common, prepare
 from torchrec_eval.inputs import Batch, Candidates, RankedTargets, count_true
+from torchrec_eval.syncs import host_reads_free
 
 #: families of this module -> "k" if they need "@k", "none" if they take no cut-off
 FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}
@@ -59,7 +61,10 @@ class TieGroups:
         """[B, N] bool: the position opens a new group of equal values."""
         if self._starts is None:
             starts = torch.ones(self.values.shape, dtype=torch.bool, device=self.values.device)
-            torch.ne(self.values[:, 1:], self.values[:, :-1], out=starts[:, 1:])
+            if torch.compiler.is_compiling():  # compile refuses a strided `out=`
+                starts[:, 1:] = self.values[:, 1:] != self.values[:, :-1]
+            else:  # no temporary [B, N] mask
+                torch.ne(self.values[:, 1:], self.values[:, :-1], out=starts[:, 1:])
             self._starts = starts
         return self._starts
 
@@ -99,6 +104,12 @@ class SortedRows(TieGroups):
             self.num_valid = count_true(candidates.valid)
         self.skipped = num_items - self.num_valid
 
+    def rank_sums(self) -> tuple[Tensor, Tensor]:
+        return rank_sums(self, self.candidates.relevant)
+
+    def pair_counts(self) -> tuple[Tensor, Tensor]:
+        return pair_counts(self, self.candidates.gains)
+
 
 def _compact(flags: Tensor, counts: Tensor,
              *sources: tuple[Tensor, float]) -> tuple[int, list[Tensor], Tensor]:
@@ -128,7 +139,7 @@ def rank_sums(rows: SortedRows, relevant: Tensor, sparse: bool | None = None) ->
     relevant items up with ``searchsorted``; otherwise cumulative sums along the sorted rows are used.
     """
     if sparse is None:
-        sparse = rows.values.device.type == "cpu"
+        sparse = host_reads_free(rows.values)
     num_relevant = count_true(relevant) if relevant.is_contiguous() else relevant.sum(1)
     skipped = rows.skipped.to(torch.float64)
     if sparse:
@@ -262,6 +273,7 @@ class PairwiseMember:
 
     needs_ideal = False
     to_num_relevant = False
+    supports_weights = True  # every value is a ratio of sums over queries
 
     def __init__(self, requests: Sequence[tuple[str, int | None]],
                  options: dict[str, dict[str, Any]] | None = None) -> None:
@@ -307,11 +319,12 @@ class PairwiseMember:
         """Numerators and denominators [B, P] (float64) of every key for one batch."""
         columns: dict[str, tuple[Tensor, Tensor]] = {}
         if self.needs_candidates:
-            rows = SortedRows(batch.candidates)
+            # a catalogue streamed in chunks brings its counts (TargetRanks) instead of every candidate
+            rows = batch.candidates if hasattr(batch.candidates, "rank_sums") else SortedRows(batch.candidates)
             if {"auc", "gauc", "mpr"} & set(self.families):
                 columns.update(self._rank_columns(rows, empty_target_action))
             if "fcp" in self.families:
-                concordant, discordant = pair_counts(rows, batch.candidates.gains)
+                concordant, discordant = rows.pair_counts()
                 columns["fcp"] = (concordant, concordant + discordant)
         if self.ctr_ks:
             clicks, shown = ctr_counts(batch.ranked, self.ctr_ks)
@@ -321,8 +334,8 @@ class PairwiseMember:
         denominators = torch.stack([columns[key][1] for key in self.keys], dim=1)
         return numerators, denominators
 
-    def _rank_columns(self, rows: SortedRows, action: str) -> dict[str, tuple[Tensor, Tensor]]:
-        relevant_count, rank_sum = rank_sums(rows, rows.candidates.relevant)
+    def _rank_columns(self, rows: Any, action: str) -> dict[str, tuple[Tensor, Tensor]]:
+        relevant_count, rank_sum = rows.rank_sums()
         num_valid = rows.num_valid.to(torch.float64)
         out: dict[str, tuple[Tensor, Tensor]] = {}
         one = torch.ones_like(relevant_count)
@@ -364,7 +377,7 @@ class PairwiseMember:
         """Compute the batch's sums (may raise); the returned call adds them to the state."""
         numerators, denominators = self.ratios(batch, metric.empty_target_action)
         rows = torch.cat([numerators, denominators, numerators * numerators], dim=1)
-        return lambda: accumulate(getattr(metric, self.state_name), rows, batch.groups)
+        return lambda: accumulate(getattr(metric, self.state_name), rows, batch.groups, batch.weights)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         state = getattr(metric, self.state_name)

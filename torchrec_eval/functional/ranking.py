@@ -9,7 +9,7 @@ from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.conventions import resolve_common, resolve_options
+from torchrec_eval.conventions import preset, resolve_common, resolve_options
 from torchrec_eval.functional._plan import Plan, check_common, make_entry, prepare
 
 _COMMON_ARGS = """
@@ -84,6 +84,7 @@ def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]
         ties=ties,
         relevance_threshold=relevance_threshold,
         validate_args=validate_args,
+        duplicates=preset(convention).duplicates,
         **inputs,
     )
     values, counted = plan.per_query(batch.ranked, empty_target_action)
@@ -319,11 +320,11 @@ def mar(
 
 
 _GAIN_ARGS = """
-    Extra args:
+    Keyword Args:
         gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges);
             ``"binary"`` uses the relevance (0/1).
         log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
-        ideal (NDCG): ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
+        ideal: NDCG only: ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
             R relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
 """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -11,10 +12,12 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.conventions import resolve_common
+from torchrec_eval.catalogue import CatalogueBatch
+from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES, Batch, check_flat
-from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.metrics import compiled
+from torchrec_eval.metrics.lifecycle import Apply, SafeMetric, keywords_checked
 
 
 def fingerprint(value: Any) -> str:
@@ -33,6 +36,33 @@ def fingerprint(value: Any) -> str:
         return repr(value)
     fields = getattr(value, "__dict__", None)
     return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
+
+
+def _check_weighted(weighted: Any, members: Sequence[Any]) -> bool:
+    if not isinstance(weighted, bool):
+        raise ValueError(f"`weighted` must be True or False, got {weighted!r}")
+    unsupported = [key for member in members if not getattr(member, "supports_weights", False) for key in member.keys]
+    if weighted and unsupported:
+        raise ValueError(f"`weighted`: {unsupported} are catalogue metrics with no per-query weight")
+    return weighted
+
+
+class _TensorShape:
+    """A tensor in a repr: its dtype and shape, not its values (``<tensor float64 [500]>``)."""
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.text = f"<tensor {str(tensor.dtype).removeprefix('torch.')} {list(tensor.shape)}>"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return _TensorShape(value)
+    if isinstance(value, dict):
+        return {key: _shown(item) for key, item in value.items()}
+    return value
 
 
 class RankingMetric(SafeMetric):
@@ -59,6 +89,11 @@ class RankingMetric(SafeMetric):
         num_groups: if set, ``update`` takes ``groups`` [B] in [0, num_groups) and ``compute``
             returns a [num_groups] tensor per value (NaN for a group with no counted query).
         single_key: return a tensor rather than a one-entry dict from ``compute``.
+        weighted: ``update`` takes ``sample_weight`` [B] >= 0, the weight of each query (the importance
+            of a user or a session; default 1): every mean over queries becomes a weighted mean, and
+            every pooled ratio (GAUC, pooled MPR, FCP, CTR) weighs each query's numerator and
+            denominator, in the state and so in the sync. Not for catalogue metrics (coverage, ...);
+            no confidence intervals (they assume unit weights). Not with the flat form.
         kwargs: torchmetrics ``Metric`` arguments (``sync_on_compute``, ``dist_sync_fn``, ...).
             ``compute_with_cache`` defaults to False here: see :mod:`torchrec_eval.metrics.lifecycle`.
 
@@ -81,10 +116,20 @@ class RankingMetric(SafeMetric):
         validate_args: bool = True,
         num_groups: int | None = None,
         single_key: bool = False,
+        weighted: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        given = {"convention": convention, "empty_target_action": empty_target_action,
+                 "relevance_threshold": relevance_threshold, "ties": ties, "num_groups": num_groups}
+        # the arguments that differ from the defaults, for repr
+        self._settings = {name: value for name, value in given.items() if value is not None}
+        if not validate_args:
+            self._settings["validate_args"] = False
+        if weighted:
+            self._settings["weighted"] = True
         empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
+        self.duplicates = preset(convention).duplicates
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
@@ -96,6 +141,7 @@ class RankingMetric(SafeMetric):
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):
             raise ValueError(f"A metric is requested twice: {self.value_keys}")
+        self.weighted = _check_weighted(weighted, self.members)
         self.empty_target_action = empty_target_action
         self.relevance_threshold = relevance_threshold
         self.ties = ties
@@ -111,6 +157,7 @@ class RankingMetric(SafeMetric):
         signature = hashlib.sha1(
             fingerprint(
                 [type(self).__name__, self.value_keys, self.members, empty_target_action, relevance_threshold, ties]
+                + (["weighted"] if weighted else [])  # unweighted metrics keep their state names
             ).encode()
         ).hexdigest()
         self.add_state(
@@ -172,6 +219,7 @@ class RankingMetric(SafeMetric):
         mask: Tensor | None = None,
         exclude_ids: Tensor | None = None,
         groups: Tensor | None = None,
+        sample_weight: Tensor | None = None,
     ) -> None:
         """Rank one batch and add its queries to the state; on any error the state is left unchanged.
 
@@ -179,6 +227,7 @@ class RankingMetric(SafeMetric):
             preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
                 form of :mod:`torchrec_eval.inputs` (dense, ids, ranked or flat).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
+            sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
         self._update_from(
             {
@@ -191,11 +240,73 @@ class RankingMetric(SafeMetric):
                 "mask": mask,
                 "exclude_ids": exclude_ids,
                 "groups": groups,
+                "sample_weight": sample_weight,
             }
         )
 
+    def _show(self, **arguments: Any) -> None:
+        """Show these constructor arguments in repr, those that are not None (tensors by dtype and shape)."""
+        self._settings.update({name: _shown(value) for name, value in arguments.items() if value is not None})
+
+    def _ordered_keys(self) -> list[str]:
+        """The value keys in the order of ``compute``."""
+        return self.value_keys
+
+    def extra_repr(self) -> str:
+        """The value keys and the arguments that differ from the defaults: ``ndcg@5, ndcg@10, ties='average'``."""
+        shown = (f"{name}={value!r}" for name, value in self._settings.items())
+        return ", ".join([*self._ordered_keys(), *shown])
+
+    def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
+        return inputs
+
     def _stage(self, inputs: dict[str, Any]) -> Apply:
+        weight = inputs.get("sample_weight")
+        inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
+        step = getattr(self, "_compiled_increments", None)
+        if step is not None and weight is None and inputs.get("indexes") is None:  # the flat form stays eager
+            try:
+                return functools.partial(self._add, step(inputs))  # pure: nothing is touched yet
+            except Exception:  # noqa: S110 - bad input: the eager path below raises its named ValueError
+                pass
         batch = self.batch(**inputs)
+        batch.weights = self._check_weight(weight, batch)
+        return self._stage_batch(batch)
+
+    def _add(self, increments: dict[str, Tensor]) -> None:
+        for name, increment in increments.items():
+            getattr(self, name).add_(increment)
+
+    def compile_update(self, **compile_kwargs: Any) -> RankingMetric:
+        """Run every later ``update`` as one ``torch.compile(fullgraph=True)`` graph per batch shape.
+
+        One graph means one launch sequence with no host sync on an accelerator, and no Python per
+        operation anywhere. Values equal the eager update's (float64 sums may differ in the last bit).
+        Needs ``validate_args=False``; refuses FCP, R-Precision without a cut-off and
+        ``empty_target_action="error"``, which read the data on the host (see
+        :mod:`torchrec_eval.metrics.compiled`). The flat form stays eager.
+
+        Args:
+            compile_kwargs: passed to ``torch.compile`` (``mode=``, ``dynamic=``, ``backend=``).
+
+        Returns:
+            the metric itself.
+
+        Raises:
+            ValueError: with ``validate_args=True`` or a family that cannot be one graph.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import RankingMetrics
+            >>> suite = RankingMetrics(["ndcg@2"], validate_args=False).compile_update(backend="eager")
+            >>> suite.update(torch.tensor([[0.9, 0.1, 0.5]]), torch.tensor([[0, 1, 1]]))
+            >>> suite.compute()
+            {'ndcg@2': tensor(0.3869, dtype=torch.float64)}
+        """
+        return compiled.compile_update(self, **compile_kwargs)
+
+    def _stage_batch(self, batch: Batch) -> Apply:
         applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
 
         def apply() -> None:
@@ -204,9 +315,71 @@ class RankingMetric(SafeMetric):
 
         return apply
 
+    def catalogue(
+        self,
+        num_items: int,
+        *,
+        target_ids: Tensor,
+        target_gains: Tensor | None = None,
+        target_scores: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        process_group: Any = None,
+    ) -> CatalogueBatch:
+        """Evaluate one query batch against a catalogue scored in chunks: no [B, N] score matrix.
+
+        Give the batch's targets and exclusions once, then ``add(scores, offset)`` for each chunk of
+        items, in any order and of any sizes; ``close()`` (or leaving the ``with`` block) adds to the
+        metric exactly what ``update(preds=<all N scores>, target_ids=..., ...)`` would have. Memory
+        is O(B·(k + T)) whatever ``num_items``. With ``process_group`` (an item-parallel group whose
+        ranks hold the same queries and score one contiguous item range each), ``close`` combines the
+        ranks with one ``all_gather`` and the group's first rank adds the batch.
+
+        Args:
+            num_items: N, the size of the catalogue (item ids 0..N-1).
+            target_ids, target_gains, exclude_ids, groups: as in ``update`` (ids form).
+            target_scores: [B, T] the scores of the target items, needed by AUC, GAUC, MPR and FCP
+                (which count the items above each target in every chunk); they stand for the chunks'
+                entries at the targets, which are then not read.
+            process_group: the item-parallel group, or None (one process scores the whole catalogue).
+
+        Returns:
+            a :class:`~torchrec_eval.catalogue.CatalogueBatch`, also a context manager.
+
+        Raises:
+            ValueError: see :class:`~torchrec_eval.catalogue.CatalogueBatch`; ``ties="average"``.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import NDCG
+            >>> metric = NDCG(k=2)
+            >>> scores = torch.tensor([[0.1, 0.9, 0.3, 0.8, 0.2]])
+            >>> with metric.catalogue(5, target_ids=torch.tensor([[3, 4]])) as batch:
+            ...     batch.add(scores[:, :2], offset=0)
+            ...     batch.add(scores[:, 2:], offset=2)
+            >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
+            (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
+        """
+        if self.weighted:
+            raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
+                             "every query with weight 1; use `update(..., sample_weight=w)`")
+        return CatalogueBatch(
+            self,
+            num_items,
+            target_ids=target_ids,
+            target_gains=target_gains,
+            target_scores=target_scores,
+            exclude_ids=exclude_ids,
+            groups=groups,
+            process_group=process_group,
+        )
+
     def _check_flat(self, inputs: dict[str, Any]) -> None:
+        if inputs.get("sample_weight") is not None:
+            raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
+                             "(one row per query), not with the flat form (`indexes`)")
         self._require_groups(inputs.get("groups"))
-        check_flat(inputs, self.validate_args)
+        check_flat(self._inputs(inputs), self.validate_args)
 
     def _require_groups(self, groups: Tensor | None) -> None:
         if (groups is None) != (self.num_groups is None):
@@ -233,11 +406,31 @@ class RankingMetric(SafeMetric):
             relevance_threshold=self.relevance_threshold,
             validate_args=self.validate_args,
             groups=groups,
+            duplicates=self.duplicates,
             **inputs,
         )
         if batch.groups is not None:
             batch.groups = self._check_groups(batch.groups)
         return batch
+
+    def _check_weight(self, weight: Any, batch: Batch) -> Tensor | None:
+        """The [B] float64 query weights on this metric's device (None: unweighted)."""
+        if weight is None:
+            return None
+        if not self.weighted:
+            raise ValueError("`sample_weight` needs a metric built with `weighted=True` (got a weight for an "
+                             "unweighted metric)")
+        rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
+        if (not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool
+                or weight.is_complex()):
+            shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+            raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
+                             f"query, got {shape}")
+        weight = weight.to(device=self.device, dtype=torch.float64)
+        if self.validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
+            raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
+                             f"to {weight.max().item()}")
+        return weight
 
     def _check_groups(self, groups: Tensor) -> Tensor:
         if groups.is_floating_point() or groups.dtype == torch.bool:
@@ -258,5 +451,67 @@ class RankingMetric(SafeMetric):
             results.update(member.compute(self))
         if self.num_groups is None:
             results = {key: value[0] for key, value in results.items()}
-        results = {key: results[key] for key in self.value_keys}
-        return results[self.value_keys[0]] if self.single_key else results
+        return self._output(results)
+
+    def _output(self, results: dict[str, Tensor]) -> Tensor | dict[str, Tensor]:
+        """Values in the order of the metric's keys (keys absent from ``results`` left out), or the only one."""
+        ordered = {key: results[key] for key in self._ordered_keys() if key in results}
+        return next(iter(ordered.values())) if self.single_key else ordered
+
+    @keywords_checked
+    def per_query(
+        self,
+        preds: Tensor | None = None,
+        target: Tensor | None = None,
+        *,
+        indexes: Tensor | None = None,
+        target_ids: Tensor | None = None,
+        target_gains: Tensor | None = None,
+        ranked_ids: Tensor | None = None,
+        mask: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        query_ids: Any = None,
+        as_frame: bool = False,
+    ) -> Any:
+        """Every value of the metric for each query of one batch, without touching the state.
+
+        Takes ``update``'s arguments, with the same checks (and ``ValueError`` s). The value of a query is
+        the one ``update`` would count for it; NaN marks a query the metric does not count. ``compute()``
+        after ``update`` on the same batch is the mean of these values over the counted queries, or for a
+        pooled ratio their mean weighted by the query's denominator: see
+        :mod:`torchrec_eval.metrics.per_query`, which also says why catalogue metrics (coverage, Gini,
+        entropy, inter-list diversity) have no per-query values and are left out.
+
+        Args:
+            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups: as
+                for ``update``. In the flat form every query of the call is complete (none is held back),
+                and the queries come in ascending ``indexes`` order.
+            query_ids: labels of the rows of the DataFrame (``as_frame=True`` only), one per query;
+                default: the ``indexes`` of the flat form, else 0..B-1.
+            as_frame: return a ``pandas.DataFrame`` indexed by ``query_id`` (plus a ``group`` column
+                with ``groups``) instead of tensors.
+
+        Returns:
+            A dict ``{key: [B] float64 tensor}`` in the order of ``compute()`` (a [B] tensor where
+            ``compute()`` returns a tensor), or the DataFrame.
+
+        Raises:
+            ValueError: as ``update`` on bad input; if the metric has no per-query value; on
+                ``query_ids`` of the wrong length or without ``as_frame``.
+            ImportError: with ``as_frame=True`` when pandas is not installed.
+
+        Example:
+            >>> import torch
+            >>> import torchrec_eval as tre
+            >>> suite = tre.RankingMetrics(["ndcg@2", "mrr@2"])
+            >>> suite.per_query(torch.tensor([[0.9, 0.8, 0.1], [0.3, 0.2, 0.1]]),
+            ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
+            {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
+        """
+        from torchrec_eval.metrics.per_query import per_query
+
+        inputs = {"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
+                  "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
+                  "exclude_ids": exclude_ids, "groups": groups}
+        return per_query(self, inputs, query_ids, as_frame)

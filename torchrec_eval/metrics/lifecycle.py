@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,28 @@ def _concat(old: dict[str, Tensor], new: dict[str, Tensor]) -> dict[str, Tensor]
     return {name: torch.cat([old[name], new[name].to(old[name].device)]) for name in new}
 
 
+def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwargs: dict[str, Any]) -> None:
+    """Raise a ``ValueError`` naming a keyword argument that a function with ``parameters`` does not take."""
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = [name for name in kwargs if name not in parameters]
+    if unknown:
+        valid = [n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL and n != "self"]
+        raise ValueError(f"{where} got an unexpected keyword argument {unknown[0]!r}; valid arguments: {valid}")
+
+
+def keywords_checked(method: Callable) -> Callable:
+    """A method that raises :func:`check_keywords`' ``ValueError`` on a misspelt keyword, not a ``TypeError``."""
+    parameters = inspect.signature(method).parameters
+
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        check_keywords(f"{type(self).__name__}.{method.__name__}()", parameters, kwargs)
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
 class SafeMetric(Metric):
     """torchmetrics ``Metric`` with all-or-nothing updates, no stale cache, checked keywords, a flat stream.
 
@@ -131,22 +153,33 @@ class SafeMetric(Metric):
             self._stage(dict(self._flat.pending))()
             self._flat = self._flat.drained()
 
+    def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
+        """Plot a result, or results over steps, as torchmetrics' ``Metric.plot`` does.
+
+        Args:
+            val: a result of ``compute()`` or ``forward()`` (a tensor, or a dict of them), or a list of
+                results (one per step: a line per value); by default ``compute()``.
+            ax: a matplotlib ``Axes`` to draw on; by default a new figure.
+
+        Returns:
+            ``(figure, axes)``. See :func:`torchrec_eval.plotting.plot_values`.
+
+        Raises:
+            ModuleNotFoundError: if matplotlib is not installed (``pip install "torchrec_eval[cli]"``).
+            ValueError: on a ``val`` that is not a result or a list of results of one metric.
+        """
+        from torchrec_eval.plotting import plot_metric
+
+        return plot_metric(self, self.compute() if val is None else val, ax)
+
     # torchmetrics hooks --------------------------------------------------------------------------
     def _wrap_update(self, update: Callable) -> Callable:
         wrapped = super()._wrap_update(update)
         parameters = inspect.signature(update).parameters
-        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
         @functools.wraps(update)
         def checked(*args: Any, **kwargs: Any) -> None:
-            if not accepts_any:
-                unknown = [name for name in kwargs if name not in parameters]
-                if unknown:
-                    valid = [n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
-                    raise ValueError(
-                        f"{type(self).__name__}.update() got an unexpected keyword argument "
-                        f"{unknown[0]!r}; valid arguments: {valid}"
-                    )
+            check_keywords(f"{type(self).__name__}.update()", parameters, kwargs)
             count, computed = self._update_count, self._computed
             try:
                 wrapped(*args, **kwargs)

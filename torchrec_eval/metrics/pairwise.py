@@ -22,7 +22,6 @@ from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
 from torchrec_eval.functional.pairwise import FAMILIES, PairwiseMember, apply_ignore_index
 from torchrec_eval.metrics.base import RankingMetric
-from torchrec_eval.metrics.lifecycle import Apply
 
 __all__ = ["AUC", "CTR", "FCP", "FAMILIES", "GAUC", "MAE", "MPR", "MSE", "RMSE", "build_member"]
 
@@ -134,6 +133,7 @@ class MPR(RankingMetric):
     def __init__(self, *, average: str = "pooled", **kwargs: Any) -> None:
         member = PairwiseMember([("mpr", None)], {"mpr": {"average": average}})
         super().__init__([member], single_key=True, **kwargs)
+        self._show(average=None if average == "pooled" else average)
 
 
 class FCP(RankingMetric):
@@ -204,19 +204,14 @@ class CTR(RankingMetric):
         self.ignore_index = ignore_index
         super().__init__([PairwiseMember([("ctr", one) for one in ks])],
                          single_key=not isinstance(k, (list, tuple)), **kwargs)
+        self._show(ignore_index=ignore_index)
 
-    def _observed(self, inputs: dict[str, Any]) -> dict[str, Any]:
+    def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The inputs with ``target == ignore_index`` turned into ``mask`` False (unobserved items)."""
         if self.ignore_index is None:
             return inputs
         target, mask = apply_ignore_index(inputs["target"], inputs.get("mask"), self.ignore_index)
         return {**inputs, "target": target, "mask": mask}
-
-    def _check_flat(self, inputs: dict[str, Any]) -> None:
-        super()._check_flat(self._observed(inputs))
-
-    def _stage(self, inputs: dict[str, Any]) -> Apply:
-        return super()._stage(self._observed(inputs))
 
 
 MAE = MeanAbsoluteError

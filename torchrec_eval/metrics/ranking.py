@@ -24,9 +24,11 @@ class _TopK(RankingMetric):
     name: str
 
     def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        options = resolve_options(kwargs.get("convention"), self.name, options or {}, kwargs.get("ties"))
+        explicit = options or {}
+        options = resolve_options(kwargs.get("convention"), self.name, explicit, kwargs.get("ties"))
         plan = Plan([make_entry(self.name, k, options)])
         super().__init__([plan], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        self._show(**explicit)
 
 
 class Precision(_TopK):

@@ -1,0 +1,73 @@
+"""What ``compile_update()`` (one ``torch.compile(fullgraph=True)`` graph per batch shape) saves per update.
+
+Run: ``python benchmarks/bench_compile.py`` (``--quick``, ``--json PATH``, ``--device cuda``).
+A 6-metric suite, ``validate_args=False``, one update of the same batch, eager and compiled
+(inductor, compiled before timing), as a multiple of a bare ``torch.topk(scores, 20)``; small
+batches (where per-op overhead dominates) and a large one. On a GPU the compiled graph also removes
+kernel-launch gaps; these CPU figures show the Python and dispatch overhead it removes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import _interleaved, _table, add_device_option, device_label, parse_args  # noqa: E402
+
+import torchrec_eval as tre  # noqa: E402
+
+SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20"]
+
+
+def run(shapes: list[tuple[int, int]], repeats: int, device: torch.device) -> list[dict[str, object]]:
+    rows = []
+    for queries, items in shapes:
+        gen = torch.Generator().manual_seed(0)
+        scores = torch.randn(queries, items, generator=gen).to(device)
+        target_ids = torch.randint(0, items, (queries, 10), generator=gen).to(device)
+        target_ids = torch.where(target_ids == target_ids.roll(1, 1), -1, target_ids)
+        eager = tre.RankingMetrics(SUITE, validate_args=False).to(device)
+        compiled = tre.RankingMetrics(SUITE, validate_args=False).to(device).compile_update()
+
+        def step(metric: tre.RankingMetrics, scores=scores, target_ids=target_ids):
+            def go() -> None:
+                metric.update(scores, target_ids=target_ids)
+            return go
+
+        def floor(scores=scores) -> None:
+            torch.topk(scores, 20, dim=1)
+
+        cases = {"torch.topk(scores, 20) (floor)": floor, "eager update": step(eager),
+                 "compile_update()": step(compiled)}
+        times = _interleaved(cases, repeats, device)
+        floor = times["torch.topk(scores, 20) (floor)"]
+        for name, ms in times.items():
+            rows.append({"shape": f"{queries} x {items:,}", "case": name, "ms": ms, "ratio": ms / floor})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    add_device_option(parser)
+    parser.add_argument("--json", type=Path, default=None)
+    args, device = parse_args(parser, None)
+    torch.set_num_threads(args.threads)
+    shapes = [(16, 500)] if args.quick else [(100, 1_000), (1024, 20_000)]
+    rows = run(shapes, args.repeats or (5 if args.quick else 21), device)
+    print(_table(f"compile_update(): 6 metrics, ids form, validate_args=False, {device_label(device, args.threads)}",
+                 [(row["shape"], row["case"], f"{row['ms']:.3f}", f"{row['ratio']:.2f}x") for row in rows],
+                 ("batch", "case", "ms", "vs topk")))
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""A catalogue scored in chunks gives exactly what ``update`` on the whole [B, N] score matrix gives.
+
+The oracle is the library's dense ``update`` on the full matrix (itself tested against pytrec_eval,
+ranx, scikit-learn and brute force elsewhere): any chunking, sizes 1..N, uneven, in any order, with
+tied scores, ``-inf`` non-candidates, exclusions, graded gains and groups, for every tie order.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchrec_eval as tre
+
+N = 23
+TOPK = ["ndcg@5", "map@4", "recall@6", "precision@3", "mrr@7", "hitrate@2", "rprecision", "f1@4", "arhr@5",
+        "dcg@3", "mar@5", "cg@4", "ctr@5"]
+FULL = ["auc", "gauc", "mpr", "fcp"]
+BEYOND = ["coverage@5", "gini@4", "entropy@3", "inter_list_diversity@4", "intra_list_diversity@3",
+          "novelty@5", "serendipity@3", "average_popularity@4"]
+
+
+def _beyond_options(num_items: int) -> dict:
+    generator = torch.Generator().manual_seed(3)
+    popularity = torch.randint(0, 9, (num_items,), generator=generator)
+    features = torch.rand(num_items, 4, generator=generator)
+    return {
+        "coverage": {"num_items": num_items}, "gini": {"num_items": num_items},
+        "entropy": {"num_items": num_items}, "inter_list_diversity": {"num_items": num_items},
+        "intra_list_diversity": {"item_features": features}, "novelty": {"item_popularity": popularity},
+        "serendipity": {"item_popularity": popularity}, "average_popularity": {"item_popularity": popularity},
+    }
+
+
+def _suite(ties: str, num_groups: int | None = None, **kwargs) -> tre.RankingMetrics:
+    return tre.RankingMetrics([*TOPK, *FULL, *BEYOND], options=_beyond_options(N), ties=ties,
+                              num_groups=num_groups, **kwargs)
+
+
+def _batch(seed: int, rows: int = 7, tied: bool = True):
+    generator = torch.Generator().manual_seed(seed)
+    scores = (torch.randint(0, 4, (rows, N), generator=generator).float() if tied
+              else torch.randn(rows, N, generator=generator))
+    scores[torch.rand(rows, N, generator=generator) < 0.1] = float("-inf")
+    target_ids = torch.stack([torch.randperm(N, generator=generator)[:6] for _ in range(rows)])
+    target_ids[torch.rand(rows, 6, generator=generator) < 0.25] = -1
+    target_ids[0] = -1  # a query without targets
+    gains = torch.randint(0, 4, (rows, 6), generator=generator).float()
+    exclude = torch.stack([torch.randperm(N, generator=generator)[:4] for _ in range(rows)])
+    exclude[torch.rand(rows, 4, generator=generator) < 0.3] = -1
+    groups = torch.randint(0, 3, (rows,), generator=generator)
+    return scores, target_ids, gains, exclude, groups
+
+
+def _chunks(seed: int) -> list[tuple[int, int]]:
+    generator = torch.Generator().manual_seed(seed)
+    cuts = sorted(set(torch.randint(1, N, (int(torch.randint(0, 8, (1,), generator=generator)),),
+                                    generator=generator).tolist()))
+    bounds = [0, *cuts, N]
+    spans = list(zip(bounds[:-1], bounds[1:], strict=True))
+    return [spans[i] for i in torch.randperm(len(spans), generator=generator).tolist()]
+
+
+def _target_scores(scores: torch.Tensor, target_ids: torch.Tensor) -> torch.Tensor:
+    return scores.gather(1, target_ids.clamp(min=0))
+
+
+def _assert_equal(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for key in want:
+        torch.testing.assert_close(got[key], want[key], rtol=0, atol=1e-12, equal_nan=True, msg=key)
+
+
+@pytest.mark.parametrize("ties", ["index", "reverse_index", "pessimistic", "optimistic"])
+@pytest.mark.parametrize("seed", range(6))
+def test_any_chunking_equals_the_dense_update(ties, seed):
+    scores, target_ids, gains, exclude, groups = _batch(seed, tied=seed % 3 != 2)
+    dense, chunked = _suite(ties, num_groups=3), _suite(ties, num_groups=3)
+    inputs = dict(target_ids=target_ids, target_gains=gains, exclude_ids=exclude, groups=groups)
+    dense.update(scores, **inputs)
+    with chunked.catalogue(N, target_scores=_target_scores(scores, target_ids), **inputs) as batch:
+        for start, stop in _chunks(seed):
+            batch.add(scores[:, start:stop], offset=start)
+    _assert_equal(chunked.compute(), dense.compute())
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, N])
+def test_every_chunk_size(size):
+    scores, target_ids, gains, exclude, _ = _batch(size)
+    dense, chunked = _suite("pessimistic"), _suite("pessimistic")
+    dense.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude)
+    batch = chunked.catalogue(N, target_ids=target_ids, target_gains=gains, exclude_ids=exclude,
+                              target_scores=_target_scores(scores, target_ids))
+    for start in reversed(range(0, N, size)):
+        batch.add(scores[:, start : start + size], offset=start)
+    batch.close()
+    _assert_equal(chunked.compute(), dense.compute())
+
+
+def test_top_k_metrics_read_the_target_scores_from_the_chunks():
+    scores, target_ids, gains, exclude, _ = _batch(11)
+    dense = tre.RankingMetrics([*TOPK, *BEYOND], options=_beyond_options(N))
+    chunked = tre.RankingMetrics([*TOPK, *BEYOND], options=_beyond_options(N))
+    dense.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude)
+    for _ in range(2):  # two batches accumulate like two updates
+        dense.update(scores.flip(0), target_ids=target_ids.flip(0), target_gains=gains, exclude_ids=exclude)
+    with chunked.catalogue(N, target_ids=target_ids, target_gains=gains, exclude_ids=exclude) as batch:
+        batch.add(scores[:, 10:], offset=10)
+        batch.add(scores[:, :10], offset=0)
+    for _ in range(2):
+        with chunked.catalogue(N, target_ids=target_ids.flip(0), target_gains=gains, exclude_ids=exclude) as batch:
+            for start in range(0, N, 4):
+                batch.add(scores.flip(0)[:, start : start + 4], offset=start)
+    _assert_equal(chunked.compute(), dense.compute())
+
+
+def test_given_target_scores_stand_for_the_chunks_entries():
+    scores, target_ids, _, _, _ = _batch(5, tied=False)
+    replaced = scores.clone()
+    target_scores = torch.rand(target_ids.shape)
+    rows = torch.arange(scores.shape[0]).unsqueeze(1).expand_as(target_ids)
+    present = target_ids >= 0
+    replaced[rows[present], target_ids[present]] = target_scores[present]
+    dense, chunked = _suite("index"), _suite("index")
+    dense.update(replaced, target_ids=target_ids)
+    with chunked.catalogue(N, target_ids=target_ids, target_scores=target_scores) as batch:
+        batch.add(scores, offset=0)
+    _assert_equal(chunked.compute(), dense.compute())
+
+
+def test_bf16_chunks():
+    scores, target_ids, gains, _, _ = _batch(8, tied=False)
+    scores = scores.to(torch.bfloat16)
+    dense, chunked = _suite("index"), _suite("index")
+    dense.update(scores, target_ids=target_ids, target_gains=gains)
+    with chunked.catalogue(N, target_ids=target_ids, target_gains=gains,
+                           target_scores=_target_scores(scores, target_ids)) as batch:
+        batch.add(scores[:, 7:], offset=7)
+        batch.add(scores[:, :7], offset=0)
+    _assert_equal(chunked.compute(), dense.compute())
+
+
+def test_single_metric_classes_and_conventions():
+    scores, target_ids, gains, exclude, _ = _batch(2)
+    for make in (lambda: tre.NDCG(k=5, convention="ranx"), lambda: tre.AUC(), lambda: tre.MPR(),
+                 lambda: tre.MAP(k=[3, 10], convention="trec"), lambda: tre.Precision(k=4, convention="rectools")):
+        dense, chunked = make(), make()
+        dense.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude)
+        with chunked.catalogue(N, target_ids=target_ids, target_gains=gains, exclude_ids=exclude,
+                               target_scores=_target_scores(scores, target_ids)) as batch:
+            batch.add(scores[:, :3], offset=0)
+            batch.add(scores[:, 3:], offset=3)
+        got, want = chunked.compute(), dense.compute()
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-12, equal_nan=True)
+
+
+# ---------------------------------------------------------------------------------------------- errors
+def _state(metric):
+    return {name: value.clone() for name, value in metric.metric_state.items()}
+
+
+def test_bad_input_raises_and_leaves_the_metric_unchanged():
+    scores, target_ids, gains, exclude, _ = _batch(1)
+    metric = _suite("index")
+    metric.update(scores, target_ids=target_ids)
+    before = _state(metric)
+    ts = _target_scores(scores, target_ids)
+    with pytest.raises(ValueError, match="`target_scores`"):
+        metric.catalogue(N, target_ids=target_ids)  # AUC needs them
+    with pytest.raises(ValueError, match="`num_items`"):
+        metric.catalogue(0, target_ids=target_ids, target_scores=ts)
+    with pytest.raises(ValueError, match="`target_ids`"):
+        metric.catalogue(N, target_ids=target_ids + N, target_scores=ts)
+    batch = metric.catalogue(N, target_ids=target_ids, target_scores=ts)
+    with pytest.raises(ValueError, match="does not fit"):
+        batch.add(scores[:, :5], offset=N - 2)
+    with pytest.raises(ValueError, match=r"`scores` must have shape \[7, C\]"):
+        batch.add(scores[:3], offset=0)
+    batch.add(scores[:, :10], offset=0)
+    with pytest.raises(ValueError, match="overlaps"):
+        batch.add(scores[:, 5:12], offset=5)
+    bad = scores[:, 10:].clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        batch.add(bad, offset=10)
+    with pytest.raises(ValueError, match=r"Items 10\.\.22 .* missing"):
+        batch.close()
+    with pytest.raises(ValueError, match="dtype"):
+        batch.add(scores[:, 10:].double(), offset=10)
+    batch.add(scores[:, 10:], offset=10)  # the failures above left the stream usable
+    assert _state(metric).keys() == before.keys()
+    assert all(torch.equal(_state(metric)[name], before[name]) for name in before)
+    batch.close()
+    dense = _suite("index")
+    for _ in range(2):
+        dense.update(scores, target_ids=target_ids)
+    _assert_equal(metric.compute(), dense.compute())
+
+
+def test_an_error_inside_the_with_block_drops_the_batch():
+    scores, target_ids, _, _, _ = _batch(4)
+    metric = tre.NDCG(k=3)
+    with pytest.raises(RuntimeError), metric.catalogue(N, target_ids=target_ids) as batch:
+        batch.add(scores[:, :4], offset=0)
+        raise RuntimeError("the scoring loop failed")
+    assert metric.metric_state["stats"].abs().sum() == 0
+    with pytest.raises(ValueError, match="closed"):
+        batch.add(scores[:, 4:], offset=4)
+
+
+def test_average_ties_are_refused():
+    with pytest.raises(ValueError, match="average"):
+        tre.NDCG(k=3, ties="average").catalogue(N, target_ids=torch.tensor([[1]]))
+    with pytest.raises(ValueError, match="average"):
+        tre.NDCG(k=3, convention="torchmetrics").catalogue(N, target_ids=torch.tensor([[1]]))
+
+
+def test_many_targets_per_query_take_the_binary_search():
+    generator = torch.Generator().manual_seed(9)
+    rows, num_items, width = 5, 120, 40  # more targets than the compare passes handle
+    scores = torch.randint(0, 30, (rows, num_items), generator=generator).float()
+    target_ids = torch.stack([torch.randperm(num_items, generator=generator)[:width] for _ in range(rows)])
+    gains = torch.randint(0, 5, (rows, width), generator=generator)
+    make = lambda: tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ndcg@10"], ties="optimistic")  # noqa: E731
+    dense, chunked = make(), make()
+    dense.update(scores, target_ids=target_ids, target_gains=gains)
+    with chunked.catalogue(num_items, target_ids=target_ids, target_gains=gains,
+                           target_scores=_target_scores(scores, target_ids)) as batch:
+        for start in (90, 0, 37):
+            batch.add(scores[:, start : {90: num_items, 0: 37, 37: 90}[start]], offset=start)
+    _assert_equal(chunked.compute(), dense.compute())

@@ -1,0 +1,285 @@
+"""One query batch evaluated against a catalogue that arrives in chunks of scores.
+
+A recommender with N = 10^7 items cannot hold a [B, N] score matrix; it scores the catalogue in
+item chunks, or each rank of an item-parallel group scores its slice. :class:`CatalogueBatch` takes
+the batch's targets and exclusions once, then any number of ``add(scores, offset)`` calls in any
+order; ``close()`` adds to the metric exactly what ``update`` on the whole [B, N] matrix would have
+added. It keeps O(B·(D + T)) numbers whatever N: the best D items so far (D = the deepest cut-off;
+:mod:`~torchrec_eval.catalogue.merge`) and, for AUC, GAUC, MPR and FCP, how many items beat each of
+the T targets (:mod:`~torchrec_eval.catalogue.counts`).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.batch import Batch
+from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
+from torchrec_eval.catalogue.merge import best
+from torchrec_eval.catalogue.sharded import Coverage, gather_shards
+from torchrec_eval.exclusion import Exclusions
+from torchrec_eval.inputs import _depth, _table_ranked, _target_table
+from torchrec_eval.topk import top_indices
+from torchrec_eval.validation import (
+    Checks,
+    as_long,
+    check_id_range,
+    check_scores,
+    check_target_values,
+    check_unique_ids,
+    describe,
+    require_float,
+    require_ids,
+    require_tensor,
+)
+
+_CHUNK_TIES = {"reverse_index": "reverse_index"}  # within a chunk only item ids order ties: no targets there
+
+
+class CatalogueBatch:
+    """A query batch scored chunk by chunk over a catalogue of ``num_items`` items; see ``RankingMetric.catalogue``.
+
+    Raises:
+        ValueError: on bad targets, exclusions or target scores (at construction), on a chunk of the
+            wrong shape or dtype, outside the catalogue or overlapping
+            an earlier chunk, with NaN/+inf scores (``add``), and when the chunks do not cover the
+            catalogue exactly once (``close``). The metric is left unchanged by every error.
+    """
+
+    def __init__(
+        self,
+        metric: Any,
+        num_items: int,
+        *,
+        target_ids: Tensor,
+        target_gains: Tensor | None = None,
+        target_scores: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        process_group: Any = None,
+    ) -> None:
+        self.metric = metric
+        self.num_items = _check_count("num_items", num_items)
+        if metric.ties == "average" or any(getattr(m, "needs_average", False) for m in metric.members):
+            raise ValueError(
+                "A chunked catalogue is evaluated for ties 'index', 'reverse_index', 'pessimistic' and "
+                "'optimistic'; averaging over tie orders (ties='average' or average_ties=True) needs every "
+                f"tie group whole and is not supported here (metric ties={metric.ties!r})"
+            )
+        self.checks = Checks() if metric.validate_args else None
+        self.target_ids = self._targets(target_ids, target_gains)
+        self.target_gains = target_gains
+        self.exclusions = None if exclude_ids is None else self._exclusions(exclude_ids)
+        self.groups = self._groups(groups)
+        self.full_ranking = any(member.needs_candidates for member in metric.members)
+        self.target_scores = self._target_scores(target_scores)
+        if self.checks is not None:
+            self.checks.run()
+        self.coverage = Coverage(self.num_items)
+        self.process_group = process_group
+        rows, width = self.target_ids.shape
+        device = self.target_ids.device
+        present = self.target_ids >= 0
+        self.valid_target = present if self.exclusions is None else present & ~self.exclusions.contains(self.target_ids)
+        self.k = max((member.depth for member in metric.members), default=0)
+        _, relevant = _target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold)
+        self.to_num_relevant = any(member.to_num_relevant for member in metric.members)
+        self.depth = _depth(self.k, self.num_items, relevant.sum(1), self.to_num_relevant) if self.k else 0
+        self.top_values = torch.full((rows, self.depth), float("-inf"), dtype=torch.float64, device=device)
+        self.top_ids = torch.full((rows, self.depth), -1, dtype=torch.int64, device=device)
+        self.num_valid = torch.zeros(rows, dtype=torch.int64, device=device)  # non-target candidates
+        self.seen_scores = torch.zeros(rows, width, dtype=torch.float64, device=device)  # targets, from the chunks
+        self.counts: TargetCounts | None = None
+        self.dtype: torch.dtype | None = None
+        self.closed = False
+
+    # ----------------------------------------------------------------------------------- set-up
+    def _targets(self, target_ids: Tensor, target_gains: Tensor | None) -> Tensor:
+        require_tensor("target_ids", target_ids)
+        if target_ids.ndim != 2:
+            raise ValueError(f"`target_ids` must have shape [B, T] (-1 padding), got {describe(target_ids)}")
+        target_ids = as_long(target_ids)
+        require_ids("target_ids", target_ids, target_ids.shape[0])
+        if target_gains is not None:
+            require_tensor("target_gains", target_gains)
+            if target_gains.shape != target_ids.shape or target_gains.is_complex():
+                raise ValueError(f"`target_gains` must be real and of the shape of `target_ids` "
+                                 f"{tuple(target_ids.shape)}, got {describe(target_gains)}")
+        if self.checks is not None:
+            check_id_range(self.checks, "target_ids", target_ids, self.num_items)
+            check_unique_ids(self.checks, "target_ids", target_ids)
+            if target_gains is not None:
+                check_target_values(self.checks, "target_gains", target_gains)
+        return target_ids
+
+    def _exclusions(self, exclude_ids: Tensor) -> Exclusions:
+        require_tensor("exclude_ids", exclude_ids)
+        exclude_ids = as_long(exclude_ids)
+        require_ids("exclude_ids", exclude_ids, self.target_ids.shape[0])
+        if self.checks is not None:
+            check_id_range(self.checks, "exclude_ids", exclude_ids, self.num_items)
+        return Exclusions.from_ids(exclude_ids)
+
+    def _groups(self, groups: Tensor | None) -> Tensor | None:
+        self.metric._require_groups(groups)
+        if groups is None:
+            return None
+        require_tensor("groups", groups)
+        if groups.shape != (self.target_ids.shape[0],):
+            raise ValueError(f"`groups` must have shape [{self.target_ids.shape[0]}], got {describe(groups)}")
+        return self.metric._check_groups(groups)
+
+    def _target_scores(self, target_scores: Tensor | None) -> Tensor | None:
+        if target_scores is None:
+            if self.full_ranking:
+                raise ValueError(
+                    "AUC, GAUC, MPR and FCP over a chunked catalogue count, in every chunk, the items scored "
+                    "above each target: pass `target_scores` [B, T], the scores of the target items (the "
+                    "chunks' values at the targets are then not read)"
+                )
+            return None
+        require_tensor("target_scores", target_scores)
+        require_float("target_scores", target_scores)
+        if target_scores.shape != self.target_ids.shape:
+            raise ValueError(f"`target_scores` must have the shape of `target_ids` {tuple(self.target_ids.shape)}, "
+                             f"got {describe(target_scores)}")
+        if self.checks is not None:
+            check_scores(self.checks, "target_scores", target_scores)
+        return target_scores
+
+    # ----------------------------------------------------------------------------------- chunks
+    def add(self, scores: Tensor, offset: int) -> None:
+        """Add the scores [B, C] of items ``offset .. offset + C - 1`` (``-inf``: not a candidate)."""
+        if self.closed:
+            raise ValueError("This catalogue batch is closed; open a new one with `metric.catalogue(...)`")
+        self._check_chunk(scores, offset)
+        offset = operator.index(offset)
+        rows, size = scores.shape
+        self.coverage.claim(offset, size)  # the last check: from here on nothing raises
+        self.dtype = scores.dtype
+        local = self._local(self.target_ids, offset, size)
+        if self.target_scores is None:
+            seen = scores.gather(1, local.clamp(min=0)).to(torch.float64)
+            self.seen_scores = torch.where(local >= 0, seen, self.seen_scores)
+        if self.exclusions is not None:
+            local = torch.cat([local, self._local(self.exclusions.ids, offset, size)], dim=1)
+        # targets (ranked at close, with their gains) and excluded items leave the chunk by id: no copy
+        removed = Exclusions.from_ids(local)
+        removed_scores = scores.gather(1, removed.ids.clamp(min=0)).masked_fill(removed.ids < 0, float("-inf"))
+        self.num_valid += size - _count_neg_inf(scores) - (removed_scores > float("-inf")).sum(1)
+        if self.full_ranking:
+            if self.counts is None:
+                self.counts = TargetCounts(self.target_scores.to(scores.dtype), self.valid_target)
+            self.counts.add(scores, removed_scores)
+        if self.depth:
+            self._merge(scores, removed, offset)
+
+    def _check_chunk(self, scores: Tensor, offset: Any) -> None:
+        require_tensor("scores", scores)
+        require_float("scores", scores)
+        rows = self.target_ids.shape[0]
+        if scores.ndim != 2 or scores.shape[0] != rows or scores.shape[1] == 0:
+            raise ValueError(f"`scores` must have shape [{rows}, C] (the batch's {rows} queries, C >= 1 items), "
+                             f"got {describe(scores)}")
+        if scores.device != self.target_ids.device:
+            raise ValueError(f"`scores` must be on the device of `target_ids` ({self.target_ids.device}), "
+                             f"got {scores.device}")
+        if self.dtype is not None and scores.dtype != self.dtype:
+            raise ValueError(f"Every chunk must have the dtype of the first ({self.dtype}), got {scores.dtype}")
+        try:
+            offset = operator.index(offset)
+        except TypeError:
+            raise ValueError(f"`offset` must be an int (the id of the chunk's first item), got {offset!r}") from None
+        self.coverage.check(offset, scores.shape[1])
+        if self.checks is not None:
+            check_scores(self.checks, "scores", scores)
+            self.checks.run()
+
+    @staticmethod
+    def _local(ids: Tensor, offset: int, size: int) -> Tensor:
+        """The ids as columns of a chunk; -1 outside it."""
+        local = ids - offset
+        return torch.where((local >= 0) & (local < size), local, -1)
+
+    def _merge(self, scores: Tensor, removed: Exclusions, offset: int) -> None:
+        ties = _CHUNK_TIES.get(self.metric.ties, "index")
+        check_boundary = scores.device.type != "cuda" or self.metric.validate_args or ties != "index"
+        idx = top_indices(scores, min(self.depth, scores.shape[1]), ties, check_boundary=check_boundary,
+                          exclusions=removed).indices
+        values = scores.gather(1, idx).to(torch.float64).masked_fill(removed.contains(idx), float("-inf"))
+        values = torch.cat([self.top_values, values], dim=1)
+        ids = torch.cat([self.top_ids, idx + offset], dim=1)
+        self.top_values, self.top_ids = best(values, ids, self.depth, ties)
+
+    # ----------------------------------------------------------------------------------- close
+    def close(self) -> None:
+        """Evaluate the batch over the whole catalogue and add it to the metric (all or nothing)."""
+        if self.closed:
+            raise ValueError("This catalogue batch is already closed")
+        if self.full_ranking and self.counts is None:  # no chunk on this rank
+            self.counts = TargetCounts(self.target_scores.to(self.dtype or torch.float64), self.valid_target)
+        shards = gather_shards(self, None if self.counts is None else self.counts.counts)
+        self.coverage.check_complete(shards.spans)
+        batch = self._batch(shards)
+        self.closed = True
+        metric = self.metric
+        apply = metric._stage_batch(batch) if shards.owner else (lambda: None)
+        apply()
+        metric._update_count += 1
+        metric._computed = None
+
+    def _batch(self, shards: Any) -> Batch:
+        metric = self.metric
+        scores = (self.target_scores.to(self.dtype or torch.float64).to(torch.float64)
+                  if self.target_scores is not None else shards.seen_scores)
+        valid = self.valid_target & (scores > float("-inf"))
+        gains, relevant = _target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold)
+        num_valid = shards.num_valid + valid.sum(1)
+        ranked = None
+        if self.depth:
+            values = torch.cat([shards.top_values, scores.masked_fill(~valid, float("-inf"))], dim=1)
+            ids = torch.cat([shards.top_ids, self.target_ids], dim=1)
+            all_gains = torch.cat([torch.zeros_like(shards.top_values), gains], dim=1)
+            values, ids = best(values, ids, self.depth, metric.ties, all_gains)
+            ids = ids.masked_fill(values == float("-inf"), -1)
+            ranked = _table_ranked(ids, self.target_ids, gains, relevant, num_valid.to(torch.float64),
+                                   any(member.needs_ideal for member in metric.members), self.k)
+        candidates = None
+        if self.full_ranking:
+            above, equal = self.counts.above_and_equal(shards.target_counts)
+            candidates = TargetRanks(scores, valid, gains, relevant, above, equal, num_valid)
+        return Batch(ranked, candidates, self.groups)
+
+    def __enter__(self) -> CatalogueBatch:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.closed = True  # an error while scoring: the batch is dropped, the metric untouched
+
+
+def _count_neg_inf(scores: Tensor) -> Tensor:
+    """[B] items scored -inf in each row. On the CPU a row minimum first (a host check is free there)."""
+    if scores.device.type != "cpu":
+        return torch.isneginf(scores).sum(1)
+    rows = (scores.amin(1) == float("-inf")).nonzero().squeeze(1)
+    count = torch.zeros(scores.shape[0], dtype=torch.int64)
+    if rows.numel():
+        count[rows] = torch.isneginf(scores[rows]).sum(1)
+    return count
+
+
+def _check_count(name: str, value: Any) -> int:
+    try:
+        count = operator.index(value)
+    except TypeError:
+        count = None
+    if count is None or isinstance(value, bool) or count < 1:
+        raise ValueError(f"`{name}` must be an int >= 1, got {value!r}")
+    return count

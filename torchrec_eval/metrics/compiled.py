@@ -1,0 +1,57 @@
+"""``metric.compile_update()``: the update as one ``torch.compile(fullgraph=True)`` graph per batch shape.
+
+The compiled function is pure: it returns the batch's increment of every state (the members stage the
+batch against zero states of a stand-in object) and the metric adds them outside the graph. So a
+``reset()`` (new state tensors) or a ``.to(device)`` never invalidates the graph, and a failure leaves
+the state as it was. Every state of the library is a sum, so adding the increments is the update.
+
+What cannot be one graph, because it reads data on the host: the flat form (the number of queries
+depends on the data: it stays eager), FCP (its grade levels), R-Precision without a cut-off (its depth
+is the batch's largest R), ``empty_target_action="error"`` and ``validate_args=True`` (both raise on
+values). :func:`compile_update` refuses those up front.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+HOST_READS = ("fcp", "rprecision")  # families whose batch shape depends on the data
+
+
+class _ZeroStates:
+    """The metric as its members see it, with every state replaced by zeros: staging fills increments."""
+
+    def __init__(self, metric: Any) -> None:
+        self.__dict__["_metric"] = metric
+        for name in metric._defaults:
+            self.__dict__[name] = torch.zeros_like(getattr(metric, name))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_metric"], name)
+
+
+def increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
+    """What ``update(**inputs)`` adds to each state of ``metric``, without touching it."""
+    zeros = _ZeroStates(metric)
+    for member in metric.members:
+        member.stage(zeros, metric.batch(**inputs))()
+    return {name: zeros.__dict__[name] for name in metric._defaults}
+
+
+def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
+    """Compile ``metric``'s updates; see ``RankingMetric.compile_update``."""
+    if metric.validate_args:
+        raise ValueError("compile_update() needs validate_args=False: the value checks read the data on the host")
+    if metric.empty_target_action == "error":
+        raise ValueError("compile_update() cannot raise on data: empty_target_action='error' reads it on the host")
+    blocked = [key for key in metric.value_keys
+               if key.partition("@")[0] in HOST_READS and not (key.startswith("rprecision") and "@" in key)]
+    if blocked:
+        raise ValueError(f"compile_update(): {blocked} read the batch on the host (FCP's grade levels, "
+                         "R-Precision's depth = the largest R) and cannot be one graph")
+    step = torch.compile(lambda inputs: increments(metric, inputs), fullgraph=True, **compile_kwargs)
+    metric._compiled_increments = step
+    return metric
