@@ -158,3 +158,15 @@ def test_the_demo_trains_and_evaluates_on_a_ratings_file(tmp_path):
     assert lines[0].startswith(f"data: 60 users, {items} items, ") and str(path) in lines[0]
     assert len(result["history"]) == 1
     assert all(0 <= value <= 1 for name, value in result["history"][0].items() if "@" in name)
+
+
+def test_the_demo_command_takes_a_ratings_file(tmp_path, capsys):
+    from torchrec_eval.cli import main
+    from torchrec_eval.datasets import generate_interactions
+
+    synthetic = generate_interactions(num_users=40, num_items=50, interactions_per_user=(5, 12), seed=2)
+    rows = zip(synthetic.user.tolist(), synthetic.item.tolist(), synthetic.timestamp.tolist(), strict=True)
+    path = _write(tmp_path, "u.data", "".join(f"{u + 1}\t{i + 1}\t5\t{t}\n" for u, i, t in rows))
+    assert main(["demo", "--data", str(path), "--epochs", "1", "--dim", "8", "--no-plot", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("data: 40 users, ") and str(path) in out.splitlines()[0]

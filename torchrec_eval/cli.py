@@ -570,7 +570,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(args.threads)
     result = run_demo(epochs=args.epochs, users=args.users, items=args.items, dim=args.dim, seed=args.seed,
-                      plot=plot, progress=progress_factory(args.progress, large=True),
+                      data=args.data, plot=plot, progress=progress_factory(args.progress, large=True),
                       echo=lambda line: print(line, flush=True))
     if args.json:
         print(json.dumps({key: result[key] for key in ("baseline", "history", "plot", "seconds")}))
@@ -667,6 +667,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--items", type=int, default=2000, help="items (default 2000)")
     demo.add_argument("--dim", type=_positive_int, default=32, help="embedding dimension (default 32)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the data and the model (default 0)")
+    demo.add_argument("--data", metavar="PATH", default=None,
+                      help="a MovieLens u.data / ratings.dat / ratings.csv or RecBole .inter file instead of the "
+                           "synthetic data (--users and --items are then ignored)")
     demo.add_argument("--threads", type=int, default=1, metavar="N",
                       help="CPU threads (default 1: the demo's tensors are small, so one thread is fastest "
                            "and least disturbed by other work; 0 = torch's default)")
