@@ -44,6 +44,12 @@ Notes on what a preset cannot change:
   list is a property of the caller's data: Jurity leaves them out of precision and MAP, MS
   Recommenders out of precision, recall and MAP (its NDCG counts them as 0, as this library does);
   pass only the lists you want averaged.
+* Not reproduced, by design of the state (one count of queries per metric family): MS Recommenders'
+  ``r_precision_at_k`` divides the hits in the top min(k, R) by R and averages over the users with
+  at least one such hit (a per-metric set of users); the nearest here is ``Recall(k)`` on lists cut
+  at min(k, R). Jurity's CTR@k takes the top k of every item before dropping those without a logged
+  response; ``CTR`` here drops them first (``mask`` / ``ignore_index``) and then takes the top k
+  (pass the logged items' ranked list as ``ranked_ids`` to get Jurity's cut).
 """
 
 from __future__ import annotations
