@@ -49,7 +49,7 @@ Notes on what a preset cannot change:
   at least one such hit (a per-metric set of users); the nearest here is ``Recall(k)`` on lists cut
   at min(k, R). Jurity's CTR@k takes the top k of every item before dropping those without a logged
   response; ``CTR`` here drops them first (``mask`` / ``ignore_index``) and then takes the top k
-  (pass the logged items' ranked list as ``ranked_ids`` to get Jurity's cut).
+  (for Jurity's cut pass the top k of every item as ``ranked_ids``, unlogged ones set to -1).
 """
 
 from __future__ import annotations
