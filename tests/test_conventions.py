@@ -533,3 +533,18 @@ def test_the_docs_name_every_metric_a_library_drops_empty_lists_from():
         said = note.split(label)[1].split(";")[0].split("(")[0]
         for metric in DROPS_EMPTY_LISTS[library]:
             assert names[metric] in said, (library, metric, said)
+
+
+def test_jurity_ctr_cut_with_the_ranked_form():
+    """Jurity's CTR@k (top k of every item, then the logged ones): the recipe in conventions.py."""
+    gen = torch.Generator().manual_seed(4)
+    scores = torch.rand(30, 12, generator=gen)
+    logged = torch.rand(30, 12, generator=gen) < 0.6
+    clicked = (torch.rand(30, 12, generator=gen) < 0.4) & logged
+    k = 5
+    top = torch.topk(scores, k).indices
+    shown = logged.gather(1, top)
+    want = int((clicked.gather(1, top) & shown).sum()) / int(shown.sum())  # pooled, as Jurity's CTR
+    clicked_ids = torch.where(clicked, torch.arange(12), -1)
+    got = tre.functional.ctr(ranked_ids=torch.where(shown, top, -1), target_ids=clicked_ids, k=k)
+    assert float(got) == pytest.approx(want, abs=1e-12)
