@@ -5,7 +5,7 @@ CPU by default; every row is measured in this one run on the same data, interlea
 median of ``--repeats`` rounds, so the ratios are comparable even on a busy machine. On CUDA every case
 ends with ``torch.cuda.synchronize()``, so a time is the kernels' and not only their launch.
 
-(a) 6 metrics x k in {10, 20, 50, 100} on 1024 x 20,000 scores vs a bare ``torch.topk(scores, 100)``.
+(a) 6 metrics x k in {10, 20, 50, 100} on 1024 x 20,000 scores (`--items`) vs a bare ``torch.topk(scores, 100)``.
 (b) the same 6 metrics at k=10 on 2,000 queries x 1,000 candidates vs torchmetrics.retrieval,
     end to end (update in batches + compute), with the state memory of each after all updates.
 """
@@ -202,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run, as the tests do)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--items", type=int, default=20_000,
+                        help="items per query of table (a) (default 20,000; 1,000,000 for the catalogue-size row)")
     add_device_option(parser)
     return parser
 
@@ -212,7 +214,7 @@ def main(argv: list[str] | None = None) -> str:
     if args.quick:
         sizes = dict(floor=(64, 2000), peers=(200, 100, 4), repeats=2)
     else:
-        sizes = dict(floor=(1024, 20_000), peers=(2000, 1000, 10), repeats=args.repeats)
+        sizes = dict(floor=(1024, args.items), peers=(2000, 1000, 10), repeats=args.repeats)
     report = "\n\n".join(
         [
             f"torch {torch.__version__}, {device_label(device, args.threads)}, "

@@ -103,3 +103,9 @@ def test_quick_run_on_cuda_names_the_gpu(script, capsys, keep_threads):
     if script == "bench_inputs":
         launches = re.search(r"CUDA kernel launches per update .*: (\d+) kernels, (\d+) memory", out)
         assert launches is not None and int(launches.group(1)) > 0, out
+
+
+def test_core_items_option_sets_table_a_width():
+    parser = _load("bench_core").build_parser()
+    assert parser.parse_args([]).items == 20_000
+    assert parser.parse_args(["--items", "1000000"]).items == 1_000_000
