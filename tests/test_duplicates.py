@@ -78,3 +78,48 @@ def test_ranx_suite_class_counts_repeats_too():
     suite = tre.RankingMetrics(["recall@3", "map@3"], convention="ranx")
     suite.update(ranked_ids=torch.tensor([[1, 1, 2]]), target_ids=torch.tensor([[1, 2]]))
     assert {key: float(value) for key, value in suite.compute().items()} == {"recall@3": 1.5, "map@3": 1.5}
+
+
+def _write_trec(tmp_path, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    run_lines, qrels_lines = [], []
+    for q in range(6):
+        for _ in range(25):  # repeats on purpose: 25 draws from 12 documents
+            doc = int(torch.randint(0, 12, (1,), generator=gen))
+            score = float(torch.randint(0, 6, (1,), generator=gen)) / 2  # ties too
+            run_lines.append(f"q{q} Q0 d{doc} 0 {score} tag\n")
+        for _ in range(6):
+            doc = int(torch.randint(0, 12, (1,), generator=gen))
+            qrels_lines.append(f"q{q} 0 d{doc} {int(torch.randint(0, 3, (1,), generator=gen))}\n")
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.trec"
+    run.write_text("".join(run_lines))
+    qrels.write_text("".join(qrels_lines))
+    return run, qrels
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_command_line_ranx_reads_repeats_as_ranx_files_do(tmp_path, capsys, seed):
+    """--convention ranx: a repeated document keeps its last line, as ranx's Run/Qrels.from_file."""
+    import json
+
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    from torchrec_eval.cli import main
+
+    run, qrels = _write_trec(tmp_path, seed)
+    metrics = ["ndcg@5", "precision@5", "recall@10", "map@10", "mrr"]
+    assert main(["evaluate", str(run), str(qrels), "--convention", "ranx", "--json", "-m", *metrics]) == 0
+    got = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    want = ranx_evaluate(Qrels.from_file(str(qrels), kind="trec"), Run.from_file(str(run), kind="trec"), metrics,
+                         make_comparable=True)
+    for key in metrics:
+        assert got[key] == pytest.approx(float(want[key]), abs=1e-9), key
+
+
+def test_command_line_trec_refuses_a_repeat_naming_the_document(tmp_path, capsys):
+    from torchrec_eval.cli import main
+
+    run, qrels = _write_trec(tmp_path, 0)
+    assert main(["evaluate", str(run), str(qrels), "--convention", "trec", "-m", "map"]) == 2
+    assert "is listed twice for query" in capsys.readouterr().err

@@ -324,15 +324,15 @@ class Inputs:
             yield start, batch
 
 
-def read_trec(run_path: str, qrels_path: str, progress: Callable[..., Any]) -> tuple[Run, Qrels]:
-    """Read a TREC run and qrels file (with progress bars)."""
+def read_trec(run_path: str, qrels_path: str, progress: Callable[..., Any], repeats: str = "error") -> tuple[Run, Qrels]:
+    """Read a TREC run and qrels file (with progress bars); ``repeats`` as in :func:`torchrec_eval.trec.read_run`."""
     from torchrec_eval.trec import read_qrels, read_run
 
     tables = []
     for path, reader, what in ((run_path, read_run, "run"), (qrels_path, read_qrels, "qrels")):
         bar = progress(total=os.path.getsize(path), desc=f"reading {what}", unit="B", unit_scale=True)
         try:
-            tables.append(reader(path, progress=bar.update))
+            tables.append(reader(path, progress=bar.update, repeats=repeats))
         finally:
             bar.close()
     return tables[0], tables[1]
@@ -546,7 +546,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if mixed:
             raise CliError(f"{mixed} are trec_eval measures and {others} are not: ask for them in two runs "
                            f"(trec_eval's recall is recall_5 ... recall_1000; the whole list's is set_recall)")
-    run, qrels = read_trec(run_path, qrels_path, progress)
+    # a repeated document: trec_eval refuses it, naming it; ranx's Run/Qrels keep its last line
+    run, qrels = read_trec(run_path, qrels_path, progress, "last" if args.convention == "ranx" else "error")
     if measures is not None:
         return evaluate_trec(args, run, qrels, measures)
     return evaluate_library(args, load_trec(run, qrels, args), names, progress)

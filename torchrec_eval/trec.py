@@ -122,7 +122,8 @@ def _code_queries(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return names[order], distinct[order], index
 
 
-def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: int, progress, **options):
+def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: int, progress, repeats: str = "error",
+          **options):
     table = read_columns(path, columns, what, keys=(0, 2), numbers=(value,), progress=progress, **options)
     numbers = table.numbers[value]
     bad = np.flatnonzero(~np.isfinite(numbers))
@@ -132,12 +133,21 @@ def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: i
     queries, query_keys, query_index = _code_queries(table.keys[0])
     common = {"path": table.path, "queries": queries, "query_index": query_index, "doc_key": table.keys[2],
               "line": table.line}
-    common["pairs"] = _PairIndex(_hash_words(query_keys), query_index, table.keys[2])
-    _refuse_repeats(common, what)
+    query_hash = _hash_words(query_keys)
+    common["pairs"] = _PairIndex(query_hash, query_index, table.keys[2])
+    if repeats == "last":
+        keep, numbers = _last_value_first_place(common, numbers)
+        if keep is not None:
+            for name in ("query_index", "doc_key", "line"):
+                common[name] = common[name][keep]
+            numbers = numbers[keep]
+            common["pairs"] = _PairIndex(query_hash, common["query_index"], common["doc_key"])
+    else:
+        _refuse_repeats(common, what)
     return table, common, numbers
 
 
-def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Run:
+def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = None, repeats: str = "error") -> Run:
     """Read a TREC run file ``qid Q0 docid rank score tag`` (whitespace separated), as trec_eval 10 does:
     blank lines and lines whose first non-blank character is ``#`` are skipped, columns after the tag
     are ignored.
@@ -145,29 +155,32 @@ def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = N
     Args:
         path: the file.
         progress: called with the number of bytes of each chunk read (for a progress bar).
+        repeats: a document listed twice for a query: ``"error"`` (trec_eval) or ``"last"``: the last
+            line wins, as ranx's ``Run.from_file`` reads it.
 
     Raises:
         ValueError: ``"FILE:LINE: ..."`` on a line with fewer than 6 columns, a score that is not a finite
-            number, or a document listed twice for a query.
+            number, or (``repeats="error"``) a document listed twice for a query.
     """
-    table, common, score = _read(path, RUN_COLUMNS, "run", 4, progress, comment="leading", extra_columns=True,
-                                 last=(5,))
+    table, common, score = _read(path, RUN_COLUMNS, "run", 4, progress, repeats, comment="leading",
+                                 extra_columns=True, last=(5,))
     return Run(**common, score=score, tag=table.last[5])
 
 
-def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Qrels:
+def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None = None, repeats: str = "error") -> Qrels:
     """Read a TREC qrels file ``qid iter docid rel`` (whitespace separated), as trec_eval 10 does: blank
     lines and lines with ``#`` in the first column are skipped (a document id may contain ``#``).
 
     Args:
         path: the file.
         progress: called with the number of bytes of each chunk read (for a progress bar).
+        repeats: a document judged twice for a query: ``"error"`` (trec_eval) or ``"last"`` (ranx).
 
     Raises:
         ValueError: ``"FILE:LINE: ..."`` on a line without 4 columns, a relevance that is not a finite
-            number, or a document judged twice for a query.
+            number, or (``repeats="error"``) a document judged twice for a query.
     """
-    _, common, rel = _read(path, QRELS_COLUMNS, "qrels", 3, progress, comment="column0")
+    _, common, rel = _read(path, QRELS_COLUMNS, "qrels", 3, progress, repeats, comment="column0")
     return Qrels(**common, rel=rel)
 
 
@@ -248,6 +261,24 @@ def _same_entries(table: dict) -> tuple[np.ndarray, np.ndarray]:
         first, second = pairs.entry(same), pairs.entry(same + 1)
     equal = (query[first] == query[second]) & (keys[first] == keys[second]).all(axis=1)
     return first[equal], second[equal]
+
+
+def _last_value_first_place(table: dict, numbers: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """A (query, document) listed more than once, read as a Python dict reads it (ranx's ``from_file``):
+    the value of its last line, at the place of its first. Returns the entries to keep (None: no
+    repeat) and the values."""
+    first, second = _same_entries(table)
+    if not first.size:
+        return None, numbers
+    line = table["line"]
+    early = np.where(line[first] < line[second], first, second)
+    late = np.where(line[first] < line[second], second, first)
+    numbers = numbers.copy()
+    while np.any(numbers[early] != numbers[late]):  # a chain a < b < c: one step down it per pass
+        numbers[early] = numbers[late]
+    keep = np.ones(len(line), dtype=bool)
+    keep[late] = False
+    return keep, numbers
 
 
 def _refuse_repeats(table: dict, what: str) -> None:
