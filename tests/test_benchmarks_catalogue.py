@@ -19,6 +19,6 @@ def test_bench_catalogue_quick(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = json.loads(out.read_text())["rows"]
-    assert len(rows) == 10 and {row["items"] for row in rows} == {20_000, 50_000}
+    assert len(rows) == 12 and {row["items"] for row in rows} == {20_000, 50_000}
     for row in rows:
         assert row["case"] in proc.stdout and f"{row['ratio']:.3f}x" in proc.stdout and row["ms"] > 0

@@ -229,3 +229,28 @@ def test_many_targets_per_query_take_the_binary_search():
         for start in (90, 0, 37):
             batch.add(scores[:, start : {90: num_items, 0: 37, 37: 90}[start]], offset=start)
     _assert_equal(chunked.compute(), dense.compute())
+
+
+def test_a_trained_model_counts_only_the_items_near_its_targets(monkeypatch):
+    """Targets near the top: only the items at or above a query's lowest target are compared (compacted)."""
+    from torchrec_eval.catalogue import counts
+
+    calls = []
+    original = counts._compact
+    monkeypatch.setattr(counts, "_compact", lambda *args: calls.append(1) or original(*args))
+    gen = torch.Generator().manual_seed(12)
+    rows, num_items = 9, 400
+    scores = torch.randint(0, 60, (rows, num_items), generator=gen).float()  # ties among the contenders too
+    best = torch.topk(scores + torch.rand(rows, num_items, generator=gen), 30, dim=1).indices
+    target_ids = best[:, torch.randperm(30, generator=gen)[:5]]  # 5 of each query's 30 best items
+    target_ids[0, 1:] = -1
+    gains = torch.randint(0, 3, target_ids.shape, generator=gen)
+    make = lambda: tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ndcg@10"], ties="pessimistic")  # noqa: E731
+    dense, chunked = make(), make()
+    dense.update(scores, target_ids=target_ids, target_gains=gains)
+    with chunked.catalogue(num_items, target_ids=target_ids, target_gains=gains,
+                           target_scores=_target_scores(scores, target_ids)) as batch:
+        for start in (300, 0, 100, 200):
+            batch.add(scores[:, start : start + 100], offset=start)
+    assert calls  # the narrow path ran
+    _assert_equal(chunked.compute(), dense.compute())

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional.pairwise import _graded_pairs
+from torchrec_eval.functional.pairwise import _compact, _graded_pairs
+from torchrec_eval.syncs import host_reads_free
 from torchrec_eval.validation import count_true
 
 _COMPARE_PASSES = 16  # up to this many targets per query, compare passes beat the binary search
@@ -36,7 +37,19 @@ class TargetCounts:
     def add(self, items: Tensor, removed: Tensor) -> None:
         """Count the items [B, C] of one chunk, less ``removed`` [B, S]: the scores of the chunk's targets
         and excluded items (-inf for padding). ``-inf`` items are not candidates and count nowhere."""
-        self.counts += self._count(items) - self._count(removed)
+        self.counts += self._count(self._contenders(items)) - self._count(removed)
+
+    def _contenders(self, items: Tensor) -> Tensor:
+        """The items that can count: those at or above a query's lowest target score. For a trained
+        model (targets near the top) they are a small share of the chunk: on the CPU, where the host
+        read is free, they are gathered into a narrow [B, W] tensor (``-inf`` padding) first."""
+        if not host_reads_free(items):
+            return items
+        contending = items >= self.scores.amin(1, keepdim=True)
+        count = count_true(contending)
+        if int(count.max()) * 4 > items.shape[1]:  # most of the chunk: compacting would not pay
+            return items
+        return _compact(contending, count, (items, float("-inf")))[1][0]
 
     def _count(self, items: Tensor) -> Tensor:
         """[B, 2T]: items above each target, then items at or above it."""
