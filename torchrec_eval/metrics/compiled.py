@@ -35,9 +35,9 @@ class _ZeroStates:
 
 def increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
     """What ``update(**inputs)`` adds to each state of ``metric``, without touching it."""
-    zeros = _ZeroStates(metric)
+    zeros, batch = _ZeroStates(metric), metric.batch(**inputs)  # one ranking for every member
     for member in metric.members:
-        member.stage(zeros, metric.batch(**inputs))()
+        member.stage(zeros, batch)()
     return {name: zeros.__dict__[name] for name in metric._defaults}
 
 
