@@ -14,6 +14,11 @@ from torch import Tensor
 from torchrec_eval.topk import tie_keys
 
 
+def chunk_order(ties: str) -> str:
+    """The tie order among a chunk's non-target items (all of gain 0): item ids, ascending or descending."""
+    return "reverse_index" if ties == "reverse_index" else "index"
+
+
 def best(values: Tensor, ids: Tensor, depth: int, ties: str, gains: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """The ``depth`` best entries of each row by score descending, then the tie order of ``ties``.
 

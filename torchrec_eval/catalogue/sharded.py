@@ -16,9 +16,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from torchrec_eval.catalogue.merge import best
-
-_CHUNK_TIES = {"reverse_index": "reverse_index"}
+from torchrec_eval.catalogue.merge import best, chunk_order
 
 
 class Coverage:
@@ -97,7 +95,7 @@ def gather_shards(stream: Any, target_counts: Tensor | None) -> Shards:
     values = torch.cat([rank[0] for rank in ranks], dim=1)
     ids = torch.cat([rank[1] for rank in ranks], dim=1).to(torch.int64)
     depth = local.top_values.shape[1]
-    top_values, top_ids = best(values, ids, depth, _CHUNK_TIES.get(stream.metric.ties, "index"))
+    top_values, top_ids = best(values, ids, depth, chunk_order(stream.metric.ties))
     total = [sum(rank[i] for rank in ranks) for i in range(2, len(parts) - 1)]
     return Shards(
         top_values,

@@ -19,25 +19,21 @@ from torch import Tensor
 
 from torchrec_eval.batch import Batch
 from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
-from torchrec_eval.catalogue.merge import best
+from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import Coverage, gather_shards
 from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.inputs import _depth, _table_ranked, _target_table
+from torchrec_eval.inputs import _check_target_ids, _depth, _table_ranked, _target_table
 from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
     Checks,
     as_long,
     check_id_range,
     check_scores,
-    check_target_values,
-    check_unique_ids,
     describe,
     require_float,
     require_ids,
     require_tensor,
 )
-
-_CHUNK_TIES = {"reverse_index": "reverse_index"}  # within a chunk only item ids order ties: no targets there
 
 
 class CatalogueBatch:
@@ -103,17 +99,11 @@ class CatalogueBatch:
         if target_ids.ndim != 2:
             raise ValueError(f"`target_ids` must have shape [B, T] (-1 padding), got {describe(target_ids)}")
         target_ids = as_long(target_ids)
-        require_ids("target_ids", target_ids, target_ids.shape[0])
         if target_gains is not None:
             require_tensor("target_gains", target_gains)
-            if target_gains.shape != target_ids.shape or target_gains.is_complex():
-                raise ValueError(f"`target_gains` must be real and of the shape of `target_ids` "
-                                 f"{tuple(target_ids.shape)}, got {describe(target_gains)}")
-        if self.checks is not None:
-            check_id_range(self.checks, "target_ids", target_ids, self.num_items)
-            check_unique_ids(self.checks, "target_ids", target_ids)
-            if target_gains is not None:
-                check_target_values(self.checks, "target_gains", target_gains)
+        # the ids form's checks (ids in range, no repeat, gains >= 0), run with the others
+        _check_target_ids(target_ids, target_gains, target_ids.shape[0], self.num_items, None,
+                          self.metric.relevance_threshold, self.checks)
         return target_ids
 
     def _exclusions(self, exclude_ids: Tensor) -> Exclusions:
@@ -206,7 +196,7 @@ class CatalogueBatch:
         return torch.where((local >= 0) & (local < size), local, -1)
 
     def _merge(self, scores: Tensor, removed: Exclusions, offset: int) -> None:
-        ties = _CHUNK_TIES.get(self.metric.ties, "index")
+        ties = chunk_order(self.metric.ties)
         check_boundary = scores.device.type != "cuda" or self.metric.validate_args or ties != "index"
         idx = top_indices(scores, min(self.depth, scores.shape[1]), ties, check_boundary=check_boundary,
                           exclusions=removed).indices
