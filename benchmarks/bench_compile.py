@@ -2,7 +2,8 @@
 
 Run: ``python benchmarks/bench_compile.py`` (``--quick``, ``--json PATH``, ``--device cuda``).
 A 6-metric suite, ``validate_args=False``, one update of the same batch, eager and compiled
-(inductor, compiled before timing), as a multiple of a bare ``torch.topk(scores, 20)``; small
+(inductor, compiled before timing), as a multiple of a bare ``torch.topk(scores, 20)``, and its peak
+memory beyond the floor's, as a multiple of the scores' bytes; small
 batches (where per-op overhead dominates) and a large one. On a GPU the compiled graph also removes
 kernel-launch gaps; these CPU figures show the Python and dispatch overhead it removes.
 """
@@ -18,6 +19,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _interleaved, _table, add_device_option, device_label, parse_args  # noqa: E402
+from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
 
@@ -46,8 +48,12 @@ def run(shapes: list[tuple[int, int]], repeats: int, device: torch.device) -> li
                  "compile_update()": step(compiled)}
         times = _interleaved(cases, repeats, device)
         floor = times["torch.topk(scores, 20) (floor)"]
+        floor_peak = peak_memory(cases["torch.topk(scores, 20) (floor)"], device) or 0
         for name, ms in times.items():
-            rows.append({"shape": f"{queries} x {items:,}", "case": name, "ms": ms, "ratio": ms / floor})
+            peak = peak_memory(cases[name], device)
+            extra = None if peak is None else max(0, peak - floor_peak) / (scores.numel() * scores.element_size())
+            rows.append({"shape": f"{queries} x {items:,}", "case": name, "ms": ms, "ratio": ms / floor,
+                         "extra_mem": extra})
     return rows
 
 
@@ -63,8 +69,9 @@ def main() -> None:
     shapes = [(16, 500)] if args.quick else [(100, 1_000), (1024, 20_000)]
     rows = run(shapes, args.repeats or (5 if args.quick else 21), device)
     print(_table(f"compile_update(): 6 metrics, ids form, validate_args=False, {device_label(device, args.threads)}",
-                 [(row["shape"], row["case"], f"{row['ms']:.3f}", f"{row['ratio']:.2f}x") for row in rows],
-                 ("batch", "case", "ms", "vs topk")))
+                 [(row["shape"], row["case"], f"{row['ms']:.3f}", f"{row['ratio']:.2f}x",
+                   "n/a" if row["extra_mem"] is None else f"{row['extra_mem']:.2f}x") for row in rows],
+                 ("batch", "case", "ms", "vs topk", "extra mem vs scores")))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows}, indent=1))
 
