@@ -155,3 +155,43 @@ def test_ddp_spawn_two_processes_log_the_same_values_as_one(data):
     double = trainer.validate(model, dataloaders=val_loader, verbose=False)[0]
     assert_same(single, plain_loop(model, val_loader))
     assert_same(double, single)
+
+
+class _ChunkedCatalogue(L.LightningModule):
+    """validation_step scores a 1,000-item catalogue in chunks of 128 into ``metrics.catalogue``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(5)
+        self.users = nn.Parameter(torch.randn(40, 8, generator=gen))
+        self.items = nn.Parameter(torch.randn(1_000, 8, generator=gen))
+        self.metrics = tre.RankingMetrics(["ndcg@10", "recall@50", "auc", "mpr"])
+
+    def validation_step(self, batch, batch_idx):
+        users, targets = batch
+        emb = self.users[users]
+        target_scores = (emb.unsqueeze(1) * self.items[targets.clamp(min=0)]).sum(-1)
+        with self.metrics.catalogue(1_000, target_ids=targets, target_scores=target_scores) as scored:
+            for start in range(0, 1_000, 128):
+                scored.add(emb @ self.items[start : start + 128].T, offset=start)
+        self.log_dict(self.metrics, batch_size=len(users))
+
+
+def test_catalogue_in_a_validation_step_logs_the_dense_values(tmp_path):
+    gen = torch.Generator().manual_seed(6)
+    targets = torch.randint(0, 1_000, (40, 3), generator=gen)
+    targets[:, 1:] = torch.where(targets[:, 1:] == targets[:, :1], -1, targets[:, 1:])
+    targets[:, 2] = torch.where(targets[:, 2] == targets[:, 1], -1, targets[:, 2])
+    loader = DataLoader(TensorDataset(torch.arange(40), targets), batch_size=16)
+    model = _ChunkedCatalogue()
+    logged = L.Trainer(default_root_dir=tmp_path, **TRAINER_KWARGS).validate(model, loader, verbose=False)[0]
+    dense = tre.RankingMetrics(["ndcg@10", "recall@50", "auc", "mpr"])
+    with torch.no_grad():
+        scores = model.users @ model.items.T
+        rows = torch.arange(40).unsqueeze(1).expand_as(targets)
+        present = targets >= 0
+        own = (model.users.unsqueeze(1) * model.items[targets.clamp(min=0)]).sum(-1)
+        scores[rows[present], targets[present]] = own[present]  # the target scores stand for these entries
+        dense.update(scores, target_ids=targets)
+    for key, value in dense.compute().items():
+        assert logged[key] == pytest.approx(float(value), abs=1e-6), key  # logged values are float32
