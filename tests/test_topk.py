@@ -81,3 +81,39 @@ def test_gain_aware_ties_equal_a_full_stable_sort(kind, ties, gain_kind, k, monk
     expected = reference_by_gain(scores, gains, k, ties)
     finite = scores.gather(1, expected) > float("-inf")
     assert torch.equal(got[finite], expected[finite])
+
+
+@pytest.mark.parametrize("kind", ["constant", "bf16", "few_levels", "neg_inf"])
+@pytest.mark.parametrize("ties", ["index", "reverse_index", "pessimistic", "optimistic"])
+@pytest.mark.parametrize("margin", [1, 5, 40])
+def test_coarse_scores_read_past_the_cut(kind, ties, margin, monkeypatch):
+    """Coarse scores read ``margin`` more columns: a tie group whole inside the list is ordered there,
+    one that runs past it is scanned; both equal the full stable sort."""
+    monkeypatch.setattr(topk, "_DEEP_FROM", 0)
+    monkeypatch.setattr(topk, "_TIE_MARGIN", margin)
+    monkeypatch.setattr(topk, "_FIRST_BLOCK", 4)
+    monkeypatch.setattr(topk, "_MAX_BLOCK", 16)
+    scores = tied_scores(kind, 9, 300, seed=margin)
+    gains = torch.randint(0, 3, (9, 300), generator=torch.Generator().manual_seed(margin))
+    for k in (1, 7, 64, 299, 300):
+        got = topk.top_indices(scores, k, ties, gains if ties in ("pessimistic", "optimistic") else None)
+        expected = (reference_by_gain(scores, gains, k, ties) if ties in ("pessimistic", "optimistic")
+                    else reference(scores, k, ties))
+        finite = scores.gather(1, expected) > float("-inf")
+        assert torch.equal(got.indices[finite], expected[finite])
+        following = scores.sort(dim=1, descending=True).values[:, k] if k < 300 else None
+        if following is not None:
+            assert torch.equal(got.following, following)
+
+
+def test_only_coarse_scores_read_past_the_cut(monkeypatch):
+    monkeypatch.setattr(topk, "_DEEP_FROM", 0)
+    gen = torch.Generator().manual_seed(0)
+    fine = torch.randn(4, 2000, generator=gen)
+    assert topk._tie_margin(fine) == 0
+    assert topk._tie_margin(fine.to(torch.bfloat16).float()) == topk._TIE_MARGIN
+    assert topk._tie_margin(fine.to(torch.float16).double()) == topk._TIE_MARGIN
+    assert topk._tie_margin(fine.double()) == 0
+    assert topk._tie_margin(fine.to(torch.bfloat16)) == topk._TIE_MARGIN
+    monkeypatch.setattr(topk, "_DEEP_FROM", 4096)
+    assert topk._tie_margin(fine.to(torch.bfloat16).float()) == 0  # short rows scan cheaply

@@ -7,10 +7,13 @@ untrained model's constant scores, bf16/fp16 logits under autocast. :func:`top_i
 
 * **At the cut-off**, a row whose k-th score ``v`` equals its (k+1)-th holds ``g < k`` items scored
   above ``v`` (all inside the top-k result) and must take the first ``k - g`` items scored exactly
-  ``v`` in tie order. For ``ties="index"`` (lowest item index first) and ``"reverse_index"``,
+  ``v`` in tie order. Coarse scores (bf16/fp16 precision, as logits under autocast) put a few items
+  on each value near the cut: long rows of them are read ``_TIE_MARGIN`` columns deeper, so that the
+  tie group usually lies whole in the list and its tie order decides, at a few percent of a ``topk``.
+  Otherwise, for ``ties="index"`` (lowest item index first) and ``"reverse_index"``,
   :func:`_first_equal` finds them by scanning column blocks from the row's start (or end) and
-  stops as soon as every tied row has enough: O(B·k) extra work for constant scores, one compare
-  pass for scattered ties (bf16), never a sort over all N. The gain-aware orders
+  stops as soon as every tied row has enough: O(B·k) extra work for constant scores, at most one
+  compare pass for scattered ties, never a sort over all N. The gain-aware orders
   (``"pessimistic"``, ``"optimistic"``) scan the same way one gain level at a time (lowest or
   highest first) when the gains are a few small integers (binary or graded relevance); other gains
   re-rank the tied rows with a stable sort.
@@ -86,36 +89,99 @@ def top_indices(
         tensor([[1, 3, 2]])
     """
     num_items = scores.shape[1]
-    take = min(k + 1, num_items)  # one extra column tells whether the k-th score ties past the cut
+    # one extra column tells whether the k-th score ties past the cut; coarse scores read a few more,
+    # so that most tie groups at the cut lie whole inside the list
+    take = min(k + 1 + _tie_margin(scores), num_items)
     if exclusions is None:
         values, idx = torch.topk(scores, take, dim=1)
     else:
         values, idx = _topk_excluding(scores, take, exclusions)
     following = values[:, k] if take > k else values.new_full((values.shape[0],), float("-inf"))
-    if take > k:
-        boundary = values[:, k - 1]
-        tied = (boundary == values[:, k]) & (boundary > float("-inf"))
-        if check_boundary and torch.compiler.is_compiling():  # no host read: repair every row
-            idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
-            values = scores.gather(1, idx)
-            if exclusions is not None:
-                values = values.masked_fill(exclusions.contains(idx), float("-inf"))
-        elif check_boundary and bool(tied.any()):
-            rows = tied.nonzero().squeeze(1)
-            levels = None if tie_gains is None else _gain_levels(tie_gains, rows, ties)
-            if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
-                gains = None if tie_gains is None else tie_gains[rows]
-                exact = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
-            elif tie_keys(ties)[1] is None or levels is not None:
-                exact = _resolve_boundary(scores, rows, values[rows], idx[rows], k, ties, tie_gains, levels)
-            else:
-                exact = _exact_top(scores[rows], k, ties, tie_gains[rows])
-            idx = idx[:, :k].index_copy(0, rows, exact)
-            values = scores.gather(1, idx)
-            if exclusions is not None:
-                values = values.masked_fill(exclusions.contains(idx), float("-inf"))
-        else:
-            values, idx = values[:, :k], idx[:, :k]
+    if take <= k or not check_boundary:
+        return _ordered(scores, values[:, :k], idx[:, :k], ties, tie_gains, following)
+    if torch.compiler.is_compiling():  # no host read: repair every row
+        idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
+        return _ordered(scores, _values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
+    repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
+    if host_reads_free(values) and not bool(repeats.any()):  # the common case on the CPU: no ties at all
+        return TopK(idx[:, :k], following)
+    boundary = values[:, k - 1]
+    tied = repeats[:, k - 1] & (boundary > float("-inf"))
+    if bool(tied.any()):
+        rows = tied.nonzero().squeeze(1)
+        exact = _tied_rows(scores, values[rows], idx[rows], rows, k, ties, tie_gains, exclusions)
+        idx = idx[:, :k].index_copy(0, rows, exact)
+        values = _values_at(scores, idx, exclusions)
+    return _ordered(scores, values[:, :k], idx[:, :k], ties, tie_gains, following)
+
+
+# Rows at least this long with coarse scores (bf16/fp16 precision) read ``_TIE_MARGIN`` more columns:
+# there a few items share each score near the cut, and reading them costs less than finding them by
+# scanning the row. Shorter rows scan cheaply.
+_DEEP_FROM, _TIE_MARGIN = 1 << 14, 32
+_SAMPLE = 1 << 10  # scores of the first row looked at
+
+
+def _tie_margin(scores: Tensor) -> int:
+    """``_TIE_MARGIN`` for long rows of half-precision scores (or float scores that hold only such
+    values: low mantissa bits all zero in a sample, as logits cast up from bf16/fp16), else 0."""
+    if scores.shape[1] < _DEEP_FROM or not host_reads_free(scores):
+        return 0
+    if scores.dtype in (torch.bfloat16, torch.float16):
+        return _TIE_MARGIN
+    if scores.dtype not in (torch.float32, torch.float64):
+        return 0
+    bits = (torch.int32, 13) if scores.dtype == torch.float32 else (torch.int64, 42)  # below fp16's mantissa
+    sample = scores[0, :_SAMPLE].view(bits[0])
+    return 0 if bool((sample & ((1 << bits[1]) - 1)).any()) else _TIE_MARGIN
+
+
+def _values_at(scores: Tensor, idx: Tensor, exclusions: Exclusions | None) -> Tensor:
+    values = scores.gather(1, idx)
+    return values if exclusions is None else values.masked_fill(exclusions.contains(idx), float("-inf"))
+
+
+def _tied_rows(
+    scores: Tensor,
+    values: Tensor,
+    idx: Tensor,
+    rows: Tensor,
+    k: int,
+    ties: str,
+    tie_gains: Tensor | None,
+    exclusions: Exclusions | None,
+) -> Tensor:
+    """The exact top k [b, k] of ``rows``, tied at the cut-off; ``values``/``idx`` [b, take] their top list.
+
+    A row whose list ends below the boundary score holds its whole tie group: the tie order of the list
+    decides. Other rows find the first tied items by scanning (or, for float gains, by a stable sort).
+    """
+    boundary = values[:, k - 1]
+    whole = (values[:, -1] < boundary) | (values.shape[1] == scores.shape[1])
+    exact = idx[:, :k].clone()
+    if bool(whole.any()):
+        inside = whole.nonzero().squeeze(1)
+        gains = _gains_of(tie_gains, rows[inside], idx[inside])
+        exact[inside] = _order_ties(values[inside], idx[inside], ties, gains)[:, :k]
+    if bool(whole.all()):
+        return exact
+    part = (~whole).nonzero().squeeze(1)
+    rows, values, idx = rows[part], values[part], idx[part]
+    levels = None if tie_gains is None else _gain_levels(tie_gains, rows, ties)
+    if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
+        gains = None if tie_gains is None else tie_gains[rows]
+        exact[part] = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
+    elif tie_keys(ties)[1] is None or levels is not None:
+        exact[part] = _resolve_boundary(scores, rows, values, idx, k, ties, tie_gains, levels)
+    else:
+        exact[part] = _exact_top(scores[rows], k, ties, tie_gains[rows])
+    return exact
+
+
+def _ordered(
+    scores: Tensor, values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None, following: Tensor
+) -> TopK:
+    """The list [B, k] with equal scores inside it in tie order."""
     if not host_reads_free(values):
         return TopK(_order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following)
     # on the CPU a host check is free: reorder only the rows that hold equal scores
