@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
+from torchrec_eval.constants import ranks
+
 
 def cached(compute: Callable[[RankedTargets], Tensor]) -> property:
     """``functools.cached_property`` without its lock (Python 3.11), which ``torch.compile`` cannot trace."""
@@ -75,7 +77,12 @@ class RankedTargets:
     @cached
     def ranks(self) -> Tensor:
         """[K] float64 ranks 1..K."""
-        return torch.arange(1, self.depth + 1, dtype=torch.float64, device=self.gains.device)
+        return ranks(self.depth, self.gains.device)
+
+    @cached
+    def relevant_column(self) -> Tensor:
+        """[B, 1] float64 ``num_relevant``, as the column that divides per-query values."""
+        return self.num_relevant.unsqueeze(1)
 
     @cached
     def hits(self) -> Tensor:

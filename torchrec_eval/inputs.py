@@ -38,6 +38,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.batch import Batch, Candidates, RankedTargets
+from torchrec_eval.constants import filled
 from torchrec_eval.exclusion import Exclusions
 from torchrec_eval.syncs import host_reads_free
 from torchrec_eval.ties import tie_statistics
@@ -135,10 +136,9 @@ def _dense_batch(
         num_relevant = _relevant_from_ideal(target, ideal, relevance_threshold)
         ideal = ideal.to(torch.float64)
     else:
-        num_relevant = count_true(relevant_all)
+        num_relevant = count_true(relevant_all, torch.float64)
         if exclusions is not None:
             num_relevant = num_relevant - exclusions.count_flags(relevant_all)
-        num_relevant = num_relevant.to(torch.float64)
         depth = _depth(k, num_items, num_relevant, to_num_relevant)
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
     idx, following = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
@@ -159,8 +159,7 @@ def _dense_batch(
             ideal = exclusions.top_values(target, depth).to(torch.float64)
         elif graded:
             ideal = torch.topk(target, depth, dim=1).values.to(torch.float64)
-        else:
-            ideal = (torch.arange(depth, device=preds.device) < num_relevant.unsqueeze(1)).to(torch.float64)
+        # a binary target needs no ideal list: its ideal DCG is tabulated by R (functional._kernels)
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
     if tie_stats is not None:
         averaged = ranked.with_tie_statistics(*tie_stats)
@@ -470,11 +469,11 @@ def _ids_ranked(
 def _num_candidates(preds: Tensor, valid: Tensor | None, exclusions: Exclusions | None) -> Tensor:
     """[B] float64 number of candidates of each row."""
     if valid is not None:
-        return count_true(valid).to(torch.float64)
+        return count_true(valid, torch.float64)
     rows, num_items = preds.shape
     if exclusions is not None:
         return (num_items - exclusions.count).to(torch.float64)
-    return torch.full((rows,), float(num_items), dtype=torch.float64, device=preds.device)
+    return filled((rows,), float(num_items), preds.device)
 
 
 def _exclusions(exclude_ids: Tensor, preds: Tensor, checks: Checks | None) -> Exclusions:
@@ -495,7 +494,7 @@ def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: Checks | None)
         checks.run()
         present = checks.notes.get("-inf", False)
     elif host_reads_free(preds):
-        present = bool(preds.amin() == float("-inf"))
+        present = preds.amin().item() == float("-inf")
     else:
         present = True
     if not present:

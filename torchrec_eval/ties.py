@@ -69,8 +69,8 @@ def _row_group_totals(
     for part, part_value in zip(rows.split(chunk), value.split(chunk), strict=True):
         tied = scores[part] == part_value.unsqueeze(1)
         tied_relevant = tied & relevant_all[part]
-        totals[0].append(count_true(tied).to(torch.float64))
-        totals[1].append(count_true(tied_relevant).to(torch.float64))
+        totals[0].append(count_true(tied, torch.float64))
+        totals[1].append(count_true(tied_relevant, torch.float64))
         if target.dtype == torch.bool:
             totals[2].append(totals[1][-1])
         else:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from torchrec_eval.constants import constant, filled, ranks, row
 from torchrec_eval.inputs import RankedTargets
 
 EMPTY_TARGET_ACTIONS = ("skip", "neg", "pos", "error")
@@ -30,15 +31,53 @@ def _at(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
     return cumulative[:, [min(k, depth) - 1 for k in ks]]
 
 
+def _summed(per_rank: Tensor, ks: Sequence[int], weight: str = "one", log_base: float = 2.0) -> Tensor:
+    """[B, len(ks)]: for each cut-off k, the sum over ranks i <= k of ``per_rank`` [B, K] times the rank
+    weight (``"one"``, ``"reciprocal"`` 1 / i, ``"discount"`` 1 / log_b(i + 1)).
+
+    One cut-off is one matrix product with a cached [k, 1] weight column (few dispatches: small
+    batches are dominated by them); several are a running sum read at each cut-off.
+    """
+    depth = per_rank.shape[1]
+    if len(ks) == 1:
+        k = min(ks[0], depth)
+        column = constant(("column", k, weight, log_base, per_rank.device),
+                          lambda: _rank_weights(k, weight, log_base, per_rank.device).unsqueeze(1))
+        return (per_rank if k == depth else per_rank[:, :k]) @ column
+    if weight != "one":
+        per_rank = per_rank * _rank_weights(depth, weight, log_base, per_rank.device)
+    return _at(per_rank.cumsum(1), ks)
+
+
+def _rank_weights(depth: int, weight: str, log_base: float, device: torch.device) -> Tensor:
+    """[depth] weights of ranks 1..depth (built once per device)."""
+
+    def build() -> Tensor:
+        if weight == "discount":
+            return _discounts(depth, log_base, device)
+        return ranks(depth, device).reciprocal() if weight == "reciprocal" else torch.ones_like(ranks(depth, device))
+
+    return constant(("weights", depth, weight, log_base, device), build)
+
+
+def _capped(relevant: Tensor, ks: Sequence[int]) -> Tensor:
+    """[B, len(ks)] min(R, k) for each cut-off, from R as a column [B, 1]."""
+    return relevant.clamp(max=ks[0]) if len(ks) == 1 else torch.minimum(_as_row(ks, relevant), relevant)
+
+
 def _as_row(values: Sequence[float], like: Tensor) -> Tensor:
-    return torch.tensor(values, dtype=torch.float64, device=like.device)
+    return row(tuple(float(v) for v in values), like.device)
 
 
 def _divide(numerator: Tensor, denominator: Tensor) -> Tensor:
     """numerator / denominator, with 0 where the denominator is 0."""
-    return torch.where(
-        denominator > 0, numerator / denominator.clamp(min=1e-300), torch.zeros_like(numerator)
-    )
+    return (numerator / denominator).masked_fill_(denominator == 0, 0.0)
+
+
+def _per_count(numerator: Tensor, count: Tensor) -> Tensor:
+    """numerator / count for a count of relevant items (0, 1, 2, ...) that is 0 only where the
+    numerator is 0 too (hits and precision sums need a relevant item): 0 there, as ``_divide``."""
+    return numerator / count.clamp(min=1)
 
 
 def _hits(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -51,14 +90,14 @@ def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> T
         return hits / cutoffs
     if denominator == "retrieved":
         return _divide(hits, torch.minimum(cutoffs, rt.num_candidates.unsqueeze(1)))
-    return _divide(hits, torch.minimum(cutoffs, rt.num_relevant.unsqueeze(1)))  # "min_k_r"
+    return _per_count(hits, torch.minimum(cutoffs, rt.relevant_column))  # "min_k_r"
 
 
 def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Tensor:
-    relevant = rt.num_relevant.unsqueeze(1)
+    relevant = rt.relevant_column
     if denominator == "min_k_r":
-        relevant = torch.minimum(_as_row(ks, rt.gains), relevant)
-    return _divide(_hits(rt, ks), relevant)
+        relevant = _capped(relevant, ks)
+    return _per_count(_hits(rt, ks), relevant)
 
 
 def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -67,43 +106,52 @@ def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 
 def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return _at(rt.first_hit.cumsum(1), ks)
+    return _summed(rt.first_hit, ks)
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return _at((rt.first_hit / rt.ranks).cumsum(1), ks)
+    return _summed(rt.first_hit, ks, "reciprocal")
 
 
 def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return _at((rt.hits / rt.ranks).cumsum(1), ks)
+    return _summed(rt.hits, ks, "reciprocal")
 
 
-def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str) -> Tensor:
-    """sum_{i<=k} per_rank_i / D, where per_rank already carries the relevance of rank i."""
-    total = _at(per_rank.cumsum(1), ks)
-    cutoffs, relevant = _as_row(ks, rt.gains), rt.num_relevant.unsqueeze(1)
+def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str, weight: str = "one") -> Tensor:
+    """sum_{i<=k} per_rank_i w_i / D, where per_rank already carries the relevance of rank i."""
+    total = _summed(per_rank, ks, weight)
     if normalizer == "min_k_r":
-        return _divide(total, torch.minimum(cutoffs, relevant))
+        return _per_count(total, _capped(rt.relevant_column, ks))
     if normalizer == "r":
-        return _divide(total, relevant.expand_as(total))
-    if normalizer == "hits":
+        return _per_count(total, rt.relevant_column)
+    if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
         return _divide(total, _hits(rt, ks))
-    return total / cutoffs  # "k"
+    return total / _as_row(ks, rt.gains)  # "k"
 
 
 def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
-    return _average(rt, ks, rt.hits_before_and_at / rt.ranks, normalizer)
+    return _average(rt, ks, rt.hits_before_and_at, normalizer, "reciprocal")
 
 
 def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
-    relevant = rt.num_relevant.unsqueeze(1).expand_as(rt.cum_hits)
-    return _average(rt, ks, _divide(rt.hits_before_and_at, relevant), normalizer)
+    return _average(rt, ks, _per_count(rt.hits_before_and_at, rt.relevant_column), normalizer)
 
 
 def _discounts(length: int, log_base: float, device: torch.device) -> Tensor:
-    """[length] discounts 1 / log_b(i + 1) for ranks i = 1..length."""
-    ranks = torch.arange(1, length + 1, dtype=torch.float64, device=device)
-    return math.log(log_base) / torch.log1p(ranks)
+    """[length] discounts 1 / log_b(i + 1) for ranks i = 1..length (built once per device)."""
+    return constant(
+        ("discounts", length, log_base, device), lambda: math.log(log_base) / torch.log1p(ranks(length, device))
+    )
+
+
+def _ideal_table(bound: int, log_base: float, device: torch.device) -> Tensor:
+    """[bound + 1] DCG of an ideal binary list by its length 0..bound (built once per device)."""
+
+    def build() -> Tensor:
+        zero = torch.zeros(1, dtype=torch.float64, device=device)
+        return torch.cat([zero, _discounts(bound, log_base, device).cumsum(0)])
+
+    return constant(("ideal", bound, log_base, device), build)
 
 
 def _gains(rt: RankedTargets, gain: str) -> Tensor:
@@ -113,31 +161,29 @@ def _gains(rt: RankedTargets, gain: str) -> Tensor:
 
 
 def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
-    return _at((_gains(rt, gain) * _discounts(rt.depth, log_base, rt.gains.device)).cumsum(1), ks)
+    return _summed(_gains(rt, gain), ks, "discount", log_base)
 
 
 def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str) -> Tensor:
-    if gain != "binary":  # graded: the query's own gains, sorted ("cut" is the only ideal allowed)
+    if gain != "binary" and rt.ideal_gains is not None:  # graded: the query's own gains, sorted ("cut" only)
         ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
         # the ideal list has its own length (min(k, number of targets)): a ranked list shorter than k
         # must not cut the ideal at its own length
-        discounts = _discounts(ideal_gains.shape[1], log_base, rt.gains.device)
-        return _at((ideal_gains * discounts).cumsum(1), ks)
-    # binary gains: the ideal list holds min(R, k) relevant items (R <= max_relevant): tabulate its DCG
-    # by length, never longer than the batch can fill, whatever k is
-    bound = max(rt.max_relevant, 1)
-    table = torch.cat(
-        [
-            torch.zeros(1, dtype=torch.float64, device=rt.gains.device),
-            _discounts(bound, log_base, rt.gains.device).cumsum(0),
-        ]
-    )
+        return _summed(ideal_gains, ks, "discount", log_base)
+    # binary gains (or a binary target, whose every gain is 0 or 1): the ideal list holds min(R, k)
+    # relevant items (R <= max_relevant): tabulate its DCG by length, never longer than the batch can
+    # fill, whatever k is
+    bound = max(rt.max_relevant, 1) if ideal == "full" else min(max(rt.max_relevant, 1), max(ks))
+    table = _ideal_table(bound, log_base, rt.gains.device)
     if ideal == "k":  # RecTools: k relevant slots, whatever R is
         return _as_row([_discount_sum(k, log_base) for k in ks], rt.gains).expand(rt.gains.shape[0], -1)
-    relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
     if ideal == "full":  # Jurity: every relevant item, not cut at k
-        return table[relevant].expand(-1, len(ks))
-    cutoffs = torch.tensor([min(k, bound) for k in ks], device=relevant.device)
+        return table[rt.num_relevant.long().clamp(max=bound)].unsqueeze(1).expand(-1, len(ks))
+    if len(ks) == 1:
+        return table[rt.relevant_column.long().clamp(max=min(ks[0], bound))]
+    relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
+    cutoffs = constant(("cutoffs", tuple(min(k, bound) for k in ks), relevant.device),
+                       lambda: torch.tensor([min(k, bound) for k in ks], device=relevant.device))
     return table[torch.minimum(relevant, cutoffs)]
 
 
@@ -154,7 +200,7 @@ def _discount_sum(k: int, log_base: float) -> float:
     the next term is below 1e-20 there.
     """
     terms = min(k, _EXACT_TERMS)
-    total = float(_discounts(terms, log_base, torch.device("cpu")).sum())
+    total = float((math.log(log_base) / torch.log1p(torch.arange(1, terms + 1, dtype=torch.float64))).sum())
     if k == terms:
         return total
     a, b = terms + 1.0, k + 1.0  # f summed over the integers a + 1 .. b
@@ -187,7 +233,7 @@ def ndcg(
 
 
 def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return _at(rt.gains.cumsum(1), ks)
+    return _summed(rt.gains, ks)
 
 
 def rprecision(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
@@ -255,16 +301,24 @@ def check_k(k: object, optional: bool = False) -> int | None:
 
 def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:
     """Resolve queries with no relevant item. Returns (values [B, P], counted [B] bool)."""
-    empty = (num_relevant == 0).unsqueeze(1)
-    if action == "skip":
-        return values.masked_fill(empty, 0.0), ~empty.squeeze(1)
+    values, counted = counted_values(values, num_relevant, action)
+    return values, counted > 0
+
+
+def counted_values(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:
+    """Resolve queries with no relevant item, given R as [B] or as a column [B, 1]. Returns (values
+    [B, P], counted: float64 1 or 0 per query, of R's shape)."""
+    if action == "skip":  # R is a count: min(R, 1) is 1 where the query counts, 0 where it has no relevant item
+        counted = num_relevant.clamp(max=1)
+        return values * (counted if counted.ndim == 2 else counted.unsqueeze(1)), counted
+    ones = filled(tuple(num_relevant.shape), 1.0, num_relevant.device)
+    empty = num_relevant == 0
+    empty = empty if empty.ndim == 2 else empty.unsqueeze(1)
     if action == "error":
         if bool(empty.any()):
             row = int(empty.squeeze(1).nonzero()[0])
             raise ValueError(
                 f"Query {row} of the batch has no relevant item and `empty_target_action` is 'error'"
             )
-        return values, torch.ones_like(num_relevant, dtype=torch.bool)
-    return values.masked_fill(empty, 1.0 if action == "pos" else 0.0), torch.ones_like(
-        num_relevant, dtype=torch.bool
-    )
+        return values, ones
+    return values.masked_fill(empty, 1.0 if action == "pos" else 0.0), ones

@@ -15,6 +15,7 @@ from torchrec_eval.functional._kernels import (
     apply_empty_target_action,
     check_k,
     check_option,
+    counted_values,
 )
 from torchrec_eval.inputs import Batch, RankedTargets, prepare_batch
 
@@ -105,8 +106,9 @@ class Plan:
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
-        values, counted = self.per_query(batch.ranked, metric.empty_target_action)
-        rows = torch.cat([values, values * values, counted.to(torch.float64).unsqueeze(1)], dim=1)
+        values, counted = counted_values(self.evaluate(batch.ranked), batch.ranked.relevant_column,
+                                         metric.empty_target_action)
+        rows = torch.cat([values, values * values, counted], dim=1)
         return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
