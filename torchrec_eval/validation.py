@@ -175,7 +175,7 @@ def count_true(flags: Tensor, dtype: torch.dtype = torch.int64) -> Tensor:
     words = cols // 8
     dense = flags.stride() == (cols, 1)  # is_contiguous() is also True for a [1, N] slice of a wider row
     if words < 2 or cols % 8 or not dense or flags.device.type == "mps" or flags.numel() < 1 << 20:
-        return flags.sum(1, dtype=dtype)
+        return flags.sum(1, dtype=torch.int32).to(dtype)  # an int32 sum: several times faster than float64
     packed = flags.view(torch.int64)  # [B, words]; each byte is 0 or 1
     full = words // 255 * 255
     lanes = packed[:, :full].reshape(rows, -1, 255).sum(2)  # every byte lane <= 255: no carry

@@ -28,25 +28,33 @@ def _at(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
     if len(ks) == 1:  # a view: no index tensor to build (most metrics have one cut-off)
         column = min(ks[0], depth) - 1
         return cumulative[:, column : column + 1]
-    return cumulative[:, [min(k, depth) - 1 for k in ks]]
+    columns = tuple(min(k, depth) - 1 for k in ks)
+    index = constant(("columns", columns, cumulative.device), lambda: torch.tensor(columns, device=cumulative.device))
+    return cumulative.index_select(1, index)
 
 
-def _summed(per_rank: Tensor, ks: Sequence[int], weight: str = "one", log_base: float = 2.0) -> Tensor:
+def _summed(
+    per_rank: Tensor, ks: Sequence[int], weight: str = "one", log_base: float = 2.0, finite: bool = True
+) -> Tensor:
     """[B, len(ks)]: for each cut-off k, the sum over ranks i <= k of ``per_rank`` [B, K] times the rank
     weight (``"one"``, ``"reciprocal"`` 1 / i, ``"discount"`` 1 / log_b(i + 1)).
 
-    One cut-off is one matrix product with a cached [k, 1] weight column (few dispatches: small
-    batches are dominated by them); several are a running sum read at each cut-off.
+    One matrix product with a cached [K, len(ks)] table of the weights within each cut-off, for every
+    cut-off at once: few dispatches, which dominate small batches. Values that may be infinite
+    (``finite=False``: exponential gains overflow past 1023) take a running sum instead, where an
+    infinite gain past a cut-off cannot reach it (inf x 0 would be NaN).
     """
-    depth = per_rank.shape[1]
-    if len(ks) == 1:
-        k = min(ks[0], depth)
-        column = constant(("column", k, weight, log_base, per_rank.device),
-                          lambda: _rank_weights(k, weight, log_base, per_rank.device).unsqueeze(1))
-        return (per_rank if k == depth else per_rank[:, :k]) @ column
-    if weight != "one":
-        per_rank = per_rank * _rank_weights(depth, weight, log_base, per_rank.device)
-    return _at(per_rank.cumsum(1), ks)
+    depth, device = per_rank.shape[1], per_rank.device
+    if not finite and len(ks) > 1:
+        return _at((per_rank * _rank_weights(depth, weight, log_base, device)).cumsum(1), ks)
+    if len(ks) == 1 and ks[0] < depth:
+        per_rank, depth = per_rank[:, : ks[0]], ks[0]
+
+    def build() -> Tensor:
+        within = ranks(depth, device).unsqueeze(1) <= row(tuple(float(k) for k in ks), device)
+        return _rank_weights(depth, weight, log_base, device).unsqueeze(1) * within
+
+    return per_rank @ constant(("summed", depth, tuple(ks), weight, log_base, device), build)
 
 
 def _rank_weights(depth: int, weight: str, log_base: float, device: torch.device) -> Tensor:
@@ -70,8 +78,10 @@ def _as_row(values: Sequence[float], like: Tensor) -> Tensor:
 
 
 def _divide(numerator: Tensor, denominator: Tensor) -> Tensor:
-    """numerator / denominator, with 0 where the denominator is 0."""
-    return (numerator / denominator).masked_fill_(denominator == 0, 0.0)
+    """numerator / denominator, with 0 where the denominator is 0: every numerator here is 0 there
+    (no gain in the list without an ideal gain, no precision without hits), or its query has R = 0
+    and ``empty_target_action`` replaces its value."""
+    return numerator / denominator.clamp(min=1e-300)
 
 
 def _per_count(numerator: Tensor, count: Tensor) -> Tensor:
@@ -161,7 +171,7 @@ def _gains(rt: RankedTargets, gain: str) -> Tensor:
 
 
 def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
-    return _summed(_gains(rt, gain), ks, "discount", log_base)
+    return _summed(_gains(rt, gain), ks, "discount", log_base, finite=gain != "exp")
 
 
 def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str) -> Tensor:
@@ -169,7 +179,7 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
         ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
         # the ideal list has its own length (min(k, number of targets)): a ranked list shorter than k
         # must not cut the ideal at its own length
-        return _summed(ideal_gains, ks, "discount", log_base)
+        return _summed(ideal_gains, ks, "discount", log_base, finite=gain != "exp")
     # binary gains (or a binary target, whose every gain is 0 or 1): the ideal list holds min(R, k)
     # relevant items (R <= max_relevant): tabulate its DCG by length, never longer than the batch can
     # fill, whatever k is

@@ -1,0 +1,95 @@
+"""The cheap update path (cached constants, matrix sums over cut-offs, count ratios) against the
+brute-force oracle of tests/reference, at the edges it could get wrong, and its op budget."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import torchrec_eval as tre
+from tests.reference import ranking as ref
+from torchrec_eval import constants
+
+SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
+
+
+def _oracle(metric, preds, target, k, **options):
+    """The mean over counted queries of the brute-force per-query values."""
+    return ref.mean(ref.evaluate_dense(metric, preds, target, k, **options))
+
+
+def test_exp_gains_past_a_cut_off_do_not_reach_it():
+    """2^1100 - 1 overflows to inf at rank 30: DCG@10 must stay finite (inf x 0 would be NaN)."""
+    preds = torch.linspace(1, 0, 40).unsqueeze(0)
+    target = torch.zeros(1, 40)
+    target[0, [2, 5]] = torch.tensor([1.0, 3.0])
+    target[0, 29] = 1100.0
+    suite = tre.RankingMetrics(["dcg"], k=[10, 50], options={"dcg": {"gain": "exp"}})
+    suite.update(preds, target)
+    got = suite.compute()
+    expected = (2**1 - 1) / math.log2(4) + (2**3 - 1) / math.log2(7)
+    assert got["dcg@10"].item() == pytest.approx(expected, rel=1e-12)
+    assert got["dcg@50"].item() == math.inf
+
+
+@pytest.mark.parametrize("ks", [[3], [1, 4, 7], [25]])
+@pytest.mark.parametrize("kind", ["bool", "graded"])
+def test_suite_equals_the_oracle_at_one_and_many_cut_offs(ks, kind):
+    gen = torch.Generator().manual_seed(len(ks))
+    preds = torch.randn(13, 20, generator=gen)
+    target = torch.rand(13, 20, generator=gen) < 0.2
+    if kind == "graded":
+        target = torch.randint(0, 4, (13, 20), generator=gen) * target
+    target[0] = 0  # a query without relevant items (skipped)
+    suite = tre.RankingMetrics(SUITE + ["dcg", "arhr", "cg", "mar"], k=ks)
+    suite.update(preds, target)
+    got = suite.compute()
+    for name in SUITE + ["dcg", "arhr", "cg", "mar"]:
+        for k in ks:
+            assert got[f"{name}@{k}"].item() == pytest.approx(_oracle(name, preds, target, k), rel=1e-12, abs=1e-12)
+
+
+def test_constants_built_under_inference_mode_serve_a_training_step(monkeypatch):
+    """Lightning validates under torch.inference_mode; the next training step reuses the constants."""
+    monkeypatch.setattr(constants, "_CACHE", {})
+    preds, target = torch.tensor([[0.9, 0.5, 0.1, 0.3]]), torch.tensor([[0, 1, 1, 0]])
+    suite = tre.RankingMetrics(["ndcg", "mrr"], k=[2, 3])
+    with torch.inference_mode():
+        suite.update(preds, target)
+    assert constants._CACHE and not any(t.is_inference() for t in constants._CACHE.values())
+    scores = preds.clone().requires_grad_()
+    suite.update(scores, target)  # grad mode: no "inference tensors" error
+    assert suite.compute()["ndcg@3"].item() == pytest.approx(_oracle("ndcg", preds, target, 3))
+
+
+def test_the_cache_keeps_small_tensors_only(monkeypatch):
+    monkeypatch.setattr(constants, "_CACHE", {})
+    big = constants.constant(("big",), lambda: torch.zeros(constants._MAX_ELEMENTS + 1))
+    assert big.numel() > constants._MAX_ELEMENTS and ("big",) not in constants._CACHE
+    monkeypatch.setattr(constants, "_MAX_ENTRIES", 2)
+    for i in range(3):
+        constants.constant(("small", i), lambda: torch.zeros(1))
+    assert len(constants._CACHE) <= 2
+
+
+def test_one_update_of_the_suite_dispatches_few_ops():
+    """bench_inputs.py's op count (100 x 1,000, 6 metrics @10, validate_args=False) stays well below
+    the 94 ops of the round before; every op is a kernel launch on a GPU."""
+    names = []
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    gen = torch.Generator().manual_seed(1)
+    scores, target = torch.randn(100, 1_000, generator=gen), torch.rand(100, 1_000, generator=gen) < 0.02
+    suite = tre.RankingMetrics(SUITE, k=[10], validate_args=False)
+    suite.update(scores, target)
+    with Count():
+        suite.update(scores, target)
+    assert len(names) <= 48, names
+    assert "aten.arange.start" not in names and "aten.log1p.default" not in names  # constants are cached
