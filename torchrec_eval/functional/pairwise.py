@@ -22,6 +22,9 @@ How (no [N, N] tensor, no loop over queries):
   themselves by one cumulative count per grade level, O(N log N + W * grades) per query (W = items
   of grade > 0, gathered in their own dtype: no float64 [B, N] copy of the gains). Finding the grade
   levels costs one host sync per batch.
+
+Memory: besides the sort's values and permutation (the permutation is freed at once where it is not
+read), an update holds only [B, W] tensors of the relevant or graded items.
 * CTR@k reads the shared top-k ranking like the top-k metrics (it works with every input form).
 
 Every metric is a ratio of two sums (a numerator and a denominator per query), so a metric object
@@ -89,22 +92,33 @@ class SortedRows(TieGroups):
 
     Attributes:
         values: [B, N] sorted scores (non-candidates, ``-inf``, first).
-        order: [B, N] the sort permutation.
         num_valid: [B] int64 number of candidates of each row.
         skipped: [B] int64 number of non-candidates (they fill the first ``skipped`` positions).
     """
 
     def __init__(self, candidates: Candidates) -> None:
         scores = candidates.scores
-        values, self.order = torch.sort(scores, dim=1)
+        values, order = torch.sort(scores, dim=1)
         super().__init__(values)
         self.candidates = candidates
+        # only the cumulative-sum path of `rank_sums` reads the permutation: elsewhere its [B, N] int64
+        # (twice the scores' bytes) is freed at once, before any other temporary
+        dense_path = candidates.target_ids is None and not host_reads_free(values)
+        self._order = order if dense_path else None
+        del order
         rows, num_items = scores.shape
         if candidates.valid is None:
             self.num_valid = torch.full((rows,), num_items, dtype=torch.int64, device=scores.device)
         else:
             self.num_valid = count_true(candidates.valid)
         self.skipped = num_items - self.num_valid
+
+    @property
+    def order(self) -> Tensor:
+        """[B, N] the sort permutation (sorted again if it was not kept)."""
+        if self._order is None:
+            self._order = torch.sort(self.candidates.scores, dim=1).indices
+        return self._order
 
     def rank_sums(self) -> tuple[Tensor, Tensor]:
         return rank_sums(self, self.candidates.relevant)
