@@ -224,3 +224,22 @@ def test_update_allocates_no_wide_full_size_tensor(case):
     # besides the sort only one-byte flags (the relevance of a dense target), never e.g. float64
     assert all(dtype == torch.bool for _, _, dtype in others), others
     assert len(others) <= (1 if case == "fcp_graded" else 0), others
+
+
+def test_cumulative_sum_path_allocates_no_float64_full_size_tensor():
+    """The dense form's path for accelerators and torch.compile counts in int32 along the sorted rows."""
+    scores, graded, _ = _bench_like()
+    scores = scores.half().float()  # ties
+    candidates = P.prepare([P.PairwiseMember([("auc", None)])], scores, graded > 0, ties="index",
+                           relevance_threshold=None, validate_args=False).candidates
+    rows = P.SortedRows(candidates)
+    expected = P.rank_sums(rows, candidates.relevant, sparse=True)
+    assert rows.order.shape == scores.shape  # sorted again, outside the recording: the CPU freed it
+    recorder = WideOutputs(scores.numel())
+    with recorder:
+        got = P.rank_sums(rows, candidates.relevant, sparse=False)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    wide = [dtype for _, _, dtype in recorder.seen if dtype.itemsize > 4 and dtype != torch.int64]
+    assert recorder.seen and not wide, recorder.seen
+    # int64 only for cummax's (unused) indices, never a float64 rank or hit
+    assert {op for op, _, dtype in recorder.seen if dtype == torch.int64} == {"aten.cummax.default"}

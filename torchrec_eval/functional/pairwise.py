@@ -15,7 +15,7 @@ How (no [N, N] tensor, no loop over queries):
   which costs O(R log N) per query on top of the sort: in the ids form the target ids as given (no
   [B, N] target is ever built), in the dense form on the CPU after gathering them (a host sync). For
   the dense form on other devices and under ``torch.compile`` (no host sync) the same sums come from
-  cumulative sums and running maxima along the sorted row (O(N)).
+  int32 cumulative counts and running maxima along the sorted row (O(N), no float64 [B, N] tensor).
   Mann-Whitney: ``U = A - R (R + 1) / 2`` and ``AUC = U / (R (N_valid - R))``.
 * FCP counts, for each item, the items with a strictly lower score and a lower (concordant) or higher
   (discordant) grade: the items of grade 0 through ``torch.searchsorted``, the graded items among
@@ -73,8 +73,11 @@ class TieGroups:
             self._starts = starts
         return self._starts
 
-    def at_group_start(self, running: Tensor) -> Tensor:
-        """The value of a non-decreasing [B, N] tensor at the first position of each position's group."""
+    def at_group_start(self, running: Tensor, overwrite: bool = False) -> Tensor:
+        """The value of a non-decreasing [B, N] tensor at the first position of each position's group
+        (``overwrite``: ``running`` is scratch space, which saves a [B, N] temporary)."""
+        if overwrite:
+            return running.mul_(self.starts).cummax(1).values
         zero = torch.zeros((), dtype=running.dtype, device=running.device)
         return torch.where(self.starts, running, zero).cummax(1).values
 
@@ -119,6 +122,11 @@ class SortedRows(TieGroups):
         if self._order is None:
             self._order = torch.sort(self.candidates.scores, dim=1).indices
         return self._order
+
+    def take_order(self) -> Tensor:
+        """The sort permutation, no longer held here: its reader frees it as soon as it is done."""
+        order, self._order = self.order, None
+        return order
 
     def rank_sums(self) -> tuple[Tensor, Tensor]:
         return rank_sums(self, self.candidates.relevant)
@@ -173,14 +181,26 @@ def rank_sums(rows: SortedRows, relevant: Tensor, sparse: bool | None = None) ->
         if width == 0:
             return num_relevant.to(torch.float64), torch.zeros_like(skipped)
         return num_relevant.to(torch.float64), _mid_rank_sums(rows, queries, keep)
-    hits = relevant.gather(1, rows.order).to(torch.float64)
-    relevant_count = hits.sum(1)
+    hits = relevant.gather(1, rows.take_order())  # bool, in sorted order
+    relevant_count = num_relevant.to(torch.float64)
     # sum over relevant items of their group start s and group end e (0-based sorted positions):
     #   sum s = sum_p hit_p * s_p;  sum e = R (N - 1) - sum_q (relevant items strictly below q)
-    sum_start = (hits * rows.group_start).sum(1)
-    relevant_below = rows.at_group_start(hits.cumsum(1) - hits)
-    sum_end = relevant_count * (rows.values.shape[1] - 1) - relevant_below.sum(1)
+    # in exact int32 [B, N] steps (N < 2^31) summed in int64, one [B, N] temporary at a time
+    num_items = rows.values.shape[1]
+    positions = torch.arange(num_items, dtype=torch.int32, device=hits.device)
+    sum_start = _masked_sum(rows.at_group_start(positions.expand_as(hits)), hits)
+    below = hits.cumsum(1, dtype=torch.int32)
+    below -= hits.view(torch.uint8)  # the exclusive count (a bool tensor cannot be subtracted)
+    sum_below = _masked_sum(rows.at_group_start(below, overwrite=True), None)
+    sum_end = relevant_count * (num_items - 1) - sum_below
     return relevant_count, (sum_start + sum_end) / 2 + relevant_count * (1 - skipped)
+
+
+def _masked_sum(values: Tensor, mask: Tensor | None) -> Tensor:
+    """Float64 [B] row sums of an integer [B, N] tensor (where ``mask``), accumulated in int64."""
+    if mask is not None:
+        values = values.mul_(mask)
+    return values.sum(1, dtype=torch.int64).to(torch.float64)
 
 
 def _mid_rank_sums(rows: SortedRows, queries: Tensor, keep: Tensor) -> Tensor:
