@@ -123,19 +123,40 @@ class RankedTargets:
 
 @dataclass
 class Candidates:
-    """Every candidate of each query, for metrics over the whole ranking (AUC, MPR, FCP, CTR).
+    """Every candidate of each query, for metrics over the whole ranking (AUC, GAUC, MPR, FCP).
+
+    The dense form holds the target of every item; the ids form keeps its target items only
+    (``target_ids``), so that no [B, N] target is built: ``gains`` and ``relevant`` are then [B, T],
+    one column per target id.
 
     Attributes:
         scores: [B, N] scores, ``-inf`` where an item is not a candidate.
-        gains: [B, N] target values (the caller's dtype), 0 where an item is not a candidate.
-        relevant: [B, N] bool relevance, False where an item is not a candidate.
+        gains: [B, N] target values (the caller's dtype), 0 where an item is not a candidate; in the ids
+            form [B, T] float64 gains of the target ids, 0 for padding and for non-candidates.
+        relevant: [B, N] bool relevance, False where an item is not a candidate; in the ids form [B, T].
         valid: [B, N] bool candidate mask, or None when every item is a candidate.
+        target_ids: [B, T] long ids of the target items (-1 = padding) in the ids form, else None.
     """
 
     scores: Tensor
     gains: Tensor
     relevant: Tensor
     valid: Tensor | None
+    target_ids: Tensor | None = None
+
+    @classmethod
+    def from_ids(
+        cls, preds: Tensor, valid: Tensor | None, target_ids: Tensor, gains: Tensor, relevant: Tensor
+    ) -> Candidates:
+        """The ids form's view: ``gains`` and ``relevant`` [B, T] must already be 0 / False for padding
+        and for target ids that are not candidates."""
+        scores = preds if valid is None else preds.masked_fill(~valid, float("-inf"))
+        return cls(scores, gains, relevant, valid, target_ids)
+
+    @property
+    def target_scores(self) -> Tensor:
+        """[B, T] scores of the target ids (ids form only; padding reads item 0: mask it)."""
+        return self.scores.gather(1, self.target_ids.clamp(min=0))
 
 
 @dataclass

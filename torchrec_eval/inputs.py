@@ -385,11 +385,15 @@ def prepare_batch(
         )
         if checks is not None:
             checks.run()
-        if need_candidates or averaging or ties in ("pessimistic", "optimistic"):
-            # the full view and gain-aware ties need every candidate's gain: scatter the ids to dense
+        if averaging or ties in ("pessimistic", "optimistic"):
+            # gain-aware ties need every candidate's gain: scatter the ids to dense
             target = torch.zeros(rows, num_items, dtype=torch.float64, device=preds.device)
             target.scatter_add_(1, target_ids.clamp(min=0), gains_t)  # padding adds a gain of 0
         else:
+            # the full view keeps the target ids as they are: no [B, N] target
+            candidates = None
+            if need_candidates:
+                candidates = Candidates.from_ids(preds, valid, target_ids, gains_t, relevant_t)
             return Batch(
                 _ids_ranked(
                     preds,
@@ -404,7 +408,7 @@ def prepare_batch(
                     to_num_relevant,
                     check_boundary,
                 ),
-                None,
+                candidates,
                 groups,
             )
     else:

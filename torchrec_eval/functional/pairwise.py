@@ -10,16 +10,21 @@ in MPR, and a pair with equal scores is neither concordant nor discordant in FCP
 How (no [N, N] tensor, no loop over queries):
 
 * AUC, GAUC and MPR need, per query, the sum ``A`` of the ascending mid-ranks (1 = lowest score
-  among the valid candidates, ties at their mean rank) of its relevant items. On the CPU the relevant
-  items are looked up in the sorted row with ``torch.searchsorted`` (items below and items below or
-  equal), which costs O(R log N) per query on top of the sort. On other devices and under ``torch.compile``
-  (no host sync) the
-  same sums come from cumulative sums and running maxima along the sorted row (O(N)).
+  among the valid candidates, ties at their mean rank) of its relevant items. The relevant items are
+  looked up in the sorted row with ``torch.searchsorted`` (items below and items below or equal),
+  which costs O(R log N) per query on top of the sort: in the ids form the target ids as given (no
+  [B, N] target is ever built), in the dense form on the CPU after gathering them (a host sync). For
+  the dense form on other devices and under ``torch.compile`` (no host sync) the same sums come from
+  int32 cumulative counts and running maxima along the sorted row (O(N), no float64 [B, N] tensor).
   Mann-Whitney: ``U = A - R (R + 1) / 2`` and ``AUC = U / (R (N_valid - R))``.
 * FCP counts, for each item, the items with a strictly lower score and a lower (concordant) or higher
   (discordant) grade: the items of grade 0 through ``torch.searchsorted``, the graded items among
   themselves by one cumulative count per grade level, O(N log N + W * grades) per query (W = items
-  of grade > 0). Finding the grade levels costs one host sync per batch.
+  of grade > 0, gathered in their own dtype: no float64 [B, N] copy of the gains). Finding the grade
+  levels costs one host sync per batch.
+
+Memory: besides the sort's values and permutation (the permutation is freed at once where it is not
+read), an update holds only [B, W] tensors of the relevant or graded items.
 * CTR@k reads the shared top-k ranking like the top-k metrics (it works with every input form).
 
 Every metric is a ratio of two sums (a numerator and a denominator per query), so a metric object
@@ -68,8 +73,11 @@ class TieGroups:
             self._starts = starts
         return self._starts
 
-    def at_group_start(self, running: Tensor) -> Tensor:
-        """The value of a non-decreasing [B, N] tensor at the first position of each position's group."""
+    def at_group_start(self, running: Tensor, overwrite: bool = False) -> Tensor:
+        """The value of a non-decreasing [B, N] tensor at the first position of each position's group
+        (``overwrite``: ``running`` is scratch space, which saves a [B, N] temporary)."""
+        if overwrite:
+            return running.mul_(self.starts).cummax(1).values
         zero = torch.zeros((), dtype=running.dtype, device=running.device)
         return torch.where(self.starts, running, zero).cummax(1).values
 
@@ -87,22 +95,38 @@ class SortedRows(TieGroups):
 
     Attributes:
         values: [B, N] sorted scores (non-candidates, ``-inf``, first).
-        order: [B, N] the sort permutation.
         num_valid: [B] int64 number of candidates of each row.
         skipped: [B] int64 number of non-candidates (they fill the first ``skipped`` positions).
     """
 
     def __init__(self, candidates: Candidates) -> None:
         scores = candidates.scores
-        values, self.order = torch.sort(scores, dim=1)
+        values, order = torch.sort(scores, dim=1)
         super().__init__(values)
         self.candidates = candidates
+        # only the cumulative-sum path of `rank_sums` reads the permutation: elsewhere its [B, N] int64
+        # (twice the scores' bytes) is freed at once, before any other temporary
+        dense_path = candidates.target_ids is None and not host_reads_free(values)
+        self._order = order if dense_path else None
+        del order
         rows, num_items = scores.shape
         if candidates.valid is None:
             self.num_valid = torch.full((rows,), num_items, dtype=torch.int64, device=scores.device)
         else:
             self.num_valid = count_true(candidates.valid)
         self.skipped = num_items - self.num_valid
+
+    @property
+    def order(self) -> Tensor:
+        """[B, N] the sort permutation (sorted again if it was not kept)."""
+        if self._order is None:
+            self._order = torch.sort(self.candidates.scores, dim=1).indices
+        return self._order
+
+    def take_order(self) -> Tensor:
+        """The sort permutation, no longer held here: its reader frees it as soon as it is done."""
+        order, self._order = self.order, None
+        return order
 
     def rank_sums(self) -> tuple[Tensor, Tensor]:
         return rank_sums(self, self.candidates.relevant)
@@ -111,14 +135,18 @@ class SortedRows(TieGroups):
         return pair_counts(self, self.candidates.gains)
 
 
-def _compact(flags: Tensor, counts: Tensor,
+def _compact(flags: Tensor, counts: Tensor | None,
              *sources: tuple[Tensor, float]) -> tuple[int, list[Tensor], Tensor]:
     """Gather the flagged entries of each row to the front of a [B, W] tensor (W = max count; host sync).
 
-    ``sources`` are (tensor [B, N], padding value) pairs. Returns W, the compacted tensors and the
-    [B, W] bool mask of real (non-padding) entries.
+    ``flags`` [B, N]: the nonzero entries are flagged (bool or any dtype: no [B, N] comparison needed);
+    ``counts`` [B] their number per row (None: counted here). ``sources`` are (tensor [B, N], padding
+    value) pairs, compacted in their own dtype. Returns W, the compacted tensors and the [B, W] bool
+    mask of real (non-padding) entries.
     """
     rows, cols = flags.nonzero(as_tuple=True)
+    if counts is None:
+        counts = torch.bincount(rows, minlength=flags.shape[0])
     width = int(counts.max()) if rows.numel() else 0
     starts = counts.cumsum(0) - counts
     column = torch.arange(rows.numel(), device=flags.device) - starts[rows]
@@ -135,31 +163,54 @@ def rank_sums(rows: SortedRows, relevant: Tensor, sparse: bool | None = None) ->
     """Per query: R (float64 [B]) and A, the sum of the ascending mid-ranks of its relevant items.
 
     The mid-rank of an item is its 1-based rank among the valid candidates by ascending score, the
-    mean rank of its tie group when scores are tied. ``sparse`` (default: on the CPU) looks the
-    relevant items up with ``searchsorted``; otherwise cumulative sums along the sorted rows are used.
+    mean rank of its tie group when scores are tied. ``relevant`` is [B, N], or [B, T] in the ids form,
+    whose target items are always looked up in the sorted rows with ``searchsorted`` (no host sync).
+    In the dense form ``sparse`` (default: on the CPU) gathers the relevant items first and looks them
+    up the same way (a host sync); otherwise cumulative sums along the sorted rows are used.
     """
+    candidates = rows.candidates
+    if candidates.target_ids is not None:
+        num_relevant = relevant.sum(1)
+        return num_relevant.to(torch.float64), _mid_rank_sums(rows, candidates.target_scores, relevant)
     if sparse is None:
         sparse = host_reads_free(rows.values)
     num_relevant = count_true(relevant) if relevant.is_contiguous() else relevant.sum(1)
     skipped = rows.skipped.to(torch.float64)
     if sparse:
-        width, (queries,), keep = _compact(relevant, num_relevant, (rows.candidates.scores, 0.0))
+        width, (queries,), keep = _compact(relevant, num_relevant, (candidates.scores, 0.0))
         if width == 0:
             return num_relevant.to(torch.float64), torch.zeros_like(skipped)
-        below = torch.searchsorted(rows.values, queries, side="left")
-        through = torch.searchsorted(rows.values, queries, side="right")
-        # 2 x the 1-based mid-rank among all N positions: below + through + 1
-        twice = torch.where(keep, below + through + 1, 0).sum(1)
-        relevant_count = num_relevant.to(torch.float64)
-        return relevant_count, twice.to(torch.float64) / 2 - relevant_count * skipped
-    hits = relevant.gather(1, rows.order).to(torch.float64)
-    relevant_count = hits.sum(1)
+        return num_relevant.to(torch.float64), _mid_rank_sums(rows, queries, keep)
+    hits = relevant.gather(1, rows.take_order())  # bool, in sorted order
+    relevant_count = num_relevant.to(torch.float64)
     # sum over relevant items of their group start s and group end e (0-based sorted positions):
     #   sum s = sum_p hit_p * s_p;  sum e = R (N - 1) - sum_q (relevant items strictly below q)
-    sum_start = (hits * rows.group_start).sum(1)
-    relevant_below = rows.at_group_start(hits.cumsum(1) - hits)
-    sum_end = relevant_count * (rows.values.shape[1] - 1) - relevant_below.sum(1)
+    # in exact int32 [B, N] steps (N < 2^31) summed in int64, one [B, N] temporary at a time
+    num_items = rows.values.shape[1]
+    positions = torch.arange(num_items, dtype=torch.int32, device=hits.device)
+    sum_start = _masked_sum(rows.at_group_start(positions.expand_as(hits)), hits)
+    below = hits.cumsum(1, dtype=torch.int32)
+    below -= hits.view(torch.uint8)  # the exclusive count (a bool tensor cannot be subtracted)
+    sum_below = _masked_sum(rows.at_group_start(below, overwrite=True), None)
+    sum_end = relevant_count * (num_items - 1) - sum_below
     return relevant_count, (sum_start + sum_end) / 2 + relevant_count * (1 - skipped)
+
+
+def _masked_sum(values: Tensor, mask: Tensor | None) -> Tensor:
+    """Float64 [B] row sums of an integer [B, N] tensor (where ``mask``), accumulated in int64."""
+    if mask is not None:
+        values = values.mul_(mask)
+    return values.sum(1, dtype=torch.int64).to(torch.float64)
+
+
+def _mid_rank_sums(rows: SortedRows, queries: Tensor, keep: Tensor) -> Tensor:
+    """Float64 [B] sums of the mid-ranks among the valid candidates of the scores ``queries`` [B, W]
+    where ``keep``: items below + (items tied, itself included, + 1) / 2, exact integers halved."""
+    below = torch.searchsorted(rows.values, queries, side="left")
+    through = torch.searchsorted(rows.values, queries, side="right")
+    # 2 x the 1-based mid-rank among all N positions: below + through + 1
+    twice = torch.where(keep, below + through + 1, 0).sum(1)
+    return twice.to(torch.float64) / 2 - keep.sum(1).to(torch.float64) * rows.skipped.to(torch.float64)
 
 
 def _graded_pairs(values: Tensor, grades: Tensor, skipped: Tensor, levels: Tensor) -> tuple[Tensor, Tensor]:
@@ -183,25 +234,36 @@ def _graded_pairs(values: Tensor, grades: Tensor, skipped: Tensor, levels: Tenso
     return concordant, discordant
 
 
+def _graded_items(candidates: Candidates, gains: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The items of gain != 0 of each row: their scores [B, W] (``-inf`` padding), float64 gains
+    [B, W] (0 padding), the [B, W] mask of real entries and their number [B] (int64).
+
+    Dense form: gathered to the front of each row (a host sync), without a [B, N] mask or float64
+    copy of the gains; ids form: the target columns as they are."""
+    if candidates.target_ids is not None:
+        graded = gains != 0  # 0 for padding and non-candidates already
+        scores = candidates.target_scores.masked_fill(~graded, float("-inf"))
+        return scores, gains.to(torch.float64), graded, graded.sum(1)
+    _, (scores, grades), keep = _compact(gains, None, (candidates.scores, float("-inf")), (gains, 0))
+    return scores, grades.to(torch.float64), keep, keep.sum(1)
+
+
 def pair_counts(rows: SortedRows, gains: Tensor) -> tuple[Tensor, Tensor]:
     """FCP's concordant and discordant pair counts per query (float64 [B] each).
 
     A pair of candidates with different gains is concordant when the higher gain has the higher
-    score, discordant when it has the lower score, and neither when the scores are equal.
+    score, discordant when it has the lower score, and neither when the scores are equal. ``gains``
+    [B, N], or [B, T] in the ids form.
     """
-    scores = rows.candidates.scores
-    graded = gains != 0
-    num_graded = count_true(graded) if graded.is_contiguous() else graded.sum(1)
-    width, (queries, grades), keep = _compact(graded, num_graded, (scores, float("-inf")),
-                                               (gains.to(torch.float64), 0.0))
-    zeros = torch.zeros(scores.shape[0], dtype=torch.float64, device=scores.device)
-    if width == 0:
+    queries, grades, keep, num_graded = _graded_items(rows.candidates, gains)
+    zeros = torch.zeros(queries.shape[0], dtype=torch.float64, device=queries.device)
+    if queries.shape[1] == 0:
         return zeros, zeros.clone()
     skipped, num_valid = rows.skipped.to(torch.float64), rows.num_valid.to(torch.float64)
     queries, order = torch.sort(queries, dim=1)
     grades = grades.gather(1, order)
     keep = keep.gather(1, order)
-    padding = (width - num_graded).to(torch.float64)
+    padding = (queries.shape[1] - num_graded).to(torch.float64)
     # pairs of a graded item with the candidates of grade 0 (graded items have a grade > 0)
     def count(sorted_values: Tensor, side: str, offset: Tensor) -> Tensor:
         found = torch.searchsorted(sorted_values, queries, side=side)
