@@ -195,9 +195,10 @@ def _ordered(
 def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:
     """The ``take`` best [B, take] of each row with excluded items last (at -inf), other order kept.
 
-    On the CPU it reads a top list deep enough for ``min(S, take)`` excluded items among the best (a
-    few dozen columns more than ``take``); rows with more excluded items up there are read again, to
-    ``take + S``. On an accelerator it reads ``take + S`` at once (deciding would need a host sync).
+    On the CPU it reads a top list deep enough for ``min(S, max(16, take / 4))`` excluded items among
+    the best (a topk's cost grows with its depth: a quarter more columns cost a few percent); rows
+    with more excluded items up there are read again, to ``take + S``. On an accelerator it reads
+    ``take + S`` at once (deciding would need a host sync).
     """
     num_items = scores.shape[1]
 
@@ -210,7 +211,7 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
 
     if not host_reads_free(scores):  # no host sync on an accelerator: read deep enough at once
         return read(scores, exclusions, take + exclusions.width)[:2]
-    depth = take + min(exclusions.width, max(take, 16))
+    depth = take + min(exclusions.width, max(16, take // 4))
     values, idx, dropped = read(scores, exclusions, depth)
     # a row whose excluded items filled every extra column holds too few: read it deeper
     short = (depth - dropped < take) & (depth < num_items)
