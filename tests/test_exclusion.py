@@ -86,3 +86,30 @@ def test_the_best_scored_items_excluded(ties):
     b.update(scores, target, mask=keep)
     for key, value in b.compute().items():
         assert torch.allclose(a.compute()[key], value, atol=1e-12, equal_nan=True), key
+
+
+@pytest.mark.parametrize("validate_args", [True, False])
+@pytest.mark.parametrize("excluded", [True, False])
+def test_ids_form_with_neg_inf_scores_equals_the_mask(validate_args, excluded):
+    """The ids form reads -inf off the ranked list and the targets' scores (no pass over [B, N]): equal
+    to the dense mask, with targets scored -inf, rows with fewer candidates than k, and precision
+    over the retrieved items (which reads the number of candidates)."""
+    scores, target, exclude, keep = batch("ties", seed=11)
+    gone = torch.rand(scores.shape, generator=torch.Generator().manual_seed(12)) < 0.3
+    gone[3, 2:] = True  # two candidates left: fewer than k
+    gone[4] = True  # none left
+    target[5, 0] = 3
+    gone[5, 0] = True  # a relevant item scored -inf is not a candidate
+    width = int((target > 0).sum(1).max())
+    order = torch.argsort((target == 0).to(torch.uint8), dim=1, stable=True)[:, :width]
+    ids = torch.where(torch.arange(width) < (target > 0).sum(1, keepdim=True), order, -1)
+    gains = target.gather(1, order).double()
+    names = NAMES  # precision@1/4/9 over the retrieved items
+    options = {"precision": {"denominator": "retrieved"}}
+    a = tre.RankingMetrics(names, validate_args=validate_args, options=options, empty_target_action="neg")
+    b = tre.RankingMetrics(names, options=options, empty_target_action="neg")
+    a.update(scores.masked_fill(gone, float("-inf")), target_ids=ids, target_gains=gains,
+             exclude_ids=exclude if excluded else None)
+    b.update(scores, target, mask=(keep if excluded else torch.ones_like(keep)) & ~gone)
+    for key, value in b.compute().items():
+        assert torch.allclose(a.compute()[key], value, atol=1e-12, equal_nan=True), key

@@ -38,7 +38,9 @@ class RankedTargets:
         gains: [B, K] float64 gain (target value) of the item at each rank; 0 past the list.
         relevant: [B, K] bool, whether the item at each rank is relevant.
         num_relevant: [B] float64, ``R``: relevant items of the query among its candidates.
-        num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``).
+        num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``;
+            the ids form without a mask counts them within the list: min(K, candidates), as every
+            reader takes min(k, num_candidates) for k <= K).
         ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
         item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
         max_relevant: a bound on R known without a host sync (the number of items or target ids).

@@ -372,7 +372,16 @@ def prepare_batch(
         check_scores(checks, "preds", preds)
     averaging = ties == "average" or average_view
     exclusions = None if exclude_ids is None else _exclusions(exclude_ids, preds, checks)
-    valid = _without_neg_inf(preds, _checked_mask(mask, preds), checks)  # runs the checks so far
+    ids_top_k = (
+        target_ids is not None and mask is None and not (need_candidates or averaging)
+        and ties not in ("pessimistic", "optimistic")
+    )
+    if ids_top_k:  # -inf scores are read off the ranked list and the targets: no pass over [B, N]
+        if checks is not None:
+            checks.run()
+        valid, neg_inf = None, checks is None or checks.notes.get("-inf", False)
+    else:
+        valid = _without_neg_inf(preds, _checked_mask(mask, preds), checks)  # runs the checks so far
     if exclusions is not None and (valid is not None or need_candidates or averaging):
         # by id (no [B, N] mask, no copy) unless a dense mask is needed anyway: it then holds both
         keep = exclusions.keep_mask(num_items)
@@ -381,7 +390,8 @@ def prepare_batch(
 
     if target_ids is not None:
         gains_t, relevant_t = _check_target_ids(
-            target_ids, target_gains, rows, num_items, valid, relevance_threshold, checks, exclusions
+            target_ids, target_gains, rows, num_items, valid, relevance_threshold, checks, exclusions,
+            scores=preds if ids_top_k and neg_inf else None,
         )
         if checks is not None:
             checks.run()
@@ -407,6 +417,7 @@ def prepare_batch(
                     need_ideal,
                     to_num_relevant,
                     check_boundary,
+                    ids_top_k and neg_inf,
                 ),
                 candidates,
                 groups,
@@ -455,16 +466,28 @@ def _ids_ranked(
     need_ideal: bool,
     to_num_relevant: bool,
     check_boundary: bool,
+    neg_inf: bool = False,
 ) -> RankedTargets | None:
-    """Top-k of the ids form, looking the ranked items up in the target ids (no dense target)."""
+    """Top-k of the ids form, looking the ranked items up in the target ids (no dense target).
+
+    With ``neg_inf`` (scores may hold ``-inf`` and no mask says where), the candidates are counted
+    within the ranked list only: -inf and excluded entries sort last, so the list's candidates number
+    min(K, candidates), all that a top-k value reads (min(k, candidates) for k <= K).
+    """
     if k == 0:
         return None
     num_items = preds.shape[1]
-    num_candidates = _num_candidates(preds, valid, exclusions)
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
     depth = _depth(k, num_items, relevant_t.sum(1), to_num_relevant)
     idx = top_indices(preds, depth, ties, None, check_boundary, exclusions).indices
+    if neg_inf:
+        listed = preds.gather(1, idx) > float("-inf")
+        if exclusions is not None:
+            listed &= ~exclusions.contains(idx)
+        return _table_ranked(idx.masked_fill(~listed, -1), target_ids, gains_t, relevant_t,
+                             count_true(listed, torch.float64), need_ideal, k)
+    num_candidates = _num_candidates(preds, valid, exclusions)
     if valid is not None or exclusions is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
     return _table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal, k)
@@ -551,7 +574,10 @@ def _check_target_ids(
     checks: Checks | None,
     exclusions: Exclusions | None = None,
     unique: bool = True,
+    scores: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
+    """Check the ids form's targets; their gains and relevance [B, T], 0 / False where a target is
+    not a candidate: padding, outside ``valid``, excluded, or scored -inf in ``scores`` (if given)."""
     require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
         if target_gains.shape != target_ids.shape or target_gains.is_complex():
@@ -570,6 +596,9 @@ def _check_target_ids(
         valid_target = valid.gather(1, target_ids.clamp(min=0))
     elif exclusions is not None:
         valid_target = ~exclusions.contains(target_ids)
+    if scores is not None:
+        finite = scores.gather(1, target_ids.clamp(min=0)) > float("-inf")
+        valid_target = finite if valid_target is None else valid_target & finite
     return _target_table(target_ids, target_gains, valid_target, relevance_threshold)
 
 
