@@ -22,7 +22,8 @@ from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import Coverage, gather_shards
 from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.inputs import _check_target_ids, _depth, _table_ranked, _target_table
+from torchrec_eval.forms.common import ranking_depth
+from torchrec_eval.forms.ids import check_target_ids, table_ranked, target_table
 from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
     Checks,
@@ -82,9 +83,9 @@ class CatalogueBatch:
         present = self.target_ids >= 0
         self.valid_target = present if self.exclusions is None else present & ~self.exclusions.contains(self.target_ids)
         self.k = max((member.depth for member in metric.members), default=0)
-        _, relevant = _target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold)
+        _, relevant = target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold)
         self.to_num_relevant = any(member.to_num_relevant for member in metric.members)
-        self.depth = _depth(self.k, self.num_items, relevant.sum(1), self.to_num_relevant) if self.k else 0
+        self.depth = ranking_depth(self.k, self.num_items, relevant.sum(1), self.to_num_relevant) if self.k else 0
         self.top_values = torch.full((rows, self.depth), float("-inf"), dtype=torch.float64, device=device)
         self.top_ids = torch.full((rows, self.depth), -1, dtype=torch.int64, device=device)
         self.num_valid = torch.zeros(rows, dtype=torch.int64, device=device)  # non-target candidates
@@ -102,7 +103,7 @@ class CatalogueBatch:
         if target_gains is not None:
             require_tensor("target_gains", target_gains)
         # the ids form's checks (ids in range, no repeat, gains >= 0), run with the others
-        _check_target_ids(target_ids, target_gains, target_ids.shape[0], self.num_items, None,
+        check_target_ids(target_ids, target_gains, target_ids.shape[0], self.num_items, None,
                           self.metric.relevance_threshold, self.checks)
         return target_ids
 
@@ -227,7 +228,7 @@ class CatalogueBatch:
         scores = (self.target_scores.to(self.dtype or torch.float64).to(torch.float64)
                   if self.target_scores is not None else shards.seen_scores)
         valid = self.valid_target & (scores > float("-inf"))
-        gains, relevant = _target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold)
+        gains, relevant = target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold)
         num_valid = shards.num_valid + valid.sum(1)
         ranked = None
         if self.depth:
@@ -236,7 +237,7 @@ class CatalogueBatch:
             all_gains = torch.cat([torch.zeros_like(shards.top_values), gains], dim=1)
             values, ids = best(values, ids, self.depth, metric.ties, all_gains)
             ids = ids.masked_fill(values == float("-inf"), -1)
-            ranked = _table_ranked(ids, self.target_ids, gains, relevant, num_valid.to(torch.float64),
+            ranked = table_ranked(ids, self.target_ids, gains, relevant, num_valid.to(torch.float64),
                                    any(member.needs_ideal for member in metric.members), self.k)
         candidates = None
         if self.full_ranking:

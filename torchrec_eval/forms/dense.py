@@ -1,0 +1,106 @@
+"""The dense form: ``preds`` [B, N] scores and ``target`` [B, N] relevance, ranked once."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.batch import Candidates, RankedTargets
+from torchrec_eval.exclusion import Exclusions
+from torchrec_eval.forms.common import count_candidates, is_relevant, ranking_depth
+from torchrec_eval.syncs import host_reads_free
+from torchrec_eval.ties import tie_statistics
+from torchrec_eval.topk import top_indices
+from torchrec_eval.validation import count_true
+
+
+def dense_batch(
+    preds: Tensor,
+    target: Tensor,
+    valid: Tensor | None,
+    exclusions: Exclusions | None,
+    k: int,
+    ties: str,
+    averaging: bool,
+    relevance_threshold: float | None,
+    need_ideal: bool,
+    to_num_relevant: bool,
+    need_candidates: bool,
+    check_boundary: bool,
+) -> tuple[RankedTargets | None, Candidates | None]:
+    rows, num_items = preds.shape
+    if valid is not None:
+        preds = preds.masked_fill(~valid, float("-inf"))
+        target = target.masked_fill(~valid, 0)  # a non-candidate is neither relevant nor ideal
+    graded = target.dtype != torch.bool
+    # Graded targets with NDCG: the ideal top-k also yields R for every row with fewer than k relevant
+    # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
+    # relevance flags of every candidate for nothing else).
+    from_ideal = (
+        k > 0
+        and graded
+        and need_ideal
+        and not to_num_relevant
+        and not need_candidates
+        and not averaging
+        and exclusions is None
+    )
+    relevant_all = None if from_ideal else is_relevant(target, relevance_threshold)
+    candidates = Candidates(preds, target, relevant_all, valid) if need_candidates else None
+    if k == 0:
+        return None, candidates
+    num_candidates = count_candidates(preds, valid, exclusions)
+    ideal = None
+    if from_ideal:
+        depth = min(k, num_items)
+        ideal = torch.topk(target, depth, dim=1).values
+        num_relevant = _relevant_from_ideal(target, ideal, relevance_threshold)
+        ideal = ideal.to(torch.float64)
+    else:
+        num_relevant = count_true(relevant_all, torch.float64)
+        if exclusions is not None:
+            num_relevant = num_relevant - exclusions.count_flags(relevant_all)
+        depth = ranking_depth(k, num_items, num_relevant, to_num_relevant)
+    tie_gains = target if ties in ("pessimistic", "optimistic") else None
+    idx, following = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
+    restricted = valid is not None or exclusions is not None
+    raw_gains = target.gather(1, idx)
+    gains = raw_gains.to(torch.float64)
+    relevant = is_relevant(raw_gains, relevance_threshold)
+    if restricted:
+        in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
+        gains, relevant = gains * in_list, relevant & in_list
+    tie_stats = None
+    if averaging:
+        tie_stats = tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
+    if restricted:
+        idx = idx.masked_fill(~in_list, -1)
+    if need_ideal and ideal is None:
+        if graded and exclusions is not None:
+            ideal = exclusions.top_values(target, depth).to(torch.float64)
+        elif graded:
+            ideal = torch.topk(target, depth, dim=1).values.to(torch.float64)
+        # a binary target needs no ideal list: its ideal DCG is tabulated by R (functional._kernels)
+    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
+    if tie_stats is not None:
+        averaged = ranked.with_tie_statistics(*tie_stats)
+        ranked = averaged if ties == "average" else ranked
+        ranked.averaged = averaged
+    return ranked, candidates
+
+
+def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: float | None) -> Tensor:
+    """R per row from the sorted top gains; rows whose top list is all relevant are counted in full."""
+    relevant_top = is_relevant(ideal, relevance_threshold)
+    num_relevant = relevant_top.sum(1)
+    full = relevant_top[:, -1]
+    if ideal.shape[1] < target.shape[1]:
+        rows = full.nonzero().squeeze(1) if host_reads_free(target) else None  # a free check on the CPU
+        if rows is None or rows.numel() * 8 > target.shape[0]:  # many rows: one pass over all is cheaper
+            num_relevant = torch.where(
+                full, count_true(is_relevant(target, relevance_threshold)), num_relevant
+            )
+        elif rows.numel():
+            counted = count_true(is_relevant(target[rows], relevance_threshold))
+            num_relevant = num_relevant.index_copy(0, rows, counted)
+    return num_relevant.to(torch.float64)
