@@ -14,7 +14,8 @@ for its peak memory. Columns:
 Cases (issue 14's table): constant scores (every row tied at the cut-off; also with
 ``ties="pessimistic"``), scores rounded through bf16, a dense target with ``exclude_ids``,
 ``target_ids`` with ``exclude_ids``, ``ties="average"``, AUC on the ids form, FCP on graded targets,
-a graded target, and batches of 100 rows x 1,000 items. Last, the aten ops one update dispatches and,
+a graded target (dense, and the same as ``target_ids`` + ``target_gains``), and batches of 100 rows
+x 1,000 items. Last, the aten ops one update dispatches and,
 on CUDA, the kernels it launches (torch.profiler).
 """
 
@@ -46,6 +47,7 @@ GOALS = {  # (time vs floor, extra memory vs scores) from issue 14
     "AUC, ids form": (1.5, 1.5),
     "FCP, graded": (1.5, 1.5),
     "graded target": (1.3, None),
+    "graded target as ids (target_gains)": (1.3, None),
     "batches of 100 x 1,000": (1.5, None),
 }
 
@@ -83,7 +85,8 @@ def cases(
 
     topk = lambda x: (lambda: torch.topk(x, 100, dim=1))  # noqa: E731
     sort = lambda x: (lambda: torch.sort(x, dim=1, descending=True))  # noqa: E731
-    s = {name: suite() for name in ("constant", "bf16", "dense_ex", "ids_ex", "graded", "small")}
+    s = {name: suite() for name in ("constant", "bf16", "dense_ex", "ids_ex", "graded", "graded_ids", "small")}
+    graded_gains = graded.gather(1, target_ids.clamp(min=0)).masked_fill(target_ids < 0, 0)
     pessimistic = suite(ties="pessimistic")
     average = suite(ties="average")
     auc, fcp = AUC(validate_args=False).to(device), FCP(validate_args=False).to(device)
@@ -110,6 +113,8 @@ def cases(
          pair_scores.numel() * 4),
         ("FCP, graded", lambda: fcp.update(pair_scores, pair_graded), sort(pair_scores), pair_scores.numel() * 4),
         ("graded target", lambda: s["graded"].update(scores, graded), topk(scores), nbytes),
+        ("graded target as ids (target_gains)",
+         lambda: s["graded_ids"].update(scores, target_ids=target_ids, target_gains=graded_gains), topk(scores), nbytes),
         ("batches of 100 x 1,000", small_batches, small_floor, sum(b.numel() * 4 for b, _ in small)),
     ]
 

@@ -24,6 +24,6 @@ def test_bench_inputs_quick(tmp_path: Path) -> None:
     # the table names the device; kernel launches are counted on CUDA only (tests/test_benchmarks_core.py)
     assert report["device"] == "cpu, 1 thread(s)" and "validate_args=False, cpu, 1 thread(s)" in proc.stdout
     assert report["kernels"] is None and "kernel launches" not in proc.stdout
-    assert len(rows) == 10
+    assert len(rows) == 11
     for row in rows:
         assert row["case"] in proc.stdout and f"{row['ratio']:.2f}x" in proc.stdout and row["ms"] > 0
