@@ -125,7 +125,7 @@ _SAMPLE = 1 << 10  # scores of the first row looked at
 def _tie_margin(scores: Tensor) -> int:
     """``_TIE_MARGIN`` for long rows of half-precision scores (or float scores that hold only such
     values: low mantissa bits all zero in a sample, as logits cast up from bf16/fp16), else 0."""
-    if scores.shape[1] < _DEEP_FROM or not host_reads_free(scores):
+    if scores.shape[1] < _DEEP_FROM or scores.shape[0] == 0 or not host_reads_free(scores):
         return 0
     if scores.dtype in (torch.bfloat16, torch.float16):
         return _TIE_MARGIN

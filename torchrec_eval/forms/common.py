@@ -11,12 +11,14 @@ from torchrec_eval.validation import count_true
 
 
 def is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
+    """Relevance of gains: ``gain > 0``, or ``gain >= relevance_threshold`` when one is given."""
     if relevance_threshold is None:
         return values if values.dtype == torch.bool else values > 0
     return values.to(torch.float64 if values.dtype == torch.float64 else torch.float32) >= relevance_threshold
 
 
 def ranking_depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
+    """How deep to rank: ``min(k, available)``, or down to the batch's largest R for R-Precision."""
     depth = min(k, available)
     if to_num_relevant and available > depth:
         depth = min(available, max(depth, int(num_relevant.max())))  # host sync, R-Precision only

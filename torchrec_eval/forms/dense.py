@@ -28,6 +28,8 @@ def dense_batch(
     need_candidates: bool,
     check_boundary: bool,
 ) -> tuple[RankedTargets | None, Candidates | None]:
+    """The dense form's top-k view (to depth ``k``; none for ``k = 0``) and full candidate view (if
+    ``need_candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
     rows, num_items = preds.shape
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))

@@ -37,6 +37,7 @@ def lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 
 def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
+    """The ``values`` [B, T] attached to the ids that :func:`lookup` found; 0 where it found none."""
     return torch.where(found, values.gather(1, order).gather(1, pos), torch.zeros((), dtype=values.dtype))
 
 
@@ -105,6 +106,8 @@ def table_ranked(
     need_ideal: bool,
     k: int,
 ) -> RankedTargets:
+    """The top-k view of ranked ``item_ids`` [B, K] (-1 = none) read through the target table: each
+    item's gain and relevance, R, and the best min(k, T) target gains as the ideal list."""
     num_relevant = relevant_t.sum(1).to(torch.float64)
     found, pos, order = lookup(item_ids, target_ids)
     gains = read_found(gains_t, found, pos, order)

@@ -29,6 +29,8 @@ def ranked_form(
     checks: Checks | None,
     repeats: bool = False,
 ) -> RankedTargets:
+    """The ranked form's top-k view: the lists as given (padding moved to the end, excluded ids
+    dropped), read through the target table; with ``repeats``, ranx's counting of repeated ids."""
     if ranked_ids.ndim != 2:
         raise ValueError(
             f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {describe(ranked_ids)}"
