@@ -117,3 +117,28 @@ def test_only_coarse_scores_read_past_the_cut(monkeypatch):
     assert topk._tie_margin(fine.to(torch.bfloat16)) == topk._TIE_MARGIN
     monkeypatch.setattr(topk, "_DEEP_FROM", 4096)
     assert topk._tie_margin(fine.to(torch.bfloat16).float()) == 0  # short rows scan cheaply
+
+
+@pytest.mark.parametrize("kind", ["constant", "bf16", "few_levels", "neg_inf"])
+@pytest.mark.parametrize("ties", ["index", "reverse_index"])
+def test_coarse_scores_with_exclusions(kind, ties, monkeypatch):
+    """The deeper read of coarse scores with excluded ids: equal to the full stable sort of the
+    scores with the excluded items at -inf (past the candidates any order is fine)."""
+    from torchrec_eval.exclusion import Exclusions
+
+    monkeypatch.setattr(topk, "_DEEP_FROM", 0)
+    monkeypatch.setattr(topk, "_TIE_MARGIN", 5)
+    monkeypatch.setattr(topk, "_FIRST_BLOCK", 4)
+    monkeypatch.setattr(topk, "_MAX_BLOCK", 16)
+    scores = tied_scores(kind, 9, 300, seed=7)
+    gen = torch.Generator().manual_seed(8)
+    exclude = torch.randint(-1, 300, (9, 40), generator=gen)
+    exclude[0] = torch.topk(scores[0], 40).indices  # the best items of a row, excluded
+    keep = torch.ones(9, 300, dtype=torch.bool).scatter_(1, torch.where(exclude < 0, 0, exclude), False)
+    keep[:, 0] |= ~(exclude == 0).any(1)  # column 0 stood in for padding above
+    masked = scores.masked_fill(~keep, float("-inf"))
+    for k in (1, 7, 64):
+        got = topk.top_indices(scores, k, ties, exclusions=Exclusions.from_ids(exclude)).indices
+        expected = reference(masked, k, ties)
+        finite = masked.gather(1, expected) > float("-inf")
+        assert torch.equal(got[finite], expected[finite])
