@@ -13,8 +13,6 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from torchrec_eval.constants import ranks
-
 
 def cached(compute: Callable[[RankedTargets], Tensor]) -> property:
     """``functools.cached_property`` without its lock (Python 3.11), which ``torch.compile`` cannot trace."""
@@ -75,11 +73,6 @@ class RankedTargets:
     @property
     def depth(self) -> int:
         return self.gains.shape[1]
-
-    @cached
-    def ranks(self) -> Tensor:
-        """[K] float64 ranks 1..K."""
-        return ranks(self.depth, self.gains.device)
 
     @cached
     def relevant_column(self) -> Tensor:

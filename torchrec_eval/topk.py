@@ -98,10 +98,10 @@ def top_indices(
         values, idx = _topk_excluding(scores, take, exclusions)
     following = values[:, k] if take > k else values.new_full((values.shape[0],), float("-inf"))
     if take <= k or not check_boundary:
-        return _ordered(scores, values[:, :k], idx[:, :k], ties, tie_gains, following)
+        return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
     if torch.compiler.is_compiling():  # no host read: repair every row
         idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
-        return _ordered(scores, _values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
+        return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
     repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
     if host_reads_free(values) and not bool(repeats.any()):  # the common case on the CPU: no ties at all
         return TopK(idx[:, :k], following)
@@ -112,7 +112,7 @@ def top_indices(
         exact = _tied_rows(scores, values[rows], idx[rows], rows, k, ties, tie_gains, exclusions)
         idx = idx[:, :k].index_copy(0, rows, exact)
         values = _values_at(scores, idx, exclusions)
-    return _ordered(scores, values[:, :k], idx[:, :k], ties, tie_gains, following)
+    return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
 
 
 # Rows at least this long with coarse scores (bf16/fp16 precision) read ``_TIE_MARGIN`` more columns:
@@ -178,9 +178,7 @@ def _tied_rows(
     return exact
 
 
-def _ordered(
-    scores: Tensor, values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None, following: Tensor
-) -> TopK:
+def _ordered(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None, following: Tensor) -> TopK:
     """The list [B, k] with equal scores inside it in tie order."""
     if not host_reads_free(values):
         return TopK(_order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following)
