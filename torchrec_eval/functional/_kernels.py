@@ -68,9 +68,11 @@ def _rank_weights(depth: int, weight: str, log_base: float, device: torch.device
     return constant(("weights", depth, weight, log_base, device), build)
 
 
-def _capped(relevant: Tensor, ks: Sequence[int]) -> Tensor:
-    """[B, len(ks)] min(R, k) for each cut-off, from R as a column [B, 1]."""
-    return relevant.clamp(max=ks[0]) if len(ks) == 1 else torch.minimum(_as_row(ks, relevant), relevant)
+def _per_capped_count(numerator: Tensor, relevant: Tensor, ks: Sequence[int]) -> Tensor:
+    """numerator / min(R, k) for each cut-off (R as a column [B, 1]); 0 where R = 0, as ``_per_count``."""
+    if len(ks) == 1:
+        return numerator / relevant.clamp(1, ks[0])
+    return _per_count(numerator, torch.minimum(_as_row(ks, relevant), relevant))
 
 
 def _as_row(values: Sequence[float], like: Tensor) -> Tensor:
@@ -91,7 +93,12 @@ def _per_count(numerator: Tensor, count: Tensor) -> Tensor:
 
 
 def _hits(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return _at(rt.cum_hits, ks)
+    """[B, len(ks)] relevant items within each cut-off (read once per batch: several families use it)."""
+    read = rt.__dict__.setdefault("_hits_within", {})
+    key = tuple(ks)
+    if key not in read:
+        read[key] = _at(rt.cum_hits, ks)
+    return read[key]
 
 
 def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Tensor:
@@ -100,14 +107,13 @@ def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> T
         return hits / cutoffs
     if denominator == "retrieved":
         return _divide(hits, torch.minimum(cutoffs, rt.num_candidates.unsqueeze(1)))
-    return _per_count(hits, torch.minimum(cutoffs, rt.relevant_column))  # "min_k_r"
+    return _per_capped_count(hits, rt.relevant_column, ks)  # "min_k_r"
 
 
 def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Tensor:
-    relevant = rt.relevant_column
     if denominator == "min_k_r":
-        relevant = _capped(relevant, ks)
-    return _per_count(_hits(rt, ks), relevant)
+        return _per_capped_count(_hits(rt, ks), rt.relevant_column, ks)
+    return _per_count(_hits(rt, ks), rt.relevant_column)
 
 
 def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -131,7 +137,7 @@ def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer:
     """sum_{i<=k} per_rank_i w_i / D, where per_rank already carries the relevance of rank i."""
     total = _summed(per_rank, ks, weight)
     if normalizer == "min_k_r":
-        return _per_count(total, _capped(rt.relevant_column, ks))
+        return _per_capped_count(total, rt.relevant_column, ks)
     if normalizer == "r":
         return _per_count(total, rt.relevant_column)
     if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
