@@ -195,3 +195,85 @@ def test_catalogue_in_a_validation_step_logs_the_dense_values(tmp_path):
         dense.update(scores, target_ids=targets)
     for key, value in dense.compute().items():
         assert logged[key] == pytest.approx(float(value), abs=1e-6), key  # logged values are float32
+
+
+LONG_ITEMS, LONG_USERS = 20_000, 48  # rows long enough for the deeper read of coarse (bf16) scores
+LONG_SUITE = ["ndcg@10", "recall@20", "mrr@10", "map@10"]
+
+
+class _Bf16Catalogue(L.LightningModule):
+    """bf16 logits under autocast over 20,000 items; each validation step first makes a bad update
+    (ids out of range: a ValueError the step catches), then the good one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(9)
+        self.user = nn.Parameter(torch.randn(LONG_USERS, 8, generator=gen))
+        self.item = nn.Parameter(torch.randn(LONG_ITEMS, 8, generator=gen))
+        self.suite = tre.RankingMetrics(LONG_SUITE)
+        self.dump_to: Any = None  # a folder: each step saves the logits the metric saw (the oracle's input)
+
+    def forward(self, users: torch.Tensor) -> torch.Tensor:
+        return self.user[users] @ self.item.T
+
+    def training_step(self, batch, batch_idx):
+        users, targets, _ = batch
+        return nn.functional.cross_entropy(self(users).float(), targets[:, 0])
+
+    def validation_step(self, batch, batch_idx):
+        users, targets, excluded = batch
+        scores = self(users)
+        assert scores.dtype == torch.bfloat16  # the logits the metric sees are bf16, with many ties
+        with pytest.raises(ValueError, match="target_ids"):
+            self.suite.update(scores, target_ids=targets + LONG_ITEMS, exclude_ids=excluded)
+        self.suite.update(scores, target_ids=targets, exclude_ids=excluded)
+        self.log_dict(self.suite, batch_size=len(users))
+        if self.dump_to is not None:
+            torch.save((users, scores), self.dump_to / f"{self.global_rank}-{batch_idx}.pt")
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.0)
+
+
+def _long_data() -> TensorDataset:
+    """Targets and excluded items among each user's 60 best under the initial weights (lr = 0 keeps
+    them), where bf16 ties at the cut-offs decide which of them are counted."""
+    users = torch.arange(LONG_USERS)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        best = _Bf16Catalogue()(users).float().topk(60).indices
+    gen = torch.Generator().manual_seed(10)
+    picked = best.gather(1, torch.stack([torch.randperm(60, generator=gen) for _ in users])[:, :15])
+    return TensorDataset(users, picked[:, :5], picked[:, 5:])
+
+
+def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
+    """A default Trainer (2 CPU processes, bf16-mixed) fits, checkpoints, and the reloaded model
+    validated on 2 processes logs the brute-force values of its own bf16 logits (ties by index)."""
+    from tests.reference import ranking as ref
+
+    loader = DataLoader(_long_data(), batch_size=8)
+    kwargs = dict(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="bf16-mixed",
+                  enable_progress_bar=False, enable_model_summary=False, logger=False)
+    trainer = L.Trainer(max_epochs=1, default_root_dir=tmp_path, **kwargs)
+    trainer.fit(_Bf16Catalogue(), loader, loader)
+    checkpoint = next((tmp_path / "checkpoints").glob("*.ckpt"))
+    model = _Bf16Catalogue.load_from_checkpoint(checkpoint)
+    model.dump_to = tmp_path
+    logged = L.Trainer(**kwargs).validate(model, dataloaders=loader, verbose=False)[0]
+
+    # the bf16 logits of every step, as each process computed them (a GEMM's rounding may depend on
+    # which users share its batch)
+    _, targets, excluded = _long_data().tensors
+    scores, seen = torch.zeros(LONG_USERS, LONG_ITEMS), []
+    for path in tmp_path.glob("*-*.pt"):
+        users, part = torch.load(path)
+        scores[users] = part.float()
+        seen.append(users)
+    assert torch.equal(torch.cat(seen).sort().values, torch.arange(LONG_USERS))  # every user once
+    target = torch.zeros(LONG_USERS, LONG_ITEMS).scatter_(1, targets, 1.0)
+    keep = torch.ones(LONG_USERS, LONG_ITEMS, dtype=torch.bool).scatter_(1, excluded, False)
+    assert (scores.topk(21).values[:, :-1] == scores.topk(21).values[:, 1:]).any()  # ties in the lists
+    for key in LONG_SUITE:
+        name, k = key.split("@")
+        expected = ref.mean(ref.evaluate_dense(name, scores, target, int(k), mask=keep))
+        assert logged[key] == pytest.approx(expected, abs=1e-6), key
