@@ -205,8 +205,9 @@ class _Bf16Catalogue(L.LightningModule):
     """bf16 logits under autocast over 20,000 items; each validation step first makes a bad update
     (ids out of range: a ValueError the step catches), then the good one."""
 
-    def __init__(self) -> None:
+    def __init__(self, log_objects: bool = False) -> None:
         super().__init__()
+        self.save_hyperparameters()
         gen = torch.Generator().manual_seed(9)
         self.user = nn.Parameter(torch.randn(LONG_USERS, 8, generator=gen))
         self.item = nn.Parameter(torch.randn(LONG_ITEMS, 8, generator=gen))
@@ -227,9 +228,15 @@ class _Bf16Catalogue(L.LightningModule):
         with pytest.raises(ValueError, match="target_ids"):
             self.suite.update(scores, target_ids=targets + LONG_ITEMS, exclude_ids=excluded)
         self.suite.update(scores, target_ids=targets, exclude_ids=excluded)
-        self.log_dict(self.suite, batch_size=len(users))
+        if self.hparams.log_objects:  # Lightning computes, syncs and resets the suite itself
+            self.log_dict(self.suite, batch_size=len(users))
         if self.dump_to is not None:
             torch.save((users, scores), self.dump_to / f"{self.global_rank}-{batch_idx}.pt")
+
+    def on_validation_epoch_end(self):
+        if not self.hparams.log_objects:
+            self.log_dict(self.suite.compute())
+            self.suite.reset()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.0)
@@ -246,11 +253,14 @@ def _long_data() -> TensorDataset:
     return TensorDataset(users, picked[:, :5], picked[:, 5:])
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open: after tests/test_devices.py or tests/test_compile.py in the same session, 2 of 5 runs logged "
-    "recall@20/mrr@10/map@10 that differ from the oracle on the very logits the steps saw (ndcg@10 "
-    "equal); alone it passes, and one process on those logits matches the oracle. Cause not found yet."))
-def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
+@pytest.mark.parametrize("log_objects", [
+    False,
+    pytest.param(True, marks=pytest.mark.xfail(strict=False, reason=(
+        "open: logging the suite object under 2-process DDP (log_dict(suite)) logged recall@20, mrr@10 "
+        "and map@10 that differ from the oracle in about 1 run of 3 (ndcg@10, computed first, always "
+        "equal); computing the suite at the epoch's end (log_objects=False) matched in every run."))),
+])
+def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path, log_objects):
     """A default Trainer (2 CPU processes, bf16-mixed) fits, checkpoints, and the reloaded model
     validated on 2 processes logs the brute-force values of its own bf16 logits (ties by index)."""
     from tests.reference import ranking as ref
@@ -260,7 +270,7 @@ def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
     kwargs = dict(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="bf16-mixed",
                   enable_progress_bar=False, enable_model_summary=False, logger=False)
     trainer = L.Trainer(max_epochs=1, default_root_dir=tmp_path, **kwargs)
-    trainer.fit(_Bf16Catalogue(), loader, loader)
+    trainer.fit(_Bf16Catalogue(log_objects), loader, loader)
     checkpoint = next((tmp_path / "checkpoints").glob("*.ckpt"))
     model = _Bf16Catalogue.load_from_checkpoint(checkpoint)
     model.dump_to = tmp_path
