@@ -8,73 +8,26 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
 
 import pytest
 import torch
 from torchmetrics import Metric
 
 import torchrec_eval as tre
+from tests.reference.classes import FACTORIES, NUM_ITEMS, RATING
+from tests.reference.classes import inputs as _inputs
+from tests.reference.classes import ranking_batch as _batch
 from torchrec_eval.uncertainty import PairedComparison
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NUM_ITEMS = 8
-POPULARITY = torch.tensor([9.0, 7.0, 5.0, 4.0, 3.0, 2.0, 1.0, 1.0])
-
-# every public metric class -> a factory (the beyond-accuracy ones need their tables)
-FACTORIES: dict[str, Callable[[], Metric]] = {
-    "Precision": lambda: tre.Precision(k=3), "Recall": lambda: tre.Recall(k=3), "F1": lambda: tre.F1(k=3),
-    "HitRate": lambda: tre.HitRate(k=3), "MRR": lambda: tre.MRR(k=3), "ARHR": lambda: tre.ARHR(k=3),
-    "MAP": lambda: tre.MAP(k=3), "MAR": lambda: tre.MAR(k=3), "DCG": lambda: tre.DCG(k=3),
-    "NDCG": lambda: tre.NDCG(k=3), "CG": lambda: tre.CG(k=3), "RPrecision": lambda: tre.RPrecision(),
-    "AUC": lambda: tre.AUC(), "GAUC": lambda: tre.GAUC(), "MPR": lambda: tre.MPR(), "FCP": lambda: tre.FCP(),
-    "CTR": lambda: tre.CTR(k=3),
-    "Coverage": lambda: tre.Coverage(k=3, num_items=NUM_ITEMS),
-    "GiniIndex": lambda: tre.GiniIndex(k=3, num_items=NUM_ITEMS),
-    "Entropy": lambda: tre.Entropy(k=3, num_items=NUM_ITEMS),
-    "InterListDiversity": lambda: tre.InterListDiversity(k=3, num_items=NUM_ITEMS),
-    "IntraListDiversity": lambda: tre.IntraListDiversity(k=3, item_features=torch.randn(NUM_ITEMS, 4)),
-    "Novelty": lambda: tre.Novelty(k=3, item_popularity=POPULARITY),
-    "Serendipity": lambda: tre.Serendipity(k=3, item_popularity=POPULARITY),
-    "AveragePopularity": lambda: tre.AveragePopularity(k=3, item_popularity=POPULARITY),
-    "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
-    # pointwise (one prediction per sample; suites and Windowed return dicts, like RankingMetrics)
-    "NE": lambda: tre.NE(), "LogLoss": lambda: tre.LogLoss(), "Calibration": lambda: tre.Calibration(),
-    "PointwiseCTR": lambda: tre.PointwiseCTR(), "PointwiseMSE": lambda: tre.PointwiseMSE(),
-    "PointwiseRMSE": lambda: tre.PointwiseRMSE(), "PointwiseMAE": lambda: tre.PointwiseMAE(),
-    "BinnedAUC": lambda: tre.BinnedAUC(bins=16), "BinnedAUPRC": lambda: tre.BinnedAUPRC(bins=16),
-    "BinaryAUC": lambda: tre.BinaryAUC(), "BinaryAUPRC": lambda: tre.BinaryAUPRC(),
-}
-RATING = {"MAE", "MSE", "RMSE"}  # torchmetrics' own classes and plot
-POINTWISE = {"NE", "LogLoss", "Calibration", "PointwiseCTR", "PointwiseMSE", "PointwiseRMSE", "PointwiseMAE",
-             "BinnedAUC", "BinnedAUPRC", "BinaryAUC", "BinaryAUPRC"}
-
 
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
     plt.close("all")
-
-
-def _batch(seed: int, rows: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
-    gen = torch.Generator().manual_seed(seed)
-    preds = torch.randn(rows, NUM_ITEMS, generator=gen)
-    target = (torch.rand(rows, NUM_ITEMS, generator=gen) < 0.3).long()
-    target[:, 0] = 1  # every query has a relevant item and (almost surely) a non-relevant one
-    return preds, target
-
-
-def _inputs(name: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    if name in POINTWISE:  # probabilities [B] and 0/1 labels, both classes present
-        gen = torch.Generator().manual_seed(seed)
-        return torch.rand(10, generator=gen), torch.arange(10) % 2
-    if name in RATING:
-        gen = torch.Generator().manual_seed(seed)
-        return torch.rand(10, generator=gen) * 5, torch.rand(10, generator=gen) * 5
-    return _batch(seed)
 
 
 def _heights(ax) -> list[float]:

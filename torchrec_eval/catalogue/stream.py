@@ -24,6 +24,7 @@ from torchrec_eval.catalogue.sharded import Coverage, gather_shards
 from torchrec_eval.exclusion import Exclusions
 from torchrec_eval.forms.common import ranking_depth
 from torchrec_eval.forms.ids import check_target_ids, table_ranked, target_table
+from torchrec_eval.metrics.ownership import own_tensors
 from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
     Checks,
@@ -94,6 +95,10 @@ class CatalogueBatch:
         self.dtype: torch.dtype | None = None
         self.closed = False
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        own_tensors(self)  # its running top lists and counts, and its metric, private to this process
+
     # ----------------------------------------------------------------------------------- set-up
     def _targets(self, target_ids: Tensor, target_gains: Tensor | None) -> Tensor:
         require_tensor("target_ids", target_ids)
@@ -129,8 +134,8 @@ class CatalogueBatch:
             if self.full_ranking:
                 raise ValueError(
                     "AUC, GAUC, MPR and FCP over a chunked catalogue count, in every chunk, the items scored "
-                    "above each target: pass `target_scores` [B, T], the scores of the target items (the "
-                    "chunks' values at the targets are then not read)"
+                    f"above each target: pass `target_scores` {list(self.target_ids.shape)}, the scores of the "
+                    "target items (the chunks' values at the targets are then not read); got `target_scores` None"
                 )
             return None
         require_tensor("target_scores", target_scores)

@@ -14,6 +14,9 @@
   Query ids must increase from call to call (rows of one query contiguous in the stream, as in a
   file sorted by query); a query id lower than one already seen, or a query continued after it was
   evaluated, raises instead of being counted twice.
+* **Its own state in every process.** A metric sent to another process (``mp.spawn``, ``ddp_spawn``)
+  copies the tensors that ``torch.multiprocessing`` put in shared memory
+  (:mod:`torchrec_eval.metrics.ownership`): each process adds into its own state.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 import torch
 from torch import Tensor
 from torchmetrics import Metric
+
+from torchrec_eval.metrics.ownership import OwnsTensors
 
 Apply = Callable[[], None]
 
@@ -109,7 +114,7 @@ def keywords_checked(method: Callable) -> Callable:
     return checked
 
 
-class SafeMetric(Metric):
+class SafeMetric(OwnsTensors, Metric):
     """torchmetrics ``Metric`` with all-or-nothing updates, no stale cache, checked keywords, a flat stream.
 
     A subclass implements ``_stage(inputs) -> apply`` (validate and compute one batch's contribution

@@ -7,7 +7,8 @@ works with every form. Each keeps two float64 sums per value (numerator and deno
 
 ``MAE``, ``MSE`` and ``RMSE`` are torchmetrics' own regression metrics (for rating prediction), not
 rewritten here: ``MAE`` is :class:`torchmetrics.MeanAbsoluteError`, ``MSE`` is
-:class:`torchmetrics.MeanSquaredError` and ``RMSE`` is ``MeanSquaredError(squared=False)``.
+:class:`torchmetrics.MeanSquaredError` and ``RMSE`` is ``MeanSquaredError(squared=False)``, each
+subclassed only to own its state in a process that receives it.
 
 This module is also a suite member module (see :mod:`torchrec_eval.collection`): ``FAMILIES`` and
 :func:`build_member`.
@@ -22,6 +23,7 @@ from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
 from torchrec_eval.functional.pairwise import FAMILIES, PairwiseMember, apply_ignore_index
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.ownership import OwnsTensors
 
 __all__ = ["AUC", "CTR", "FCP", "FAMILIES", "GAUC", "MAE", "MPR", "MSE", "RMSE", "build_member"]
 
@@ -214,14 +216,42 @@ class CTR(RankingMetric):
         return {**inputs, "target": target, "mask": mask}
 
 
-MAE = MeanAbsoluteError
-"""Mean absolute error of rating predictions: torchmetrics' :class:`~torchmetrics.MeanAbsoluteError`."""
+class MAE(OwnsTensors, MeanAbsoluteError):
+    r"""Mean absolute error of rating predictions: torchmetrics' :class:`~torchmetrics.MeanAbsoluteError`.
 
-MSE = MeanSquaredError
-"""Mean squared error of rating predictions: torchmetrics' :class:`~torchmetrics.MeanSquaredError`."""
+    .. math:: \mathrm{MAE} = \tfrac{1}{n} \sum_i |\hat{y}_i - y_i|
+
+    Subclassed only so that a process that receives it (``mp.spawn``, ``ddp_spawn``) owns its state
+    (:mod:`torchrec_eval.metrics.ownership`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics.pairwise import MAE
+        >>> metric = MAE()
+        >>> metric.update(torch.tensor([3.0, 4.0]), torch.tensor([1.0, 4.0]))
+        >>> metric.compute()
+        tensor(1.)
+    """
 
 
-class RMSE(MeanSquaredError):
+class MSE(OwnsTensors, MeanSquaredError):
+    r"""Mean squared error of rating predictions: torchmetrics' :class:`~torchmetrics.MeanSquaredError`.
+
+    .. math:: \mathrm{MSE} = \tfrac{1}{n} \sum_i (\hat{y}_i - y_i)^2
+
+    Subclassed only so that a process that receives it owns its state, as :class:`MAE`.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics.pairwise import MSE
+        >>> metric = MSE()
+        >>> metric.update(torch.tensor([3.0, 4.0]), torch.tensor([1.0, 4.0]))
+        >>> metric.compute()
+        tensor(2.)
+    """
+
+
+class RMSE(OwnsTensors, MeanSquaredError):
     r"""Root mean squared error of rating predictions: torchmetrics' ``MeanSquaredError(squared=False)``.
 
     .. math:: \mathrm{RMSE} = \sqrt{\tfrac{1}{n} \sum_i (\hat{y}_i - y_i)^2}
