@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from torch import Tensor, nn
@@ -151,6 +152,29 @@ class RankingMetrics(RankingMetric):
         self._show(options=options or None, prefix=prefix, postfix=postfix)
         # One Metric view per key, as submodules so that Lightning finds them on the LightningModule.
         self._views = nn.ModuleDict({str(i): SuiteValue(self, key) for i, key in enumerate(order)})
+        self._round: _Round | None = None
+
+    def view_value(self, key: str) -> Tensor:
+        """The value of ``key`` for its :class:`SuiteValue`: the keys read in one round share one compute.
+
+        A round starts with a synced ``compute`` and lasts while each key is read at most once and the
+        suite is not updated, so ``log_dict(suite)`` syncs once per epoch whatever the number of keys.
+        Every process reads the same keys in the same order at the epoch's end, so all of them start
+        each round, and join its collective, together.
+        """
+        done = self._round
+        if done is None or key in done.read or done.update_count != self._update_count:
+            done = self._round = _Round(self.compute(), self._update_count)
+        done.read.add(key)
+        return done.result[self.result_key(key)]
+
+    def reset(self) -> None:
+        super().reset()
+        self._round = None
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        super().merge_state(incoming_state)
+        self._round = None
 
     @classmethod
     def from_config(cls, config: str | os.PathLike | dict[str, Any]) -> RankingMetrics:
@@ -189,11 +213,21 @@ class RankingMetrics(RankingMetric):
         return list(zip(self.keys(), self._views.values(), strict=True))
 
 
+@dataclass
+class _Round:
+    """One synced result of a suite, and the keys its views have read from it."""
+
+    result: dict[str, Tensor]
+    update_count: int
+    read: set[str] = field(default_factory=set)
+
+
 class SuiteValue(Metric):
     """One value of a :class:`RankingMetrics` suite as a ``Metric``: ``compute`` and ``reset`` are the suite's.
 
     It holds no state of its own: the suite is updated once per batch and computed (and synced) once per
-    epoch however many of its values are logged; ``reset`` resets the whole suite.
+    epoch however many of its values are logged (:meth:`RankingMetrics.view_value`); ``reset`` resets
+    the whole suite.
     """
 
     is_differentiable = False
@@ -214,7 +248,7 @@ class SuiteValue(Metric):
         return compute  # the suite's compute does the sync and caching
 
     def compute(self) -> Tensor:
-        return self._suite.compute()[self._suite.result_key(self.key)]
+        return self._suite.view_value(self.key)
 
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """The value over the epoch (or ``val``, or a list of values) as torchmetrics' ``Metric.plot``."""
