@@ -1,10 +1,11 @@
 """The distributions: ``python -m build`` gives a wheel and an sdist that install into a fresh venv and work.
 
 The build runs on a copy of the checkout's files (tracked and untracked-not-ignored, as ``git`` lists
-them), so it leaves no ``build/`` or ``*.egg-info`` behind, with ``--no-isolation`` (the installed
-setuptools: fast, no download). Each distribution is installed with ``--no-deps`` into a venv made with
-``--system-site-packages`` (torch and torchmetrics come from this machine) and exercised from a
-temporary working directory, with ``PYTHONPATH`` cleared, so that only the installed copy can be imported.
+them), so it leaves no ``build/`` or ``*.egg-info`` behind, with ``--no-isolation`` (the build backend
+of the ``test`` extra: fast, no download). Each distribution is installed with ``--no-deps`` into a new
+venv that sees the *running* interpreter's site-packages (torch and torchmetrics, wherever this suite
+runs: a venv or not) through a ``.pth`` file, and is exercised from a temporary working directory, with
+``PYTHONPATH`` cleared, so that only the installed copy can be imported.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import math
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -127,11 +130,23 @@ print(json.dumps({key: value.item() for key, value in suite.compute().items()}))
 """
 
 
+def _venv_seeing_this_interpreter(venv: Path) -> Path:
+    """A new venv whose ``sys.path`` ends with the running interpreter's site-packages; its python."""
+    _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=venv.parent)
+    python = venv / "bin" / "python"
+    own = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=venv).stdout.strip())
+    ours = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    if site.ENABLE_USER_SITE:
+        ours.append(site.getusersitepackages())
+    # path lines only: the .pth files of those folders (an editable install of this checkout) are not run
+    (own / "running_interpreter.pth").write_text("\n".join(dict.fromkeys(ours)) + "\n")
+    return python
+
+
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])
 def test_installs_into_a_fresh_venv(dists, kind, tmp_path):
     venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv, cwd=tmp_path)
-    python = venv / "bin" / "python"
+    python = _venv_seeing_this_interpreter(venv)
     # the machine's pip installs into the venv; --ignore-installed: the checkout may be installed too
     _run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
          "--no-build-isolation", "--ignore-installed", dists[kind], cwd=tmp_path)

@@ -56,6 +56,7 @@ from torchrec_eval.validation import (
     check_target_values,
     count_true,
     describe,
+    describe_any,
     require_float,
     require_ids,
     require_nonempty,
@@ -233,10 +234,12 @@ def _flat_rows(
     if target is None or target_ids is not None or target_gains is not None:
         raise ValueError(
             f"The flat form takes `preds`, `target` and `indexes` (graded relevance goes in `target`, "
-            f"not `target_gains`); expected one of: {FORMS}"
+            f"not `target_gains`); expected one of: {FORMS}. Got `target` {describe_any(target)}, `target_ids` "
+            f"{describe_any(target_ids)}, `target_gains` {describe_any(target_gains)}"
         )
     if exclude_ids is not None:
-        raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M]")
+        raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M], got "
+                         f"`exclude_ids` of {describe_any(exclude_ids)}")
     check_flat_shapes(preds, target, indexes, mask, groups, checks)
     return flat_to_dense(preds, target, indexes, mask, groups)
 
@@ -268,11 +271,12 @@ def _ranked_batch(
 ) -> Batch:
     """The ranked form's batch: no scores, so no candidate view."""
     if mask is not None:
-        raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`")
+        raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`, got "
+                         f"`mask` of {describe_any(mask)}")
     if need_candidates:
         raise ValueError(
             "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
-            "(dense, ids or flat form), not `ranked_ids`"
+            f"(dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
         )
     check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
     ranked = ranked_form(
@@ -286,7 +290,8 @@ def _check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | No
     if target_gains is not None:
         raise ValueError(
             "`target_gains` goes with `target_ids` (ids form); with a dense `target` the gains are the "
-            f"target values themselves. Got `target` of {describe(target)} and `target_gains` too"
+            f"target values themselves. Got `target` of {describe(target)} and `target_gains` of "
+            f"{describe_any(target_gains)}"
         )
     if target.shape != preds.shape:
         raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {describe(target)}")

@@ -51,7 +51,7 @@ def _as_table(val: Any, label: str) -> tuple[dict[str, Tensor], bool]:
     over_steps = isinstance(val, Sequence) and not isinstance(val, (str, bytes))
     results = list(val) if over_steps else [val]
     if not results:
-        raise ValueError("`val` is an empty list: nothing to plot")
+        raise ValueError(f"`val` is an empty list: nothing to plot, got {val!r}")
     rows: list[dict[str, Tensor]] = []
     for result in results:
         if isinstance(result, Tensor):
@@ -64,7 +64,9 @@ def _as_table(val: Any, label: str) -> tuple[dict[str, Tensor], bool]:
         rows.append({key: value.detach().to("cpu", torch.float64).reshape(-1) for key, value in result.items()})
     keys = list(rows[0])
     if any(list(row) != keys for row in rows) or len({v.numel() for row in rows for v in row.values()}) != 1:
-        raise ValueError("Every result in `val` must have the same keys and shapes (results of one metric)")
+        shapes = [{key: tuple(value.shape) for key, value in row.items()} for row in rows]
+        raise ValueError("Every result in `val` must have the same keys and shapes (results of one metric), got "
+                         f"{shapes!r:.300}")
     return {key: torch.stack([row[key] for row in rows]) for key in keys}, over_steps
 
 

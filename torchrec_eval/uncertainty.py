@@ -40,6 +40,7 @@ from torch import Tensor
 from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.validation import describe_any
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
 
@@ -171,8 +172,8 @@ def confidence_interval(
     if not isinstance(metric, RankingMetric):
         raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
     if getattr(metric, "weighted", False):
-        raise ValueError("`metric` is weighted (`weighted=True`): its state holds weighted sums, and these "
-                         "intervals assume one unit of weight per query")
+        raise ValueError(f"`metric` is weighted (`weighted=True`): its state holds weighted sums, and these "
+                         f"intervals assume one unit of weight per query; got {metric!r}")
     with metric.sync_context(
         dist_sync_fn=metric.dist_sync_fn,
         should_sync=metric._to_sync and not metric._is_synced,
@@ -301,7 +302,7 @@ class PairedComparison(SafeMetric):
                 self.members.append(member)
                 keys.extend(member_keys)
         if not keys:
-            raise ValueError("`metrics` has no mean-over-queries metric to compare")
+            raise ValueError(f"`metrics` has no mean-over-queries metric to compare, got {metrics!r}")
         order = getattr(template, "order", template.value_keys)
         self.keys = [key for key in order if key in keys]
         self._columns = [keys.index(key) for key in self.keys]
@@ -353,8 +354,10 @@ class PairedComparison(SafeMetric):
             groups: ``[B]`` group of each query when built with ``num_groups``.
         """
         if (preds_a is None) != (preds_b is None) or (ranked_ids_a is None) != (ranked_ids_b is None):
+            pairs = {"preds_a": preds_a, "preds_b": preds_b, "ranked_ids_a": ranked_ids_a, "ranked_ids_b": ranked_ids_b}
+            given = {name: describe_any(value) for name, value in pairs.items()}
             raise ValueError(
-                "Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`"
+                f"Pass both models' inputs: `preds_a` and `preds_b`, or `ranked_ids_a` and `ranked_ids_b`; got {given}"
             )
         self._update_from(
             {

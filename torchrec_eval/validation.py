@@ -45,6 +45,13 @@ def describe(x: Tensor) -> str:
     return f"shape {tuple(x.shape)} and dtype {x.dtype}"
 
 
+def describe_any(x: object) -> str:
+    """What an argument was, for an error message: a tensor's shape and dtype, else its type and value."""
+    if isinstance(x, Tensor):
+        return describe(x)
+    return "None" if x is None else f"{type(x).__name__} {x!r:.80}"
+
+
 def as_long(x: Tensor | None) -> Tensor | None:
     integer = x is not None and not (x.dtype == torch.bool or x.is_floating_point() or x.is_complex())
     return x.long() if integer else x

@@ -301,8 +301,8 @@ def apply_ignore_index(target: Tensor | None, mask: Tensor | None,
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, float)):
         raise ValueError(f"`ignore_index` must be a number or None, got {ignore_index!r}")
     if target is None:
-        raise ValueError("`ignore_index` marks unobserved items in `target`; pass `target` (dense or flat "
-                         "form), or use `mask` with the other forms")
+        raise ValueError(f"`ignore_index` ({ignore_index!r}) marks unobserved items in `target`; pass `target` "
+                         "(dense or flat form), or use `mask` with the other forms; got no `target`")
     observed = target != ignore_index
     target = target.masked_fill(~observed, 0)
     if mask is not None:

@@ -18,6 +18,7 @@ from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics import compiled
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric, keywords_checked
+from torchrec_eval.validation import describe_any
 
 
 def fingerprint(value: Any) -> str:
@@ -362,7 +363,7 @@ class RankingMetric(SafeMetric):
         """
         if self.weighted:
             raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
-                             "every query with weight 1; use `update(..., sample_weight=w)`")
+                             f"every query with weight 1; use `update(..., sample_weight=w)`; got {self!r}")
         return CatalogueBatch(
             self,
             num_items,
@@ -377,7 +378,8 @@ class RankingMetric(SafeMetric):
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         if inputs.get("sample_weight") is not None:
             raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
-                             "(one row per query), not with the flat form (`indexes`)")
+                             "(one row per query), not with the flat form (`indexes`); got `sample_weight` of "
+                             f"{describe_any(inputs['sample_weight'])}")
         self._require_groups(inputs.get("groups"))
         check_flat(self._inputs(inputs), self.validate_args)
 
@@ -418,8 +420,8 @@ class RankingMetric(SafeMetric):
         if weight is None:
             return None
         if not self.weighted:
-            raise ValueError("`sample_weight` needs a metric built with `weighted=True` (got a weight for an "
-                             "unweighted metric)")
+            raise ValueError("`sample_weight` needs a metric built with `weighted=True`; got `sample_weight` of "
+                             f"{describe_any(weight)} for an unweighted metric")
         rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
         if (not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool
                 or weight.is_complex()):

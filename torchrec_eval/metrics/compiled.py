@@ -44,9 +44,11 @@ def increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
 def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     """Compile ``metric``'s updates; see ``RankingMetric.compile_update``."""
     if metric.validate_args:
-        raise ValueError("compile_update() needs validate_args=False: the value checks read the data on the host")
+        raise ValueError("compile_update() needs validate_args=False: the value checks read the data on the host; "
+                         f"got validate_args={metric.validate_args!r}")
     if metric.empty_target_action == "error":
-        raise ValueError("compile_update() cannot raise on data: empty_target_action='error' reads it on the host")
+        raise ValueError("compile_update() cannot raise on data: empty_target_action='error' reads it on the host; "
+                         f"got empty_target_action={metric.empty_target_action!r}")
     blocked = [key for key in metric.value_keys
                if key.partition("@")[0] in HOST_READS and not (key.startswith("rprecision") and "@" in key)]
     if blocked:

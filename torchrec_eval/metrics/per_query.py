@@ -88,7 +88,8 @@ def to_frame(columns: dict[str, Tensor], query_ids: Any, indexes: Tensor | None,
 def per_query(metric: Any, inputs: dict[str, Any], query_ids: Any, as_frame: bool) -> Any:
     """The body of :meth:`~torchrec_eval.metrics.base.RankingMetric.per_query` (see there)."""
     if query_ids is not None and not as_frame:
-        raise ValueError("`query_ids` label the rows of the DataFrame: pass `as_frame=True` with them")
+        raise ValueError("`query_ids` label the rows of the DataFrame: pass `as_frame=True` with them; got "
+                         f"as_frame={as_frame!r}")
     if inputs["indexes"] is not None:
         metric._check_flat(inputs)  # the checks of update's flat form
     batch = metric.batch(**metric._inputs(inputs))

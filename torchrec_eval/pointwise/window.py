@@ -35,6 +35,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.pointwise.base import MoveOnly
+from torchrec_eval.validation import describe_any
 
 __all__ = ["Windowed"]
 
@@ -146,7 +147,8 @@ class Windowed(MoveOnly):
         args, kwargs = inputs["args"], inputs["kwargs"]
         if kwargs.get("indexes") is not None:
             raise ValueError("`indexes`: a windowed metric does not take the flat form (a query may span updates); "
-                             "pass whole queries in the dense or ids form")
+                             f"pass whole queries in the dense or ids form; got `indexes` of "
+                             f"{describe_any(kwargs['indexes'])}")
         samples = _samples(args, kwargs)
         if self.unit == "samples" and samples > self.window:
             raise ValueError(f"`preds`: an update of {samples} samples does not fit in a window of {self.window} "
