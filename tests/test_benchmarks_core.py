@@ -11,6 +11,8 @@ import time
 import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPTS = ["bench_core", "bench_inputs", "bench_pairwise", "bench_training_loop"]
 CUDA = torch.cuda.is_available()

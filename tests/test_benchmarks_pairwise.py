@@ -4,7 +4,10 @@ import importlib.util
 import pathlib
 import re
 
+import pytest
 import torch
+
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

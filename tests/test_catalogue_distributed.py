@@ -19,6 +19,8 @@ from test_catalogue import FULL, TOPK, N, _batch, _beyond_options, _target_score
 
 import torchrec_eval as tre
 
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
+
 START_METHOD = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
 SHARDS = {2: [0, 14, N], 3: [0, 5, 17, N]}  # uneven item ranges per rank
 METRICS = [*TOPK, *FULL, "coverage@5", "novelty@5", "intra_list_diversity@3"]

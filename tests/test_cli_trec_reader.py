@@ -170,6 +170,7 @@ def ranx_values(run_path: Path, qrels_path: Path) -> dict[str, float]:
     return {ours: float(values[theirs]) for ours, theirs in RANX_METRICS.items()}
 
 
+@pytest.mark.slow
 def test_ranx_convention_breaks_ties_as_ranx(tmp_path, capsys):
     """--convention ranx ranks a tied run as ranx.Run does (numba's quicksort of the negated scores,
     in the file's order): ranx's numbers, where trec_eval's tie order gives others."""

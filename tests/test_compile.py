@@ -73,6 +73,7 @@ def test_fullgraph_update_equals_eager(suite, form, ties):
     _assert_same(compiled, eager)
 
 
+@pytest.mark.slow
 def test_inductor_graph_survives_reset_and_bad_input():
     torch._dynamo.reset()
     compiled = _suite(SUITES["top-k"]).compile_update()

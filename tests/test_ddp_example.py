@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "ddp_eval.py"
 # 49 users on 2 ranks, 8 per batch: 25 + 24 users, 4 + 3 batches (uneven on purpose).

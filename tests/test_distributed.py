@@ -28,6 +28,8 @@ import torchrec_eval as tre
 from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.metrics.base import RankingMetric
 
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
+
 try:  # the full-ranking and click metrics (AUC, GAUC, MPR, FCP, CTR)
     from torchrec_eval.metrics import pairwise
 except ImportError:  # pragma: no cover - an older layout

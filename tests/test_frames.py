@@ -85,6 +85,7 @@ def _ranx(recs, rels, metrics):
     return means, run.scores
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_ranx_preset_on_dataframes_equals_ranx(ids):

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "large_catalogue.py"
 SMALL = ["--items", "30000", "--users", "48", "--chunk", "4096", "--check", "--json"]
@@ -35,6 +37,7 @@ def test_one_million_items_in_chunks():
     assert values["auc"] > 0.8 and values["mpr"] < 20  # the planted taste is found
 
 
+@pytest.mark.slow
 def test_chunks_equal_the_dense_update_and_torchrun_shards_equal_one_process():
     one = _run(sys.executable, str(SCRIPT), *SMALL)  # --check: asserts chunks == dense to 1e-12
     sharded = _run(sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--standalone",

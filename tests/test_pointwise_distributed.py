@@ -21,6 +21,8 @@ import torch.multiprocessing as mp
 import torchrec_eval as tre
 from tests.test_distributed import START_METHOD, _free_port
 
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
+
 TASKS = ["click", "buy"]
 NUM_GROUPS = 3
 SIZES = [6, 3, 9, 1, 7, 4, 8]

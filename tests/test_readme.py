@@ -29,6 +29,12 @@ def test_readme_snippets_run_and_say_what_they_claim():
     assert tre.functional.ndcg(scores, target, k=2, ties="average").item() == pytest.approx(0.2)
 
 
-def test_readme_commands_name_the_ci_test_command():
+def test_ci_runs_the_readme_test_command_in_a_fresh_venv():
     ci = (README.parent / ".ci" / "run").read_text()
-    assert "python -m pytest -q" in README.read_text() and "python -m pytest -q" in ci
+    readme = README.read_text()
+    assert 'pip install torch==2.13.0 && pip install -e ".[test]" && python -m pytest -q' in readme
+    lines = [line.strip() for line in ci.splitlines()]
+    assert lines.index("rm -rf .venv") < lines.index("python3 -m venv .venv") < lines.index(". .venv/bin/activate")
+    assert 'pip install --quiet torch==2.13.0 && pip install --quiet -U -e ".[test]"' in lines
+    assert "python -m pytest -q" in lines  # the README's command, as it is: no deselection in CI
+    assert lines.index(". .venv/bin/activate") < lines.index("python -m pytest -q")

@@ -250,6 +250,7 @@ def _ranx_eval(preds, target, metrics):
     return {m: [float(v) for v in res[m]] for m in metrics}
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
 def test_ranx():
     preds, target = _graded_data(seed=11, B=80, N=20)

@@ -85,6 +85,7 @@ def _run_lightning(sampler: str, tmp_path: Path) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_lightning_ddp_two_devices_with_the_unpadded_sampler_equals_one_process(tmp_path):
     pytest.importorskip("lightning")
     sys.path.insert(0, str(ROOT / "tests/scripts"))

@@ -352,6 +352,7 @@ def _worker(rank, world, port, queue):
         dist.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_two_process_sync_equals_one_process():
     expected = {key: value.tolist() for key, value in _evaluate(_build(), torch.arange(24)).items()}
     with socket.socket() as sock:
