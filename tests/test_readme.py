@@ -29,6 +29,22 @@ def test_readme_snippets_run_and_say_what_they_claim():
     assert tre.functional.ndcg(scores, target, k=2, ties="average").item() == pytest.approx(0.2)
 
 
+def test_the_readme_renumbering_of_a_grouped_unsorted_flat_loader_equals_torchmetrics():
+    from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+    namespace: dict = {}
+    for block in _blocks():
+        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+    qids, scores, labels = (namespace[name] for name in ("file_qids", "file_scores", "file_labels"))
+    assert not bool((qids[1:] >= qids[:-1]).all())  # the loader is not sorted: as is, it is refused
+    raw = namespace["tre"].NDCG(k=3)
+    raw.update(scores[:7], labels[:7], indexes=qids[:7])
+    with pytest.raises(ValueError, match="indexes"):
+        raw.update(scores[7:], labels[7:], indexes=qids[7:])
+    oracle = RetrievalNormalizedDCG(top_k=3)(scores, labels, indexes=qids)  # groups by id: order-free
+    torch.testing.assert_close(namespace["flat_ndcg"].compute().double(), oracle.double())
+
+
 def test_ci_runs_the_readme_test_command_in_a_fresh_venv():
     ci = (README.parent / ".ci" / "run").read_text()
     readme = README.read_text()
