@@ -298,3 +298,15 @@ def test_wrappers_without_a_flat_form_refuse_it_by_name():
     assert all(torch.equal(getattr(windowed, name), value) for name, value in before.items())
     with pytest.raises(ValueError, match="'indexes'"):
         NE().update(data["preds"].clamp(0.01, 0.99), data["target"].double(), indexes=data["indexes"])
+
+
+def test_held_back_rows_follow_the_module_but_keep_their_dtype():
+    data = stream()
+    cut, end = inside(data, 3), len(data["indexes"])
+    holder = nn.Module()
+    holder.metric = tre.NDCG(k=K)
+    feed(holder.metric, data, 0, cut)
+    holder.half().to("cpu")  # a dtype cast of the module casts neither the states nor the held-back scores
+    assert holder.metric._flat.pending["preds"].dtype == torch.float64
+    feed(holder.metric, data, cut, end)
+    assert_matches(holder.metric.compute(), expected("ndcg", data))
