@@ -17,6 +17,7 @@ import torchmetrics
 import torchmetrics.functional.retrieval as tmf
 from torch import nn
 from torchmetrics import MetricCollection
+from torchmetrics.wrappers import Running
 
 import torchrec_eval as tre
 from torchrec_eval.pointwise import NE, Windowed
@@ -310,3 +311,16 @@ def test_held_back_rows_follow_the_module_but_keep_their_dtype():
     assert holder.metric._flat.pending["preds"].dtype == torch.float64
     feed(holder.metric, data, cut, end)
     assert_matches(holder.metric.compute(), expected("ndcg", data))
+
+
+def test_running_forward_counts_each_call_and_a_reset_that_drops_rows_warns():
+    data = stream()
+    bounds = [int((data["indexes"] < q).sum()) for q in (0, 3, 5, 8)]
+    running = Running(tre.NDCG(k=K), window=2)
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        batch = rows(data, start, stop)
+        value = running(batch["preds"], batch["target"], indexes=batch["indexes"])
+        assert float(value) == pytest.approx(expected("ndcg", batch)["value"], abs=1e-6)
+    assert_matches(running.compute(), expected("ndcg", rows(data, bounds[1], bounds[-1])))
+    with pytest.warns(UserWarning, match=r"reset\(\) drops \d+ rows of query 7 .* held back"):
+        Running(tre.NDCG(k=K), window=2).update(data["preds"], data["target"], indexes=data["indexes"])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -331,6 +332,16 @@ class SafeMetric(OwnsTensors, Metric):
     def reset(self) -> None:
         super().reset()
         if not self._forwarding:  # forward() resets to compute the batch alone: the stream goes on
+            pending = self._flat.pending
+            if pending is not None:  # e.g. torchmetrics' Running resets after each update: never silent
+                warnings.warn(
+                    f"{type(self).__name__}.reset() drops {pending['indexes'].numel()} rows of query "
+                    f"{self._flat.last} that the flat form held back and no reader evaluated; call compute() "
+                    "before reset() to count them (torchmetrics' Running: use forward(), which ends each "
+                    "call's last query)",
+                    UserWarning,
+                    stacklevel=2,
+                )
             self._flat = FlatStream()
 
     _FLAGS = (
