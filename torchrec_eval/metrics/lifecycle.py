@@ -17,7 +17,8 @@
   (so ``plot``, ``forward``, containers), ``sync`` (so ``confidence_interval``) and ``merge_state``
   (of the incoming metric) evaluate it as it stands, which ends it; ``metric_state`` and a persistent
   ``state_dict`` carry its rows (``_flat_stream_*`` entries), so a checkpoint resumes mid-query and a
-  dict of states that holds rows back is refused by ``merge_state`` rather than silently dropped.
+  dict of states that holds rows back is refused by ``merge_state`` rather than silently dropped;
+  ``reset`` warns when it drops rows that no reader evaluated.
 * **Its own state in every process.** A metric sent to another process (``mp.spawn``, ``ddp_spawn``)
   copies the tensors that ``torch.multiprocessing`` put in shared memory
   (:mod:`torchrec_eval.metrics.ownership`): each process adds into its own state.
