@@ -9,7 +9,6 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.catalogue import CatalogueBatch
@@ -176,15 +175,13 @@ class RankingMetric(SafeMetric):
         finally:
             self._reductions.update(empty)
 
-    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
-        """torchmetrics' ``merge_state``, refusing the state of a metric configured differently."""
-        incoming = incoming_state.metric_state if isinstance(incoming_state, Metric) else incoming_state
-        if set(incoming) != set(self._defaults):
+    def _check_merge(self, states: dict[str, Any]) -> None:
+        """``merge_state`` refuses the state of a metric configured differently."""
+        if set(states) != set(self._defaults):
             raise ValueError(
                 f"Cannot merge a state of another configuration: expected states "
-                f"{sorted(self._defaults)}, got {sorted(incoming)}"
+                f"{sorted(self._defaults)}, got {sorted(states)}"
             )
-        super().merge_state(incoming_state)
 
     def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
         """Move the states with the module (``.to(device)``), but never cast them: the sufficient

@@ -10,10 +10,15 @@
 * **Typos are errors.** ``update`` takes explicit keyword arguments; an unknown one raises a
   ``ValueError`` naming it and the valid ones (never a ``TypeError`` from deep inside).
 * **The flat form across calls.** A query whose rows arrive in two ``update`` calls is evaluated once,
-  whole: each call's last query is held back until the next call (or ``compute``) shows it complete.
-  Query ids must increase from call to call (rows of one query contiguous in the stream, as in a
-  file sorted by query); a query id lower than one already seen, or a query continued after it was
-  evaluated, raises instead of being counted twice.
+  whole: each call's last query is held back until the next call shows it complete. Query ids must
+  increase from call to call (rows of one query contiguous in the stream, as in a file sorted by
+  query); a query id lower than one already seen, or a query continued after it was evaluated, raises
+  instead of being counted twice. Every reader of the state sees the held-back query: ``compute``
+  (so ``plot``, ``forward``, containers), ``sync`` (so ``confidence_interval``) and ``merge_state``
+  (of the incoming metric) evaluate it as it stands, which ends it; ``metric_state`` and a persistent
+  ``state_dict`` carry its rows (``_flat_stream_*`` entries), so a checkpoint resumes mid-query and a
+  dict of states that holds rows back is refused by ``merge_state`` rather than silently dropped;
+  ``reset`` warns when it drops rows that no reader evaluated.
 * **Its own state in every process.** A metric sent to another process (``mp.spawn``, ``ddp_spawn``)
   copies the tensors that ``torch.multiprocessing`` put in shared memory
   (:mod:`torchrec_eval.metrics.ownership`): each process adds into its own state.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +38,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from torchrec_eval.metrics.ownership import OwnsTensors
+from torchrec_eval.validation import describe_any
 
 Apply = Callable[[], None]
 
@@ -79,6 +86,47 @@ class FlatStream:
     def drained(self) -> FlatStream:
         """The stream once its held-back query is evaluated: that query may not continue."""
         return FlatStream(None, self.last, evaluated=self.pending is not None or self.evaluated)
+
+
+    def entries(self) -> dict[str, Tensor]:
+        """The stream as ``_flat_stream_*`` tensors (empty before any flat-form row): for ``state_dict``."""
+        if self.last is None:
+            return {}
+        out = {STREAM_LAST: torch.tensor(self.last), STREAM_EVALUATED: torch.tensor(self.evaluated)}
+        out.update({PENDING + name: column.detach().clone() for name, column in (self.pending or {}).items()})
+        return out
+
+    @staticmethod
+    def from_entries(entries: dict[str, Any], device: torch.device) -> FlatStream:
+        """The stream that :meth:`entries` wrote (no entries: an empty stream, as in an old checkpoint).
+
+        Raises:
+            ValueError: on entries that are not such a stream, naming the entry and what it holds.
+        """
+        if not entries:
+            return FlatStream()
+        last, evaluated = entries.get(STREAM_LAST), entries.get(STREAM_EVALUATED, torch.tensor(False))
+        pending = {key[len(PENDING):]: value for key, value in entries.items() if key.startswith(PENDING)}
+        unknown = set(entries) - {STREAM_LAST, STREAM_EVALUATED, *(PENDING + name for name in pending)}
+        columns = list(pending.values())
+        if (
+            unknown or not isinstance(last, Tensor) or last.numel() != 1 or last.is_floating_point()
+            or not isinstance(evaluated, Tensor) or evaluated.numel() != 1
+            or (pending and "indexes" not in pending)
+            or not all(isinstance(c, Tensor) and c.ndim == 1 and c.shape == columns[0].shape for c in columns)
+        ):
+            shown = {key: describe_any(value) for key, value in entries.items()}
+            raise ValueError(
+                f"The flat-form stream of a state_dict must be `{STREAM_LAST}` (one integer), "
+                f"`{STREAM_EVALUATED}` and 1-D `{PENDING}<column>` rows of equal length including "
+                f"`indexes`; got {shown}"
+            )
+        held = {name: column.to(device) for name, column in pending.items()} or None
+        return FlatStream(held, int(last), evaluated=held is None and bool(evaluated))
+
+
+STREAM = "_flat_stream_"  # the prefix of the stream's entries in a state_dict and in metric_state
+STREAM_LAST, STREAM_EVALUATED, PENDING = STREAM + "last", STREAM + "evaluated", STREAM + "pending."
 
 
 def _concat(old: dict[str, Tensor], new: dict[str, Tensor]) -> dict[str, Tensor]:
@@ -158,6 +206,71 @@ class SafeMetric(OwnsTensors, Metric):
             self._stage(dict(self._flat.pending))()
             self._flat = self._flat.drained()
 
+    # readers of the state: each sees the held-back flat query -----------------------------------
+    def sync(self, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' ``sync``, after evaluating the held-back flat query as ``compute`` does: whatever
+        reads a synced state (``confidence_interval``, ``sync_context``) counts it."""
+        if not self._is_synced:  # a synced state is replaced by the local one at unsync: drain locally
+            self._drain()
+        super().sync(*args, **kwargs)
+
+    @property
+    def metric_state(self) -> dict[str, Any]:
+        """The states, and the flat stream's ``_flat_stream_*`` entries when it holds rows or ids, so that a
+        dict of them carries the held-back rows (``merge_state`` refuses to drop them)."""
+        return {**super().metric_state, **self._flat.entries()}
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """torchmetrics' ``merge_state``, counting the incoming metric's held-back flat query.
+
+        A metric's held-back query is evaluated first, as its ``compute`` would (which ends it there); this
+        metric's own held-back query stays held back. A dict of states that holds flat-form rows back
+        (``_flat_stream_pending.*``, from ``metric_state`` or a ``state_dict``) raises: its rows would be lost.
+        """
+        if isinstance(incoming_state, dict):
+            pending = sorted(key for key in incoming_state if key.startswith(PENDING))
+            if pending:
+                raise ValueError(
+                    f"`incoming_state` holds back rows of the flat form ({pending}, query "
+                    f"{int(incoming_state.get(STREAM_LAST, torch.tensor(-1)))}) that a dict of states cannot "
+                    "add: merge the metric object itself (merge_state(metric) evaluates them), or call its "
+                    "compute() before taking its states"
+                )
+            incoming_state = {key: value for key, value in incoming_state.items() if not key.startswith(STREAM)}
+            self._check_merge(incoming_state)
+        elif isinstance(incoming_state, type(self)):
+            self._check_merge({key: getattr(incoming_state, key) for key in incoming_state._defaults})
+            incoming_state._drain()
+        super().merge_state(incoming_state)
+
+    def _check_merge(self, states: dict[str, Any]) -> None:
+        """Raise a ``ValueError`` on states that cannot merge into this metric (a subclass checks more)."""
+
+    def state_dict(self, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
+        """torchmetrics' ``state_dict``; with persistent states, the flat stream too (``_flat_stream_*``), so a
+        checkpoint taken mid-query resumes to the uninterrupted value."""
+        destination = super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
+        if any(self._persistent.values()):
+            destination.update({prefix + key: value for key, value in self._flat.entries().items()})
+        return destination
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any, **kwargs: Any) -> None:
+        entries = {key[len(prefix):]: state_dict[key] for key in state_dict if key.startswith(prefix + STREAM)}
+        carries_states = bool(entries) or any(prefix + name in state_dict for name in self._defaults)
+        stream = FlatStream.from_entries(entries, self.device) if carries_states else self._flat  # may raise
+        for key in entries:
+            del state_dict[prefix + key]
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._flat = stream  # a checkpoint without a stream (an old one, or none held) ends the current one
+
+    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        this = super()._apply(fn, *args, **kwargs)
+        pending = this._flat.pending
+        if pending is not None:  # the held-back rows follow the device (never a dtype cast)
+            moved = {name: column.to(this.device) for name, column in pending.items()}
+            this._flat = FlatStream(moved, this._flat.last, this._flat.evaluated)
+        return this
+
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """Plot a result, or results over steps, as torchmetrics' ``Metric.plot`` does.
 
@@ -220,6 +333,16 @@ class SafeMetric(OwnsTensors, Metric):
     def reset(self) -> None:
         super().reset()
         if not self._forwarding:  # forward() resets to compute the batch alone: the stream goes on
+            pending = self._flat.pending
+            if pending is not None:  # e.g. torchmetrics' Running resets after each update: never silent
+                warnings.warn(
+                    f"{type(self).__name__}.reset() drops {pending['indexes'].numel()} rows of query "
+                    f"{self._flat.last} that the flat form held back and no reader evaluated; call compute() "
+                    "before reset() to count them (torchmetrics' Running: use forward(), which ends each "
+                    "call's last query)",
+                    UserWarning,
+                    stacklevel=2,
+                )
             self._flat = FlatStream()
 
     _FLAGS = (
