@@ -239,6 +239,7 @@ class _Counts:
     pair_a: np.ndarray
     pair_b: np.ndarray
     njr: np.ndarray
+    simple: np.ndarray  # [Q] queries whose pairs are not enumerated (one JG of classes, no repeated document)
     pair_sums: tuple | None = None
 
 
@@ -308,25 +309,27 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     ec = np.cumsum(ec_head) - 1
     ec_start = np.flatnonzero(ec_head)
     ec_end = np.append(ec_start[1:], len(rows))[ec]  # per entry
-    a_entry = np.flatnonzero(ec_jg)
-    width = jg_end[jg[a_entry]] - ec_end[a_entry]
-    a_entry = np.repeat(a_entry, width)
-    b_entry = ec_end[a_entry] + _position_in_group(a_entry) if len(a_entry) else a_entry
-    a, b = docid[a_entry], docid[b_entry]
-    same = np.flatnonzero(a == b)
-    if same.size:
-        i, j = int(a_entry[same[0]]), int(b_entry[same[0]])
-        raise ValueError(f"{prefs.path}:{int(line[j])}: document {_text(prefs, entries, order, j)!r} has two "
-                         f"rel_levels ({rel[i]:g} at line {int(line[i])}, {rel[j]:g}) in one judgement sub-group "
-                         f"of query {str(qids[rows[i]])!r}")
-    pair_jg, pair_a, pair_b = jg[a_entry], a, b
+    big = int(nj.max(initial=0)) + 1
     ec_entry = np.flatnonzero(ec_jg)
+    _count_ec(out, jg, ec, ec_start, ec_jg, docid, n_entry, num_jgs, big, (prefs, entries, order, line, rel, rows, qids))
     relevant = rel[ec_entry] > 0
     retrieved = docid[ec_entry] < n_entry[ec_entry]
     for name, mask in (("num_rel", relevant), ("num_nonrel", ~relevant), ("num_rel_ret", relevant & retrieved),
                        ("num_nonrel_ret", ~relevant & retrieved)):
         out[name] += np.bincount(jg[ec_entry[mask]], minlength=num_jgs)
-    _recalc_ec(out, jg, ec, ec_jg, docid, n_entry, a_entry, b_entry, num_jgs, int(nj.max(initial=0)) + 1)
+    _recalc_ec(out, jg, ec, ec_jg, docid, n_entry, num_jgs, big)
+    # the document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class JG
+    # without a repeated document (each pair once, its ratio 1 or 0); enumerated in the others
+    keys = ec * big + docid
+    repeated = np.zeros(num_jgs, dtype=bool)
+    repeated[jg[1:][keys[1:] == keys[:-1]]] = True
+    simple = np.bincount(jg_row, minlength=len(qids)) == 1
+    simple[jg_row[repeated | (subgroups > 1)]] = False
+    a_entry = ec_entry[~simple[rows[ec_entry]]]
+    width = jg_end[jg[a_entry]] - ec_end[a_entry]
+    a_entry = np.repeat(a_entry, width)
+    b_entry = ec_end[a_entry] + _position_in_group(a_entry) if len(a_entry) else a_entry
+    pair_jg, pair_a, pair_b = jg[a_entry], docid[a_entry], docid[b_entry]
 
     # ---- partial-order JGs (several sub-groups): transitive closure, one matrix per JG
     extra = [_partial_order_jg(out, k, int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, int(njr[jg_row[k]]),
@@ -338,36 +341,84 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
         pair_a = np.concatenate([pair_a] + [x[0] for x in extra])
         pair_b = np.concatenate([pair_b] + [x[1] for x in extra])
 
-    n_pair = njr[jg_row[pair_jg]]
-    for name, mask in zip(("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"), _areas(pair_a, pair_b, n_pair),
-                          strict=True):
-        out[name] += np.bincount(pair_jg[mask], minlength=num_jgs)
+    partial = ~ec_jg[jg_start[pair_jg]]  # the equivalence classes' pairs are counted already
+    n_pair = njr[jg_row[pair_jg[partial]]]
+    for name, mask in zip(("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"),
+                          _areas(pair_a[partial], pair_b[partial], n_pair), strict=True):
+        out[name] += np.bincount(pair_jg[partial][mask], minlength=num_jgs)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return _Counts(qids=qids, jg_row=jg_row, **out, pair_row=jg_row[pair_jg], pair_a=pair_a, pair_b=pair_b, njr=njr)
+    return _Counts(qids=qids, jg_row=jg_row, **out, pair_row=jg_row[pair_jg], pair_a=pair_a, pair_b=pair_b, njr=njr,
+                   simple=simple)
 
 
 def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
     return str(decode_keys(prefs.doc_key[entries[order[[i]]]])[0])
 
 
+def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray,
+              n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
+    """The preferences of the equivalence-class JGs, counted by area without enumerating them: entry a
+    against each lower class e of its JG (a loop over class distance), with ``searchsorted`` on the
+    (class, docid) keys: how many of e's documents rank before a, and how many are retrieved."""
+    keys = ec * big + docid  # sorted: classes in order, docids ascending within each
+    entry = np.flatnonzero(ec_jg)
+    if not entry.size:
+        return
+    last_ec = np.full(num_jgs, -1, dtype=np.int64)
+    np.maximum.at(last_ec, jg[entry], ec[entry])
+    ec_end = np.append(ec_start[1:], len(keys))
+    a_ec, a_jg, x, nn = ec[entry], jg[entry], docid[entry], n[entry]
+    a_ret = x < nn
+    distance = 1
+    while True:
+        live = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
+        if not live.size:
+            break
+        e = a_ec[live] + distance
+        base = e * big
+        size = ec_end[e] - ec_start[e]
+        below = np.searchsorted(keys, base + x[live]) - ec_start[e]
+        equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
+        if equal.any():
+            _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
+                                                                           + below[np.flatnonzero(equal)[0]]))
+        ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
+        k, r = a_jg[live], a_ret[live]
+        for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
+                            ("ful_imp", np.where(r, size - ret, 0)), ("poss_imp", np.where(r, 0, ret)),
+                            ("notoccur", np.where(r, 0, size - ret))):
+            out[name] += np.bincount(k, weights=count, minlength=num_jgs).astype(np.int64)
+        # Rnonrel recalculation, first part: the pairs of classes other than the last
+        inner = e != last_ec[k]
+        out["recalc_ful"] += np.bincount(k[inner], weights=np.where(r, size - below, 0)[inner],
+                                         minlength=num_jgs).astype(np.int64)
+        out["recalc_poss"] += np.bincount(k[inner], weights=size[inner], minlength=num_jgs).astype(np.int64)
+        out["recalc_ret_ful"] += np.bincount(k[inner], weights=np.where(r, ret - below, 0)[inner],
+                                             minlength=num_jgs).astype(np.int64)
+        out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
+                                              minlength=num_jgs).astype(np.int64)
+        distance += 1
+
+
+def _two_levels(where: tuple, i: int, j: int) -> None:
+    prefs, entries, order, line, rel, rows, qids = where
+    first, second = sorted((i, j), key=lambda e: line[e])
+    raise ValueError(f"{prefs.path}:{int(line[second])}: document {_text(prefs, entries, order, second)!r} has two "
+                     f"rel_levels ({rel[first]:g} at line {int(line[first])}, {rel[second]:g}) in one judgement "
+                     f"sub-group of query {str(qids[rows[first]])!r}")
+
+
 def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray, n: np.ndarray,
-               a_entry: np.ndarray, b_entry: np.ndarray, num_jgs: int, big: int) -> None:
+               num_jgs: int, big: int) -> None:
     """trec_eval's ``prefs_avgjg_Rnonrel`` recalculation of an equivalence-class JG with more
-    non-relevant than relevant documents (``recalculate`` in m_prefs_avgjg_Rnonrel*.c): the pairs of
-    classes other than the last, then every entry of the JG (the last class's too) against the first
-    R entries of the last class; for ``_ret`` retrieved entries only, R the relevant retrieved ones."""
+    non-relevant than relevant documents (``recalculate`` in m_prefs_avgjg_Rnonrel*.c), its second part
+    (the pairs of classes other than the last are counted by :func:`_count_ec`): every entry of the JG
+    (the last class's too) against the first R entries of the last class; for ``_ret`` retrieved
+    entries only, R the relevant retrieved ones."""
     entry = np.flatnonzero(ec_jg)
     last_ec = np.full(num_jgs, -1, dtype=np.int64)
     np.maximum.at(last_ec, jg[entry], ec[entry])
-    # pairs of classes other than the last
-    keep = ec[b_entry] != last_ec[jg[b_entry]]
-    a, b, k, nn = docid[a_entry[keep]], docid[b_entry[keep]], jg[a_entry[keep]], n[a_entry[keep]]
-    out["recalc_ful"] += np.bincount(k[(a < b) & (a < nn)], minlength=num_jgs)
-    out["recalc_poss"] += np.bincount(k, minlength=num_jgs)
-    both = (a < nn) & (b < nn)
-    out["recalc_ret_ful"] += np.bincount(k[both & (a < b)], minlength=num_jgs)
-    out["recalc_ret_poss"] += np.bincount(k[both], minlength=num_jgs)
     # every entry against the first R of the last class
     in_last = entry[ec[entry] == last_ec[jg[entry]]]
     place = _position_in_group(jg[in_last])
@@ -488,6 +539,13 @@ def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     one = _continue_sums(both, first, ratio[kind == 1], size)
     kinds = np.zeros((size, 3), dtype=np.int64)
     np.add.at(kinds, (row, kind), 1)
+    # a query of one JG of classes, no document twice: each pair's ratio is 1 (fulfilled) or 0
+    simple = counts.simple
+    per_query = {key: np.bincount(counts.jg_row, weights=getattr(counts, key), minlength=size)
+                 for key in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
+    both = np.where(simple, per_query["ful_ret"], both)
+    one = np.where(simple, per_query["ful_ret"] + per_query["ful_imp"], one)
+    kinds[simple] = np.column_stack([per_query["poss_ret"], per_query["poss_imp"], per_query["notoccur"]])[simple]
     return both, one, kinds
 
 
