@@ -22,9 +22,9 @@ Example:
     ...                  summary={"map": 0.35})
     >>> table = ZScores.from_rows([("q1", "map", 0.3, 0.1), ("q2", "map", 0.2, 0.0)])
     >>> print(zscore_evaluation(raw, table).format(queries=True).replace("\\t", " | "))
-    Zmap                   | q1 | 2.0000
-    Zmap                   | q2 | 0.0000
-    Zmap                   | all | 1.0000
+    Zmap                    | q1 | 2.0000
+    Zmap                    | q2 | 0.0000
+    Zmap                    | all | 1.0000
 """
 
 from __future__ import annotations
