@@ -453,6 +453,7 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
     from torchrec_eval.trec import rank_judgements
     from torchrec_eval.trec_measures import evaluate
 
+    run, qrels = _debug_query(args, run, qrels)  # trec_eval -D LEVEL.QID
     judgements = rank_judgements(run, qrels, complete=args.complete, max_docs=args.max_docs, ties="trec")
     note = _coverage_note(run, qrels, len(judgements.qids), args.complete)
     if not args.json:  # trec_eval prints its measures in its own order
@@ -462,6 +463,11 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
         result = evaluate(judgements, measures, relevance_level=level, version=args.trec_eval_version)
     except ValueError as error:
         raise CliError(str(error)) from None
+    if getattr(args, "zscores", None):  # trec_eval -Z
+        from torchrec_eval.trec_zscore import read_zscores, zscore_trec
+
+        result = zscore_trec(judgements, result, read_zscores(args.zscores), relevance_level=level,
+                             version=args.trec_eval_version)
     if args.per_query:
         _write_per_query(args.per_query, result.qids.tolist(), result.per_query)
     if args.json:
@@ -470,6 +476,67 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
         print(result.format(queries=args.query_eval, summary=not args.nosummary))
     if not args.quiet:
         print(f"{PROG}: {note}", file=sys.stderr)
+    return 0
+
+
+def _other_trec_options(args: argparse.Namespace) -> bool:
+    """trec_eval's -R/-T/-D/-Z checks; True when the judgements are not qrels (prefs, qrels_prefs,
+    qrels_jg: :func:`evaluate_format`), or a prefs / qrels_jg measure is asked of qrels (an error there)."""
+    from torchrec_eval.trec_formats import check_formats, misplaced_measures
+
+    check_formats(args.rel_format, args.results_format)
+    if args.rel_format != "qrels":
+        return True
+    misplaced = misplaced_measures(split_metric_names(args.metrics, default=[]))
+    if misplaced:
+        raise CliError(f"{misplaced} {'is a measure' if len(misplaced) == 1 else 'are measures'} of preference or "
+                       f"judgement-group judgements: give them with -R prefs, -R qrels_prefs or -R qrels_jg")
+    if (args.zscores or args.debug) and args.convention != "trec":
+        raise CliError("-Z and -D are trec_eval's options: they go with --convention trec")
+    return False
+
+
+def _debug_query(args: argparse.Namespace, run: Run, qrels: Qrels) -> tuple[Run, Qrels]:
+    """trec_eval -D LEVEL.QID: only that query's entries."""
+    from torchrec_eval.trec_formats import only_query, parse_debug
+
+    qid = parse_debug(args.debug)[1] if getattr(args, "debug", None) else None
+    if qid is None:
+        return run, qrels
+    if qid not in qrels.queries:
+        raise CliError(f"-D {args.debug}: query {qid!r} has no judgements in {qrels.path}")
+    return only_query(run, qid), only_query(qrels, qid)
+
+
+def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: str, progress) -> int:
+    """trec_eval -R prefs / qrels_prefs / qrels_jg (torchrec_eval.trec_formats), with -q -n -c -M -l -D -Z."""
+    from torchrec_eval.trec import read_run
+    from torchrec_eval.trec_formats import evaluate_format as evaluate_judgements
+    from torchrec_eval.trec_formats import parse_debug
+
+    bar = progress(total=os.path.getsize(run_path), desc="reading run", unit="B", unit_scale=True)
+    try:
+        run = read_run(run_path, progress=bar.update)
+    finally:
+        bar.close()
+    try:
+        result = evaluate_judgements(args.rel_format, run, judgements_path,
+                                     split_metric_names(args.metrics, default=[]), complete=args.complete,
+                                     max_docs=args.max_docs,
+                                     relevance_level=1 if args.relevance_level is None else int(args.relevance_level),
+                                     debug_query=parse_debug(args.debug)[1] if args.debug else None)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if args.zscores:
+        from torchrec_eval.trec_zscore import read_zscores, zscore_evaluation
+
+        result = zscore_evaluation(result, read_zscores(args.zscores))
+    if args.per_query:
+        _write_per_query(args.per_query, result.qids.tolist(), result.per_query)
+    if args.json:
+        print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
+    else:
+        print(result.format(queries=args.query_eval, summary=not args.nosummary))
     return 0
 
 
@@ -537,6 +604,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if _is_tensor_file(qrels_path):
         raise CliError(f"{qrels_path}: a TREC run ({run_path}) needs TREC qrels (qid iter docid rel), "
                        "not tensors")
+    if _other_trec_options(args):  # trec_eval -R prefs / qrels_prefs / qrels_jg, -T, -D, -Z
+        return evaluate_format(args, run_path, qrels_path, progress)
     trec = args.convention == "trec"
     names = split_metric_names(args.metrics, default=["official"] if trec else DEFAULT_METRICS)
     measures = trec_measures(names) if trec else None
@@ -654,6 +723,17 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: on a terminal, for large inputs)")
     ev.add_argument("--quiet", action="store_true", help="no summary line on stderr")
+    ev.add_argument("-R", "--Rel_info_format", "--rel-info-format", dest="rel_format", default="qrels",
+                    metavar="FORMAT", help="judgements format (trec_eval -R): qrels (default), prefs, qrels_prefs "
+                                           "(-m all_prefs, prefs), qrels_jg (-m qrels_jg)")
+    ev.add_argument("-T", "--Results_format", "--results-format", dest="results_format", default="trec_results",
+                    metavar="FORMAT", help="run format (trec_eval -T): trec_results, its only one")
+    ev.add_argument("-Z", "--Zscore", "--zscore", dest="zscores", metavar="FILE",
+                    help="print each value as a z-score with the means and deviations of FILE (trec_eval -Z; "
+                         "lines: qid measure mean stddev)")
+    ev.add_argument("-D", "--Debug_level", "--debug-level", dest="debug", metavar="LEVEL[.QID]",
+                    help="trec_eval -D: with .QID evaluate only that query (trec_eval's debug printouts are "
+                         "not reproduced)")
     ev.set_defaults(handler=cmd_evaluate)
 
     demo = commands.add_parser(

@@ -1,0 +1,644 @@
+"""trec_eval's preference judgements (``-R prefs``, ``-R qrels_prefs``) and measures (``-m all_prefs``).
+
+A **prefs** file has one line per judged document: ``qid jg jsg docno rel_level``. Within a judgement
+group (JG, one user's information need) and one of its sub-groups (JSG), a document with a higher
+``rel_level`` is preferred to one with a lower level; a JG with several JSGs is a partial order whose
+preferences are closed under transitivity. ``-R qrels_prefs`` reads a qrels file (``qid jg docno rel``)
+as prefs: each distinct second column is a JG with one JSG. ``rel_level == 0`` means non-relevant.
+
+The run's documents are ranked by score descending, **equal scores by docno ascending** (trec_eval's
+prefs code breaks ties the other way round from its qrels code), cut to ``-M`` documents. Each
+preference A > B of a JG is then
+
+* *fulfilled* when A is retrieved above B, or A is retrieved and B is not;
+* in area ``ret`` when both are retrieved, ``imp`` (implied) when one is, ``notoccur`` when neither is.
+
+Per query (``ful`` / ``poss``: fulfilled / possible preferences, summed over its JGs):
+
+* ``prefs_num_prefs_poss`` = all preferences; ``prefs_num_prefs_ful`` = ``ful_ret + ful_imp``;
+  ``prefs_num_prefs_ful_ret`` = ``ful_ret`` (summaries: sums over queries)
+* ``prefs_simp`` = ``ful / poss`` (``_ret``: both retrieved only; ``_imp``: at least one retrieved)
+* ``prefs_pair``: per document pair, ``n(A>B) / (n(A>B) + n(B>A))`` over the JGs, averaged over the
+  pairs (``_ret``, ``_imp`` as above; the pairs of unretrieved documents count 0)
+* ``prefs_avgjg`` = mean over JGs of ``ful_jg / poss_jg`` (``_ret``, ``_imp``)
+* ``prefs_avgjg_Rnonrel``: as ``prefs_avgjg`` with the JG's non-relevant documents set to ``R`` (its
+  relevant ones): ``R * (R - N)`` fulfilled preferences added when ``N < R``, only the first ``R``
+  non-relevant documents kept when ``N > R`` (``_ret``: among the retrieved ones), trec_eval's
+  recalculation reproduced exactly, including how it pairs the kept non-relevant documents.
+
+Everything is computed for all queries at once: preference pairs are enumerated as arrays (an
+equivalence-class JG: every document against every document of a lower level; a partial-order JG:
+the transitive closure of its sub-groups' orders, one boolean matrix per such JG) and counted with
+``np.bincount`` in trec_eval's summation order, so the printed values are trec_eval's.
+
+Example:
+    >>> import os, tempfile
+    >>> from torchrec_eval.trec import read_run
+    >>> from torchrec_eval.trec_prefs import evaluate_prefs, prefs_measures, read_prefs
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "prefs"), "w") as f:
+    ...     _ = f.write("q1 u1 s1 d1 2\\nq1 u1 s1 d2 1\\nq1 u1 s1 d3 0\\n")
+    >>> with open(os.path.join(folder, "run"), "w") as f:
+    ...     _ = f.write("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\n")
+    >>> result = evaluate_prefs(read_run(os.path.join(folder, "run")), read_prefs(os.path.join(folder, "prefs")),
+    ...                         prefs_measures(["prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_simp"]))
+    >>> print(result.format().replace("\\t", " | "))
+    prefs_num_prefs_poss   | all | 3
+    prefs_num_prefs_ful    | all | 2
+    prefs_simp             | all | 0.6667
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from torchrec_eval.trec import Run, _code_queries, _evaluated, _pad_words
+from torchrec_eval.trec_measures import Evaluation
+from torchrec_eval.trec_parse import decode_keys, read_columns
+
+__all__ = ["PREFS_MEASURES", "Prefs", "PrefsMeasure", "evaluate_prefs", "prefs_measures", "read_prefs",
+           "read_qrels_prefs"]
+
+PREFS_COLUMNS = ("qid", "jg", "jsg", "docno", "rel_level")
+QRELS_PREFS_COLUMNS = ("qid", "jg", "docno", "rel")
+# trec_eval's measures on preferences, in its order (measures.c): the order of its output lines
+PREFS_MEASURES = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp",
+                  "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+                  "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
+_COUNTS = {"prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"}
+NICKNAMES = {"all_prefs": ("runid", "num_q", *PREFS_MEASURES),
+             "prefs": ("runid", "num_q", *PREFS_MEASURES[:6])}
+
+
+@dataclass(frozen=True)
+class PrefsMeasure:
+    """One output value of a measure that is not a qrels measure: its printed ``name``, ``kind``
+    (``"long"``, ``"double"``, ``"runid"``, ``"num_q"``: how trec_eval prints and sums it) and, for a
+    measure with cut-offs, its family and parameter."""
+
+    name: str
+    kind: str
+    family: str = ""
+    param: float | None = None
+
+
+def prefs_measures(names: Sequence[str]) -> list[PrefsMeasure] | None:
+    """The measures ``names`` ask for (``all_prefs``, ``prefs``, ``runid``, ``num_q``, ``prefs_*``), each
+    once, in trec_eval's order; None if one of the names is not one of them."""
+    wanted: set[str] = set()
+    for name in names:
+        if name in NICKNAMES:
+            wanted.update(NICKNAMES[name])
+        elif name in PREFS_MEASURES or name in ("runid", "num_q"):
+            wanted.add(name)
+        else:
+            return None
+    return [PrefsMeasure(name, _kind(name)) for name in NICKNAMES["all_prefs"] if name in wanted]
+
+
+def _kind(name: str) -> str:
+    return name if name in ("runid", "num_q") else "long" if name in _COUNTS else "double"
+
+
+@dataclass
+class Prefs:
+    """Preference judgements: query codes into the sorted ``queries`` (as :class:`torchrec_eval.trec.Qrels`),
+    ``jg_key`` / ``jsg_key`` / ``doc_key`` [M, k] uint64 byte keys, ``rel`` [M] the rel_level and the
+    1-based ``line`` of each entry in ``path``."""
+
+    path: str
+    queries: np.ndarray
+    query_index: np.ndarray
+    jg_key: np.ndarray
+    jsg_key: np.ndarray
+    doc_key: np.ndarray
+    rel: np.ndarray
+    line: np.ndarray
+
+
+def _prefs(path: str | os.PathLike, columns: tuple[str, ...], progress, jsg: int | None) -> Prefs:
+    rel_column = len(columns) - 1
+    doc_column = rel_column - 1
+    keys = (0, 1, doc_column) if jsg is None else (0, 1, jsg, doc_column)
+    table = read_columns(path, columns, "prefs" if jsg is not None else "qrels", keys=keys, numbers=(rel_column,),
+                         comment="column0", progress=progress)
+    rel = table.numbers[rel_column]
+    bad = np.flatnonzero(~np.isfinite(rel))
+    if bad.size:
+        raise ValueError(f"{table.path}:{int(table.line[bad[0]])}: the {columns[rel_column]} must be a finite "
+                         f"number, got {float(rel[bad[0]])!r}")
+    queries, _, query_index = _code_queries(table.keys[0])
+    jsg_key = table.keys[jsg] if jsg is not None else np.zeros((len(rel), 1), dtype=np.uint64)  # one JSG: "0"
+    return Prefs(path=table.path, queries=queries, query_index=query_index, jg_key=table.keys[1], jsg_key=jsg_key,
+                 doc_key=table.keys[doc_column], rel=rel, line=table.line)
+
+
+def read_prefs(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Prefs:
+    """Read a trec_eval prefs file (``-R prefs``): ``qid jg jsg docno rel_level`` per line, whitespace
+    separated; blank lines and lines with ``#`` in the first column are skipped.
+
+    Raises:
+        ValueError: ``"FILE:LINE: ..."`` on a line without 5 columns or a rel_level that is not a number.
+    """
+    return _prefs(path, PREFS_COLUMNS, progress, jsg=2)
+
+
+def read_qrels_prefs(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Prefs:
+    """Read a qrels file as preferences (``-R qrels_prefs``): ``qid jg docno rel``, the second column
+    naming the judgement group, each group one sub-group.
+
+    Raises:
+        ValueError: ``"FILE:LINE: ..."`` on a line without 4 columns or a rel that is not a number.
+    """
+    return _prefs(path, QRELS_PREFS_COLUMNS, progress, jsg=None)
+
+
+# ---------------------------------------------------------------------------------------------
+# shared: documents of a run and a judgement table grouped by (query row, docno)
+# ---------------------------------------------------------------------------------------------
+def _word_columns(keys: np.ndarray) -> list[np.ndarray]:
+    """np.lexsort keys (least significant first) ordering [M, k] byte keys as strcmp orders them."""
+    return [keys[:, w] for w in range(keys.shape[1] - 1, -1, -1)]
+
+
+def _starts(groups: np.ndarray) -> np.ndarray:
+    """[n] bool: the first element of each run of equal values (rows of a 2-d array)."""
+    change = np.ones(len(groups), dtype=bool)
+    if len(groups) > 1:
+        differ = groups[1:] != groups[:-1]
+        change[1:] = differ.any(axis=1) if differ.ndim > 1 else differ
+    return change
+
+
+def doc_groups(rows_a: np.ndarray, keys_a: np.ndarray, rows_b: np.ndarray,
+               keys_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids of the distinct (row, document) of two tables' entries, numbered in (row, docno) order:
+    (ids of a's entries, ids of b's entries, row of each id)."""
+    words = max(keys_a.shape[1], keys_b.shape[1])
+    keys = np.concatenate([_pad_words(keys_a, words), _pad_words(keys_b, words)])
+    rows = np.concatenate([rows_a, rows_b])
+    order = np.lexsort(_word_columns(keys) + [rows])
+    head = _starts(np.column_stack([rows[order].astype(np.uint64), keys[order]]))
+    ids = np.empty(len(rows), dtype=np.int64)
+    ids[order] = np.cumsum(head) - 1
+    return ids[: len(rows_a)], ids[len(rows_a):], rows[order][head]
+
+
+def _position_in_group(groups: np.ndarray) -> np.ndarray:
+    """0-based position of each element within its run of equal (sorted) ``groups``."""
+    head = np.flatnonzero(_starts(groups))
+    return np.arange(len(groups)) - np.repeat(head, np.diff(np.append(head, len(groups))))
+
+
+def _ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool):
+    """(run entries of evaluated queries in ranked order, their rows, 0-based ranks): score descending,
+    equal scores by docno ascending (trec_eval's prefs order) or descending; ``-M`` applied."""
+    entries = np.flatnonzero(run_rows >= 0)
+    words = run.doc_key[entries]
+    if not docno_ascending:
+        words = ~words
+    order = np.lexsort(_word_columns(words) + [-run.score[entries], run_rows[entries]])
+    entries = entries[order]
+    rows = run_rows[entries]
+    rank = _position_in_group(rows)
+    if max_docs is not None:
+        keep = rank < max_docs
+        entries, rows, rank = entries[keep], rows[keep], rank[keep]
+    return entries, rows, rank
+
+
+# ---------------------------------------------------------------------------------------------
+# preference counts
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class _Counts:
+    """Per JG (``jg_row`` its query row, JGs in (row, jg) order) counts of preferences by area, the
+    relevant / non-relevant document counts and the Rnonrel recalculations; per query ``njr`` (judged
+    retrieved documents) and the document pairs for the ``prefs_pair`` measures."""
+
+    qids: np.ndarray
+    jg_row: np.ndarray
+    ful_ret: np.ndarray
+    poss_ret: np.ndarray
+    ful_imp: np.ndarray
+    poss_imp: np.ndarray
+    notoccur: np.ndarray
+    num_rel: np.ndarray
+    num_nonrel: np.ndarray
+    num_rel_ret: np.ndarray
+    num_nonrel_ret: np.ndarray
+    recalc_ful: np.ndarray
+    recalc_poss: np.ndarray
+    recalc_ret_ful: np.ndarray
+    recalc_ret_poss: np.ndarray
+    pair_row: np.ndarray  # every preference pair (a preferred to b) of every JG, as docid ranks
+    pair_a: np.ndarray
+    pair_b: np.ndarray
+    njr: np.ndarray
+    simple: np.ndarray  # [Q] queries whose pairs are not enumerated (one JG of classes, no repeated document)
+    pair_sums: tuple | None = None
+
+
+def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
+    """trec_eval's docid ranks: each judged document of a query gets 0 .. njr - 1 if retrieved (in rank
+    order), njr .. nj - 1 if not (in docno order). Returns (qids, prefs entries evaluated, their rows,
+    their docid ranks, njr [Q], nj [Q])."""
+    qids, run_rows, prefs_rows = _evaluated(run, prefs, complete)
+    size = len(qids)
+    entries, rows, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=True)
+    judged_entries = np.flatnonzero(prefs_rows >= 0)
+    judged_rows = prefs_rows[judged_entries]
+    run_group, judged_group, group_row = doc_groups(rows, run.doc_key[entries], judged_rows,
+                                                    prefs.doc_key[judged_entries])
+    num_groups = len(group_row)
+    retrieved_rank = np.full(num_groups, -1, dtype=np.int64)
+    retrieved_rank[run_group] = rank
+    judged = np.zeros(num_groups, dtype=bool)
+    judged[judged_group] = True
+    docid = np.full(num_groups, -1, dtype=np.int64)
+    hits = np.flatnonzero(judged & (retrieved_rank >= 0))
+    hits = hits[np.lexsort((retrieved_rank[hits], group_row[hits]))]
+    docid[hits] = _position_in_group(group_row[hits])
+    njr = np.bincount(group_row[hits], minlength=size)
+    missed = np.flatnonzero(judged & (retrieved_rank < 0))  # (row, docno) order already
+    docid[missed] = njr[group_row[missed]] + _position_in_group(group_row[missed])
+    nj = np.bincount(group_row[judged], minlength=size)
+    return qids, judged_entries, judged_rows, docid[judged_group], njr, nj
+
+
+def _areas(a: np.ndarray, b: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For preferences a > b (docid ranks, ``n`` judged retrieved): masks of fulfilled-retrieved,
+    possible-retrieved (not fulfilled), fulfilled-implied, possible-implied (not fulfilled), neither."""
+    a_ret, b_ret = a < n, b < n
+    ful_ret = b_ret & (a < b)
+    poss_ret = a_ret & b_ret & (a > b)
+    ful_imp = a_ret & ~b_ret
+    poss_imp = ~a_ret & b_ret
+    return ful_ret, poss_ret, ful_imp, poss_imp, ~a_ret & ~b_ret
+
+
+def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Counts:
+    qids, entries, rows, docid, njr, nj = _docid_ranks(run, prefs, complete, max_docs)
+    rel = prefs.rel[entries]
+    jg_key, jsg_key = prefs.jg_key[entries], prefs.jsg_key[entries]
+    # trec_eval's order: jg, jsg, rel_level descending, docid rank
+    order = np.lexsort([docid, -rel] + _word_columns(jsg_key) + _word_columns(jg_key) + [rows])
+    rows, docid, rel, jg_key, jsg_key = rows[order], docid[order], rel[order], jg_key[order], jsg_key[order]
+    line = prefs.line[entries][order]
+    jg_head = _starts(np.column_stack([rows.astype(np.uint64), jg_key])) if len(rows) else np.zeros(0, bool)
+    jsg_head = jg_head | _starts(jsg_key)
+    ec_head = jsg_head | _starts(rel)
+    jg = np.cumsum(jg_head) - 1
+    num_jgs = int(jg_head.sum())
+    jg_start = np.flatnonzero(jg_head)
+    jg_end = np.append(jg_start[1:], len(rows))
+    jg_row = rows[jg_start]
+    n_entry = njr[rows]
+    subgroups = np.bincount(jg[jsg_head], minlength=num_jgs)
+    ec_jg = subgroups[jg] == 1  # one sub-group: equivalence classes of rel_level
+
+    out = {name: np.zeros(num_jgs, dtype=np.int64) for name in (
+        "ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur", "num_rel", "num_nonrel", "num_rel_ret",
+        "num_nonrel_ret", "recalc_ful", "recalc_poss", "recalc_ret_ful", "recalc_ret_poss")}
+
+    # ---- equivalence-class JGs: every entry against every entry of a lower class of its JG
+    ec = np.cumsum(ec_head) - 1
+    ec_start = np.flatnonzero(ec_head)
+    ec_end = np.append(ec_start[1:], len(rows))[ec]  # per entry
+    big = int(nj.max(initial=0)) + 1
+    ec_entry = np.flatnonzero(ec_jg)
+    _count_ec(out, jg, ec, ec_start, ec_jg, docid, n_entry, num_jgs, big, (prefs, entries, order, line, rel, rows, qids))
+    relevant = rel[ec_entry] > 0
+    retrieved = docid[ec_entry] < n_entry[ec_entry]
+    for name, mask in (("num_rel", relevant), ("num_nonrel", ~relevant), ("num_rel_ret", relevant & retrieved),
+                       ("num_nonrel_ret", ~relevant & retrieved)):
+        out[name] += np.bincount(jg[ec_entry[mask]], minlength=num_jgs)
+    _recalc_ec(out, jg, ec, ec_jg, docid, n_entry, num_jgs, big)
+    # the document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class JG
+    # without a repeated document (each pair once, its ratio 1 or 0); enumerated in the others
+    keys = ec * big + docid
+    repeated = np.zeros(num_jgs, dtype=bool)
+    repeated[jg[1:][keys[1:] == keys[:-1]]] = True
+    simple = np.bincount(jg_row, minlength=len(qids)) == 1
+    simple[jg_row[repeated | (subgroups > 1)]] = False
+    a_entry = ec_entry[~simple[rows[ec_entry]]]
+    width = jg_end[jg[a_entry]] - ec_end[a_entry]
+    a_entry = np.repeat(a_entry, width)
+    b_entry = ec_end[a_entry] + _position_in_group(a_entry) if len(a_entry) else a_entry
+    pair_jg, pair_a, pair_b = jg[a_entry], docid[a_entry], docid[b_entry]
+
+    # ---- partial-order JGs (several sub-groups): transitive closure, one matrix per JG
+    extra = [_partial_order_jg(out, k, int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, int(njr[jg_row[k]]),
+                               prefs, entries, order, line, str(qids[jg_row[k]]))
+             for k in np.flatnonzero(subgroups > 1)]
+    if extra:
+        pair_jg = np.concatenate([pair_jg] + [np.full(len(x[0]), k) for k, x in zip(np.flatnonzero(subgroups > 1),
+                                                                                    extra, strict=True)])
+        pair_a = np.concatenate([pair_a] + [x[0] for x in extra])
+        pair_b = np.concatenate([pair_b] + [x[1] for x in extra])
+
+    partial = ~ec_jg[jg_start[pair_jg]]  # the equivalence classes' pairs are counted already
+    n_pair = njr[jg_row[pair_jg[partial]]]
+    for name, mask in zip(("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"),
+                          _areas(pair_a[partial], pair_b[partial], n_pair), strict=True):
+        out[name] += np.bincount(pair_jg[partial][mask], minlength=num_jgs)
+    out["poss_ret"] += out["ful_ret"]
+    out["poss_imp"] += out["ful_imp"]
+    return _Counts(qids=qids, jg_row=jg_row, **out, pair_row=jg_row[pair_jg], pair_a=pair_a, pair_b=pair_b, njr=njr,
+                   simple=simple)
+
+
+def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
+    return str(decode_keys(prefs.doc_key[entries[order[[i]]]])[0])
+
+
+def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray,
+              n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
+    """The preferences of the equivalence-class JGs, counted by area without enumerating them: entry a
+    against each lower class e of its JG (a loop over class distance), with ``searchsorted`` on the
+    (class, docid) keys: how many of e's documents rank before a, and how many are retrieved."""
+    keys = ec * big + docid  # sorted: classes in order, docids ascending within each
+    entry = np.flatnonzero(ec_jg)
+    if not entry.size:
+        return
+    last_ec = np.full(num_jgs, -1, dtype=np.int64)
+    np.maximum.at(last_ec, jg[entry], ec[entry])
+    ec_end = np.append(ec_start[1:], len(keys))
+    a_ec, a_jg, x, nn = ec[entry], jg[entry], docid[entry], n[entry]
+    a_ret = x < nn
+    distance = 1
+    while True:
+        live = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
+        if not live.size:
+            break
+        e = a_ec[live] + distance
+        base = e * big
+        size = ec_end[e] - ec_start[e]
+        below = np.searchsorted(keys, base + x[live]) - ec_start[e]
+        equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
+        if equal.any():
+            _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
+                                                                           + below[np.flatnonzero(equal)[0]]))
+        ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
+        k, r = a_jg[live], a_ret[live]
+        for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
+                            ("ful_imp", np.where(r, size - ret, 0)), ("poss_imp", np.where(r, 0, ret)),
+                            ("notoccur", np.where(r, 0, size - ret))):
+            out[name] += np.bincount(k, weights=count, minlength=num_jgs).astype(np.int64)
+        # Rnonrel recalculation, first part: the pairs of classes other than the last
+        inner = e != last_ec[k]
+        out["recalc_ful"] += np.bincount(k[inner], weights=np.where(r, size - below, 0)[inner],
+                                         minlength=num_jgs).astype(np.int64)
+        out["recalc_poss"] += np.bincount(k[inner], weights=size[inner], minlength=num_jgs).astype(np.int64)
+        out["recalc_ret_ful"] += np.bincount(k[inner], weights=np.where(r, ret - below, 0)[inner],
+                                             minlength=num_jgs).astype(np.int64)
+        out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
+                                              minlength=num_jgs).astype(np.int64)
+        distance += 1
+
+
+def _two_levels(where: tuple, i: int, j: int) -> None:
+    prefs, entries, order, line, rel, rows, qids = where
+    first, second = sorted((i, j), key=lambda e: line[e])
+    raise ValueError(f"{prefs.path}:{int(line[second])}: document {_text(prefs, entries, order, second)!r} has two "
+                     f"rel_levels ({rel[first]:g} at line {int(line[first])}, {rel[second]:g}) in one judgement "
+                     f"sub-group of query {str(qids[rows[first]])!r}")
+
+
+def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray, n: np.ndarray,
+               num_jgs: int, big: int) -> None:
+    """trec_eval's ``prefs_avgjg_Rnonrel`` recalculation of an equivalence-class JG with more
+    non-relevant than relevant documents (``recalculate`` in m_prefs_avgjg_Rnonrel*.c), its second part
+    (the pairs of classes other than the last are counted by :func:`_count_ec`): every entry of the JG
+    (the last class's too) against the first R entries of the last class; for ``_ret`` retrieved
+    entries only, R the relevant retrieved ones."""
+    entry = np.flatnonzero(ec_jg)
+    last_ec = np.full(num_jgs, -1, dtype=np.int64)
+    np.maximum.at(last_ec, jg[entry], ec[entry])
+    # every entry against the first R of the last class
+    in_last = entry[ec[entry] == last_ec[jg[entry]]]
+    place = _position_in_group(jg[in_last])
+    retrieved = docid[entry] < n[entry]
+    for suffix, limit, x in (("", out["num_rel"], entry), ("_ret", out["num_rel_ret"], entry[retrieved])):
+        chosen = in_last[place < limit[jg[in_last]]]
+        if suffix:
+            chosen = chosen[docid[chosen] < n[chosen]]
+        keys = jg[chosen] * big + docid[chosen]  # sorted: by JG, then docid within the class
+        after = np.searchsorted(keys, (jg[x] + 1) * big) - np.searchsorted(keys, jg[x] * big + docid[x], "right")
+        ful = np.bincount(jg[x], weights=np.where(docid[x] < n[x], after, 0), minlength=num_jgs).astype(np.int64)
+        out[f"recalc{suffix}_ful"] += ful
+        out[f"recalc{suffix}_poss"] += np.bincount(jg[x], minlength=num_jgs) * np.bincount(jg[chosen],
+                                                                                            minlength=num_jgs)
+
+
+def _partial_order_jg(out: dict, k: int, start: int, end: int, docid: np.ndarray, rel: np.ndarray,
+                      jsg_head: np.ndarray, n: int, prefs: Prefs, entries: np.ndarray, order: np.ndarray,
+                      line: np.ndarray, qid: str) -> tuple[np.ndarray, np.ndarray]:
+    """One JG with several sub-groups: its preferences (each sub-group's order, closed under
+    transitivity) as (preferred docid ranks, other docid ranks); fills its counts in ``out``."""
+    docs, levels = docid[start:end], rel[start:end]
+    subgroup = np.cumsum(jsg_head[start:end])
+    unique, local = np.unique(docs, return_inverse=True)
+    size = len(unique)
+    # the rel_level trec_eval keeps for each document: its last entry's; 0 and > 0 for one document clash
+    last = np.full(size, -1, dtype=np.int64)
+    last[local] = np.arange(len(local))
+    level = levels[last]
+    positive = np.zeros(size, dtype=bool)
+    positive[local[levels > 0]] = True
+    zero = np.zeros(size, dtype=bool)
+    zero[local[levels == 0]] = True
+    clash = np.flatnonzero(positive[local] & zero[local])
+    if clash.size:
+        j = start + int(clash[-1])
+        raise ValueError(f"{prefs.path}:{int(line[j])}: document {_text(prefs, entries, order, j)!r} has both 0 and "
+                         f"non-0 rel_levels in one judgement group of query {qid!r}")
+    prefer = np.zeros((size, size), dtype=bool)
+    same = subgroup[:, None] == subgroup[None, :]
+    above = levels[:, None] > levels[None, :]
+    i, j = np.nonzero(same & above)
+    prefer[local[i], local[j]] = True
+    closure = prefer | np.eye(size, dtype=bool)
+    while True:
+        step = (closure.astype(np.float32) @ closure.astype(np.float32)) > 0
+        if (step == closure).all():
+            break
+        closure = step
+    np.fill_diagonal(closure, False)
+    conflict = np.argwhere(closure & closure.T)
+    if conflict.size:
+        first = start + int(np.flatnonzero(local == conflict[0, 0])[0])
+        second = start + int(np.flatnonzero(local == conflict[0, 1])[0])
+        raise ValueError(f"{prefs.path}:{int(line[first])}: inconsistent preferences in a judgement group of query "
+                         f"{qid!r}: documents {_text(prefs, entries, order, first)!r} and "
+                         f"{_text(prefs, entries, order, second)!r} (line {int(line[second])}) are each preferred, "
+                         f"through its sub-groups, to the other")
+    relevant, nonrel = level > 0, level == 0
+    retrieved = unique < n
+    out["num_rel"][k] = relevant.sum()
+    out["num_nonrel"][k] = nonrel.sum()
+    out["num_rel_ret"][k] = (relevant & retrieved).sum()
+    out["num_nonrel_ret"][k] = (nonrel & retrieved).sum()
+    i, j = np.nonzero(closure)
+    a, b = unique[i], unique[j]
+    # Rnonrel recalculation: non-relevant documents after the first R (in docid order) are dropped
+    dropped = nonrel & (np.cumsum(nonrel) > out["num_rel"][k])
+    kept = ~dropped[i] & ~dropped[j]
+    ka, kb = a[kept], b[kept]
+    out["recalc_ful"][k] = np.count_nonzero((ka < kb) & (ka < n))
+    out["recalc_poss"][k] = len(ka)
+    both = (ka < n) & (kb < n)
+    out["recalc_ret_ful"][k] = np.count_nonzero(both & (ka < kb))
+    out["recalc_ret_poss"][k] = np.count_nonzero(both)
+    return a, b
+
+
+# ---------------------------------------------------------------------------------------------
+# measures
+# ---------------------------------------------------------------------------------------------
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(denominator))
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _per_jg_mean(counts: _Counts, values: np.ndarray, size: int) -> np.ndarray:
+    """trec_eval's average over JGs: the sum in JG order, kept when > 0 (NaN too is dropped)."""
+    total = np.bincount(counts.jg_row, weights=values, minlength=size)
+    jgs = np.bincount(counts.jg_row, minlength=size)
+    with np.errstate(invalid="ignore"):
+        return np.where(total > 0, total / np.maximum(jgs, 1), 0.0)
+
+
+def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per query, for ``prefs_pair``: (sum of ratios of pairs both retrieved, sum of ratios of pairs with
+    one retrieved, [Q, 3] pair counts of the three kinds), summed in trec_eval's order."""
+    row, a, b = counts.pair_row, counts.pair_a, counts.pair_b
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    forward = a < b
+    order = np.lexsort((high, low, row))
+    row, low, high, forward = row[order], low[order], high[order], forward[order]
+    head = _starts(np.column_stack([row, low, high])) if len(row) else np.zeros(0, bool)
+    pair = np.cumsum(head) - 1
+    num_pairs = int(head.sum())
+    ahead = np.bincount(pair, weights=forward, minlength=num_pairs)
+    total = np.bincount(pair, minlength=num_pairs)
+    row, low, high = row[head], low[head], high[head]
+    n = counts.njr[row]
+    kind = np.where(high < n, 0, np.where(low < n, 1, 2))
+    ratio = ahead / np.maximum(total, 1)
+    order = np.lexsort((high, low, kind, row))  # trec_eval's loops: retrieved pairs, then the others, by (i, j)
+    row, kind, ratio = row[order], kind[order], ratio[order]
+    both = np.bincount(row, weights=np.where(kind == 0, ratio, 0.0), minlength=size)
+    # the implied pairs are added after the retrieved ones: a second pass continues each query's sum
+    first = row[kind == 1]
+    one = _continue_sums(both, first, ratio[kind == 1], size)
+    kinds = np.zeros((size, 3), dtype=np.int64)
+    np.add.at(kinds, (row, kind), 1)
+    # a query of one JG of classes, no document twice: each pair's ratio is 1 (fulfilled) or 0
+    simple = counts.simple
+    per_query = {key: np.bincount(counts.jg_row, weights=getattr(counts, key), minlength=size)
+                 for key in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
+    both = np.where(simple, per_query["ful_ret"], both)
+    one = np.where(simple, per_query["ful_ret"] + per_query["ful_imp"], one)
+    kinds[simple] = np.column_stack([per_query["poss_ret"], per_query["poss_imp"], per_query["notoccur"]])[simple]
+    return both, one, kinds
+
+
+def _continue_sums(start: np.ndarray, rows: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """``start[q] + w1 + w2 + ...`` added one by one, in order, for the weights of each query (rows sorted)."""
+    out = start.copy()
+    if not len(rows):
+        return out
+    values = np.concatenate([start, weights])
+    keys = np.concatenate([np.arange(size), rows])
+    order = np.argsort(keys, kind="stable")  # each query's start first, then its weights in order
+    return np.bincount(keys[order], weights=values[order], minlength=size)
+
+
+def _values(counts: _Counts, name: str) -> np.ndarray:
+    size = len(counts.qids)
+    c = counts
+    per_query = {key: np.bincount(c.jg_row, weights=getattr(c, key), minlength=size).astype(np.int64)
+                 for key in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
+    ful_all = per_query["ful_ret"] + per_query["ful_imp"]
+    poss_all = per_query["poss_ret"] + per_query["poss_imp"] + per_query["notoccur"]
+    if name == "prefs_num_prefs_poss":
+        return poss_all
+    if name == "prefs_num_prefs_ful":
+        return ful_all
+    if name == "prefs_num_prefs_ful_ret":
+        return per_query["ful_ret"]
+    if name == "prefs_simp":
+        return _ratio(ful_all, poss_all)
+    if name == "prefs_simp_ret":
+        return _ratio(per_query["ful_ret"], per_query["poss_ret"])
+    if name == "prefs_simp_imp":
+        return _ratio(ful_all, per_query["poss_ret"] + per_query["poss_imp"])
+    if name in ("prefs_avgjg", "prefs_avgjg_ret", "prefs_avgjg_imp"):
+        ful = c.ful_ret + (c.ful_imp if name != "prefs_avgjg_ret" else 0)
+        poss = c.poss_ret + (c.poss_imp if name != "prefs_avgjg_ret" else 0) + (c.notoccur if name == "prefs_avgjg"
+                                                                                else 0)
+        return _per_jg_mean(c, _ratio(ful, poss), size)
+    if name in ("prefs_avgjg_Rnonrel", "prefs_avgjg_Rnonrel_ret"):
+        ret = name.endswith("_ret")
+        r, n = (c.num_rel_ret, c.num_nonrel_ret) if ret else (c.num_rel, c.num_nonrel)
+        extra = np.maximum(r - n, 0)
+        if ret:
+            ful = c.ful_ret + c.num_rel_ret * extra
+            poss = c.poss_ret + c.num_rel * extra
+            ful, poss = np.where(r >= n, ful, c.recalc_ret_ful), np.where(r >= n, poss, c.recalc_ret_poss)
+        else:
+            ful = c.ful_ret + c.ful_imp + c.num_rel_ret * extra
+            poss = c.poss_ret + c.poss_imp + c.notoccur + c.num_rel * extra
+            ful, poss = np.where(r >= n, ful, c.recalc_ful), np.where(r >= n, poss, c.recalc_poss)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = ful / poss.astype(np.float64)  # no guard: 0 / 0 is NaN and drops the query's value
+        return _per_jg_mean(c, ratio, size)
+    if name in ("prefs_pair", "prefs_pair_ret", "prefs_pair_imp"):
+        if c.pair_sums is None:
+            c.pair_sums = _pairs(c, size)
+        both, one, kinds = c.pair_sums
+        if name == "prefs_pair_ret":
+            return _ratio(both, kinds[:, 0])
+        pairs = kinds[:, 0] + kinds[:, 1] + (kinds[:, 2] if name == "prefs_pair" else 0)
+        return _ratio(one, pairs)
+    raise ValueError(f"not a prefs measure: {name!r}")
+
+
+def evaluate_prefs(run: Run, prefs: Prefs, measures: Sequence[PrefsMeasure], *, complete: bool = False,
+                   max_docs: int | None = None) -> Evaluation:
+    """trec_eval's values of the preference ``measures`` (:func:`prefs_measures`).
+
+    Args:
+        run: from :func:`torchrec_eval.trec.read_run`.
+        prefs: from :func:`read_prefs` or :func:`read_qrels_prefs`.
+        measures: what to compute, in output order.
+        complete: evaluate every judged query, those missing from the run as empty (trec_eval ``-c``).
+        max_docs: keep the first ``max_docs`` documents of each ranking (trec_eval ``-M``).
+
+    Raises:
+        ValueError: ``"FILE:LINE: ..."`` for a document with two rel_levels in one sub-group (or 0 and
+            non-0 in one JG), and for inconsistent preferences within a JG.
+    """
+    counts = _counts(run, prefs, complete, max_docs)
+    size = len(counts.qids)
+    result = Evaluation(counts.qids, list(measures))
+    for measure in measures:
+        if measure.kind == "runid":
+            result.summary[measure.name] = run.tag
+        elif measure.kind == "num_q":
+            result.summary[measure.name] = size
+        else:
+            values = _values(counts, measure.name)
+            result.per_query[measure.name] = values
+            if measure.kind == "long":
+                result.summary[measure.name] = int(values.sum())
+            else:
+                result.summary[measure.name] = float(np.cumsum(values)[-1] / size) if size else 0.0
+    return result
+
