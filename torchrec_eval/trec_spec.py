@@ -31,9 +31,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["FAMILIES", "NICKNAMES", "OFFICIAL", "ORDER", "Family", "Measure", "parse_measures", "resolve"]
+__all__ = ["FAMILIES", "NICKNAMES", "OFFICIAL", "ORDER", "Family", "Measure", "UnknownMeasure", "parse_measures",
+           "resolve"]
 
 _LONG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+class UnknownMeasure(ValueError):
+    """A ``-m`` argument that names no trec_eval measure."""
 
 
 @dataclass(frozen=True)
@@ -174,12 +179,11 @@ def resolve(specs: Sequence[str], other: Callable[[str], Measure | None] | None 
     names (``P_10``) are single measures; ``other(spec)`` may name measures of its own.
 
     Raises:
-        ValueError: naming the argument, for a measure trec_eval does not know (and ``other`` neither),
-            empty or malformed parameters.
+        UnknownMeasure: naming the argument, for a measure trec_eval does not know (and ``other`` neither).
+        ValueError: naming the argument, for empty or malformed parameters.
     """
-    marked: dict[str, None] = {}
+    slots: dict[str, Measure | None] = {}  # in the order asked: a family (None) or a single measure
     params: dict[str, str] = {}
-    singles: list[Measure] = []
     for spec in (s.strip() for s in specs):
         single = _output_measure(spec)
         name, dot, text = spec.partition(".")
@@ -188,15 +192,16 @@ def resolve(specs: Sequence[str], other: Callable[[str], Measure | None] | None 
                 raise ValueError(f"measure {spec!r}: nothing after the '.' (trec_eval: NAME.PARAMS, as in P.5,10)")
             if dot:
                 params.setdefault(name, text)
-            marked.update(dict.fromkeys(NICKNAMES.get(name, (name,))))
+            slots.update((family, None) for family in NICKNAMES.get(name, (name,)) if family not in slots)
             continue
         single = single or (other(spec) if other else None)
         if single is None:
-            raise ValueError(f"unknown measure {spec!r}: trec_eval's measures are {', '.join(ORDER[:36])}, "
-                             f"yaap, rbp, rbp_resid, unj and the nicknames {', '.join(NICKNAMES)}")
-        singles.append(single)
-    measures = [m for family in marked for m in family_measures(family, params.get(family))]
-    return list({m.name: m for m in measures + singles}.values())
+            raise UnknownMeasure(f"unknown measure {spec!r}: trec_eval's measures are {', '.join(ORDER[:36])}, "
+                                 f"yaap, rbp, rbp_resid, unj and the nicknames {', '.join(NICKNAMES)}")
+        slots[f" {single.name}"] = single
+    measures = [m for key, single in slots.items()
+                for m in ([single] if single else family_measures(key, params.get(key)))]
+    return list({m.name: m for m in measures}.values())
 
 
 def parse_measures(spec: str) -> list[Measure] | None:
