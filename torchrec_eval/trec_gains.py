@@ -47,6 +47,39 @@ def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarra
     return table
 
 
+def _glibc_msort(items: list, compare) -> list:
+    """glibc's ``qsort`` (a top-down merge sort) with its comparison: the same order for
+    comparisons that are not transitive, such as trec_eval's gain order."""
+    if len(items) <= 1:
+        return items
+    left, right = _glibc_msort(items[: len(items) // 2], compare), _glibc_msort(items[len(items) // 2 :], compare)
+    out = []
+    while left and right:
+        out.append(left.pop(0) if compare(left[0], right[0]) <= 0 else right.pop(0))
+    return out + left + right
+
+
+def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> np.ndarray:
+    """[L + 1, max_level + 1] the place of each relevance value in trec_eval's sorted gains for a query
+    whose values run 0 .. L - 1: its pairs, then its other values, sorted by ``(int)(gain - gain)``
+    (gains less than 1 apart compare equal, so their order is the merge sort's); a value given twice
+    counts at its first pair."""
+    given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
+    places = np.zeros((int(levels.max(initial=0)) + 1, max_level + 1), dtype=np.int64)
+    for count in np.unique(levels).tolist():
+        named = {level for level, _ in given}
+        entries = [(index, level, gain) for index, (level, gain) in enumerate(given)]
+        entries += [(len(given) + level, level, float(level)) for level in range(count) if level not in named]
+        ranked = _glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
+        first = {}
+        for index, level, _ in entries:
+            first.setdefault(level, index)
+        for place, (index, level, _) in enumerate(ranked):
+            if 0 <= level <= max_level and first[level] == index:
+                places[count, level] = place
+    return places
+
+
 class Gains:
     """The retrieved documents of non-zero gain and the ideal ranking of each query."""
 
@@ -58,11 +91,16 @@ class Gains:
         keep = hit_gain != 0
         self.query, self.rank, self.gain = j.hit_query[keep], j.hit_rank[keep], hit_gain[keep]
         judged = np.flatnonzero(j.judged_rel >= 0)
-        judged_gain = self.table[j.judged_rel[judged]]
-        positive = judged[judged_gain > 0]
-        order = np.lexsort((-self.table[j.judged_rel[positive]], j.judged_query[positive]))
-        self.ideal_query = j.judged_query[positive][order]
-        self.ideal_gain = self.table[j.judged_rel[positive][order]]
+        query, rel = j.judged_query[judged], j.judged_rel[judged]
+        levels = np.zeros(self.size, dtype=np.int64)  # the query's relevance levels: 0 .. its highest
+        np.maximum.at(levels, query, rel + 1)
+        place = _ideal_places(pairs, levels, max_level)[levels[query], rel]
+        stop = np.full(self.size, -1)  # the ideal ends at the first level (from the top) without gain
+        np.maximum.at(stop, query[self.table[rel] <= 0], place[self.table[rel] <= 0])
+        kept = place > stop[query]
+        order = np.lexsort((-place[kept], query[kept]))
+        self.ideal_query = query[kept][order]
+        self.ideal_gain = self.table[rel[kept][order]]
         self.num_ideal, self.ideal_first = first_of_groups(self.ideal_query, self.size)
         self.ideal_position = np.arange(len(self.ideal_query)) - self.ideal_first[self.ideal_query]  # 0-based
 

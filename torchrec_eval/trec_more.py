@@ -65,9 +65,17 @@ def _utility(s: Queries, m: Measure) -> np.ndarray:
     rel_ret, num_ret, num_rel = s.num_rel_ret.astype(np.float64), s.j.num_ret, s.num_rel
     value = a * rel_ret + b * (num_ret - rel_ret) + c * (num_rel - rel_ret) + d * (
         s.num_docs + rel_ret - num_ret - num_rel)
-    if s.j.missing is not None:
-        value[s.j.missing] = 0.0  # trec_eval -c resets it for the queries absent from the run
+    missing = _missing(s)
+    if missing.any():  # -c: trec_eval's stand-in ranking (one unjudged document), reset by name "utility" only
+        value[missing] = 0.0 if m.name == "utility" else (b + c * num_rel + d * (s.num_docs - 1 - num_rel))[missing]
     return value
+
+
+def _missing(s: Queries) -> np.ndarray:
+    """[Q] the queries absent from the run (-c): trec_eval evaluates them as retrieving one document
+    without a judgement, then resets a few values (``num_ret``, ``utility``, ``relstring``,
+    ``rbp_resid``: only under those exact names, not with parameters; ``unj``)."""
+    return np.zeros(s.size, dtype=bool) if s.j.missing is None else s.j.missing
 
 
 def _eleven_point(s: Queries, m: Measure) -> np.ndarray:
@@ -134,14 +142,18 @@ def _rbp_resid(s: Queries, m: Measure) -> np.ndarray:
     position = np.arange(len(rows)) - start[rows]
     total = np.bincount(rows, weights=table[position] * ~judged, minlength=s.size)
     unjudged = num_ret - np.bincount(rows[judged], minlength=s.size)
-    return np.where(unjudged > 0, table[num_ret] + (1 - p) * total, 0.0)
+    out = np.where(unjudged > 0, table[num_ret] + (1 - p) * total, 0.0)
+    if m.name != "rbp_resid":
+        out[_missing(s)] = table[1] + (1 - p) * 1.0
+    return out
 
 
 def _relstring(s: Queries, m: Measure) -> np.ndarray:
     j = s.j
     width = max(int(m.args[0]), 0)
     chars = np.zeros((s.size, max(width, 1)), dtype=np.uint8)
-    chars[np.arange(width) < np.minimum(j.num_ret, width)[:, None]] = ord("-")
+    shown = np.minimum(j.num_ret + (_missing(s) & (m.name != "relstring")), width)
+    chars[np.arange(width) < shown[:, None]] = ord("-")
     shown = j.hit_rank <= width
     rel = j.hit_rel[shown]
     char = np.where(rel > 9, ord(">"), np.where(rel >= 0, ord("0") + np.clip(rel, 0, 9), ord(".")))

@@ -151,12 +151,20 @@ class Queries:
 
     def at_relevant(self, cut: np.ndarray) -> np.ndarray:
         """[Q] the interpolated precision at the ``cut``-th relevant document of each query (the first
-        for ``cut`` 0), 0 where the query has fewer than ``cut`` (or none)."""
+        for ``cut`` 0), 0 where the query has fewer than ``cut`` (or none: 0 / num_ret)."""
         out = np.zeros(self.size)
         found = (cut <= self.num_rel_ret) & (self.num_rel_ret > 0)
         position = self.first + np.maximum(cut, 1) - 1
         out[found] = self.best_precision[position[found]]
+        out[(cut == 0) & self.empty] = -np.nan  # trec_eval's 0 / 0 (num_rel_ret / num_ret), printed -nan
         return out
+
+    @cached_property
+    def empty(self) -> np.ndarray:
+        """[Q] queries that retrieve nothing (with -J; not those absent from the run under -c, which
+        trec_eval evaluates as retrieving one unjudged document)."""
+        empty = self.j.num_ret == 0
+        return empty if self.j.missing is None else empty & ~self.j.missing
 
     def iprec_at_recall(self, point: float) -> np.ndarray:
         exact = point * self.num_rel
