@@ -15,6 +15,8 @@ Rows:
 * ``trec_eval QRELS RUN``: its default measures (``--trec-eval PATH``);
 * ``torchrec-eval evaluate RUN QRELS --convention trec``: the same measures, same output (checked
   byte for byte against trec_eval's when it is given);
+* ``trec_eval -m all_trec QRELS RUN`` and ``torchrec-eval evaluate -m all_trec QRELS RUN`` (trec_eval's
+  own command line, every measure it prints with these files; checked byte for byte);
 * ``torchrec-eval ... -m ndcg@10 map@1000 recall@1000 precision@10 mrr``: the library's metrics
   (torch), for comparison;
 * ``pytrec_eval``: ``parse_run``/``parse_qrel`` and ``RelevanceEvaluator(qrels, {"official"})``,
@@ -119,6 +121,11 @@ def commands(run_path: Path, qrels_path: Path, trec_eval: str | None, tools: set
         rows["trec_eval"] = [trec_eval, str(qrels_path), str(run_path)]
     rows["torchrec-eval --convention trec"] = [python, "-m", "torchrec_eval", "evaluate", str(run_path),
                                                str(qrels_path), "--convention", "trec", "--quiet"]
+    if "all_trec" in tools:
+        if trec_eval:
+            rows["trec_eval -m all_trec"] = [trec_eval, "-m", "all_trec", str(qrels_path), str(run_path)]
+        rows["torchrec-eval -m all_trec"] = [python, "-m", "torchrec_eval", "evaluate", "--quiet", "-m", "all_trec",
+                                             str(qrels_path), str(run_path)]
     if "library" in tools:
         rows["torchrec-eval, library metrics (torch)"] = [
             python, "-m", "torchrec_eval", "evaluate", str(run_path), str(qrels_path), "-m", "ndcg@10", "map@1000",
@@ -173,6 +180,12 @@ def report(title: str, results: dict[str, dict], lines: int) -> list[str]:
     if "trec_eval" in results:
         same = ours["out"] == results["trec_eval"]["out"]
         out.append(f"\ntorchrec-eval's output is trec_eval's, byte for byte: {'yes' if same else 'NO'}")
+    if "trec_eval -m all_trec" in results:
+        mine, theirs = results["torchrec-eval -m all_trec"], results["trec_eval -m all_trec"]
+        same = mine["out"] == theirs["out"]
+        out.append(f"-m all_trec: {mine['median_s'] / theirs['median_s']:.2f}x trec_eval's time, "
+                   f"{mine['peak_bytes'] / theirs['peak_bytes']:.2f}x its peak memory; byte for byte: "
+                   f"{'yes' if same else 'NO'}")
     if "pytrec_eval" in results:  # pytrec_eval is trec_eval 9: iprec_at_recall's cut-offs differ
         theirs, mine = _values(results["pytrec_eval"]["out"]), _values(ours["out"])
         common = [n for n in theirs if n in mine and not n.startswith(("iprec", "runid"))]
@@ -206,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judged", type=int, default=50, help="judgements per query (default 50)")
     parser.add_argument("--sizes", default="2000x1000,7000x1000",
                         help="QUERIESxDOCS run sizes (default 2000x1000,7000x1000: 2M and 7M lines)")
-    parser.add_argument("--tools", default="library,pytrec_eval,ranx",
-                        help="other rows to run: library, pytrec_eval, ranx (default all)")
+    parser.add_argument("--tools", default="all_trec,library,pytrec_eval,ranx",
+                        help="other rows to run: all_trec, library, pytrec_eval, ranx (default all)")
     parser.add_argument("--data", metavar="DIR", help="where to write (and reuse) the files (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.trec_eval and not os.access(args.trec_eval, os.X_OK):

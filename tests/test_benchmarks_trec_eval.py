@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_bench_trec_eval_quick(tmp_path: Path) -> None:
     trec_eval = os.environ.get("TREC_EVAL") or shutil.which("trec_eval")  # optional: its row and the byte check
-    command = [sys.executable, str(ROOT / "benchmarks" / "bench_trec_eval.py"), "--quick", "--tools", "pytrec_eval",
+    command = [sys.executable, str(ROOT / "benchmarks" / "bench_trec_eval.py"), "--quick", "--tools", "pytrec_eval,all_trec",
                "--data", str(tmp_path), *(["--trec-eval", trec_eval] if trec_eval else [])]
     proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -29,6 +29,8 @@ def test_bench_trec_eval_quick(tmp_path: Path) -> None:
     assert sum(1 for line in (tmp_path / "run_40x60.trec").read_text().splitlines()) == 2400
     if trec_eval:
         assert "trec_eval" in rows and "byte for byte: yes" in out
+        assert "trec_eval -m all_trec" in rows and "-m all_trec: " in out and out.count("byte for byte: yes") == 2
+    assert "torchrec-eval -m all_trec" in rows
     if "pytrec_eval" in rows:  # the values agree to the 4 decimals printed
         gap = float(out.split("max |ours - pytrec_eval| over ")[1].split(": ")[1].split()[0])
         assert gap <= 5.0001e-05

@@ -274,13 +274,18 @@ def test_library_engine_query_lines(cases, capsys):
     ("args", "words"),
     [
         (["-q", "--json"], "--per-query"),
-        (["-n"], "goes with -q"),
         (["-l", "-1"], "int >= 0"),
         (["-M", "0"], "int >= 1"),
         (["-m", "P.0"], "positive"),
         (["-m", "P.5,5"], "twice"),
         (["-m", "P.x"], "integers"),
-        (["-m", "map", "map"], "requested twice"),
+        (["-m", "P."], "nothing after the '.'"),
+        (["-m", "ndcg.1"], "'level=gain' pairs"),
+        (["-m", "utility.1,2"], "4 coefficients"),
+        (["-m", "iprec_at_recall.0.5,.50"], "twice"),
+        (["-m", "ndcg.-1=2"], "unjudged documents"),
+        (["-m", "foo"], "Unknown metric 'foo'"),
+        (["-m", "all_trecs"], "Unknown metric 'all_trecs'"),
     ],
 )
 def test_option_errors(cases, capsys, args, words):

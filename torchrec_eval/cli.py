@@ -152,9 +152,16 @@ def _family(name: str) -> tuple[str, str]:
 def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DEFAULT_METRICS) -> list[str]:
     """``["ndcg@10,map@100", "mrr"]`` -> ``["ndcg@10", "map@100", "mrr"]``; ``default`` if empty.
 
-    trec_eval's ``P.5,10`` keeps its comma (the cut-offs of one measure)."""
+    trec_eval's ``P.5,10`` keeps its comma (the cut-offs of one measure), as does any ``NAME.PARAMS`` of a
+    trec_eval family (``utility.2,-1,0,0``, ``rbp.1=2,p=0.8``)."""
+    from torchrec_eval.trec_spec import FAMILIES, NICKNAMES
+
     names = []
     for value in values or []:
+        family, dot, _ = value.strip().partition(".")
+        if dot and (family in FAMILIES or family in NICKNAMES):
+            names.append(value.strip())
+            continue
         for part in re.split(r",(?![\d.])", value):  # a comma before a digit or '.' separates cut-offs
             if part.strip():
                 names.append(part.strip())
@@ -165,24 +172,23 @@ def trec_measures(names: Sequence[str]) -> list[Measure] | None:
     """The trec_eval measures ``names`` ask for (trec_eval's names, or ours that equal one of its measures
     under ``--convention trec``), or None if one of them is not a trec_eval measure.
 
-    A trec_eval name means trec_eval's measure: ``recall`` is its ``recall_5`` ... ``recall_1000`` (the
-    library's whole-list ``recall`` is ``set_recall`` there)."""
-    from torchrec_eval.trec_measures import from_library, parse_measures
+    trec_eval's ``-m`` rules hold (``torchrec_eval.trec_spec.resolve``): a measure asked for twice is
+    evaluated once, the first parameters given to a family win. A trec_eval name means trec_eval's
+    measure: ``recall`` is its ``recall_5`` ... ``recall_1000`` (the library's whole-list ``recall`` is
+    ``set_recall`` there)."""
+    from torchrec_eval.trec_measures import from_library, resolve
+    from torchrec_eval.trec_spec import UnknownMeasure
 
-    measures: list[Measure] = []
-    for name in names:
-        found = _trec_parse(parse_measures, name)
-        if found is None:
-            family, cutoff = _family(name)
-            measure = from_library(name, family, cutoff)
-            if measure is None:
-                return None
-            found = [measure]
-        measures += found
-    seen = [measure.name for measure in measures]
-    if len(set(seen)) != len(seen):
-        raise CliError(f"a metric is requested twice: {seen}")
-    return measures
+    def library(name: str) -> Measure | None:
+        family, cutoff = _family(name)
+        return from_library(name, family, cutoff)
+
+    try:
+        return resolve(names, library)
+    except UnknownMeasure:
+        return None
+    except ValueError as error:
+        raise CliError(str(error)) from None
 
 
 def _trec_only(name: str) -> bool:
@@ -238,7 +244,20 @@ class Suite:
         try:  # two names may be one value (map and map@1000 on lists of 1,000): evaluated once
             self.metrics = RankingMetrics(list(dict.fromkeys(self.internal.values())), **self.kwargs)
         except ValueError as error:
-            raise CliError(str(error)) from None
+            raise CliError(self._unknown(convention) or str(error)) from None
+
+    def _unknown(self, convention: str | None) -> str | None:
+        """The error for the first name that is no metric, as the user typed it."""
+        from torchrec_eval.collection import RankingMetrics
+
+        for name in self.names:
+            try:
+                RankingMetrics([self.internal[name]], **self.kwargs)
+            except ValueError:
+                trec = (" nor a trec_eval measure (P.5,10, ndcg_cut.10, map, bpref, official, all_trec, ...)"
+                        if convention == "trec" else "")
+                return f"Unknown metric {name!r}: not one of this library's metrics (ndcg@10, map@100, ...){trec}"
+        return None
 
     def update(self, **inputs: Tensor) -> None:
         self.metrics.update(**inputs)
@@ -444,8 +463,10 @@ def _check_options(args: argparse.Namespace, tensors: bool) -> None:
                 raise CliError(f"{flag} applies to TREC runs only")
     if args.json and args.query_eval:
         raise CliError("-q prints trec_eval's per-query lines; with --json, write them with --per-query FILE")
-    if args.nosummary and not args.query_eval:
+    if args.nosummary and not args.query_eval and args.convention != "trec":
         raise CliError("-n (no summary) goes with -q (per-query lines)")
+    if (args.judged_only or args.num_docs) and args.convention != "trec":
+        raise CliError("-J and -N are trec_eval's options: they need --convention trec")
 
 
 def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: list[Measure]) -> int:
@@ -454,13 +475,15 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
     from torchrec_eval.trec_measures import evaluate
 
     run, qrels = _debug_query(args, run, qrels)  # trec_eval -D LEVEL.QID
-    judgements = rank_judgements(run, qrels, complete=args.complete, max_docs=args.max_docs, ties="trec")
+    judgements = rank_judgements(run, qrels, complete=args.complete, max_docs=args.max_docs, ties="trec",
+                                 judged_only=args.judged_only)
     note = _coverage_note(run, qrels, len(judgements.qids), args.complete)
     if not args.json:  # trec_eval prints its measures in its own order
         measures = sorted(measures, key=lambda measure: measure.order)
     level = 1 if args.relevance_level is None else args.relevance_level
     try:
-        result = evaluate(judgements, measures, relevance_level=level, version=args.trec_eval_version)
+        result = evaluate(judgements, measures, relevance_level=level, version=args.trec_eval_version,
+                          num_docs=args.num_docs or 0)
     except ValueError as error:
         raise CliError(str(error)) from None
     if getattr(args, "zscores", None):  # trec_eval -Z
@@ -468,12 +491,15 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
 
         result = zscore_trec(judgements, result, read_zscores(args.zscores), relevance_level=level,
                              version=args.trec_eval_version)
-    if args.per_query:
-        _write_per_query(args.per_query, result.qids.tolist(), result.per_query)
+    if args.per_query:  # numbers only: relstring is a string
+        numbers = {name: values for name, values in result.per_query.items() if values.dtype.kind in "fiub"}
+        _write_per_query(args.per_query, result.qids.tolist(), numbers)
     if args.json:
         print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
     else:
-        print(result.format(queries=args.query_eval, summary=not args.nosummary))
+        text = result.format(queries=args.query_eval, summary=not args.nosummary)
+        if text:  # -n without -q prints nothing, as trec_eval
+            print(text)
     if not args.quiet:
         print(f"{PROG}: {note}", file=sys.stderr)
     return 0
@@ -583,7 +609,40 @@ def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str],
     return 0
 
 
+def _trec_eval_order(args: argparse.Namespace) -> None:
+    """trec_eval's command line: ``-m`` takes every word after it, so the files may be among its values;
+    the qrels come first there (``trec_eval [options] QRELS RUN``): detected by their columns (4 in a
+    qrels line, 6 or more in a run line), which also sets ``--convention trec`` when none is given."""
+    files = [path for path in (args.run, args.qrels) if path is not None]
+    while len(files) < 2 and args.metrics and os.path.isfile(args.metrics[-1]):
+        files.insert(0, args.metrics.pop())
+    args.metrics = args.metrics or None
+    if not files:
+        raise CliError("the following arguments are required: RUN (and QRELS)")
+    args.run, args.qrels = (files + [None])[:2]
+    if args.qrels is None or _is_tensor_file(args.run) or _is_tensor_file(args.qrels):
+        return
+    if _columns(args.run) == 4 and _columns(args.qrels) >= 6:
+        args.run, args.qrels = args.qrels, args.run
+        args.convention = args.convention or "trec"
+
+
+def _columns(path: str) -> int:
+    """Columns of the first data line of a text file (0 if unreadable or none in its first 64 KiB)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return 0
+    for line in head.splitlines():
+        words = line.split()
+        if words and not words[0].startswith(b"#"):
+            return len(words)
+    return 0
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    _trec_eval_order(args)
     run_path, qrels_path = args.run, args.qrels
     if not os.path.isfile(run_path):
         raise CliError(f"{run_path}: no such run file")
@@ -693,7 +752,8 @@ def build_parser() -> argparse.ArgumentParser:
                "recall@k = recall_k, map@k = map_cut_k, ndcg@k = ndcg_cut_k, hitrate@k = success_k, mrr = "
                "recip_rank, rprecision = Rprec, recall = set_recall).",
     )
-    ev.add_argument("run", metavar="RUN", help="TREC run file, or .pt/.npz tensors")
+    ev.add_argument("run", metavar="RUN", nargs="?", help="TREC run file, or .pt/.npz tensors (trec_eval's order, "
+                    "QRELS RUN, is recognised too)")
     ev.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels file (or .pt/.npz targets)")
     ev.add_argument("-m", "--metrics", "--measure", nargs="+", action="extend", metavar="METRIC",
                     help=f"metrics such as ndcg@10 map@100 recall@20, or trec_eval's (P.5,10 ndcg_cut_10 "
@@ -712,6 +772,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-q", "--query-eval", "--query_eval_wanted", dest="query_eval", action="store_true",
                     help="also print each query's values, as trec_eval -q does (its layout: name, qid, value)")
     ev.add_argument("-n", "--nosummary", action="store_true", help="with -q, no 'all' lines (trec_eval -n)")
+    ev.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
+                    help="evaluate only the retrieved documents that are judged, ranked among themselves "
+                         "(trec_eval -J)")
+    ev.add_argument("-N", "--Number_docs_in_coll", dest="num_docs", type=_level, metavar="NUM",
+                    help="documents in the collection (trec_eval -N: utility's fourth coefficient)")
+    ev.add_argument("-o", "--Output_old_results_format", dest="old_format", action="store_true",
+                    help="accepted and ignored, as trec_eval 10 ignores it")
     ev.add_argument("--trec-eval-version", type=int, choices=(9, 10), default=10,
                     help="trec_eval version to reproduce (default 10; 9 as pytrec_eval): they differ in "
                          "iprec_at_recall's cut-offs")

@@ -535,12 +535,13 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
 
 
 def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs: int | None = None,
-                    ties: str = "trec") -> Judgements:
+                    ties: str = "trec", judged_only: bool = False) -> Judgements:
     """The run ranked against its qrels as trec_eval sees it (its ``RES_RELS``, for every query at once):
     the judged documents among each query's retrieved ones, with their ranks, and every judgement of
     the evaluated queries. Relevance values are read as trec_eval reads them, as integers.
 
-    Args: as :func:`to_ranked`.
+    Args: as :func:`to_ranked`, and ``judged_only``: keep only the retrieved documents with a
+        judgement ``>= 0``, ranked among themselves (trec_eval ``-J``, after ``-M``).
     """
     from torchrec_eval.trec_measures import Judgements
 
@@ -561,6 +562,9 @@ def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs:
         hit_query, hit_rank, entry = hit_query[kept], hit_rank[kept], entry[kept]
         retrieved = np.minimum(retrieved, max_docs)
     rel = _relevance(qrels, integer=True).astype(np.int64)
+    hit_rel = rel[entry]
+    if judged_only:
+        hit_query, hit_rank, hit_rel, retrieved = _judged_only(hit_query, hit_rel, len(qids))
     judged = np.flatnonzero(qrels_rows >= 0)
     judged = judged[np.argsort(qrels_rows[judged], kind="stable")]
     return Judgements(
@@ -568,11 +572,21 @@ def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs:
         num_ret=retrieved,
         hit_query=hit_query,
         hit_rank=hit_rank,
-        hit_rel=rel[entry],
+        hit_rel=hit_rel,
         judged_query=qrels_rows[judged],
         judged_rel=rel[judged],
         all_relevant=int(np.count_nonzero(rel > 0)),
         runid=run.tag,
         complete=complete,
+        missing=~np.isin(qids, run.queries) if complete else None,
     )
+
+
+def _judged_only(query: np.ndarray, rel: np.ndarray, num: int):
+    """trec_eval -J: the judged documents (relevance >= 0) only, ranked 1, 2, ... within each query."""
+    keep = rel >= 0
+    query, rel = query[keep], rel[keep]
+    count = np.bincount(query, minlength=num)
+    first = np.cumsum(count) - count
+    return query, np.arange(1, len(query) + 1) - first[query], rel, count
 

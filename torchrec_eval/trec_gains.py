@@ -1,0 +1,248 @@
+"""trec_eval's measures of graded gains, for every query at once: ``ndcg``, ``dcg``, ``ideal_dcg``,
+``ndcg_rel``, ``Rndcg``, ``G``, ``rbp`` (parameters ``level=gain`` pairs, ``p=`` for ``rbp``) and
+``ndcg_cut`` (the judged relevance as gain).
+
+A document's gain is its judged relevance value, or the gain given to that value (``ndcg.1=3,2=9``);
+unjudged documents gain 0. The ideal ranking lists the query's judged documents of positive gain,
+highest gain first. With ``g_i`` the gain at rank ``i`` (1-based), ``I_i`` the ideal one:
+
+* ``dcg = sum_i g_i / log2(i + 1)``; ``ideal_dcg`` the same of the ideal; ``ndcg = dcg / ideal_dcg``
+* ``ndcg_rel``: the mean of ``dcg_i / ideal_dcg_i`` over the ideal's documents, taken at each retrieved
+  document of positive gain, the rest at the end of the ranking
+* ``Rndcg``: the mean of ``dcg / ideal_dcg`` taken where the ideal gain changes (and after the ideal)
+* ``G = sum_i g_i / log2(2 + C_i - S_i) / sum_i I_i`` with ``C_i`` the ideal gains so far, each at
+  least 1, and ``S_i`` the gains so far
+* ``rbp = (1 - p) sum_i g_i p^(i - 1)`` (``p = 0.9``), gains scaled into [0, 1] when some are outside
+
+Sums run in rank order, as trec_eval's loops, for the same floating-point values.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+
+import numpy as np
+
+from torchrec_eval.trec_spec import Measure, atol
+from torchrec_eval.trec_stats import Queries, first_of_groups, ratio, segment_cumsum
+
+__all__ = ["MEASURES", "Gains"]
+
+
+def _valid_level(name: str) -> bool:
+    digits = name[1:] if name[:1] in "+-" else name
+    return digits.isdigit()
+
+
+def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarray:
+    """[max_level + 1] the gain of each relevance value: its own value, or the first pair's gain."""
+    table = np.arange(max(max_level, 0) + 1, dtype=np.float64)
+    for name, gain in reversed([(atol(name), gain) for name, gain in pairs if _valid_level(name)]):
+        if name < 0:
+            raise ValueError(f"measure {family!r}: a gain for relevance {name} (unjudged documents) is not "
+                             f"supported, got the pairs {pairs!r}")
+        if name <= max_level:
+            table[name] = gain
+    return table
+
+
+def _glibc_msort(items: list, compare) -> list:
+    """glibc's ``qsort`` (a top-down merge sort) with its comparison: the same order for
+    comparisons that are not transitive, such as trec_eval's gain order."""
+    if len(items) <= 1:
+        return items
+    left, right = _glibc_msort(items[: len(items) // 2], compare), _glibc_msort(items[len(items) // 2 :], compare)
+    out = []
+    while left and right:
+        out.append(left.pop(0) if compare(left[0], right[0]) <= 0 else right.pop(0))
+    return out + left + right
+
+
+def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> np.ndarray:
+    """[L + 1, max_level + 1] the place of each relevance value in trec_eval's sorted gains for a query
+    whose values run 0 .. L - 1: its pairs, then its other values, sorted by ``(int)(gain - gain)``
+    (gains less than 1 apart compare equal, so their order is the merge sort's); a value given twice
+    counts at its first pair."""
+    given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
+    places = np.zeros((int(levels.max(initial=0)) + 1, max_level + 1), dtype=np.int64)
+    for count in np.unique(levels).tolist():
+        named = {level for level, _ in given}
+        entries = [(index, level, gain) for index, (level, gain) in enumerate(given)]
+        entries += [(len(given) + level, level, float(level)) for level in range(count) if level not in named]
+        ranked = _glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
+        first = {}
+        for index, level, _ in entries:
+            first.setdefault(level, index)
+        for place, (index, level, _) in enumerate(ranked):
+            if 0 <= level <= max_level and first[level] == index:
+                places[count, level] = place
+    return places
+
+
+class Gains:
+    """The retrieved documents of non-zero gain and the ideal ranking of each query."""
+
+    def __init__(self, stats: Queries, pairs: tuple = (), family: str = "ndcg") -> None:
+        j, self.stats, self.size = stats.j, stats, stats.size
+        max_level = int(max(j.judged_rel.max(initial=0), j.hit_rel.max(initial=0)))
+        self.table = level_gains(pairs, max_level, family)
+        hit_gain = np.where(j.hit_rel >= 0, self.table[np.maximum(j.hit_rel, 0)], 0.0)
+        keep = hit_gain != 0
+        self.query, self.rank, self.gain = j.hit_query[keep], j.hit_rank[keep], hit_gain[keep]
+        judged = np.flatnonzero(j.judged_rel >= 0)
+        query, rel = j.judged_query[judged], j.judged_rel[judged]
+        levels = np.zeros(self.size, dtype=np.int64)  # the query's relevance levels: 0 .. its highest
+        np.maximum.at(levels, query, rel + 1)
+        place = _ideal_places(pairs, levels, max_level)[levels[query], rel]
+        stop = np.full(self.size, -1)  # the ideal ends at the first level (from the top) without gain
+        np.maximum.at(stop, query[self.table[rel] <= 0], place[self.table[rel] <= 0])
+        kept = place > stop[query]
+        order = np.lexsort((-place[kept], query[kept]))
+        self.ideal_query = query[kept][order]
+        self.ideal_gain = self.table[rel[kept][order]]
+        self.num_ideal, self.ideal_first = first_of_groups(self.ideal_query, self.size)
+        self.ideal_position = np.arange(len(self.ideal_query)) - self.ideal_first[self.ideal_query]  # 0-based
+
+    @cached_property
+    def terms(self) -> np.ndarray:
+        return self.gain / np.log2(self.rank + 1.0)
+
+    @cached_property
+    def ideal_terms(self) -> np.ndarray:
+        return self.ideal_gain / np.log2(self.ideal_position + 2.0)
+
+    def dcg(self, k: float = math.inf) -> np.ndarray:
+        return np.bincount(self.query, weights=self.terms * (self.rank <= k), minlength=self.size)
+
+    def ideal_dcg(self, k: float = math.inf) -> np.ndarray:
+        within = self.ideal_position < k
+        return np.bincount(self.ideal_query, weights=self.ideal_terms * within, minlength=self.size)
+
+    @cached_property
+    def dcg_so_far(self) -> np.ndarray:
+        return segment_cumsum(self.terms, self.query, self.size)
+
+    @cached_property
+    def ideal_so_far(self) -> np.ndarray:
+        return segment_cumsum(self.ideal_terms, self.ideal_query, self.size)
+
+    def ideal_at(self, query: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """The ideal DCG of ``query`` down to 0-based ``position`` (its whole ideal past its end)."""
+        last = np.minimum(position, self.num_ideal[query] - 1)
+        return self.ideal_so_far[self.ideal_first[query] + last]
+
+    def dcg_at(self, query: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """The DCG of ``query`` down to 0-based ``position`` (0 where no gain yet)."""
+        if not len(self.query):
+            return np.zeros(len(query))
+        width = int(self.rank.max()) + int(position.max(initial=0)) + 2
+        keys = self.query * width + self.rank
+        found = np.maximum(np.searchsorted(keys, query * width + position + 1, side="right") - 1, 0)
+        ok = (self.query[found] == query) & (self.rank[found] <= position + 1)
+        return np.where(ok, self.dcg_so_far[found], 0.0)
+
+
+def _ndcg_family(stats: Queries, measure: Measure) -> np.ndarray:
+    gains = Gains(stats, measure.args, measure.family)
+    if measure.family == "dcg":
+        return gains.dcg()
+    if measure.family == "ideal_dcg":
+        return gains.ideal_dcg()
+    return ratio(gains.dcg(), gains.ideal_dcg())
+
+
+def _ndcg_cut(stats: Queries, measure: Measure) -> np.ndarray:
+    gains = Gains(stats)
+    return ratio(gains.dcg(measure.param), gains.ideal_dcg(measure.param))
+
+
+def _ndcg_rel(stats: Queries, measure: Measure) -> np.ndarray:
+    g = Gains(stats, measure.args, measure.family)
+    positive = np.flatnonzero(g.gain > 0)
+    query = g.query[positive]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = g.dcg_so_far[positive] / g.ideal_at(query, g.rank[positive] - 1)
+        total = np.bincount(query, weights=steps, minlength=g.size)
+        unretrieved = (g.num_ideal - np.bincount(query, minlength=g.size)).astype(np.float64)
+        total = total + unretrieved * g.dcg() / g.ideal_dcg()
+    return np.where(total > 0, total / np.maximum(g.num_ideal, 1), 0.0)
+
+
+def _rndcg_steps(g: Gains, num_ret: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(query, dcg / ideal dcg) where the ideal gain changes, in query then rank order."""
+    inner = np.flatnonzero((g.ideal_position > 0) & (g.ideal_gain != np.roll(g.ideal_gain, 1)))
+    ends = np.flatnonzero(g.num_ideal > 0)
+    query = np.concatenate([g.ideal_query[inner], ends])
+    position = np.concatenate([g.ideal_position[inner], g.num_ideal[ends]])  # ig_i differs from ig_{i-1}
+    order = np.argsort(query, kind="stable")
+    query, position = query[order], position[order]
+    seen = np.minimum(position - 1, num_ret[query] - 1)
+    return query, g.dcg_at(query, seen) / g.ideal_at(query, position - 1)
+
+
+def _rndcg(stats: Queries, measure: Measure) -> np.ndarray:
+    g = Gains(stats, measure.args, measure.family)
+    num_ret = stats.j.num_ret
+    query, steps = _rndcg_steps(g, num_ret)
+    total = np.bincount(query, weights=steps, minlength=g.size)
+    count = np.bincount(query, minlength=g.size).astype(np.float64)
+    past = (num_ret > g.num_ideal + 1) & (g.num_ideal > 0)  # the ranking goes on past the ideal
+    total[past] += g.dcg()[past] / g.ideal_dcg()[past]
+    count[past] += 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.divide(total, count)  # 0 / 0 is trec_eval's NaN too
+    out[stats.num_rel == 0] = 0.0
+    return out
+
+
+def _g(stats: Queries, measure: Measure) -> np.ndarray:
+    g = Gains(stats, measure.args, measure.family)
+    cost = segment_cumsum(np.maximum(g.ideal_gain, 1.0), g.ideal_query, g.size)  # each ideal gain, at least 1
+    position = g.rank - 1
+    last = np.minimum(position, g.num_ideal[g.query] - 1)
+    has_ideal = last >= 0
+    so_far = np.where(has_ideal, cost[g.ideal_first[g.query] + np.maximum(last, 0)], 0.0) if len(cost) else 0.0
+    so_far = so_far + (position - np.where(has_ideal, last, -1))  # 1 for each rank past the ideal
+    results = segment_cumsum(g.gain, g.query, g.size)
+    terms = g.gain / np.log2(2 + so_far - results)
+    ideal = np.bincount(g.ideal_query, weights=g.ideal_gain, minlength=g.size)
+    return ratio(np.bincount(g.query, weights=terms, minlength=g.size), ideal)
+
+
+def rbp_persistence(args: tuple) -> float:
+    """``rbp``'s ``p``: the last ``p=`` pair, else 0.9."""
+    values = [value for name, value in args if name == "p"]
+    return values[-1] if values else 0.9
+
+
+def powers(p: float, count: int) -> np.ndarray:
+    """[count] ``p**i`` as a loop multiplies it out (``cur_p *= p``)."""
+    steps = np.full(max(count, 1), p)
+    steps[0] = 1.0
+    return np.multiply.accumulate(steps)
+
+
+def _rbp(stats: Queries, measure: Measure) -> np.ndarray:
+    g = Gains(stats, measure.args, measure.family)
+    p = rbp_persistence(measure.args)
+    j = stats.j
+    # the query's gains: its relevance values 0 .. max and the pairs; scaled into [0, 1] when outside
+    levels = np.full(stats.size, -1)
+    np.maximum.at(levels, j.judged_query[j.judged_rel >= 0], j.judged_rel[j.judged_rel >= 0])
+    pair_gains = [gain for name, gain in measure.args if _valid_level(name)]
+    low = np.minimum(0.0, min(pair_gains, default=0.0))
+    high = np.maximum(0.0, max(pair_gains, default=0.0))
+    cumulative_min = np.minimum.accumulate(g.table)
+    cumulative_max = np.maximum.accumulate(g.table)
+    low = np.where(levels >= 0, np.minimum(low, cumulative_min[np.maximum(levels, 0)]), low)
+    high = np.where(levels >= 0, np.maximum(high, cumulative_max[np.maximum(levels, 0)]), high)
+    scale = ((low < 0) | (high > 1))[g.query]
+    gain = g.gain.copy()
+    gain[scale] = (gain[scale] - low[g.query][scale]) / (high - low)[g.query][scale]
+    terms = gain * powers(p, int(g.rank.max(initial=1)))[g.rank - 1]
+    return (1.0 - p) * np.bincount(g.query, weights=terms, minlength=g.size)
+
+
+MEASURES = {"ndcg": _ndcg_family, "dcg": _ndcg_family, "ideal_dcg": _ndcg_family, "ndcg_cut": _ndcg_cut,
+            "ndcg_rel": _ndcg_rel, "Rndcg": _rndcg, "G": _g, "rbp": _rbp}
