@@ -19,7 +19,7 @@ Sources read (upstream paths):
   (``get_sorted_clicks``).
 * Microsoft Recommenders ``recommenders/evaluation/python_evaluation.py``
   (``merge_ranking_true_pred``, ``precision_at_k``, ``recall_at_k``, ``map_at_k``, ``map``,
-  ``ndcg_at_k``, ``_get_reciprocal_rank``, ``get_top_k_items``).
+  ``ndcg_at_k``, ``r_precision_at_k``, ``_get_reciprocal_rank``, ``get_top_k_items``).
 * Apache Spark ``mllib/src/main/scala/org/apache/spark/mllib/evaluation/RankingMetrics.scala``
   (``precisionAt``, ``recallAt``, ``meanAveragePrecisionAt``, ``averagePrecision``, ``ndcgAt``,
   ``countRelevantItemRatio``).
@@ -239,8 +239,20 @@ def recommenders_user_dcg(ranked, truth, k, score_type="binary", discfun_type="l
     return sum(rel(g) / discfun(1 + rank_of[item]) for item, g in truth.items() if item in rank_of)
 
 
+def recommenders_r_precision_at_k(ranked, truth, k):
+    """``r_precision_at_k``: the hits of the top k (``df_hit``, common users) with rank <= actual, i.e.
+    in the top min(k, R); ``groupby(user).size() / actual``, so a user without such a hit is NaN and
+    ``.mean()`` leaves it out. (Over all users: 0.0 if ``df_hit`` is empty, a NaN mean if every hit
+    lies past rank R.)"""
+    if not truth or not ranked:
+        return None
+    hits = sum(_hits(ranked, truth, min(k, len(truth))))
+    return hits / len(truth) if hits else None
+
+
 RECOMMENDERS = {"precision": recommenders_precision_at_k, "recall": recommenders_recall_at_k,
-                "map": recommenders_map_at_k, "ndcg": recommenders_ndcg_at_k}
+                "map": recommenders_map_at_k, "ndcg": recommenders_ndcg_at_k,
+                "rprecision": recommenders_r_precision_at_k}
 
 
 # ==============================================================================================
