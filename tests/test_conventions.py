@@ -278,10 +278,10 @@ def test_torchmetrics_classes_flat(k):
 # RecBole, Jurity, Microsoft Recommenders, Spark, RecTools: references following their source
 # ==============================================================================================
 FUNCTIONAL = {"precision": F.precision, "recall": F.recall, "map": F.map, "ndcg": F.ndcg, "mrr": F.mrr,
-              "hitrate": F.hitrate, "f1": F.f1}
-# users a library drops from the mean although this library counts them (with 0): relevant items
-# but an empty recommendation list, for these metrics (see the notes in torchrec_eval.conventions)
-DROPS_EMPTY_LISTS = {"jurity": {"precision", "map"}, "recommenders": {"precision", "recall", "map"}}
+              "hitrate": F.hitrate, "f1": F.f1, "rprecision": F.rprecision}
+# users a library drops from the mean although they have relevant items: those with an empty
+# recommendation list, for these metrics; the presets set empty_list_action="skip" there
+DROPS_EMPTY_LISTS = {"jurity": {"precision", "map"}, "recommenders": {"precision", "recall", "map", "rprecision"}}
 
 
 @pytest.mark.parametrize("library", sorted(ref.LIBRARIES))
@@ -307,15 +307,10 @@ def test_reference_short_lists(library):
             expected = [theirs(ranked, truth, k) for ranked, truth in queries]
             got = FUNCTIONAL[name](k=k, convention=library, reduction="none", **inputs)
             if name in DROPS_EMPTY_LISTS.get(library, ()):
-                # the library leaves these users out; this library scores them 0 (pass only the
-                # lists you want averaged): compare the others, means included
+                # the library leaves these users out, and so does the preset (empty_list_action="skip")
                 assert all(expected[b] is None for b in range(len(queries)) if empty_list[b])
-                assert (got[torch.tensor(empty_list)] == 0).all()
-                keep = [b for b in range(len(queries)) if not empty_list[b]]
-                got = got[keep]
-                expected = [expected[b] for b in keep]
             _close(got, _nan(expected), f"{library} {name}@{k}")
-            _close(_nanmean(got.tolist()), ref.mean(expected), f"{library} {name}@{k} mean")
+            _close(FUNCTIONAL[name](k=k, convention=library, **inputs), ref.mean(expected), f"{library} {name}@{k} mean")
 
 
 def test_reference_recommenders_ndcg_counts_users_without_predictions():
@@ -418,8 +413,11 @@ def test_override_jurity_precision_denominator():
     inputs, queries = _ranked(seed=44)
     for k in KS:
         got = F.precision(k=k, convention="jurity", denominator="k", reduction="none", **inputs)
-        expected = [ref.recbole_precision(r, t, k) for r, t in queries]  # hits / k, empty queries skipped
+        # hits / k; empty queries and (Jurity's users without predictions) empty lists skipped
+        expected = [ref.recbole_precision(r, t, k) if r else None for r, t in queries]
         _close(got, _nan(expected))
+        counted = F.precision(k=k, convention="jurity", empty_list_action="neg", reduction="none", **inputs)
+        assert counted[0] == 0 and torch.isnan(got[0])  # row 0: relevant items, an empty list
 
 
 def test_override_in_classes_and_suite():
@@ -523,16 +521,18 @@ def test_rectools_intra_list_diversity_scores_a_one_item_list_zero():
     assert float(skipping.compute()) == pytest.approx(expected * 3 / 2, abs=1e-12)  # the 0 is not averaged
 
 
-def test_the_docs_name_every_metric_a_library_drops_empty_lists_from():
-    """The notes named precision only; the references (from the libraries' source) drop more."""
+def test_the_presets_and_docs_name_every_metric_a_library_drops_empty_lists_from():
+    """The references (from the libraries' source) drop these users; the presets set the option, and
+    the module text names each metric."""
     import torchrec_eval.conventions as conventions
 
     names = {"precision": "precision", "recall": "recall", "map": "MAP"}
     note = " ".join(conventions.__doc__.split())
-    for library, label in (("jurity", "Jurity leaves them out of"), ("recommenders", "MS Recommenders out of")):
-        said = note.split(label)[1].split(";")[0].split("(")[0]
+    for library, label in (("jurity", "``\"jurity\"`` leaves users"), ("recommenders", "``\"recommenders\"`` out of")):
+        said = note.split(label)[1].split("(")[0]
         for metric in DROPS_EMPTY_LISTS[library]:
-            assert names[metric] in said, (library, metric, said)
+            assert PRESETS[library].options[metric]["empty_list_action" if metric in names else "no_hit_action"] == "skip"
+            assert metric not in names or names[metric] in said, (library, metric, said)
 
 
 def test_jurity_ctr_cut_with_the_ranked_form():

@@ -69,6 +69,7 @@ and queries with no relevant item follow ``empty_target_action``.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -114,14 +115,20 @@ OPTIONS: dict[str, dict[str, bool]] = {  # option -> required
     "gini": {"num_items": True},
     "entropy": {"num_items": True, "base": False, "normalization": False},
     "inter_list_diversity": {"num_items": True},
-    "intra_list_diversity": {"item_features": False, "item_similarity": False, "single_item": False},
+    "intra_list_diversity": {"item_features": False, "item_similarity": False, "single_item": False,
+                             "featureless": False},
     "novelty": {"item_popularity": True, "num_users": False, "cold_items": False},
     "serendipity": {"item_popularity": True, "baseline_size": False},
-    "average_popularity": {"item_popularity": True},
+    "average_popularity": {"item_popularity": True, "all_zero": False},
 }
 ENTROPY_NORMALIZATIONS = ("none", "log_num_items", "distinct")
 COLD_ITEMS = ("least_popular", "one_user")
 SINGLE_ITEM = ("skip", "zero")
+FEATURELESS = ("error", "nan")
+ALL_ZERO = ("error", "zero")
+# options newer than the configuration state's name: kept in `settings` only when not the default, and
+# dropped to name the state of a checkpoint saved before them (see BeyondMember.legacy)
+_NEWER_SETTINGS = ("featureless", "all_zero")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -133,7 +140,7 @@ def _check_int(name: str, value: object, family: str, minimum: int = 1) -> int:
     return value
 
 
-def _check_vector(name: str, value: object, family: str) -> Tensor:
+def _check_vector(name: str, value: object, family: str, all_zero: bool = False) -> Tensor:
     if not isinstance(value, Tensor):
         raise ValueError(
             f"{family}: `{name}` must be a 1-D torch.Tensor [num_items], got {type(value).__name__}"
@@ -145,15 +152,16 @@ def _check_vector(name: str, value: object, family: str) -> Tensor:
         )
     value = value.detach().to(torch.float64)
     low = float(value.min())
-    if not bool(torch.isfinite(value).all()) or low < 0 or float(value.sum()) <= 0:
+    if not bool(torch.isfinite(value).all()) or low < 0 or (float(value.sum()) <= 0 and not all_zero):
+        hint = " (all_zero='zero' accepts all 0s)" if family == "average_popularity" else ""
         raise ValueError(
-            f"{family}: `{name}` must be finite, >= 0 and not all 0 (counts or probabilities), "
+            f"{family}: `{name}` must be finite, >= 0 and not all 0 (counts or probabilities){hint}, "
             f"got min={low} sum={float(value.sum())}"
         )
     return value
 
 
-def _check_matrix(name: str, value: object, family: str, square: bool) -> Tensor:
+def _check_matrix(name: str, value: object, family: str, square: bool, nan: bool = False) -> Tensor:
     if not isinstance(value, Tensor):
         raise ValueError(f"{family}: `{name}` must be a 2-D torch.Tensor, got {type(value).__name__}")
     shape = tuple(value.shape)
@@ -168,8 +176,10 @@ def _check_matrix(name: str, value: object, family: str, square: bool) -> Tensor
             f"{family}: `{name}` must be a floating point tensor {want}, "
             f"got shape {shape} and dtype {value.dtype}"
         )
-    if not bool(torch.isfinite(value).all()):
-        raise ValueError(f"{family}: `{name}` must be finite")
+    if not bool((torch.isfinite(value) | (torch.isnan(value) if nan else False)).all()):
+        allowed = "finite or NaN (featureless='nan')" if nan else "finite (featureless='nan' accepts NaN)"
+        raise ValueError(f"{family}: `{name}` must be {allowed}, got {int((~torch.isfinite(value)).sum())} "
+                         f"values that are not (first: {value[~torch.isfinite(value)][0].item()})")
     return value.detach()
 
 
@@ -336,14 +346,25 @@ class BeyondMember:
                     f"`item_similarity` [num_items, num_items], got "
                     f"{'both' if features is not None else 'neither'}"
                 )
+            featureless = options.get("featureless") or "error"
+            if featureless not in FEATURELESS:
+                raise ValueError(
+                    f"intra_list_diversity: `featureless` must be one of {FEATURELESS}, got {featureless!r}"
+                )
+            nan = featureless == "nan"
+            if nan:
+                settings["featureless"] = featureless
             if features is not None:
-                features = _check_matrix("item_features", features, family, square=False)
+                features = _check_matrix("item_features", features, family, square=False, nan=nan)
                 features = features.to(torch.float64)
                 norm = features.norm(dim=1, keepdim=True)
                 table = features / torch.where(norm > 0, norm, torch.ones_like(norm))
+                if nan:  # an item with a NaN feature has none (RecTools): its whole row is NaN
+                    table[torch.isnan(table).any(1)] = float("nan")
                 settings["mode"] = "features"
             else:
-                table = _check_matrix("item_similarity", similarity, family, square=True).to(torch.float64)
+                table = _check_matrix("item_similarity", similarity, family, square=True, nan=nan)
+                table = table.to(torch.float64)
                 settings["mode"] = "similarity"
             self.buffers[f"beyond_{family}_table"] = table
             settings["single_item"] = options.get("single_item") or "skip"
@@ -353,7 +374,12 @@ class BeyondMember:
                 )
             self.limits.append((f"{family}: `item_{settings['mode']}` rows", table.shape[0]))
         if "item_popularity" in known:
-            popularity = _check_vector("item_popularity", options["item_popularity"], family)
+            all_zero = options.get("all_zero") or "error"
+            if all_zero not in ALL_ZERO:
+                raise ValueError(f"average_popularity: `all_zero` must be one of {ALL_ZERO}, got {all_zero!r}")
+            if all_zero != "error":
+                settings["all_zero"] = all_zero
+            popularity = _check_vector("item_popularity", options["item_popularity"], family, all_zero == "zero")
             self.limits.append((f"{family}: `item_popularity` length", popularity.numel()))
             if family == "novelty":
                 num_users = options.get("num_users")
@@ -462,6 +488,13 @@ class BeyondMember:
                 total = (table[safe] * present).sum(1)
                 ok = length > 0
                 value = total / length.clamp(min=1)
+            elif family == "intra_list_diversity" and "featureless" in self.settings[family]:
+                value, pairs = self._diversity_of_known(metric, safe, present)
+                if self.settings[family]["single_item"] == "zero":  # RecTools: a one-item list scores 0
+                    ok = (length == 1) | (pairs > 0)
+                    value = torch.where(length >= 2, value, torch.zeros_like(value))
+                else:
+                    ok = pairs > 0
             elif family == "intra_list_diversity":
                 table = metric.beyond_intra_list_diversity_table.to(torch.float64)
                 if self.settings[family]["mode"] == "features":
@@ -492,6 +525,37 @@ class BeyondMember:
             values.append(torch.where(ok, value, torch.zeros((), dtype=torch.float64, device=value.device)))
             counted.append(ok)
         return torch.stack(values, dim=1), torch.stack(counted, dim=1)
+
+    def _diversity_of_known(self, metric: Any, safe: Tensor, present: Tensor) -> tuple[Tensor, Tensor]:
+        """``featureless="nan"``: the mean distance over the pairs of a list whose distance is known (no
+        NaN feature row, no NaN similarity), and the number of those pairs, per query. RecTools sets a
+        pair's distance to NaN when an item lacks features, and pandas' mean leaves it out."""
+        table = metric.beyond_intra_list_diversity_table.to(torch.float64)
+        if self.settings["intra_list_diversity"]["mode"] == "features":
+            rows = table[safe]
+            known = present & ~torch.isnan(rows).any(2)
+            vectors = torch.where(known.unsqueeze(2), rows, torch.zeros((), dtype=rows.dtype, device=rows.device))
+            summed = vectors.sum(1)
+            pair_sum = (summed * summed).sum(1) - (vectors * vectors).sum((1, 2))
+            m = known.sum(1).to(torch.float64)
+            pairs = m * (m - 1)  # ordered pairs, as pair_sum counts each pair twice
+        else:
+            block = table[safe.unsqueeze(2), safe.unsqueeze(1)]
+            both = present.unsqueeze(2) & present.unsqueeze(1)
+            both &= ~torch.eye(safe.shape[1], dtype=torch.bool, device=safe.device)
+            known = both & ~torch.isnan(block)
+            pair_sum = torch.where(known, block, torch.zeros((), dtype=block.dtype, device=block.device)).sum((1, 2))
+            pairs = known.sum((1, 2)).to(torch.float64)
+        return 1.0 - pair_sum / pairs.clamp(min=1), pairs
+
+    def legacy(self) -> BeyondMember:
+        """The member as it was before the options of ``_NEWER_SETTINGS`` (self if it has none of them)."""
+        if not any(name in settings for settings in self.settings.values() for name in _NEWER_SETTINGS):
+            return self
+        older = copy.copy(self)
+        older.settings = {family: {name: value for name, value in settings.items() if name not in _NEWER_SETTINGS}
+                          for family, settings in self.settings.items()}
+        return older
 
     def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
         """Per-query metrics: key -> (sum [G], sum of squares [G], count [G]) for confidence intervals."""
@@ -723,16 +787,25 @@ class IntraListDiversity(_Beyond):
     MS Recommenders). Lists with fewer than two items are not counted (Jurity, MS Recommenders);
     with ``single_item="zero"`` (RecTools, and its preset) a one-item list counts as 0.
 
+    ``featureless="nan"`` (RecTools, and its preset) accepts NaN: an item whose ``item_features`` row
+    holds a NaN has no features, and a NaN similarity an unknown one; a pair with such a distance is
+    left out of its list's mean (RecTools' distance is NaN there and pandas' mean skips it), and a list
+    of two or more items without any known pair is not counted (RecTools' per-user NaN, left out of
+    its mean). RecTools' own distance is Hamming's: pass ``item_similarity = 1 - D`` for a distance
+    matrix ``D``.
+
     Args:
         k: cut-off(s).
         item_features: ``[num_items, d]`` float item vectors, or
         item_similarity: ``[num_items, num_items]`` float similarity matrix (exactly one of the two).
         single_item: ``"skip"`` (default) or ``"zero"``: how a one-item list counts.
+        featureless: ``"error"`` (default: NaN in the table raises) or ``"nan"`` (above).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
         ValueError: unless exactly one of ``item_features``/``item_similarity`` is a finite float
-            matrix of the right shape; on an item id out of its range, and bad input in ``update``.
+            matrix of the right shape (NaN allowed with ``featureless="nan"``); on a bad
+            ``single_item`` or ``featureless``, an item id out of its range, and bad input in ``update``.
 
     Example:
         >>> import torch
@@ -755,9 +828,11 @@ class IntraListDiversity(_Beyond):
         item_features: Tensor | None = None,
         item_similarity: Tensor | None = None,
         single_item: str | None = None,
+        featureless: str | None = None,
         **kwargs: Any,
     ) -> None:
-        options = {"item_features": item_features, "item_similarity": item_similarity, "single_item": single_item}
+        options = {"item_features": item_features, "item_similarity": item_similarity, "single_item": single_item,
+                   "featureless": featureless}
         super().__init__(k, options, **kwargs)
 
 
@@ -857,11 +932,14 @@ class AveragePopularity(_Beyond):
     Args:
         k: cut-off(s).
         item_popularity: ``[num_items]`` training counts (or any popularity score), used as given.
+        all_zero: ``"error"`` (default): an ``item_popularity`` of only 0s raises (it is most often an
+            empty or misaligned training split); ``"zero"``: accepted, every value is then 0, as
+            RecTools' ``AvgRecPopularity`` gives without previous interactions (its preset sets it).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
-        ValueError: on a bad ``k`` or ``item_popularity``, an item id out of range, and bad input in
-            ``update``.
+        ValueError: on a bad ``k``, ``item_popularity`` or ``all_zero``, an item id out of range, and
+            bad input in ``update``.
 
     Example:
         >>> import torch
@@ -875,5 +953,7 @@ class AveragePopularity(_Beyond):
     family = "average_popularity"
     higher_is_better = None
 
-    def __init__(self, k: IntOrSeq = 10, *, item_popularity: Tensor, **kwargs: Any) -> None:
-        super().__init__(k, {"item_popularity": item_popularity}, **kwargs)
+    def __init__(
+        self, k: IntOrSeq = 10, *, item_popularity: Tensor, all_zero: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(k, {"item_popularity": item_popularity, "all_zero": all_zero}, **kwargs)

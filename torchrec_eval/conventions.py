@@ -20,9 +20,16 @@ convention                empty query  ties        P@k divides  AP@k divides   N
 ========================  ===========  ==========  ===========  =============  =========  ========  ==============
 
 Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (\\*,
-``average_ties=True``), as torchmetrics does; ``"rectools"`` counts a cold item as seen by one user in
-``novelty`` (``cold_items="one_user"``) and a one-item list as 0 in ``intra_list_diversity``
-(``single_item="zero"``).
+``average_ties=True``), as torchmetrics does. ``"jurity"`` leaves users with relevant items but an
+empty recommendation list out of precision and MAP, ``"recommenders"`` out of precision, recall and
+MAP (``empty_list_action="skip"``; their NDCG counts them as 0, as the default does).
+``"recommenders"`` computes R-Precision as MS Recommenders' ``r_precision_at_k``: the hits in the top
+min(k, R) over R (``denominator="r"``), averaged over the users with at least one such hit
+(``no_hit_action="skip"``). ``"rectools"`` counts a cold item as seen by one user in ``novelty``
+(``cold_items="one_user"``), a one-item list as 0 in ``intra_list_diversity``
+(``single_item="zero"``), leaves the pairs with an item without features (a NaN row of
+``item_features``) out of a list's intra-list diversity (``featureless="nan"``), and scores
+``average_popularity`` 0 when every popularity is 0 (``all_zero="zero"``), as RecTools does.
 
 Notes on what a preset cannot change:
 
@@ -40,16 +47,17 @@ Notes on what a preset cannot change:
   relevant row. (ranx's ``Run``/``Qrels`` collapse repeats on loading, the last one winning.)
   RecTools joins recommendations to interactions, so repeats multiply rows; its own tracker calls
   that a bug (MobileTeleSystems/RecTools#164), and ``"rectools"`` refuses repeats instead.
-* Which queries a library averages when a query has relevant items but an empty recommendation
-  list is a property of the caller's data: Jurity leaves them out of precision and MAP, MS
-  Recommenders out of precision, recall and MAP (its NDCG counts them as 0, as this library does);
-  pass only the lists you want averaged.
-* Not reproduced, by design of the state (one count of queries per metric family): MS Recommenders'
-  ``r_precision_at_k`` divides the hits in the top min(k, R) by R and averages over the users with
-  at least one such hit (a per-metric set of users); the nearest here is ``Recall(k)`` on lists cut
-  at min(k, R). Jurity's CTR@k takes the top k of every item before dropping those without a logged
-  response; ``CTR`` here drops them first (``mask`` / ``ignore_index``) and then takes the top k
-  (for Jurity's cut pass the top k of every item as ``ranked_ids``, unlogged ones set to -1).
+* An empty recommendation list is a query without a candidate: a ``ranked_ids`` row of padding only
+  (or, in the dense and ids forms, every score ``-inf`` or masked -- there R counts the candidates
+  only, so such a query has no relevant item and ``empty_target_action`` decides).
+* A mean over no user: this library returns NaN whenever no query is counted, under every
+  convention. MS Recommenders returns 0.0 when no user has a hit in the top k (``df_hit`` empty):
+  ``r_precision_at_k`` then averages over no user and still says 0.0 (NaN here), and so do
+  precision, recall and MAP when no user has both relevant items and recommendations. When hits
+  exist but none in the top min(k, R), its ``r_precision_at_k`` is NaN, as here.
+* Not reproduced: Jurity's CTR@k takes the top k of every item before dropping those without a
+  logged response; ``CTR`` here drops them first (``mask`` / ``ignore_index``) and then takes the
+  top k (for Jurity's cut pass the top k of every item as ``ranked_ids``, unlogged ones set to -1).
 """
 
 from __future__ import annotations
@@ -73,13 +81,34 @@ def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut") -> dict[str, dict[st
     return {"ndcg": gains, "dcg": {key: gains[key] for key in ("gain", "log_base")}}
 
 
+_SKIP_EMPTY_LISTS = {"empty_list_action": "skip"}  # users with relevant items but no recommendation: left out
+
+
 PRESETS: dict[str, Preset] = {
     "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
     "ranx": Preset("neg", "index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}, duplicates="count"),
     "torchmetrics": Preset("neg", "index", {"map": {"normalizer": "hits"}, "ndcg": {"average_ties": True}}),
     "recbole": Preset("skip", "index", _binary_ndcg()),
-    "jurity": Preset("skip", "index", {"precision": {"denominator": "retrieved"}, **_binary_ndcg(ideal="full")}),
-    "recommenders": Preset("skip", "index", _binary_ndcg(log_base=2.718281828459045)),
+    "jurity": Preset(
+        "skip",
+        "index",
+        {
+            "precision": {"denominator": "retrieved", **_SKIP_EMPTY_LISTS},
+            "map": dict(_SKIP_EMPTY_LISTS),
+            **_binary_ndcg(ideal="full"),
+        },
+    ),
+    "recommenders": Preset(
+        "skip",
+        "index",
+        {
+            "precision": dict(_SKIP_EMPTY_LISTS),
+            "recall": dict(_SKIP_EMPTY_LISTS),
+            "map": dict(_SKIP_EMPTY_LISTS),
+            "rprecision": {"denominator": "r", "no_hit_action": "skip"},
+            **_binary_ndcg(log_base=2.718281828459045),
+        },
+    ),
     "spark": Preset("neg", "index", _binary_ndcg(log_base=2.718281828459045)),
     "rectools": Preset(
         "skip",
@@ -87,7 +116,8 @@ PRESETS: dict[str, Preset] = {
         {
             "map": {"normalizer": "r"},
             "novelty": {"cold_items": "one_user"},
-            "intra_list_diversity": {"single_item": "zero"},
+            "intra_list_diversity": {"single_item": "zero", "featureless": "nan"},
+            "average_popularity": {"all_zero": "zero"},
             **_binary_ndcg(ideal="k"),
         },
     ),

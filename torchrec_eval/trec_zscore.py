@@ -103,13 +103,13 @@ class ZEvaluation(Evaluation):
             for row, qid in enumerate(self.qids.tolist()):
                 lines += [_line(m, qid, self.per_query[m.name][row]) for m in shown]
         if summary:
-            lines += [_line(m, "all", self.summary[m.name]) for m in self.measures]
+            lines += [_line(m, "all", self.summary[m.name]) for m in self.measures if m.name in self.summary]
         return "\n".join(lines)
 
 
 def _line(measure, qid: str, value) -> str:
-    if measure.kind == "runid" or isinstance(value, str):
-        return format_line(measure.name, qid, value, "runid")
+    if measure.kind == "runid" or isinstance(value, str):  # printed as they are, without a Z
+        return format_line(measure.name, qid, value, measure.kind if measure.kind == "string" else "runid")
     return "Z" + format_line(measure.name, qid, value, "double")
 
 
@@ -133,7 +133,8 @@ def zscore_evaluation(evaluation: Evaluation, zscores: ZScores,
         if kind in _UNCONVERTED or (raw is not None and not numeric):
             if raw is not None:
                 out.per_query[name] = raw
-            out.summary[name] = evaluation.summary[name]
+            if name in evaluation.summary:  # relstring has no summary line
+                out.summary[name] = evaluation.summary[name]
             continue
         z = zscores.convert(name, qids, raw if raw is not None else np.zeros(size))
         if name in evaluation.per_query:

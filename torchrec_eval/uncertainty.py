@@ -126,11 +126,6 @@ def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     for member in metric.members:
         if hasattr(member, "moments"):
             out.update(member.moments(metric))
-        elif isinstance(member, Plan):
-            p = len(member.keys)
-            stats = metric.stats
-            for i, key in enumerate(member.keys):
-                out[key] = (stats[:, i], stats[:, p + i], stats[:, 2 * p])
     return out
 
 
@@ -320,7 +315,7 @@ class PairedComparison(SafeMetric):
             if isinstance(member, Plan):
                 v, c = member.per_query(batch.ranked, self.template.empty_target_action)
                 values.append(v)
-                counted.append(c.unsqueeze(1).expand_as(v))
+                counted.append(c)
             else:
                 v, c = member.per_query(self.template, batch)
                 values.append(v)

@@ -19,7 +19,7 @@ Sources read (upstream paths):
   (``get_sorted_clicks``).
 * Microsoft Recommenders ``recommenders/evaluation/python_evaluation.py``
   (``merge_ranking_true_pred``, ``precision_at_k``, ``recall_at_k``, ``map_at_k``, ``map``,
-  ``ndcg_at_k``, ``_get_reciprocal_rank``, ``get_top_k_items``).
+  ``ndcg_at_k``, ``r_precision_at_k``, ``_get_reciprocal_rank``, ``get_top_k_items``).
 * Apache Spark ``mllib/src/main/scala/org/apache/spark/mllib/evaluation/RankingMetrics.scala``
   (``precisionAt``, ``recallAt``, ``meanAveragePrecisionAt``, ``averagePrecision``, ``ndcgAt``,
   ``countRelevantItemRatio``).
@@ -239,8 +239,20 @@ def recommenders_user_dcg(ranked, truth, k, score_type="binary", discfun_type="l
     return sum(rel(g) / discfun(1 + rank_of[item]) for item, g in truth.items() if item in rank_of)
 
 
+def recommenders_r_precision_at_k(ranked, truth, k):
+    """``r_precision_at_k``: the hits of the top k (``df_hit``, common users) with rank <= actual, i.e.
+    in the top min(k, R); ``groupby(user).size() / actual``, so a user without such a hit is NaN and
+    ``.mean()`` leaves it out. (Over all users: 0.0 if ``df_hit`` is empty, a NaN mean if every hit
+    lies past rank R.)"""
+    if not truth or not ranked:
+        return None
+    hits = sum(_hits(ranked, truth, min(k, len(truth))))
+    return hits / len(truth) if hits else None
+
+
 RECOMMENDERS = {"precision": recommenders_precision_at_k, "recall": recommenders_recall_at_k,
-                "map": recommenders_map_at_k, "ndcg": recommenders_ndcg_at_k}
+                "map": recommenders_map_at_k, "ndcg": recommenders_ndcg_at_k,
+                "rprecision": recommenders_r_precision_at_k}
 
 
 # ==============================================================================================
@@ -442,11 +454,31 @@ def rectools_miuf(lists, prev_interactions):
 
 def rectools_ild(lists, distance):
     """``IntraListDiversity`` (rectools/metrics/diversity.py): per user with a list, the mean of
-    ``distance(i, j)`` over the pairs of the list, 0 for a one-item list (no pair); the mean over users."""
+    ``distance(i, j)`` over the pairs of the list, 0 for a one-item list (no pair); the mean over users.
+    A distance may be NaN (``PairwiseHammingDistanceCalculator``: an item with a NaN feature or no
+    row): ``groupby(user)["dist"].agg("mean")`` skips it, a user whose every pair is NaN gets NaN, and
+    ``per_user.mean()`` skips that user."""
     per_user = []
     for items in lists:
         if not items:
             continue  # a user without recommendations is not in RecTools' table
         pairs = [(a, b) for i, a in enumerate(items) for b in items[i + 1:]]
-        per_user.append(sum(distance(a, b) for a, b in pairs) / len(pairs) if pairs else 0.0)
+        if not pairs:
+            per_user.append(0.0)
+            continue
+        known = [d for d in (distance(a, b) for a, b in pairs) if not math.isnan(d)]
+        if known:
+            per_user.append(sum(known) / len(known))
+    return sum(per_user) / len(per_user)
+
+
+def rectools_avg_rec_popularity(lists, prev_items):
+    """``AvgRecPopularity.calc`` (rectools/metrics/popularity.py): popularity = the number of rows of
+    ``prev_interactions`` with the item (``value_counts``), 0 for an item without any (``fillna(0)``);
+    per user the mean over the list; the mean over the users with a list. No previous interaction:
+    every popularity is 0, and so is the value."""
+    counts: dict = {}
+    for item in prev_items:
+        counts[item] = counts.get(item, 0) + 1
+    per_user = [sum(counts.get(item, 0) for item in items) / len(items) for items in lists if items]
     return sum(per_user) / len(per_user)

@@ -252,12 +252,14 @@ def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return _summed(rt.gains, ks)
 
 
-def rprecision(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
+def rprecision(rt: RankedTargets, ks: Sequence[int | None], denominator: str = "min_k_r") -> Tensor:
+    """hits in the top min(k, R) over min(k, R) (``"min_k_r"``), or over R (``"r"``: MS Recommenders)."""
     columns = []
     for cap in ks:
         depth = rt.num_relevant if cap is None else rt.num_relevant.clamp(max=cap)
         position = (depth.long() - 1).clamp(0, rt.depth - 1).unsqueeze(1)
-        columns.append(_divide(rt.cum_hits.gather(1, position).squeeze(1), depth))
+        hits = rt.cum_hits.gather(1, position).squeeze(1)
+        columns.append(_divide(hits, rt.num_relevant if denominator == "r" else depth))
     return torch.stack(columns, dim=1)
 
 
@@ -273,23 +275,38 @@ class Kernel:
 
 
 _GAIN_OPTIONS = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
+# Options of which queries a value counts, read by the plan (not by the kernel): every family takes
+# ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
+# row of padding only) scores the family's value for it, 0, and counts; "skip": it is left out of the
+# mean (Jurity's precision and MAP, MS Recommenders' precision, recall and MAP).
+EMPTY_LIST_ACTIONS = ("neg", "skip")
+NO_HIT_ACTIONS = ("neg", "skip")
+PLAN_OPTIONS = ("empty_list_action", "no_hit_action")
+_LIST = {"empty_list_action": EMPTY_LIST_ACTIONS}
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}
 
 KERNELS: dict[str, Kernel] = {
-    "precision": Kernel(precision, {"denominator": ("k", "retrieved", "min_k_r")}),
-    "recall": Kernel(recall, {"denominator": ("r", "min_k_r")}),
-    "f1": Kernel(f1),
-    "hitrate": Kernel(hitrate),
-    "mrr": Kernel(mrr),
-    "arhr": Kernel(arhr),
-    "map": Kernel(average_precision, {"normalizer": ("min_k_r", "r", "hits", "k")}),
-    "mar": Kernel(average_recall, {"normalizer": ("min_k_r", "r", "hits", "k")}),
-    "ndcg": Kernel(ndcg, {**_GAIN_OPTIONS, "ideal": ("cut", "full", "k"), **_AVERAGE}, needs_ideal=True),
-    "dcg": Kernel(dcg, {**_GAIN_OPTIONS, **_AVERAGE}),
-    "cg": Kernel(cg),
-    "rprecision": Kernel(rprecision, to_num_relevant=True, optional_k=True),
+    "precision": Kernel(precision, {"denominator": ("k", "retrieved", "min_k_r"), **_LIST}),
+    "recall": Kernel(recall, {"denominator": ("r", "min_k_r"), **_LIST}),
+    "f1": Kernel(f1, {**_LIST}),
+    "hitrate": Kernel(hitrate, {**_LIST}),
+    "mrr": Kernel(mrr, {**_LIST}),
+    "arhr": Kernel(arhr, {**_LIST}),
+    "map": Kernel(average_precision, {"normalizer": ("min_k_r", "r", "hits", "k"), **_LIST}),
+    "mar": Kernel(average_recall, {"normalizer": ("min_k_r", "r", "hits", "k"), **_LIST}),
+    "ndcg": Kernel(ndcg, {**_GAIN_OPTIONS, "ideal": ("cut", "full", "k"), **_AVERAGE, **_LIST}, needs_ideal=True),
+    "dcg": Kernel(dcg, {**_GAIN_OPTIONS, **_AVERAGE, **_LIST}),
+    "cg": Kernel(cg, {**_LIST}),
+    # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
+    # Recommenders' r_precision_at_k averages over the users with such a hit)
+    "rprecision": Kernel(
+        rprecision,
+        {"denominator": ("min_k_r", "r"), "no_hit_action": NO_HIT_ACTIONS, **_LIST},
+        to_num_relevant=True,
+        optional_k=True,
+    ),
 }
 
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from torchrec_eval.constants import constant
 from torchrec_eval.functional._kernels import (
     EMPTY_TARGET_ACTIONS,
     KERNELS,
-    apply_empty_target_action,
+    PLAN_OPTIONS,
     check_k,
     check_option,
     counted_values,
@@ -59,17 +61,52 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
     return Entry(name, ks, tuple(sorted(options.items())))
 
 
+# Options that did not exist before the count columns (a plan without them keeps its old state
+# layout and name): dropped from the entries to name the configuration state of an old checkpoint.
+_NEWER_OPTIONS = {"empty_list_action": None, "no_hit_action": None, "denominator": "rprecision"}
+
+
+@functools.lru_cache(maxsize=256)
+def count_layout(entries: tuple[Entry, ...]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """Which count column divides each value, and what each count column counts.
+
+    Column 0 counts the queries kept by ``empty_target_action`` (every value's count by default);
+    ``"listed"`` those of them with a non-empty list (``empty_list_action="skip"``); ``("hit", j)``
+    those with a relevant item in the top min(k, R) of value ``j`` (R-Precision,
+    ``no_hit_action="skip"``). Returns (the count column of each value, the kind of each column).
+    """
+    kinds: list[Any] = ["all"]
+    columns = []
+    for entry in entries:
+        options = dict(entry.options)
+        for _ in entry.ks:
+            if options.get("no_hit_action") == "skip":  # an empty list has no hit: "listed" is implied
+                kind: Any = ("hit", len(columns))
+            elif options.get("empty_list_action") == "skip":
+                kind = "listed"
+            else:
+                kind = "all"
+            if kind not in kinds:
+                kinds.append(kind)
+            columns.append(kinds.index(kind))
+    return tuple(columns), tuple(kinds)
+
+
 class Plan:
     """Top-k metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order.
 
     As a member of a :class:`~torchrec_eval.metrics.base.RankingMetric` its state is ``stats``
-    [G, 2P + 1]: the sum of each value, the sum of its square, and the number of counted queries.
+    [G, 2P + C]: the sum of each value, the sum of its square, and C counts of counted queries: the
+    queries kept by ``empty_target_action`` (C = 1 unless an entry has ``empty_list_action="skip"``
+    or ``no_hit_action="skip"``, which count a subset of them in a column of their own; see
+    :func:`count_layout`). A checkpoint of the [G, 2P + 1] layout loads (:meth:`adapt_loaded`).
     """
 
     needs_candidates = False
     supports_weights = True  # per-query weights: every value is a mean over queries
 
     def __init__(self, entries: Sequence[Entry]) -> None:
+        # (no attribute beyond these: they name the configuration state, see RankingMetric)
         self.entries = list(entries)
         self.keys = [key for entry in self.entries for key in entry.keys]
         if len(set(self.keys)) != len(self.keys):
@@ -86,36 +123,95 @@ class Plan:
         )
         self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
 
+    @property
+    def count_columns(self) -> tuple[int, ...]:
+        """The count column (0..C-1) of each value."""
+        return count_layout(tuple(self.entries))[0]
+
+    @property
+    def count_kinds(self) -> tuple[Any, ...]:
+        return count_layout(tuple(self.entries))[1]
+
+    def check_ties(self, ties: str) -> None:
+        """``no_hit_action="skip"`` needs one order of the items (whether a query has a hit is not an
+        expectation over orders)."""
+        if ties == "average" and any(isinstance(kind, tuple) for kind in self.count_kinds):
+            raise ValueError("`no_hit_action='skip'` (R-Precision) leaves out the queries without a hit, which "
+                             "differ between orders of tied scores: it takes one order, not ties='average' "
+                             f"(got ties={ties!r})")
+
+    def legacy(self) -> Plan:
+        """The plan as it was before the options of ``_NEWER_OPTIONS`` (self if it has none of them)."""
+        entries = []
+        for entry in self.entries:
+            kept = tuple((name, value) for name, value in entry.options
+                         if name not in _NEWER_OPTIONS or _NEWER_OPTIONS[name] not in (None, entry.name))
+            entries.append(replace(entry, options=kept))
+        return self if entries == self.entries else Plan(entries)
+
     def evaluate(self, ranked: RankedTargets) -> Tensor:
         columns = []
         for entry in self.entries:
-            options = dict(entry.options)
+            options = {name: value for name, value in entry.options if name not in PLAN_OPTIONS}
             averaged = options.pop("average_ties", False) and ranked.averaged is not None  # ranked form: no ties
             view = ranked.averaged if averaged else ranked
             columns.append(KERNELS[entry.name].fn(view, list(entry.ks), **options))
         return torch.cat(columns, dim=1)
 
+    def _counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
+        """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
+        raw = self.evaluate(ranked)
+        values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
+        kinds = self.count_kinds
+        if len(kinds) == 1:
+            return values, counted
+        if ranked.tie_size is not None:
+            self.check_ties("average")
+        columns = [counted]
+        for kind in kinds[1:]:
+            kept = ranked.num_candidates > 0 if kind == "listed" else raw[:, kind[1]] > 0
+            columns.append(counted * kept.unsqueeze(1))
+        counts = torch.cat(columns, dim=1)
+        index = self.count_columns
+        device = counts.device
+        which = constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
+        return values * counts.index_select(1, which), counts
+
     def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
-        """Per-query values [B, P] (0 where not counted) and the counted mask [B]."""
-        return apply_empty_target_action(self.evaluate(ranked), ranked.num_relevant, empty_target_action)
+        """Per-query values [B, P] (0 where not counted) and the counted mask [B, P]."""
+        values, counts = self._counted(ranked, empty_target_action)
+        counted = counts[:, list(self.count_columns)] > 0
+        return values, counted
 
     # member protocol of RankingMetric
     def add_states(self, metric: Any, num_groups: int) -> None:
-        default = torch.zeros(num_groups, 2 * len(self.keys) + 1, dtype=torch.float64)
+        default = torch.zeros(num_groups, 2 * len(self.keys) + len(self.count_kinds), dtype=torch.float64)
         metric.add_state("stats", default=default, dist_reduce_fx="sum")
+
+    def adapt_loaded(self, metric: Any, state_dict: dict[str, Any], prefix: str) -> None:
+        """A checkpoint's ``stats`` of the one-count layout [G, 2P + 1], in this plan's [G, 2P + C]: every
+        count column starts as the one count (the checkpoint's queries keep the means they had)."""
+        loaded = state_dict.get(prefix + "stats")
+        width = 2 * len(self.keys)
+        num_counts = len(self.count_kinds)
+        if not isinstance(loaded, Tensor) or num_counts == 1 or loaded.ndim != 2 or loaded.shape[1] != width + 1:
+            return
+        state_dict[prefix + "stats"] = torch.cat([loaded, loaded[:, width:].expand(-1, num_counts - 1)], dim=1)
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
-        values, counted = counted_values(self.evaluate(batch.ranked), batch.ranked.relevant_column,
-                                         metric.empty_target_action)
-        rows = torch.cat([values, values * values, counted], dim=1)
+        values, counts = self._counted(batch.ranked, metric.empty_target_action)
+        rows = torch.cat([values, values * values, counts], dim=1)
         return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
 
+    def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+        """key -> (sum [G], sum of squares [G], count [G]) of each value."""
+        p, stats = len(self.keys), metric.stats
+        return {key: (stats[:, i], stats[:, p + i], stats[:, 2 * p + column])
+                for i, (key, column) in enumerate(zip(self.keys, self.count_columns, strict=True))}
+
     def compute(self, metric: Any) -> dict[str, Tensor]:
-        num_values = len(self.keys)
-        stats = metric.stats
-        means = stats[:, :num_values] / stats[:, 2 * num_values : 2 * num_values + 1]
-        return {key: means[:, i] for i, key in enumerate(self.keys)}
+        return {key: total / count for key, (total, _, count) in self.moments(metric).items()}
 
 
 def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None, weights: Tensor | None = None) -> None:

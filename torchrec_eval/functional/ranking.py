@@ -31,6 +31,10 @@ _COMMON_ARGS = """
             (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.inputs`.
         validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
             skips the checks that need a host sync.
+        empty_list_action: a query whose list is empty (no candidate: a ``ranked_ids`` row of
+            padding only, or every score ``-inf`` / masked) scores 0 and counts (``"neg"``, default), or
+            is left out of the mean (``"skip"``: Jurity's precision and MAP, MS Recommenders'
+            precision, recall and MAP; their presets set it).
         **inputs: the other input forms: ``indexes``, ``target_ids``, ``target_gains``,
             ``ranked_ids``, and ``mask``, ``exclude_ids``.
 
@@ -87,11 +91,12 @@ def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]
         duplicates=preset(convention).duplicates,
         **inputs,
     )
+    plan.check_ties(ties)
     values, counted = plan.per_query(batch.ranked, empty_target_action)
     if reduction == "none":
-        values = values.masked_fill(~counted.unsqueeze(1), float("nan"))
+        values = values.masked_fill(~counted, float("nan"))
     else:
-        values = (values.sum(0) / counted.sum()).unsqueeze(0)  # 0/0 = NaN when nothing is counted
+        values = (values.sum(0) / counted.sum(0)).unsqueeze(0)  # 0/0 = NaN when nothing is counted
     results = {key: values[:, i] for i, key in enumerate(plan.keys)}
     if isinstance(k, (list, tuple)):
         return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}
@@ -111,6 +116,7 @@ def precision(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     denominator=None,
     **inputs,
 ):
@@ -142,6 +148,7 @@ def recall(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     denominator=None,
     **inputs,
 ):
@@ -172,6 +179,7 @@ def f1(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     **inputs,
 ):
     r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
@@ -197,6 +205,7 @@ def hitrate(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     **inputs,
 ):
     r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
@@ -222,6 +231,7 @@ def mrr(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     **inputs,
 ):
     r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
@@ -249,6 +259,7 @@ def arhr(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     **inputs,
 ):
     r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
@@ -274,6 +285,7 @@ def map(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     normalizer=None,
     **inputs,
 ):
@@ -305,6 +317,7 @@ def mar(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     normalizer=None,
     **inputs,
 ):
@@ -341,6 +354,7 @@ def dcg(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     gain=None,
     log_base=None,
     **inputs,
@@ -369,6 +383,7 @@ def ndcg(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     gain=None,
     log_base=None,
     ideal=None,
@@ -400,6 +415,7 @@ def cg(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
     **inputs,
 ):
     r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
@@ -425,6 +441,9 @@ def rprecision(
     relevance_threshold=None,
     ties=None,
     validate_args=True,
+    empty_list_action=None,
+    denominator=None,
+    no_hit_action=None,
     **inputs,
 ):
     r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
@@ -432,6 +451,12 @@ def rprecision(
     ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R). Without a cap the
     ranking goes as deep as the largest R of the batch, which needs one host sync. RecTools'
     R-Precision is hits@k / min(k, R): ``precision(..., k=k, denominator="min_k_r")``.
+
+    ``denominator="r"`` divides the hits in the top min(k, R) by R instead; ``no_hit_action="skip"``
+    leaves out the queries without a relevant item in the top min(k, R) (with it, a query without
+    any relevant item is left out whatever ``empty_target_action``; not with ``ties="average"``).
+    Both together are MS Recommenders' ``r_precision_at_k``, which ``convention="recommenders"``
+    sets.
     {common}
     Example:
         >>> import torch

@@ -69,8 +69,8 @@ class RankingMetric(SafeMetric):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
-    :class:`~torchrec_eval.functional._plan.Plan` (state ``stats`` [G, 2P + 1]: the sum of each value,
-    the sum of its square, the number of counted queries), or a full-ranking or beyond-accuracy member.
+    :class:`~torchrec_eval.functional._plan.Plan` (state ``stats`` [G, 2P + C]: the sum of each value,
+    the sum of its square, the numbers of counted queries), or a full-ranking or beyond-accuracy member.
     States never grow with the number of queries, and the torchmetrics sync reduces each with one
     collective. Subclasses only choose the members; see :class:`torchrec_eval.RankingMetrics` for a suite.
 
@@ -149,20 +149,27 @@ class RankingMetric(SafeMetric):
         self.num_groups = num_groups
         self.single_key = single_key
         for member in self.members:
+            getattr(member, "check_ties", lambda ties: None)(ties)
             member.add_states(self, num_groups or 1)
         # MetricCollection's compute groups merge metrics whose states look alike; an empty state named
         # after the configuration keeps different metrics apart (it costs nothing and is never synced),
         # and makes merge_state refuse a state of another configuration. The name must be the same in
         # every process: it hashes a canonical description, never a repr of a tensor.
-        signature = hashlib.sha1(
-            fingerprint(
-                [type(self).__name__, self.value_keys, self.members, empty_target_action, relevance_threshold, ties]
-                + (["weighted"] if weighted else [])  # unweighted metrics keep their state names
-            ).encode()
-        ).hexdigest()
-        self.add_state(
-            f"config_{signature[:12]}", default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum"
-        )
+        def state_name(members: list[Any]) -> str:
+            signature = hashlib.sha1(
+                fingerprint(
+                    [type(self).__name__, self.value_keys, members, empty_target_action, relevance_threshold, ties]
+                    + (["weighted"] if weighted else [])  # unweighted metrics keep their state names
+                ).encode()
+            ).hexdigest()
+            return f"config_{signature[:12]}"
+
+        self._config_state = state_name(self.members)
+        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
+        # the name this configuration had before options were added to it (a preset that gained
+        # `empty_list_action`, ...): a checkpoint saved then still loads
+        legacy = state_name([member.legacy() if hasattr(member, "legacy") else member for member in self.members])
+        self._legacy_config_states = [legacy] if legacy != self._config_state else []
 
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
@@ -174,6 +181,19 @@ class RankingMetric(SafeMetric):
             super()._sync_dist(dist_sync_fn, process_group)
         finally:
             self._reductions.update(empty)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' loading, after the members adapt a checkpoint of an older state layout (a
+        one-count ``stats``) and the configuration state's older name is renamed to this one."""
+        own = prefix + self._config_state
+        for legacy in self._legacy_config_states:
+            if own not in state_dict and prefix + legacy in state_dict:
+                state_dict[own] = state_dict.pop(prefix + legacy)
+        for member in self.members:
+            adapt = getattr(member, "adapt_loaded", None)
+            if adapt is not None:
+                adapt(self, state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _check_merge(self, states: dict[str, Any]) -> None:
         """``merge_state`` refuses the state of a metric configured differently."""

@@ -47,7 +47,7 @@ def query_values(metric: Any, batch: Batch) -> dict[str, Tensor]:
     for member in metric.members:
         if isinstance(member, Plan):
             values, counted = member.per_query(batch.ranked, metric.empty_target_action)
-            out.update(zip(member.keys, _nan_where_not(counted.unsqueeze(1), values).unbind(1), strict=True))
+            out.update(zip(member.keys, _nan_where_not(counted, values).unbind(1), strict=True))
         elif isinstance(member, PairwiseMember):
             numerators, denominators = member.ratios(batch, metric.empty_target_action)
             ratios = _nan_where_not(denominators > 0, numerators / denominators.clamp(min=1e-300))

@@ -19,12 +19,18 @@ IntOrSeq = int | Sequence[int]
 
 
 class _TopK(RankingMetric):
-    """One metric family at one or more cut-offs."""
+    """One metric family at one or more cut-offs.
+
+    Every class also takes ``empty_list_action``: a query whose list is empty (no candidate: a
+    ``ranked_ids`` row of padding only, or every score ``-inf`` / masked) scores 0 and counts
+    (``"neg"``, default), or is left out of the mean (``"skip"``; the ``"jurity"`` and
+    ``"recommenders"`` presets set it where those libraries leave such users out).
+    """
 
     name: str
 
     def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        explicit = options or {}
+        explicit = {**(options or {}), "empty_list_action": kwargs.pop("empty_list_action", None)}
         options = resolve_options(kwargs.get("convention"), self.name, explicit, kwargs.get("ties"))
         plan = Plan([make_entry(self.name, k, options)])
         super().__init__([plan], single_key=not isinstance(k, (list, tuple)), **kwargs)
@@ -320,14 +326,23 @@ class CG(_TopK):
 class RPrecision(_TopK):
     r"""R-Precision: Precision@R, R = the query's number of relevant items.
 
+    .. math:: \mathrm{RPrec@k} = \frac{\sum_{i \le \min(k, R)} r_i}{D}, \quad D = \min(k, R) \text{ or } R
+
     Args:
         k: ``None`` (default, no cut: ranks as deep as the batch's largest R, one host sync) or a cap,
             giving hits@min(k, R) / min(k, R). RecTools' R-Precision (``Precision(r_precision=True)``) is
             another value, hits@k / min(k, R): ``Precision(k, denominator="min_k_r")``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        denominator: D, ``"min_k_r"`` (default) or ``"r"`` (MS Recommenders' ``r_precision_at_k``).
+        no_hit_action: ``"neg"`` (default): a query without a relevant item in its top min(k, R)
+            scores 0 and counts; ``"skip"``: it is left out of the mean (MS Recommenders), and so is a
+            query without any relevant item, whatever ``empty_target_action``. The state keeps one
+            more count per such value (constant size). Not with ``ties="average"``.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`;
+            ``convention="recommenders"`` sets ``denominator="r"``, ``no_hit_action="skip"``.
 
     Raises:
-        ValueError: on a bad ``k``, and on bad input in ``update``.
+        ValueError: on a bad ``k`` or option, ``no_hit_action="skip"`` with ``ties="average"``, and
+            on bad input in ``update``.
 
     Example:
         >>> import torch
@@ -340,5 +355,8 @@ class RPrecision(_TopK):
 
     name = "rprecision"
 
-    def __init__(self, k: int | None = None, **kwargs: Any) -> None:
-        super().__init__(k, {}, **kwargs)
+    def __init__(
+        self, k: int | None = None, *, denominator: str | None = None, no_hit_action: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(k, {"denominator": denominator, "no_hit_action": no_hit_action}, **kwargs)
