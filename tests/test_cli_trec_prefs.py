@@ -2,7 +2,8 @@
 ``-Z``, ``-D``, ``-T``.
 
 Oracles: the brute-force loops of ``tests/reference/trec_prefs.py`` (always), trec_eval 10 itself byte
-for byte on generated data (``TREC_EVAL``), and its own ``make quicktest`` files (``TREC_EVAL_SRC``).
+for byte on generated data (``TREC_EVAL``), and its own ``make quicktest``
+files (``TREC_EVAL_SRC``, in tests/test_cli_trec_eval_all.py).
 The generated data has tied scores (docno breaks them, ascending for prefs, descending for qrels_jg),
 unretrieved and unjudged documents, documents judged by several judgement groups (conflicting
 preferences, so ``prefs_pair``'s ratios are fractions), partial-order groups of several sub-groups
@@ -211,30 +212,20 @@ def test_zscores_equal_trec_eval(capsys, tmp_path):
             trec_eval(*flags, qrels_path, run_path)
 
 
-# ---------------------------------------------------------------------------------------------
-# trec_eval's own test files (its make quicktest), when its source is at hand
-# ---------------------------------------------------------------------------------------------
-QUICKTEST = [
-    (["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.test", "prefs.results.test", "out.test.prefs"),
-    (["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.comment.test", "prefs.results.test", "out.test.prefs"),
-    (["-m", "all_prefs", "-q", "-R", "qrels_prefs"], "qrels.test", "results.test", "out.test.qrels_prefs"),
-    (["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.123", "results.test", "out.test.qrels_jg"),
-    (["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.comments.123", "results.test", "out.test.qrels_jg"),
-    (["-q", "-m", "all_trec", "-Z", "zscores_file"], "qrels.test", "results.test", "out.test.aqZ"),
-]
+def test_trec_eval_argument_order_with_a_prefs_file_first(cases, capsys):
+    """trec_eval's order (PREFS RUN, 5 columns before 6) is recognised as its QRELS RUN order is."""
+    run_path, prefs_path = cases[0][0], cases[0][1]
+    ours = evaluate(capsys, run_path, prefs_path, "--convention", "trec", "--quiet", "-R", "prefs", "-m", "all_prefs")
+    theirs = evaluate(capsys, "-m", "all_prefs", "-R", "prefs", "--quiet", prefs_path, run_path)
+    assert theirs == ours and "prefs_simp" in ours
 
 
-@pytest.mark.skipif(not SOURCE or not (Path(SOURCE or ".") / "test" / "out.test.prefs").is_file(),
-                    reason="trec_eval's source (TREC_EVAL_SRC) is not at hand")
-@pytest.mark.parametrize("case", QUICKTEST, ids=[c[3] + "/" + c[1] for c in QUICKTEST])
-def test_trec_eval_quicktest(capsys, case):
-    options, judgements, results, expected = case
-    test = Path(SOURCE) / "test"
-    options = [str(test / o) if o == "zscores_file" else o for o in options]
-    if "all_trec" in options:
-        from torchrec_eval.trec_measures import parse_measures
-
-        if parse_measures("all_trec") is None:
-            pytest.skip("-m all_trec is not on this branch yet")
-    got = evaluate(capsys, test / results, test / judgements, "--convention", "trec", "--quiet", *options)
-    assert got == (test / expected).read_text()
+def test_zscores_print_relstring_as_it_is(tmp_path, capsys):
+    """-Z leaves a string measure as trec_eval does: no Z, quoted, and no summary line."""
+    (tmp_path / "run").write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n")
+    (tmp_path / "qrels").write_text("q1 0 a 0\nq1 0 b 1\n")
+    (tmp_path / "z").write_text("q1 relstring 0 1\nq1 map 0.25 0.5\n")
+    out = evaluate(capsys, tmp_path / "run", tmp_path / "qrels", "--convention", "trec", "--quiet", "-q",
+                   "-m", "relstring", "-m", "map", "-Z", tmp_path / "z")
+    assert out.splitlines() == ["Zmap                   \tq1\t0.5000", "relstring             \tq1\t'01-'",
+                                "Zmap                   \tall\t0.5000"]  # as trec_eval 10 prints it

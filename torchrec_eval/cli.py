@@ -612,7 +612,7 @@ def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str],
 def _trec_eval_order(args: argparse.Namespace) -> None:
     """trec_eval's command line: ``-m`` takes every word after it, so the files may be among its values;
     the qrels come first there (``trec_eval [options] QRELS RUN``): detected by their columns (4 in a
-    qrels line, 6 or more in a run line), which also sets ``--convention trec`` when none is given."""
+    qrels line, 5 in a prefs line, 6 or more in a run line), which also sets ``--convention trec`` when none is given."""
     files = [path for path in (args.run, args.qrels) if path is not None]
     while len(files) < 2 and args.metrics and os.path.isfile(args.metrics[-1]):
         files.insert(0, args.metrics.pop())
@@ -622,7 +622,7 @@ def _trec_eval_order(args: argparse.Namespace) -> None:
     args.run, args.qrels = (files + [None])[:2]
     if args.qrels is None or _is_tensor_file(args.run) or _is_tensor_file(args.qrels):
         return
-    if _columns(args.run) == 4 and _columns(args.qrels) >= 6:
+    if 0 < _columns(args.run) < 6 <= _columns(args.qrels):  # judgements (4 columns, 5 for prefs) first
         args.run, args.qrels = args.qrels, args.run
         args.convention = args.convention or "trec"
 
