@@ -1,15 +1,20 @@
 """A ``TorchDispatchMode`` that fails on every operation that reads a tensor's data on the host.
 
 On an accelerator each of these waits for the device (a host sync): a scalar read (``.item()``,
-``.tolist()``, ``bool(t)``, ``int(t)``, ``if t.any():`` -- they all end in ``aten._local_scalar_dense``),
-and the operations whose output shape depends on the values (``nonzero``, ``masked_select``,
-``unique``, indexing or assigning with a bool mask, ``repeat_interleave`` without ``output_size``,
-``bincount``, ``equal``). On the CPU they are free, so nothing else catches them: run an update on
-the CPU under :func:`torchrec_eval.syncs.simulate_accelerator` and inside :class:`NoHostReads`, and
-any host read the accelerator path would make raises :class:`HostRead`, naming the operation.
+``.tolist()``, ``bool(t)``, ``int(t)``, ``if t.any():`` -- they all end in ``aten._local_scalar_dense``);
+the operations whose output shape depends on the values (``nonzero``, ``masked_select``, ``unique``,
+indexing or assigning with a bool mask, ``repeat_interleave`` without ``output_size``, ``bincount``,
+``equal``); and a tensor made from a Python list (``torch.tensor(list, device=...)``, a list used as
+an index), which an accelerator copies from the host synchronously. On the CPU they are free, so
+nothing else catches them: run an update on the CPU under
+:func:`torchrec_eval.syncs.simulate_accelerator` and inside :class:`NoHostReads`, and any host read
+the accelerator path would make raises :class:`HostRead`, naming the operation.
 
 ``Tensor.tolist`` reads the data pointer without going through the dispatcher, so the mode also
 patches it for as long as it is active (``tests/test_accelerator_path.py`` checks every listed read).
+Not seen here: ``torch.tensor(scalar, device=...)`` (a 0-dim tensor from a Python scalar is let through,
+as ``where(mask, x, 0.0)`` makes one with no copy) and explicit moves such as ``.cpu()`` (a no-op on the
+CPU).
 """
 
 from __future__ import annotations
@@ -37,9 +42,6 @@ _ALWAYS = {
     aten.bincount: "bincount (its length reads the maximum)",
     aten.equal: "torch.equal (returns a Python bool)",
     aten.allclose: "torch.allclose (returns a Python bool)",
-    # torch.tensor(data, device=...), x.new_tensor(data), a list or tuple used as an index: made on the
-    # host, so on an accelerator a copy that waits for the device (copy_ without non_blocking)
-    aten.lift_fresh: "a tensor from Python data (torch.tensor, a list index): a synchronous host-to-device copy",
 }
 # indexing with a bool (or uint8) mask: the number of selected entries depends on the values
 _INDEXING = {aten.index, aten.index_put, aten.index_put_, aten._index_put_impl_}
@@ -78,6 +80,11 @@ class NoHostReads(TorchDispatchMode):
         why = _ALWAYS.get(packet)
         if why is None and packet in _INDEXING and _mask_indexed(func, args):
             why = "indexing with a bool mask (output shape depends on the values)"
+        if why is None and packet is aten.lift_fresh and args[0].ndim > 0:
+            # torch.tensor(list, device=...), x.new_tensor(list), a list or tuple as an index: made on the
+            # host, so on an accelerator a copy that waits for the device (copy_ without non_blocking). A
+            # Python scalar (0-dim) is passed to kernels as an argument, no copy: let through
+            why = "a tensor from Python data (torch.tensor(list), a list index): a synchronous host-to-device copy"
         if why is None and func is aten.repeat_interleave.Tensor and kwargs.get("output_size") is None:
             why = "repeat_interleave without output_size (its length is the sum of the repeats)"
         if why is not None:
