@@ -45,7 +45,7 @@ from torchrec_eval.forms.dense import dense_batch
 from torchrec_eval.forms.flat import check_flat, flat_to_dense
 from torchrec_eval.forms.ids import check_target_ids, ids_ranked
 from torchrec_eval.forms.ranked import ranked_form
-from torchrec_eval.syncs import host_reads_free
+from torchrec_eval.syncs import host_reads_free, topk_keeps_lowest_index
 from torchrec_eval.validation import (
     Checks,
     as_long,
@@ -163,7 +163,7 @@ def prepare_batch(
     )
     valid, exclusions, neg_inf = _candidates(preds, mask, exclusions, checks, ids_top_k,
                                              dense_mask=need_candidates or averaging)
-    check_boundary = preds.device.type != "cuda" or validate_args or ties not in ("index", "average")
+    check_boundary = not topk_keeps_lowest_index(preds) or validate_args or ties not in ("index", "average")
 
     if target_ids is not None:
         gains_t, relevant_t = check_target_ids(

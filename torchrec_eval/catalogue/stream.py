@@ -25,6 +25,7 @@ from torchrec_eval.exclusion import Exclusions
 from torchrec_eval.forms.common import ranking_depth
 from torchrec_eval.forms.ids import check_target_ids, table_ranked, target_table
 from torchrec_eval.metrics.ownership import own_tensors
+from torchrec_eval.syncs import host_reads_free, topk_keeps_lowest_index
 from torchrec_eval.topk import top_indices
 from torchrec_eval.validation import (
     Checks,
@@ -203,7 +204,7 @@ class CatalogueBatch:
 
     def _merge(self, scores: Tensor, removed: Exclusions, offset: int) -> None:
         ties = chunk_order(self.metric.ties)
-        check_boundary = scores.device.type != "cuda" or self.metric.validate_args or ties != "index"
+        check_boundary = not topk_keeps_lowest_index(scores) or self.metric.validate_args or ties != "index"
         idx = top_indices(scores, min(self.depth, scores.shape[1]), ties, check_boundary=check_boundary,
                           exclusions=removed).indices
         values = scores.gather(1, idx).to(torch.float64).masked_fill(removed.contains(idx), float("-inf"))
@@ -262,7 +263,7 @@ class CatalogueBatch:
 
 def _count_neg_inf(scores: Tensor) -> Tensor:
     """[B] items scored -inf in each row. On the CPU a row minimum first (a host check is free there)."""
-    if scores.device.type != "cpu":
+    if not host_reads_free(scores):
         return torch.isneginf(scores).sum(1)
     rows = (scores.amin(1) == float("-inf")).nonzero().squeeze(1)
     count = torch.zeros(scores.shape[0], dtype=torch.int64)

@@ -39,6 +39,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.constants import constant, row
 from torchrec_eval.functional._kernels import check_k
 from torchrec_eval.functional._plan import accumulate, check_common, prepare
 from torchrec_eval.inputs import Batch, Candidates, RankedTargets, count_true
@@ -286,10 +287,11 @@ def pair_counts(rows: SortedRows, gains: Tensor) -> tuple[Tensor, Tensor]:
 
 def ctr_counts(ranked: RankedTargets, ks: Sequence[int]) -> tuple[Tensor, Tensor]:
     """Clicks among the top k and observed items shown in the top k (min(k, candidates)), [B, len(ks)]."""
-    depth = ranked.depth
-    clicks = ranked.cum_hits[:, [min(k, depth) - 1 for k in ks]]
-    cutoffs = torch.tensor(list(ks), dtype=torch.float64, device=clicks.device)
-    shown = torch.minimum(cutoffs, ranked.num_candidates.unsqueeze(1))
+    device, columns = ranked.cum_hits.device, tuple(min(k, ranked.depth) - 1 for k in ks)
+    # cached per device: a list index or torch.tensor(ks) would copy from the host (a sync) every update
+    index = constant(("ctr-columns", columns, device), lambda: torch.tensor(columns, device=device))
+    clicks = ranked.cum_hits.index_select(1, index)
+    shown = torch.minimum(row(tuple(float(k) for k in ks), device), ranked.num_candidates.unsqueeze(1))
     return clicks, shown
 
 
