@@ -570,29 +570,37 @@ def _pair_batch(counts: _Counts, entry_rows: np.ndarray, rows: np.ndarray, both:
     nj[rows - lo] = c.nj[rows]
     offset = np.cumsum(nj * nj) - nj * nj
     cells = int((nj * nj).sum())
-    # the equivalence classes' pairs: entry a against the entries of the lower classes of its JG
+    # the equivalence classes' pairs: entry a against the entries of the lower classes of its JG, each
+    # counted in its cell (docid a, docid b) of its query's matrix
     part = slice(*np.searchsorted(entry_rows, [lo, hi]))
-    a = np.repeat(c.pair_entry[part], c.pair_width[part])
-    b = np.repeat(c.pair_next[part], c.pair_width[part]) + _position_in_group(a) if len(a) else a
+    a, width, following = c.pair_entry[part], c.pair_width[part], c.pair_next[part]
+    q = c.entry_row[a] - lo
+    row_cell = offset[q] + c.docid[a].astype(np.int64) * nj[q]
+    ends = np.cumsum(width)
+    b = np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - width - following, width)
+    cell = np.repeat(row_cell, width) + c.docid[b]
+    del a, width, following, q, row_cell, ends, b
     po = slice(*np.searchsorted(c.po_row, [lo, hi]))
-    q = np.concatenate([c.entry_row[a], c.po_row[po]]) - lo
-    first = np.concatenate([c.docid[a], c.po_a[po]])
-    second = np.concatenate([c.docid[b], c.po_b[po]])
-    del a, b
-    # each pair's cell (i, j), i < j, and its direction: counts[2 * cell] of i preferred to j, + 1 the reverse
-    i, j = np.minimum(first, second), np.maximum(first, second)
-    cell = offset[q] + i.astype(np.int64) * nj[q] + j
-    count = np.bincount(2 * cell + (first > second), minlength=2 * cells).reshape(cells, 2)
-    n = c.njr[q + lo]
-    cell_kind = np.zeros(cells, dtype=np.uint8)  # 0: both retrieved, 1: i only, 2: neither
-    cell_kind[cell] = (j >= n).astype(np.uint8) + (i >= n)
-    del first, second, i, j, cell, q, n
-    total = count.sum(axis=1)
-    pair = np.flatnonzero(total)  # (query, i, j) order: trec_eval's loops
-    ratio = count[pair, 0] / total[pair]
-    kind = cell_kind[pair]
+    q = c.po_row[po] - lo
+    cell = np.concatenate([cell, offset[q] + c.po_a[po].astype(np.int64) * nj[q] + c.po_b[po]])
+    count = np.bincount(cell, minlength=cells)
+    del cell
+    # each pair (i < j) preferred either way, in (query, i, j) order: trec_eval's loops
+    nonzero = np.flatnonzero(count)
+    q = np.searchsorted(offset, nonzero, "right") - 1
+    i, j = np.divmod(nonzero - offset[q], nj[q])
+    upper = np.zeros(cells, dtype=bool)
+    upper[np.where(i < j, nonzero, offset[q] + j * nj[q] + i)] = True
+    del nonzero, q, i, j
+    pair = np.flatnonzero(upper)
+    del upper
     q = np.searchsorted(offset, pair, "right") - 1
-    del count, total, cell_kind
+    i, j = np.divmod(pair - offset[q], nj[q])
+    ahead = count[pair]
+    ratio = ahead / (ahead + count[offset[q] + j * nj[q] + i])
+    n = c.njr[q + lo]
+    kind = (j >= n).astype(np.int64) + (i >= n)  # 0: both retrieved, 1: i only, 2: neither
+    del count, pair, i, j, ahead, n
     width = hi - lo
     kinds[lo:hi] += np.bincount(q * 3 + kind, minlength=3 * width).reshape(width, 3)
     # trec_eval's loops: the retrieved pairs by (i, j), then the implied ones, each query's sum continued
