@@ -482,6 +482,8 @@ def _other_trec_options(args: argparse.Namespace) -> bool:
     check_formats(args.rel_format, args.results_format)
     if args.rel_format != "qrels":
         return True
+    if args.judged_only:  # -J for qrels comes with rank_judgements(judged_only=...): drop this check then
+        raise CliError("-J (judged documents only) is implemented here for -R qrels_jg only")
     misplaced = misplaced_measures(split_metric_names(args.metrics, default=[]))
     if misplaced:
         raise CliError(f"{misplaced} {'is a measure' if len(misplaced) == 1 else 'are measures'} of preference or "
@@ -519,7 +521,8 @@ def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: st
                                      split_metric_names(args.metrics, default=[]), complete=args.complete,
                                      max_docs=args.max_docs,
                                      relevance_level=1 if args.relevance_level is None else int(args.relevance_level),
-                                     debug_query=parse_debug(args.debug)[1] if args.debug else None)
+                                     debug_query=parse_debug(args.debug)[1] if args.debug else None,
+                                     judged_only=args.judged_only)
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.zscores:
@@ -716,6 +719,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-q", "--query-eval", "--query_eval_wanted", dest="query_eval", action="store_true",
                     help="also print each query's values, as trec_eval -q does (its layout: name, qid, value)")
     ev.add_argument("-n", "--nosummary", action="store_true", help="with -q, no 'all' lines (trec_eval -n)")
+    ev.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
+                    help="evaluate only the retrieved documents that are judged, ranked among themselves "
+                         "(trec_eval -J)")
     ev.add_argument("--trec-eval-version", type=int, choices=(9, 10), default=10,
                     help="trec_eval version to reproduce (default 10; 9 as pytrec_eval): they differ in "
                          "iprec_at_recall's cut-offs")
