@@ -23,6 +23,13 @@ Rows:
   averaged (its values are compared with ours: ``max |diff|``);
 * ``ranx``: ``Run.from_file``, ``Qrels.from_file`` and ``evaluate`` of map, bpref, r-precision, mrr
   and precision at trec_eval's cut-offs, in a cold process (numba compiles its functions first).
+
+A second table (``--prefs QUERIESxDOCS``, default 300x1000) times the preference formats: ``-R prefs
+-m all_prefs`` on a prefs file of ``--groups`` judgement groups per query, each judging all of the
+query's ``--prefs-judged`` documents (levels 0..3: every pair of documents is counted by every group,
+``prefs_pair``'s hardest case), and ``-R qrels_prefs -m all_prefs`` on the qrels file; trec_eval and
+torchrec-eval side by side, byte-checked, and the baseline of a torchrec-eval process (Python, numpy and
+the modules the command imports, evaluating nothing): the memory over it is the evaluation's own.
 """
 
 from __future__ import annotations
@@ -88,6 +95,61 @@ def write_files(folder: Path, queries: int, docs: int, judged: int, seed: int = 
             judgements = zip(judged_ids.tolist(), grades.tolist(), strict=True)
             qrels_file.write("".join(f"{qid} 0 {d} {g}\n" for d, g in judgements))
     return run_path, qrels_path
+
+
+def write_prefs(folder: Path, qrels_path: Path, groups: int, seed: int = 1) -> Path:
+    """A prefs file: ``groups`` judgement groups per query of ``qrels_path``, each judging every judged
+    document of the query at a level 0..3 (one sub-group)."""
+    prefs_path = folder / f"prefs_{qrels_path.stem}x{groups}.trec"
+    if prefs_path.exists():
+        return prefs_path
+    rng = np.random.default_rng(seed)
+    by_query: dict[str, list[str]] = {}
+    with open(qrels_path) as handle:
+        for line in handle:
+            qid, _, doc, _ = line.split()
+            by_query.setdefault(qid, []).append(doc)
+    with open(prefs_path, "w") as out:
+        for qid, docs in by_query.items():
+            for group in range(groups):
+                levels = rng.choice(4, size=len(docs), p=[0.5, 0.25, 0.15, 0.1]).tolist()
+                out.write("".join(f"{qid} u{group} s {d} {g}\n" for d, g in zip(docs, levels, strict=True)))
+    return prefs_path
+
+
+BASELINE = "import torchrec_eval.cli, torchrec_eval.trec, torchrec_eval.trec_prefs, torchrec_eval.trec_jg"
+
+
+def prefs_commands(run_path: Path, qrels_path: Path, prefs_path: Path, trec_eval: str | None) -> dict[str, list[str]]:
+    python = sys.executable
+    rows = {}
+    for fmt, path in (("prefs", prefs_path), ("qrels_prefs", qrels_path)):
+        if trec_eval:
+            rows[f"trec_eval -R {fmt}"] = [trec_eval, "-R", fmt, "-m", "all_prefs", str(path), str(run_path)]
+        rows[f"torchrec-eval -R {fmt}"] = [python, "-m", "torchrec_eval", "evaluate", str(run_path), str(path), "-R",
+                                           fmt, "-m", "all_prefs"]
+    rows["torchrec-eval baseline (imports, no evaluation)"] = [python, "-c", BASELINE]
+    return rows
+
+
+def prefs_report(title: str, results: dict[str, dict]) -> list[str]:
+    """The preference formats' table: each torchrec-eval row against trec_eval's row of its format."""
+    baseline = results["torchrec-eval baseline (imports, no evaluation)"]
+    out = [f"\n{title}", "", "| tool | seconds | vs trec_eval | peak memory | vs trec_eval | over the baseline |",
+           "|---|---|---|---|---|---|"]
+    for name, result in results.items():
+        fmt = name.split("-R ")[-1]
+        base = results.get(f"trec_eval -R {fmt}", result)
+        own = result["peak_bytes"] - baseline["peak_bytes"]
+        extra = f"{own / 1e6:,.0f} MB" if name.startswith("torchrec-eval -R") else ""
+        out.append(f"| {name} | {result['median_s']:.2f} | {result['median_s'] / base['median_s']:.2f}x | "
+                   f"{result['peak_bytes'] / 1e6:,.0f} MB | {result['peak_bytes'] / base['peak_bytes']:.2f}x | "
+                   f"{extra} |")
+    for fmt in ("prefs", "qrels_prefs"):
+        if f"trec_eval -R {fmt}" in results:
+            same = results[f"torchrec-eval -R {fmt}"]["out"] == results[f"trec_eval -R {fmt}"]["out"]
+            out.append(f"\n-R {fmt}: torchrec-eval's output is trec_eval's, byte for byte: {'yes' if same else 'NO'}")
+    return out
 
 
 # A small launcher forks the tool and reports its peak resident set: a child forked from this (larger)
@@ -221,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="QUERIESxDOCS run sizes (default 2000x1000,7000x1000: 2M and 7M lines)")
     parser.add_argument("--tools", default="all_trec,library,pytrec_eval,ranx",
                         help="other rows to run: all_trec, library, pytrec_eval, ranx (default all)")
+    parser.add_argument("--prefs", default="300x1000", metavar="QUERIESxDOCS",
+                        help="run size of the preference formats' table (default 300x1000; 'none' skips it)")
+    parser.add_argument("--prefs-judged", type=int, default=300,
+                        help="judged documents per query in that table (default 300)")
+    parser.add_argument("--groups", type=int, default=6, help="judgement groups per query in the prefs file (default 6)")
     parser.add_argument("--data", metavar="DIR", help="where to write (and reuse) the files (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.trec_eval and not os.access(args.trec_eval, os.X_OK):
@@ -239,6 +306,15 @@ def main(argv: list[str] | None = None) -> int:
             measured.append(results)
             tables += report(f"{queries:,} queries x {docs:,} documents, {args.judged} judgements per query", results,
                              queries * docs)
+        if args.prefs != "none":
+            queries, docs = (20, 60) if args.quick else map(int, args.prefs.split("x"))
+            judged = 30 if args.quick else args.prefs_judged
+            run_path, qrels_path = write_files(folder, queries, docs, judged)
+            prefs_path = write_prefs(folder, qrels_path, args.groups)
+            results = measure(prefs_commands(run_path, qrels_path, prefs_path, args.trec_eval), repeats, env)
+            tables += prefs_report(f"Preference formats, -m all_prefs: {queries:,} queries x {docs:,} documents, "
+                                   f"{judged} judged per query, {args.groups} judgement groups each judging them all "
+                                   f"(-R prefs) or the qrels' one (-R qrels_prefs)", results)
     print(f"bench_trec_eval: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, median of {repeats} "
           f"interleaved rounds; each tool a fresh process (wall time, peak resident set)")
     print("\n".join(tables))

@@ -29,8 +29,11 @@ def test_bench_trec_eval_quick(tmp_path: Path) -> None:
     assert sum(1 for line in (tmp_path / "run_40x60.trec").read_text().splitlines()) == 2400
     if trec_eval:
         assert "trec_eval" in rows and "byte for byte: yes" in out
-        assert "trec_eval -m all_trec" in rows and "-m all_trec: " in out and out.count("byte for byte: yes") == 2
+        assert "trec_eval -m all_trec" in rows and "-m all_trec: " in out and out.count("byte for byte: yes") == 4
+        for fmt in ("prefs", "qrels_prefs"):  # the preference formats' table
+            assert f"trec_eval -R {fmt}" in rows and f"-R {fmt}: torchrec-eval's output is trec_eval's, byte for byte: yes" in out
     assert "torchrec-eval -m all_trec" in rows
+    assert "torchrec-eval -R prefs" in rows and "torchrec-eval baseline (imports, no evaluation)" in rows
     if "pytrec_eval" in rows:  # the values agree to the 4 decimals printed
         gap = float(out.split("max |ours - pytrec_eval| over ")[1].split(": ")[1].split()[0])
         assert gap <= 5.0001e-05

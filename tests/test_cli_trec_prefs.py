@@ -106,14 +106,15 @@ def test_prefs_measures_equal_the_reference(cases, capsys, max_docs):
             assert math.isclose(float(out[name, "all"]), means[name] / len(prefs), abs_tol=6e-5), name
 
 
-def test_qrels_jg_measures_equal_the_reference(cases, capsys):
+@pytest.mark.parametrize("judged_only", [False, True], ids=["all", "J"])
+def test_qrels_jg_measures_equal_the_reference(cases, capsys, judged_only):
     for run_path, _, jg_path, run, _, jg in cases:
-        for level in (1, 2):
+        for level in (0, 1, 2):
             out = parse(evaluate(capsys, run_path, jg_path, "-R", "qrels_jg", "-m", "qrels_jg", "-m", "P_avgjg.1,3,7",
-                                 "-l", level, "-q"))
+                                 "-l", level, "-q", *(["-J"] if judged_only else [])))
             for qid in jg:
                 expected = jg_query(jg[qid], run.get(qid, {}), level, None, [1, 3, 7],
-                                    [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0])
+                                    [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0], judged_only)
                 for name, want in expected.items():
                     assert math.isclose(float(out[name, qid]), want, abs_tol=6e-5), (qid, name)
 
@@ -127,6 +128,7 @@ def test_wrong_formats_and_measures_are_errors(cases, capsys):
         (["-R", "prefs"], "default measures need -R qrels"),
         (["-R", "qrels_jg", "-m", "P_avgjg.0"], "cut-offs must be positive"),
         (["--convention", "trec", "-m", "prefs_simp"], "give them with -R prefs"),
+        (["--convention", "trec", "-J"], "-J (judged documents only) is implemented here for -R qrels_jg"),
     ):
         assert cli.main(["evaluate", str(run_path), str(prefs_path if "qrels_jg" not in args else jg_path), *args]) == 2
         assert words in capsys.readouterr().err, args
@@ -176,7 +178,8 @@ def trec_eval(*args) -> str:
 
 
 @needs_binary
-@pytest.mark.parametrize("options", [["-q"], ["-q", "-M", "4"], ["-q", "-c"], []], ids=["q", "qM4", "qc", "all"])
+@pytest.mark.parametrize("options", [["-q"], ["-q", "-M", "4"], ["-q", "-c"], [], ["-q", "-J"], ["-q", "-J", "-M", "4"],
+                                     ["-q", "-J", "-c"]], ids=["q", "qM4", "qc", "all", "qJ", "qJM4", "qJc"])
 def test_prefs_output_equals_trec_eval(capsys, tmp_path, options):
     cases = [make_prefs(tmp_path / str(seed), seed, every_query_retrieved="-c" not in options)
              for seed in (11, 12) if (tmp_path / str(seed)).mkdir() is None]

@@ -491,15 +491,7 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
 
         result = zscore_trec(judgements, result, read_zscores(args.zscores), relevance_level=level,
                              version=args.trec_eval_version)
-    if args.per_query:  # numbers only: relstring is a string
-        numbers = {name: values for name, values in result.per_query.items() if values.dtype.kind in "fiub"}
-        _write_per_query(args.per_query, result.qids.tolist(), numbers)
-    if args.json:
-        print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
-    else:
-        text = result.format(queries=args.query_eval, summary=not args.nosummary)
-        if text:  # -n without -q prints nothing, as trec_eval
-            print(text)
+    _print_evaluation(args, result)
     if not args.quiet:
         print(f"{PROG}: {note}", file=sys.stderr)
     return 0
@@ -550,20 +542,30 @@ def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: st
                                      split_metric_names(args.metrics, default=[]), complete=args.complete,
                                      max_docs=args.max_docs,
                                      relevance_level=1 if args.relevance_level is None else int(args.relevance_level),
-                                     debug_query=parse_debug(args.debug)[1] if args.debug else None)
+                                     debug_query=parse_debug(args.debug)[1] if args.debug else None,
+                                     judged_only=args.judged_only)
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.zscores:
         from torchrec_eval.trec_zscore import read_zscores, zscore_evaluation
 
         result = zscore_evaluation(result, read_zscores(args.zscores))
-    if args.per_query:
-        _write_per_query(args.per_query, result.qids.tolist(), result.per_query)
+    _print_evaluation(args, result)
+    return 0
+
+
+def _print_evaluation(args: argparse.Namespace, result: Any) -> None:
+    """A trec_eval :class:`torchrec_eval.trec_measures.Evaluation`: ``--per-query`` file, then ``--json`` or
+    trec_eval's lines (``-q`` per query, ``-n`` no summary; nothing printed when there is no line)."""
+    if args.per_query:  # numbers only (a measure such as relstring is text)
+        numbers = {name: values for name, values in result.per_query.items() if values.dtype.kind in "fiub"}
+        _write_per_query(args.per_query, result.qids.tolist(), numbers)
     if args.json:
         print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
     else:
-        print(result.format(queries=args.query_eval, summary=not args.nosummary))
-    return 0
+        text = result.format(queries=args.query_eval, summary=not args.nosummary)
+        if text:
+            print(text)
 
 
 def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str], progress) -> int:

@@ -101,9 +101,10 @@ def _jg_name(name: str, parse) -> bool:
 
 def evaluate_format(rel_format: str, run, judgements_path: str, names: Sequence[str], *, complete: bool = False,
                     max_docs: int | None = None, relevance_level: int = 1, debug_query: str | None = None,
-                    progress=None):
+                    judged_only: bool = False, progress=None):
     """Read ``judgements_path`` in ``rel_format`` (prefs, qrels_prefs or qrels_jg) and evaluate ``run``
-    on the measures ``names``; returns a :class:`torchrec_eval.trec_measures.Evaluation`.
+    on the measures ``names``; returns a :class:`torchrec_eval.trec_measures.Evaluation`. ``judged_only``
+    (``-J``) applies to qrels_jg; trec_eval ignores it for preferences, and so does this.
 
     Raises:
         ValueError: a measure of another format, a malformed file, or a ``debug_query`` without judgements.
@@ -120,5 +121,5 @@ def evaluate_format(rel_format: str, run, judgements_path: str, names: Sequence[
         run, judgements = only_query(run, debug_query), only_query(judgements, debug_query)
     if rel_format == "qrels_jg":
         return evaluate_jg(run, judgements, measures, relevance_level=relevance_level, complete=complete,
-                           max_docs=max_docs)
+                           max_docs=max_docs, judged_only=judged_only)
     return evaluate_prefs(run, judgements, measures, complete=complete, max_docs=max_docs)

@@ -11,7 +11,9 @@ order and divided by their number when there are several:
   ``-m Rprec_mult_avgjg.0.5,1``), 0 when that is 0
 
 Documents are ranked as for qrels (score descending, docno descending), relevance is ``rel >= -l``
-(judgements read as integers, as trec_eval's ``atol``), and summaries are means over queries.
+(judgements read as integers, as trec_eval's ``atol``), and summaries are means over queries. With
+``judged_only`` (trec_eval ``-J``) each JG ranks only the retrieved documents it judges (``rel >= 0``),
+in their order, so that a document's rank is 1 + the judged documents above it.
 
 Example:
     >>> import os, tempfile
@@ -43,6 +45,7 @@ from torchrec_eval.trec_parse import decode_keys
 from torchrec_eval.trec_prefs import (
     Prefs,
     PrefsMeasure,
+    _position_in_group,
     _prefs,
     _ranked_run,
     _starts,
@@ -133,7 +136,7 @@ def read_qrels_jg(path: str | os.PathLike, progress: Callable[[int], None] | Non
 
 
 def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, relevance_level: int = 1,
-                complete: bool = False, max_docs: int | None = None) -> Evaluation:
+                complete: bool = False, max_docs: int | None = None, judged_only: bool = False) -> Evaluation:
     """trec_eval's values of the judgement-group ``measures`` (:func:`jg_measures`).
 
     Args:
@@ -143,6 +146,7 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
         relevance_level: a judgement ``>=`` this is relevant (trec_eval ``-l``).
         complete: evaluate every judged query, those missing from the run as empty (``-c``).
         max_docs: keep the first ``max_docs`` documents of each ranking (``-M``).
+        judged_only: rank, in each JG, only the retrieved documents it judges (``-J``), after ``-M``.
     """
     qids, run_rows, judged_rows = _evaluated(run, qrels, complete)
     size = len(qids)
@@ -162,6 +166,11 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
     jg_row = row_of[order][head]
     num_jgs = len(jg_row)
     rel = qrels.rel[judged]
+    if judged_only:  # the rank among the JG's judged retrieved documents
+        ranked = np.flatnonzero((rel >= 0) & (hit_rank > 0))
+        ranked = ranked[np.lexsort((hit_rank[ranked], jg[ranked]))]
+        hit_rank = np.full(len(rel), -1, dtype=np.int64)
+        hit_rank[ranked] = _position_in_group(jg[ranked]) + 1
     relevant = (rel >= 0) & (rel >= relevance_level)
     num_rel = np.bincount(jg[relevant], minlength=num_jgs)
     hits = np.flatnonzero(relevant & (hit_rank > 0))

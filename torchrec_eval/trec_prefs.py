@@ -235,11 +235,20 @@ class _Counts:
     recalc_poss: np.ndarray
     recalc_ret_ful: np.ndarray
     recalc_ret_poss: np.ndarray
-    pair_row: np.ndarray  # every preference pair (a preferred to b) of every JG, as docid ranks
-    pair_a: np.ndarray
-    pair_b: np.ndarray
+    # the preference pairs for prefs_pair, listed batch by batch by _pair_batches: an equivalence-class
+    # entry a (of a query that is not simple) is preferred to the ``pair_width[a]`` entries from
+    # ``pair_next[a]`` on (the lower classes of its JG); the partial-order JGs' pairs are listed
+    entry_row: np.ndarray  # [E] int32 query row of each sorted entry
+    docid: np.ndarray  # [E] int32 docid rank of each sorted entry
+    pair_entry: np.ndarray  # int32, in query row order
+    pair_width: np.ndarray
+    pair_next: np.ndarray
+    po_row: np.ndarray  # int32, the partial-order JGs' pairs (a preferred to b), in query row order
+    po_a: np.ndarray
+    po_b: np.ndarray
     njr: np.ndarray
-    simple: np.ndarray  # [Q] queries whose pairs are not enumerated (one JG of classes, no repeated document)
+    nj: np.ndarray
+    simple: np.ndarray  # [Q] queries whose pairs are not listed (one JG of classes, no repeated document)
     pair_sums: tuple | None = None
 
 
@@ -325,31 +334,29 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     repeated[jg[1:][keys[1:] == keys[:-1]]] = True
     simple = np.bincount(jg_row, minlength=len(qids)) == 1
     simple[jg_row[repeated | (subgroups > 1)]] = False
-    a_entry = ec_entry[~simple[rows[ec_entry]]]
-    width = jg_end[jg[a_entry]] - ec_end[a_entry]
-    a_entry = np.repeat(a_entry, width)
-    b_entry = ec_end[a_entry] + _position_in_group(a_entry) if len(a_entry) else a_entry
-    pair_jg, pair_a, pair_b = jg[a_entry], docid[a_entry], docid[b_entry]
+    pair_entry = ec_entry[~simple[rows[ec_entry]]]
+    pair_width = jg_end[jg[pair_entry]] - ec_end[pair_entry]
+    pair_entry = pair_entry[pair_width > 0]
+    pair_width, pair_next = pair_width[pair_width > 0], ec_end[pair_entry]
 
     # ---- partial-order JGs (several sub-groups): transitive closure, one matrix per JG
+    partial = np.flatnonzero(subgroups > 1)
     extra = [_partial_order_jg(out, k, int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, int(njr[jg_row[k]]),
                                prefs, entries, order, line, str(qids[jg_row[k]]))
-             for k in np.flatnonzero(subgroups > 1)]
-    if extra:
-        pair_jg = np.concatenate([pair_jg] + [np.full(len(x[0]), k) for k, x in zip(np.flatnonzero(subgroups > 1),
-                                                                                    extra, strict=True)])
-        pair_a = np.concatenate([pair_a] + [x[0] for x in extra])
-        pair_b = np.concatenate([pair_b] + [x[1] for x in extra])
-
-    partial = ~ec_jg[jg_start[pair_jg]]  # the equivalence classes' pairs are counted already
-    n_pair = njr[jg_row[pair_jg[partial]]]
+             for k in partial]
+    po_jg = np.repeat(partial, [len(x[0]) for x in extra]).astype(np.int64)
+    po_a = np.concatenate([np.zeros(0, np.int32)] + [x[0].astype(np.int32) for x in extra])
+    po_b = np.concatenate([np.zeros(0, np.int32)] + [x[1].astype(np.int32) for x in extra])
+    del extra
     for name, mask in zip(("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"),
-                          _areas(pair_a[partial], pair_b[partial], n_pair), strict=True):
-        out[name] += np.bincount(pair_jg[partial][mask], minlength=num_jgs)
+                          _areas(po_a, po_b, njr[jg_row[po_jg]]), strict=True):
+        out[name] += np.bincount(po_jg[mask], minlength=num_jgs)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return _Counts(qids=qids, jg_row=jg_row, **out, pair_row=jg_row[pair_jg], pair_a=pair_a, pair_b=pair_b, njr=njr,
-                   simple=simple)
+    return _Counts(qids=qids, jg_row=jg_row, **out, entry_row=rows.astype(np.int32), docid=docid.astype(np.int32),
+                   pair_entry=pair_entry.astype(np.int32), pair_width=pair_width.astype(np.int32),
+                   pair_next=pair_next.astype(np.int32), po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
+                   njr=njr, nj=nj, simple=simple)
 
 
 def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
@@ -514,32 +521,35 @@ def _per_jg_mean(counts: _Counts, values: np.ndarray, size: int) -> np.ndarray:
         return np.where(total > 0, total / np.maximum(jgs, 1), 0.0)
 
 
+# cells (judged x judged documents) and listed pairs of the queries counted together by prefs_pair
+PAIR_BUDGET = 1 << 19
+
+
+def _pair_batches(counts: _Counts) -> np.ndarray:
+    """Batch number of each query whose pairs are listed (-1: a simple query): consecutive queries whose
+    count matrices (nj x nj) and listed pairs fit in about :data:`PAIR_BUDGET`; a larger query is a
+    batch alone."""
+    size = len(counts.qids)
+    listed = np.bincount(counts.entry_row[counts.pair_entry], weights=counts.pair_width, minlength=size)
+    listed += np.bincount(counts.po_row, minlength=size)
+    cost = np.where(counts.simple, 0, np.maximum(counts.nj.astype(np.float64) ** 2, listed))
+    return np.where(counts.simple, -1, (np.cumsum(cost) - cost) // PAIR_BUDGET).astype(np.int64)
+
+
 def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query, for ``prefs_pair``: (sum of ratios of pairs both retrieved, sum of ratios of pairs with
-    one retrieved, [Q, 3] pair counts of the three kinds), summed in trec_eval's order."""
-    row, a, b = counts.pair_row, counts.pair_a, counts.pair_b
-    low, high = np.minimum(a, b), np.maximum(a, b)
-    forward = a < b
-    order = np.lexsort((high, low, row))
-    row, low, high, forward = row[order], low[order], high[order], forward[order]
-    head = _starts(np.column_stack([row, low, high])) if len(row) else np.zeros(0, bool)
-    pair = np.cumsum(head) - 1
-    num_pairs = int(head.sum())
-    ahead = np.bincount(pair, weights=forward, minlength=num_pairs)
-    total = np.bincount(pair, minlength=num_pairs)
-    row, low, high = row[head], low[head], high[head]
-    n = counts.njr[row]
-    kind = np.where(high < n, 0, np.where(low < n, 1, 2))
-    ratio = ahead / np.maximum(total, 1)
-    order = np.lexsort((high, low, kind, row))  # trec_eval's loops: retrieved pairs, then the others, by (i, j)
-    row, kind, ratio = row[order], kind[order], ratio[order]
-    both = np.bincount(row, weights=np.where(kind == 0, ratio, 0.0), minlength=size)
-    # the implied pairs are added after the retrieved ones: a second pass continues each query's sum
-    first = row[kind == 1]
-    one = _continue_sums(both, first, ratio[kind == 1], size)
+    one retrieved, [Q, 3] pair counts of the three kinds), summed in trec_eval's order.
+
+    A query of one JG of classes without a repeated document has each pair once, its ratio 1 or 0: its
+    sums are its area counts. The others' pairs are counted in a judged x judged matrix per query, as
+    trec_eval does, a batch of queries at a time (:func:`_pair_batches`): memory stays bounded."""
+    both, one = np.zeros(size), np.zeros(size)
     kinds = np.zeros((size, 3), dtype=np.int64)
-    np.add.at(kinds, (row, kind), 1)
-    # a query of one JG of classes, no document twice: each pair's ratio is 1 (fulfilled) or 0
+    batch = _pair_batches(counts)
+    listed = np.flatnonzero(batch >= 0)
+    entry_rows = counts.entry_row[counts.pair_entry]
+    for rows in np.split(listed, np.flatnonzero(np.diff(batch[listed])) + 1) if len(listed) else ():
+        _pair_batch(counts, entry_rows, rows, both, one, kinds)
     simple = counts.simple
     per_query = {key: np.bincount(counts.jg_row, weights=getattr(counts, key), minlength=size)
                  for key in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
@@ -547,6 +557,56 @@ def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     one = np.where(simple, per_query["ful_ret"] + per_query["ful_imp"], one)
     kinds[simple] = np.column_stack([per_query["poss_ret"], per_query["poss_imp"], per_query["notoccur"]])[simple]
     return both, one, kinds
+
+
+def _pair_batch(counts: _Counts, entry_rows: np.ndarray, rows: np.ndarray, both: np.ndarray, one: np.ndarray,
+                kinds: np.ndarray) -> None:
+    """The prefs_pair sums of the queries ``rows`` (consecutive, not simple), written into ``both``,
+    ``one`` and ``kinds``: the pairs' counts (i preferred to j and the reverse, over the JGs) in one
+    flat matrix per query; ``entry_rows`` the query row of each ``counts.pair_entry``."""
+    c = counts
+    lo, hi = int(rows[0]), int(rows[-1]) + 1
+    nj = np.zeros(hi - lo, dtype=np.int64)
+    nj[rows - lo] = c.nj[rows]
+    offset = np.cumsum(nj * nj) - nj * nj
+    cells = int((nj * nj).sum())
+    # the equivalence classes' pairs: entry a against the entries of the lower classes of its JG, each
+    # counted in its cell (docid a, docid b) of its query's matrix
+    part = slice(*np.searchsorted(entry_rows, [lo, hi]))
+    a, width, following = c.pair_entry[part], c.pair_width[part], c.pair_next[part]
+    q = c.entry_row[a] - lo
+    row_cell = offset[q] + c.docid[a].astype(np.int64) * nj[q]
+    ends = np.cumsum(width)
+    b = np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - width - following, width)
+    cell = np.repeat(row_cell, width) + c.docid[b]
+    del a, width, following, q, row_cell, ends, b
+    po = slice(*np.searchsorted(c.po_row, [lo, hi]))
+    q = c.po_row[po] - lo
+    cell = np.concatenate([cell, offset[q] + c.po_a[po].astype(np.int64) * nj[q] + c.po_b[po]])
+    count = np.bincount(cell, minlength=cells)
+    del cell
+    # each pair (i < j) preferred either way, in (query, i, j) order: trec_eval's loops
+    nonzero = np.flatnonzero(count)
+    q = np.searchsorted(offset, nonzero, "right") - 1
+    i, j = np.divmod(nonzero - offset[q], nj[q])
+    upper = np.zeros(cells, dtype=bool)
+    upper[np.where(i < j, nonzero, offset[q] + j * nj[q] + i)] = True
+    del nonzero, q, i, j
+    pair = np.flatnonzero(upper)
+    del upper
+    q = np.searchsorted(offset, pair, "right") - 1
+    i, j = np.divmod(pair - offset[q], nj[q])
+    ahead = count[pair]
+    ratio = ahead / (ahead + count[offset[q] + j * nj[q] + i])
+    n = c.njr[q + lo]
+    kind = (j >= n).astype(np.int64) + (i >= n)  # 0: both retrieved, 1: i only, 2: neither
+    del count, pair, i, j, ahead, n
+    width = hi - lo
+    kinds[lo:hi] += np.bincount(q * 3 + kind, minlength=3 * width).reshape(width, 3)
+    # trec_eval's loops: the retrieved pairs by (i, j), then the implied ones, each query's sum continued
+    ret = np.bincount(q[kind == 0], weights=ratio[kind == 0], minlength=width)
+    both[lo:hi] = ret
+    one[lo:hi] = _continue_sums(ret, q[kind == 1], ratio[kind == 1], width)
 
 
 def _continue_sums(start: np.ndarray, rows: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:

@@ -159,15 +159,17 @@ def prefs_query(lines: list[tuple[str, str, str, float]], docs: dict[str, float]
 
 
 def jg_query(judgements: dict[str, dict[str, int]], docs: dict[str, float], level: int, max_docs: int | None,
-             cutoffs: list[int], multiples: list[float]) -> dict:
-    """map_avgjg, P_avgjg_k, Rprec_mult_avgjg_m of one query; ``judgements``: ``{jg: {docno: rel}}``."""
+             cutoffs: list[int], multiples: list[float], judged_only: bool = False) -> dict:
+    """map_avgjg, P_avgjg_k, Rprec_mult_avgjg_m of one query; ``judgements``: ``{jg: {docno: rel}}``;
+    ``judged_only`` (-J): each JG's list keeps only the documents it judges (rel >= 0), in rank order."""
     ranked = _ranked(docs, False, max_docs)
     out = {"map_avgjg": 0.0, **{f"P_avgjg_{k}": 0.0 for k in cutoffs},
            **{f"Rprec_mult_avgjg_{m:3.2f}": 0.0 for m in multiples}}
     for jg in sorted(judgements):
         rels = judgements[jg]
         num_rel = sum(1 for v in rels.values() if v >= 0 and v >= level)
-        hit = [rels.get(d, -1) >= max(level, 0) and d in rels for d in ranked]
+        listed = [d for d in ranked if rels.get(d, -1) >= 0] if judged_only else ranked
+        hit = [rels.get(d, -1) >= max(level, 0) and d in rels for d in listed]
         so_far, total = 0, 0.0
         for i, h in enumerate(hit):
             if h:
