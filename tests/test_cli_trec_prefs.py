@@ -128,7 +128,6 @@ def test_wrong_formats_and_measures_are_errors(cases, capsys):
         (["-R", "prefs"], "default measures need -R qrels"),
         (["-R", "qrels_jg", "-m", "P_avgjg.0"], "cut-offs must be positive"),
         (["--convention", "trec", "-m", "prefs_simp"], "give them with -R prefs"),
-        (["--convention", "trec", "-J"], "-J (judged documents only) is implemented here for -R qrels_jg"),
     ):
         assert cli.main(["evaluate", str(run_path), str(prefs_path if "qrels_jg" not in args else jg_path), *args]) == 2
         assert words in capsys.readouterr().err, args

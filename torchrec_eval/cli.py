@@ -465,7 +465,8 @@ def _check_options(args: argparse.Namespace, tensors: bool) -> None:
         raise CliError("-q prints trec_eval's per-query lines; with --json, write them with --per-query FILE")
     if args.nosummary and not args.query_eval and args.convention != "trec":
         raise CliError("-n (no summary) goes with -q (per-query lines)")
-    if (args.judged_only or args.num_docs) and args.convention != "trec":
+    trec_formats = args.convention == "trec" or args.rel_format != "qrels"  # -R prefs... are trec_eval's alone
+    if (args.judged_only or args.num_docs) and not trec_formats:
         raise CliError("-J and -N are trec_eval's options: they need --convention trec")
 
 
