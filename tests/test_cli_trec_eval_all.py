@@ -155,7 +155,10 @@ def test_equals_trec_eval_binary(binary, cases, capsys, options):
 
 def test_complete_equals_trec_eval_binary(binary, partial, capsys):
     run_path, qrels_path, _, _ = partial
-    for options in (["-q", "-c", "-m", "all_trec", "-mutility.1,-1,2,0"], ["-c", "-M", "3", "-m", "all_trec"]):
+    for options in (["-q", "-c", "-m", "all_trec", "-mutility.1,-1,2,0"], ["-c", "-M", "3", "-m", "all_trec"],
+                    ["-q", "-c", "-J", "-m", "all_trec", "-m", "relstring.5", "-m", "rbp_resid.p=0.5", "-m", "unj.2"],
+                    ["-Jc", "-q", "-N", "-5", "-m", "utility.1,2,3,4", "-m", "11pt_avg.0,1"],
+                    ["-qn", "-c", "-M3", "-l2", "-m", "official", "-m", "P.3", "-m", "map", "-m", "map"]):
         expected = subprocess.run([binary, *options, str(qrels_path), str(run_path)], capture_output=True,
                                   text=True, timeout=60)
         assert cli.main(["evaluate", "--quiet", *options, str(qrels_path), str(run_path)]) == 0
@@ -185,3 +188,34 @@ def test_trec_eval_quicktest(capsys, monkeypatch):
     for arguments, expected in commands:
         assert cli.main(["evaluate", "--quiet", *arguments]) == 0, arguments
         assert capsys.readouterr().out == Path(expected).read_text(), arguments
+
+
+# ---------------------------------------------------------------------------------------------
+# every trec_eval command line: option combinations, -v, -h -m, '-' (stdin)
+# ---------------------------------------------------------------------------------------------
+def _tiny(tmp_path: Path) -> tuple[Path, Path]:
+    """Two judged queries, q2 missing from the run."""
+    qrels, run = tmp_path / "tiny.qrels", tmp_path / "tiny.run"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    return qrels, run
+
+
+def test_complete_with_judged_only_drops_the_stand_in_document(tmp_path, capsys):
+    """-c -J: trec_eval's stand-in ranking of a missing query (one unjudged document) is removed by -J,
+    so the query retrieves nothing: iprec_at_recall at 0 relevant documents is 0 / 0 (printed -nan)."""
+    qrels, run = _tiny(tmp_path)
+    assert cli.main(["evaluate", "--quiet", "-c", "-J", "-q", "-m", "iprec_at_recall.0,1", "-m", "relstring.3",
+                     "-m", "num_ret", str(qrels), str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[4:] == [
+        "num_ret               \tq2\t0", "iprec_at_recall_0.00  \tq2\t  -nan", "iprec_at_recall_1.00  \tq2\t0.0000",
+        "relstring_3           \tq2\t''", "num_ret               \tall\t1", "iprec_at_recall_0.00  \tall\t  -nan",
+        "iprec_at_recall_1.00  \tall\t0.5000"]
+
+
+def test_negative_collection_size(tmp_path, capsys):
+    """-N is read as trec_eval reads it, any integer (utility's fourth coefficient)."""
+    qrels, run = _tiny(tmp_path)
+    assert cli.main(["evaluate", "--quiet", "-c", "-q", "-N", "-5", "-m", "utility.1,-1,0,1", str(qrels),
+                     str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "utility_1,-1,0,1      \tq1\t-5.0000"

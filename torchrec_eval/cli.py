@@ -722,6 +722,13 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
 _positive_int = _int_at_least(1)
 _level = _int_at_least(0)
 
@@ -775,7 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
                     help="evaluate only the retrieved documents that are judged, ranked among themselves "
                          "(trec_eval -J)")
-    ev.add_argument("-N", "--Number_docs_in_coll", dest="num_docs", type=_level, metavar="NUM",
+    ev.add_argument("-N", "--Number_docs_in_coll", dest="num_docs", type=_integer, metavar="NUM",
                     help="documents in the collection (trec_eval -N: utility's fourth coefficient)")
     ev.add_argument("-o", "--Output_old_results_format", dest="old_format", action="store_true",
                     help="accepted and ignored, as trec_eval 10 ignores it")
