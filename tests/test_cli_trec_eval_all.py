@@ -155,7 +155,10 @@ def test_equals_trec_eval_binary(binary, cases, capsys, options):
 
 def test_complete_equals_trec_eval_binary(binary, partial, capsys):
     run_path, qrels_path, _, _ = partial
-    for options in (["-q", "-c", "-m", "all_trec", "-mutility.1,-1,2,0"], ["-c", "-M", "3", "-m", "all_trec"]):
+    for options in (["-q", "-c", "-m", "all_trec", "-mutility.1,-1,2,0"], ["-c", "-M", "3", "-m", "all_trec"],
+                    ["-q", "-c", "-J", "-m", "all_trec", "-m", "relstring.5", "-m", "rbp_resid.p=0.5", "-m", "unj.2"],
+                    ["-Jc", "-q", "-N", "-5", "-m", "utility.1,2,3,4", "-m", "11pt_avg.0,1"],
+                    ["-qn", "-c", "-M3", "-l2", "-m", "official", "-m", "P.3", "-m", "map", "-m", "map"]):
         expected = subprocess.run([binary, *options, str(qrels_path), str(run_path)], capture_output=True,
                                   text=True, timeout=60)
         assert cli.main(["evaluate", "--quiet", *options, str(qrels_path), str(run_path)]) == 0
@@ -185,3 +188,120 @@ def test_trec_eval_quicktest(capsys, monkeypatch):
     for arguments, expected in commands:
         assert cli.main(["evaluate", "--quiet", *arguments]) == 0, arguments
         assert capsys.readouterr().out == Path(expected).read_text(), arguments
+
+
+# ---------------------------------------------------------------------------------------------
+# every trec_eval command line: option combinations, -v, -h -m, '-' (stdin)
+# ---------------------------------------------------------------------------------------------
+def _tiny(tmp_path: Path) -> tuple[Path, Path]:
+    """Two judged queries, q2 missing from the run."""
+    qrels, run = tmp_path / "tiny.qrels", tmp_path / "tiny.run"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    return qrels, run
+
+
+def test_complete_with_judged_only_drops_the_stand_in_document(tmp_path, capsys):
+    """-c -J: trec_eval's stand-in ranking of a missing query (one unjudged document) is removed by -J,
+    so the query retrieves nothing: iprec_at_recall at 0 relevant documents is 0 / 0 (printed -nan)."""
+    qrels, run = _tiny(tmp_path)
+    assert cli.main(["evaluate", "--quiet", "-c", "-J", "-q", "-m", "iprec_at_recall.0,1", "-m", "relstring.3",
+                     "-m", "num_ret", str(qrels), str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[4:] == [
+        "num_ret               \tq2\t0", "iprec_at_recall_0.00  \tq2\t  -nan", "iprec_at_recall_1.00  \tq2\t0.0000",
+        "relstring_3           \tq2\t''", "num_ret               \tall\t1", "iprec_at_recall_0.00  \tall\t  -nan",
+        "iprec_at_recall_1.00  \tall\t0.5000"]
+
+
+def test_negative_collection_size(tmp_path, capsys):
+    """-N is read as trec_eval reads it, any integer (utility's fourth coefficient)."""
+    qrels, run = _tiny(tmp_path)
+    assert cli.main(["evaluate", "--quiet", "-c", "-q", "-N", "-5", "-m", "utility.1,-1,0,1", str(qrels),
+                     str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "utility_1,-1,0,1      \tq1\t-5.0000"
+
+
+def test_version(capsys):
+    """trec_eval -v: the trec_eval version reproduced, and ours, on stderr (as trec_eval), exit 0."""
+    from torchrec_eval import __version__
+
+    for option in ("-v", "--version"):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["evaluate", option])
+        assert exit_.value.code == 0
+        assert capsys.readouterr().err == (f"torchrec-eval {__version__}: trec_eval version {cli.TREC_EVAL_VERSION}, "
+                                           "reproduced (--trec-eval-version 9: trec_eval 9 / pytrec_eval)\n")
+
+
+def test_version_is_the_binary_version(binary):
+    told = subprocess.run([binary, "-v"], capture_output=True, text=True, timeout=60).stderr
+    assert told == f"trec_eval version {cli.TREC_EVAL_VERSION}\n"
+
+
+def test_help_describes_the_measures_asked_for(capsys, tmp_path):
+    qrels, run = _tiny(tmp_path)
+    for argv in (["-h"], ["--help"], ["-h", "-q"]):  # argparse's help, whatever comes with it
+        assert cli.main(["evaluate", *argv]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("usage: torchrec-eval evaluate") and "Measures asked for" not in out
+    # trec_eval -h -m P -m ndcg_cut QRELS RUN: the files are skipped, output names are their family
+    assert cli.main(["evaluate", "-h", "-m", "P_10", "-m", "ndcg_cut.5", "iprec_at_recall_0.10", str(qrels),
+                     str(run)]) == 0
+    text = capsys.readouterr().out.split("Measures asked for with -m (P_10 ndcg_cut.5 iprec_at_recall_0.10):\n")[1]
+    assert [line for line in text.splitlines() if not line.startswith(" ")] == ["iprec_at_recall", "P", "ndcg_cut"]
+    assert "    Default: -m P.5,10,15,20,30,100,200,500,1000" in text
+    for nickname, count in (("all_trec", 37), ("official", 12), ("all_prefs", 16), ("qrels_jg", 5)):
+        assert cli.main(["evaluate", "-h", "-m", nickname]) == 0
+        text = capsys.readouterr().out.split("Measures asked for")[1]
+        assert sum(not line.startswith(" ") for line in text.splitlines()[1:]) == count, nickname
+    assert cli.main(["evaluate", "-h", "-m", "P", "bogus"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "unknown measure 'bogus'" in captured.err
+
+
+def _stdin(monkeypatch, path: Path) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+
+
+def test_results_from_stdin(cases, capsys, monkeypatch):
+    """trec_eval QRELS -: the results file is read from stdin, in either argument order."""
+    run_path, qrels_path, _, _ = cases[0]
+    assert cli.main(["evaluate", "--quiet", "-q", "-m", "all_trec", str(qrels_path), str(run_path)]) == 0
+    expected = capsys.readouterr().out
+    for argv in (["-q", "-m", "all_trec", str(qrels_path), "-"], ["-q", str(qrels_path), "-", "-m", "all_trec"],
+                 ["-", str(qrels_path), "--convention", "trec", "-q", "-m", "all_trec"]):
+        _stdin(monkeypatch, run_path)
+        assert cli.main(["evaluate", "--quiet", *argv]) == 0
+        assert capsys.readouterr().out == expected, argv
+    assert cli.main(["evaluate", "-", "-"]) == 2
+    assert "'-' (stdin) is given twice" in capsys.readouterr().err
+
+
+def test_results_from_stdin_equals_trec_eval_binary(binary, cases, capsys, monkeypatch):
+    run_path, qrels_path, _, _ = cases[1]
+    options = ["-q", "-m", "official", "-m", "ndcg_cut.3"]
+    expected = subprocess.run([binary, *options, str(qrels_path), "-"], input=run_path.read_bytes(),
+                              capture_output=True, timeout=60)
+    _stdin(monkeypatch, run_path)
+    assert cli.main(["evaluate", "--quiet", *options, str(qrels_path), "-"]) == 0
+    assert capsys.readouterr().out == expected.stdout.decode()
+
+
+def test_judged_queries_missing_from_the_run(binary, partial, capsys, tmp_path):
+    """Without -c, trec_eval 10 stops at the first judged query (in its order) missing from the run
+    (exit 4, 'result qid ... not found in qrels'); we evaluate the others, which is what trec_eval
+    prints on qrels without the missing queries (and what trec_eval 9 and pytrec_eval do)."""
+    run_path, qrels_path, run, _ = partial
+    failed = subprocess.run([binary, "-q", str(qrels_path), str(run_path)], capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 4 and "not found in qrels" in failed.stderr
+    kept = tmp_path / "qrels.kept"
+    kept.write_text("".join(line for line in qrels_path.open() if line.split()[0] in run))
+    expected = subprocess.run([binary, "-q", "-m", "all_trec", str(kept), str(run_path)], capture_output=True,
+                              text=True, timeout=60)
+    assert cli.main(["evaluate", "-q", "-m", "all_trec", str(qrels_path), str(run_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == expected.stdout
+    assert "judged queries not in the run ignored" in captured.err

@@ -20,7 +20,9 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -644,7 +646,66 @@ def _columns(path: str) -> int:
     return 0
 
 
+TREC_EVAL_VERSION = "10.0-rc3"  # the trec_eval whose output is reproduced (trec_eval -v)
+
+
+class _Version(argparse.Action):
+    """trec_eval -v / --version: which trec_eval is reproduced, and this package's version."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from torchrec_eval import __version__
+
+        parser.exit(message=f"{PROG} {__version__}: trec_eval version {TREC_EVAL_VERSION}, reproduced "
+                            f"(--trec-eval-version 9: trec_eval 9 / pytrec_eval)\n")
+
+
+def _help(args: argparse.Namespace) -> int:
+    """``-h``: the usage and options; with ``-m NAME ...`` also what those measures compute (trec_eval's
+    ``-h -m NAME``); words that are files are skipped (trec_eval's -h ignores its file arguments)."""
+    from torchrec_eval.trec_help import describe
+
+    names = [name for name in split_metric_names(args.metrics, default=[]) if not os.path.isfile(name)]
+    try:
+        text = describe(names)
+    except ValueError as error:
+        raise CliError(f"-h -m: {error}") from None
+    print(args.format_help(), end="")
+    if names:
+        print(f"\nMeasures asked for with -m ({' '.join(names)}):\n{text}")
+    return 0
+
+
+def _stdin_results(args: argparse.Namespace, folder: str) -> None:
+    """trec_eval reads the results file from stdin when it is named ``-``: stdin is copied to a file in
+    ``folder`` (the readers take paths), which takes the place of ``-``."""
+    words = [args.run, args.qrels, *(args.metrics or [])[-2:]]
+    if words.count("-") > 1:
+        raise CliError("'-' (stdin) is given twice: only the results file (the run) can be read from stdin")
+    if "-" not in words:
+        return
+    path = os.path.join(folder, "stdin")
+    with open(path, "wb") as handle:
+        shutil.copyfileobj(sys.stdin.buffer, handle, 1 << 20)
+    if args.run == "-":
+        args.run = path
+    elif args.qrels == "-":
+        args.qrels = path
+    else:
+        args.metrics[len(args.metrics) - 1 - args.metrics[::-1].index("-")] = path
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    if args.help:
+        return _help(args)
+    with tempfile.TemporaryDirectory(prefix="torchrec-eval-") as folder:
+        _stdin_results(args, folder)
+        return _evaluate(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     _trec_eval_order(args)
     run_path, qrels_path = args.run, args.qrels
     if not os.path.isfile(run_path):
@@ -725,6 +786,13 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
 _positive_int = _int_at_least(1)
 _level = _int_at_least(0)
 
@@ -738,7 +806,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     ev = commands.add_parser(
-        "evaluate",
+        "evaluate", add_help=False,
         help="evaluate a run against relevance judgements",
         description="Evaluate a TREC run (qid Q0 docid rank score tag) against TREC qrels "
                     "(qid iter docid rel), "
@@ -755,8 +823,13 @@ def build_parser() -> argparse.ArgumentParser:
                "recall@k = recall_k, map@k = map_cut_k, ndcg@k = ndcg_cut_k, hitrate@k = success_k, mrr = "
                "recip_rank, rprecision = Rprec, recall = set_recall).",
     )
-    ev.add_argument("run", metavar="RUN", nargs="?", help="TREC run file, or .pt/.npz tensors (trec_eval's order, "
-                    "QRELS RUN, is recognised too)")
+    ev.add_argument("-h", "--help", action="store_true",
+                    help="show this help and exit; with -m NAME ...: also what those measures compute (trec_eval -h)")
+    ev.add_argument("-v", "--version", action=_Version,
+                    help="print the trec_eval version reproduced and this package's, and exit (trec_eval -v)")
+    ev.add_argument("run", metavar="RUN", nargs="?",
+                    help="TREC run file ('-': read from stdin, as trec_eval), or .pt/.npz tensors "
+                         "(trec_eval's order, QRELS RUN, is recognised too)")
     ev.add_argument("qrels", metavar="QRELS", nargs="?", help="TREC qrels file (or .pt/.npz targets)")
     ev.add_argument("-m", "--metrics", "--measure", nargs="+", action="extend", metavar="METRIC",
                     help=f"metrics such as ndcg@10 map@100 recall@20, or trec_eval's (P.5,10 ndcg_cut_10 "
@@ -778,7 +851,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
                     help="evaluate only the retrieved documents that are judged, ranked among themselves "
                          "(trec_eval -J)")
-    ev.add_argument("-N", "--Number_docs_in_coll", dest="num_docs", type=_level, metavar="NUM",
+    ev.add_argument("-N", "--Number_docs_in_coll", dest="num_docs", type=_integer, metavar="NUM",
                     help="documents in the collection (trec_eval -N: utility's fourth coefficient)")
     ev.add_argument("-o", "--Output_old_results_format", dest="old_format", action="store_true",
                     help="accepted and ignored, as trec_eval 10 ignores it")
@@ -804,7 +877,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-D", "--Debug_level", "--debug-level", dest="debug", metavar="LEVEL[.QID]",
                     help="trec_eval -D: with .QID evaluate only that query (trec_eval's debug printouts are "
                          "not reproduced)")
-    ev.set_defaults(handler=cmd_evaluate)
+    ev.set_defaults(handler=cmd_evaluate, format_help=ev.format_help)
 
     demo = commands.add_parser(
         "demo",

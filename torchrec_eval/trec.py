@@ -578,7 +578,9 @@ def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs:
         all_relevant=int(np.count_nonzero(rel > 0)),
         runid=run.tag,
         complete=complete,
-        missing=~np.isin(qids, run.queries) if complete else None,
+        # -J drops trec_eval's stand-in document (unjudged) of a query missing from the run: it is then
+        # a query that retrieves nothing, like one whose documents are all unjudged
+        missing=~np.isin(qids, run.queries) if complete and not judged_only else None,
     )
 
 

@@ -30,7 +30,8 @@ class Judgements:
         all_relevant: judgements ``> 0`` in the whole qrels (trec_eval's ``num_rel`` summary with -c).
         runid: the run's tag.
         complete: trec_eval ``-c`` (judged queries missing from the run are evaluated, empty).
-        missing: [Q] bool, the rows of those queries (None: none).
+        missing: [Q] bool, the rows of those queries (None: none, or -J, which drops the one unjudged
+            document trec_eval gives them).
     """
 
     qids: np.ndarray
@@ -161,8 +162,8 @@ class Queries:
 
     @cached_property
     def empty(self) -> np.ndarray:
-        """[Q] queries that retrieve nothing (with -J; not those absent from the run under -c, which
-        trec_eval evaluates as retrieving one unjudged document)."""
+        """[Q] queries that retrieve nothing (with -J, also those absent from the run under -c; not those
+        without -J, which trec_eval evaluates as retrieving one unjudged document)."""
         empty = self.j.num_ret == 0
         return empty if self.j.missing is None else empty & ~self.j.missing
 
