@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from torchrec_eval.trec_spec import Measure, atol
-from torchrec_eval.trec_stats import Queries, first_of_groups, ratio, segment_cumsum
+from torchrec_eval.trec_stats import Queries, first_of_groups, group_sum, ratio, segment_cumsum
 
 __all__ = ["MEASURES", "Gains"]
 
@@ -113,11 +113,11 @@ class Gains:
         return self.ideal_gain / np.log2(self.ideal_position + 2.0)
 
     def dcg(self, k: float = math.inf) -> np.ndarray:
-        return np.bincount(self.query, weights=self.terms * (self.rank <= k), minlength=self.size)
+        return group_sum(self.query, self.terms * (self.rank <= k), self.size)
 
     def ideal_dcg(self, k: float = math.inf) -> np.ndarray:
         within = self.ideal_position < k
-        return np.bincount(self.ideal_query, weights=self.ideal_terms * within, minlength=self.size)
+        return group_sum(self.ideal_query, self.ideal_terms * within, self.size)
 
     @cached_property
     def dcg_so_far(self) -> np.ndarray:
@@ -163,7 +163,7 @@ def _ndcg_rel(stats: Queries, measure: Measure) -> np.ndarray:
     query = g.query[positive]
     with np.errstate(divide="ignore", invalid="ignore"):
         steps = g.dcg_so_far[positive] / g.ideal_at(query, g.rank[positive] - 1)
-        total = np.bincount(query, weights=steps, minlength=g.size)
+        total = group_sum(query, steps, g.size)
         unretrieved = (g.num_ideal - np.bincount(query, minlength=g.size)).astype(np.float64)
         total = total + unretrieved * g.dcg() / g.ideal_dcg()
     return np.where(total > 0, total / np.maximum(g.num_ideal, 1), 0.0)
@@ -185,7 +185,7 @@ def _rndcg(stats: Queries, measure: Measure) -> np.ndarray:
     g = Gains(stats, measure.args, measure.family)
     num_ret = stats.j.num_ret
     query, steps = _rndcg_steps(g, num_ret)
-    total = np.bincount(query, weights=steps, minlength=g.size)
+    total = group_sum(query, steps, g.size)
     count = np.bincount(query, minlength=g.size).astype(np.float64)
     past = (num_ret > g.num_ideal + 1) & (g.num_ideal > 0)  # the ranking goes on past the ideal
     total[past] += g.dcg()[past] / g.ideal_dcg()[past]
@@ -206,8 +206,8 @@ def _g(stats: Queries, measure: Measure) -> np.ndarray:
     so_far = so_far + (position - np.where(has_ideal, last, -1))  # 1 for each rank past the ideal
     results = segment_cumsum(g.gain, g.query, g.size)
     terms = g.gain / np.log2(2 + so_far - results)
-    ideal = np.bincount(g.ideal_query, weights=g.ideal_gain, minlength=g.size)
-    return ratio(np.bincount(g.query, weights=terms, minlength=g.size), ideal)
+    ideal = group_sum(g.ideal_query, g.ideal_gain, g.size)
+    return ratio(group_sum(g.query, terms, g.size), ideal)
 
 
 def rbp_persistence(args: tuple) -> float:
@@ -241,7 +241,7 @@ def _rbp(stats: Queries, measure: Measure) -> np.ndarray:
     gain = g.gain.copy()
     gain[scale] = (gain[scale] - low[g.query][scale]) / (high - low)[g.query][scale]
     terms = gain * powers(p, int(g.rank.max(initial=1)))[g.rank - 1]
-    return (1.0 - p) * np.bincount(g.query, weights=terms, minlength=g.size)
+    return (1.0 - p) * group_sum(g.query, terms, g.size)
 
 
 MEASURES = {"ndcg": _ndcg_family, "dcg": _ndcg_family, "ideal_dcg": _ndcg_family, "ndcg_cut": _ndcg_cut,

@@ -26,7 +26,7 @@ import numpy as np
 
 from torchrec_eval.trec_gains import powers, rbp_persistence
 from torchrec_eval.trec_spec import Measure
-from torchrec_eval.trec_stats import Queries, first_of_groups, lround, ratio
+from torchrec_eval.trec_stats import Queries, first_of_groups, group_sum, lround, ratio
 
 __all__ = ["MEASURES"]
 
@@ -52,7 +52,7 @@ def _infap(s: Queries, m: Measure) -> np.ndarray:
         term = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel_before + nonrel_before + unjudged_before) / fj)
                 * ((rel_before + INFAP_EPSILON) / (rel_before + nonrel_before + 2 * INFAP_EPSILON)))
     term[fj == 0] = 1.0
-    return ratio(np.bincount(query[relevant], weights=term, minlength=s.size), s.num_rel)
+    return ratio(group_sum(query[relevant], term, s.size), s.num_rel)
 
 
 def _rprec_mult(s: Queries, m: Measure) -> np.ndarray:
@@ -99,7 +99,7 @@ def _eleven_point(s: Queries, m: Measure) -> np.ndarray:
 
 def _bin_g(s: Queries, m: Measure) -> np.ndarray:
     terms = 1.0 / np.log2((2 + s.rank - s.seen).astype(np.float64))
-    return ratio(np.bincount(s.query, weights=terms, minlength=s.size), s.num_rel)
+    return ratio(group_sum(s.query, terms, s.size), s.num_rel)
 
 
 def _relative_p(s: Queries, m: Measure) -> np.ndarray:
@@ -140,11 +140,11 @@ def _rbp_resid(s: Queries, m: Measure) -> np.ndarray:
     rows = np.repeat(np.arange(s.size), num_ret)
     table = powers(p, int(num_ret.max(initial=0)) + 1)
     position = np.arange(len(rows)) - start[rows]
-    total = np.bincount(rows, weights=table[position] * ~judged, minlength=s.size)
+    total = group_sum(rows, table[position] * ~judged, s.size)
     unjudged = num_ret - np.bincount(rows[judged], minlength=s.size)
     out = np.where(unjudged > 0, table[num_ret] + (1 - p) * total, 0.0)
     if m.name != "rbp_resid":
-        out[_missing(s)] = table[1] + (1 - p) * 1.0
+        out[_missing(s)] = 1.0 * p + (1 - p) * 1.0  # the stand-in document, unjudged at rank 1
     return out
 
 
@@ -162,7 +162,7 @@ def _relstring(s: Queries, m: Measure) -> np.ndarray:
 
 
 def _yaap(s: Queries, m: Measure) -> np.ndarray:
-    total = np.bincount(s.query, weights=s.precision, minlength=s.size)
+    total = group_sum(s.query, s.precision, s.size)
     return np.log((1.0 + total) / (1.0 + s.num_rel - total))
 
 

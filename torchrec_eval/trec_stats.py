@@ -53,6 +53,12 @@ def first_of_groups(groups: np.ndarray, num: int) -> tuple[np.ndarray, np.ndarra
     return count, np.cumsum(count) - count
 
 
+def group_sum(groups: np.ndarray, weights: np.ndarray, num: int) -> np.ndarray:
+    """[num] float64 sums of ``weights`` by group, added in order (``np.bincount``, which returns
+    integers when ``groups`` is empty)."""
+    return np.bincount(groups, weights=weights, minlength=num).astype(np.float64, copy=False)
+
+
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, 0 where the denominator is 0 (trec_eval leaves those values at 0)."""
     out = np.zeros(len(denominator))
@@ -133,7 +139,7 @@ class Queries:
         return np.bincount(j.hit_query[(j.hit_rel >= 0) & (j.hit_rank <= k)], minlength=self.size)
 
     def average_precision(self, k: float = math.inf) -> np.ndarray:
-        total = np.bincount(self.query, weights=self.precision * (self.rank <= k), minlength=self.size)
+        total = group_sum(self.query, self.precision * (self.rank <= k), self.size)
         return ratio(total, self.num_rel)
 
     def bpref(self) -> np.ndarray:
@@ -148,7 +154,7 @@ class Queries:
         term = np.ones(len(query))
         some = (before > 0) & ~nonrel
         term[some] = 1.0 - np.minimum(before[some], r[some]) / np.minimum(n[some], r[some])
-        return ratio(np.bincount(query[~nonrel], weights=term[~nonrel], minlength=self.size), self.num_rel)
+        return ratio(group_sum(query[~nonrel], term[~nonrel], self.size), self.num_rel)
 
     def at_relevant(self, cut: np.ndarray) -> np.ndarray:
         """[Q] the interpolated precision at the ``cut``-th relevant document of each query (the first

@@ -1,0 +1,316 @@
+"""Differential fuzzing of ``torchrec-eval evaluate`` against a trec_eval 10 binary.
+
+Generates small hostile run/qrels pairs (tied scores written differently, scientific notation,
+docnos and qids that sort differently as bytes, UTF-8, graded/negative judgements, queries with no
+relevant or only negative judgements, runs longer than 1000, tabs, CRLF, trailing blanks, comment
+lines, a run tag that changes by line) and random trec_eval command lines (``-q -n -c -l -M -J -N``,
+repeated ``-m`` with random measures, parameters and nicknames), runs both in trec_eval's argument
+order and compares stdout and exit status byte for byte::
+
+    python tests/scripts/fuzz_trec_eval.py --trec-eval /path/to/trec_eval --seeds 500
+
+Not collected by pytest (``tests/test_cli_trec_fuzz.py`` replays a few seeds). Inputs on which
+trec_eval's behaviour is undefined are not generated; each exclusion is commented where it is made
+(and listed in README.md's trec_eval section).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's torchrec_eval
+
+QIDS = ["1", "2", "10", "9", "01", "301", "q1", "Q1", "q10", "q2", "a", "B", "topic-7", "é1", "z_last"]
+DOC_STEMS = ["d", "D", "doc", "AP880212-", "FT911-", "10", "9", "", "é", "Ω", "x#y", "a.b", "LA0101"]
+SCORES = ["1", "1.0", "1e0", "1E0", "10e-1", "0.1e1", "+1", "0", "-0", "0.0", "-1", "-1.5", "2", "2.0", "0.5", ".5",
+          "5e-1", "1e30", "1.5e300", "-1e30", "1e-30", "4.9e-324", "3.14159", "1e-7", "123456789012345678",
+          "0.30000000000000004", "0.3", "7", "7.0000000000000001", "-0.0"]
+RELS = ["-1", "0", "0", "1", "1", "1", "2", "3", "4", "7", "-2"]
+TAGS = ["run", "runA", "runB", "Tag-1"]
+SEPS = [" ", " ", " ", "\t", "  ", " \t "]
+
+MEASURES = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+            "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+            "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
+            "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap",
+            "rbp", "rbp_resid", "unj"]
+NICKNAMES = ["all_trec", "official", "set"]
+CUTOFFS = {"P", "recall", "success", "relative_P", "map_cut", "ndcg_cut", "unj", "relstring"}
+GAINS = {"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg"}
+
+
+@dataclass
+class Case:
+    qrels: str
+    run: str
+    options: list[str]
+    qrels_lines: list[tuple[str, str]] = field(default_factory=list)  # (qid, line) to drop missing queries
+
+
+def _number(rng: random.Random, low: float, high: float) -> str:
+    value = rng.uniform(low, high)
+    return rng.choice([f"{value:.2f}", f"{value:.1f}", str(round(value, 3)), f"{value:g}"]).rstrip()
+
+
+def _parameters(rng: random.Random, name: str) -> str:
+    if name in CUTOFFS:
+        cuts = [str(rng.choice([1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 100, 1000])) for _ in range(rng.randint(1, 4))]
+        if rng.random() < 0.2:
+            cuts.append(f"{rng.randint(1, 40)}.{rng.randint(0, 9)}")  # float cut-offs are truncated
+        return ",".join(cuts[:1] if name == "relstring" else cuts)
+    if name in ("iprec_at_recall", "11pt_avg"):
+        values = [rng.choice(["0", "1", ".5", "0.25", "0.10", "0.333", "1.0", ".0", "0.75"]) for _ in range(rng.randint(1, 4))]
+        return ",".join(values)
+    if name == "Rprec_mult":
+        return ",".join(rng.choice(["0.2", "0.5", "1.0", "2.0", "1.5", "3"]) for _ in range(rng.randint(1, 3)))
+    if name == "utility":
+        return ",".join(_number(rng, -3, 3) for _ in range(4))
+    if name == "set_F":
+        return rng.choice(["0.5", "1.0", "2", "0.25", "3.0"])
+    if name in GAINS:
+        grades = rng.sample(range(0, 5), rng.randint(1, 3))
+        return ",".join(f"{grade}={_number(rng, 0, 10)}" for grade in grades)
+    if name in ("rbp", "rbp_resid"):
+        parts = [f"p={rng.choice(['0.5', '0.8', '0.95', '0.7'])}"]
+        if rng.random() < 0.5:
+            parts.append(f"{rng.randint(1, 4)}={_number(rng, 0, 5)}")
+        return ",".join(parts)
+    return ""
+
+
+def _measures(rng: random.Random) -> list[str]:
+    options: list[str] = []
+    parametrised: set[str] = set()
+    for _ in range(rng.randint(1, 4)):
+        if rng.random() < 0.15:
+            name = rng.choice(NICKNAMES)
+        else:
+            name = rng.choice(MEASURES)
+            parameters = _parameters(rng, name) if rng.random() < 0.5 else ""
+            # trec_eval's dcg, ideal_dcg and ndcg share one parameter block (freed twice: a crash), and rbp
+            # with parameters next to another measure with parameters reads uninitialised variables: one
+            # measure with parameters from these families per command line
+            if parameters and name in {"dcg", "ideal_dcg", "ndcg", "rbp", "rbp_resid"}:
+                if parametrised & {"dcg", "ideal_dcg", "ndcg", "rbp", "rbp_resid"} or (
+                        name.startswith("rbp") and parametrised):
+                    parameters = ""
+            if parameters and parametrised & {"rbp", "rbp_resid"}:
+                parameters = ""
+            # trec_eval's rbp scales its gains by two uninitialised variables: its value depends on what an
+            # earlier measure left on the stack, which a gain map (ndcg.1=3, G.2=5, ...) changes; no gain map
+            # next to rbp (or all_trec, which has it)
+            if parameters and name in GAINS and any(
+                    option.split(".")[0].lstrip("-m") in ("rbp", "all_trec") for option in options):
+                parameters = ""
+            if name in ("rbp", "all_trec") and parametrised & GAINS:
+                name = "P"
+            if parameters:
+                parametrised.add(name)
+                name = f"{name}.{parameters}"
+        if rng.random() < 0.5:
+            options += ["-m", name]
+        else:
+            options.append(f"-m{name}")
+    if any(option.lstrip("-m").split(".")[0] in ("dcg", "ideal_dcg", "ndcg") and "." in option
+           for option in options) and any(option.endswith("all_trec") for option in options):
+        options = [option.split(".")[0] if option.lstrip("-m").split(".")[0] in ("dcg", "ideal_dcg", "ndcg")
+                   else option for option in options]  # all_trec has ndcg: the same double free
+    return options
+
+
+def _options(rng: random.Random) -> list[str]:
+    options = _measures(rng) if rng.random() < 0.85 else []
+    if rng.random() < 0.5:
+        options.append("-q")
+    if rng.random() < 0.15:
+        options.append("-n")
+    if rng.random() < 0.3:
+        options.append("-c")
+    if rng.random() < 0.3:
+        options += rng.choice([["-l", str(rng.randint(0, 3))], [f"-l{rng.randint(0, 3)}"]])
+    if rng.random() < 0.3:
+        options += rng.choice([["-M", str(rng.randint(1, 50))], [f"-M{rng.randint(1, 50)}"]])
+    if rng.random() < 0.2:
+        options.append("-J")
+    if rng.random() < 0.2:
+        options += ["-N", str(rng.randint(-5, 5000))]
+    return options
+
+
+def _docno(rng: random.Random) -> str:
+    stem = rng.choice(DOC_STEMS)
+    number = rng.choice([str(rng.randint(0, 30)), str(rng.randint(0, 30)).zfill(3), str(rng.randint(0, 9))])
+    docno = stem + number
+    if rng.random() < 0.03:
+        docno = docno * rng.randint(5, 20)  # long ids
+    return docno
+
+
+def _line_end(rng: random.Random, hostile: bool) -> str:
+    if not hostile:
+        return "\n"
+    return rng.choice(["\n", "\n", "\n", " \n", "\t\n", "\r\n", "  \r\n"])
+
+
+def generate(seed: int) -> Case:
+    rng = random.Random(seed)
+    hostile = rng.random() < 0.5
+    qids = rng.sample(QIDS, rng.randint(1, 6))
+    docs = list(dict.fromkeys(_docno(rng) for _ in range(rng.randint(1, 40))))
+    qrels_lines: list[tuple[str, str]] = []
+    run_lines: list[str] = []
+    judged_qids = [q for q in qids if rng.random() < 0.85] or qids[:1]
+    run_qids = [q for q in qids if rng.random() < 0.85] or qids[-1:]
+    for qid in judged_qids:
+        kind = rng.random()
+        judged = rng.sample(docs, rng.randint(1, len(docs)))
+        for doc in judged:
+            if kind < 0.03:
+                rel = rng.choice(["-1", "-2"])  # only negative judgements (trec_eval fails: _undefined)
+            elif kind < 0.13:
+                rel = "0"  # no relevant document
+            elif kind < 0.23:
+                rel = rng.choice(["1", "2", "3", "4"])  # all relevant
+            else:
+                rel = rng.choice(RELS)
+            if hostile and rng.random() < 0.05:
+                rel = rng.choice(["1.5", "2.9", "+1", "007", "-0"])  # read as integers (atol)
+            sep = rng.choice(SEPS) if hostile else " "
+            lead = rng.choice(["", "", " ", "\t"]) if hostile else ""
+            iteration = rng.choice(["0", "Q0", "1"])
+            qrels_lines.append((qid, f"{lead}{qid}{sep}{iteration}{sep}{doc}{sep}{rel}{_line_end(rng, hostile)}"))
+    rng.shuffle(qrels_lines)
+    qrels_text = []
+    for number, (qid, line) in enumerate(qrels_lines):
+        # trec_eval skips one '#' line before a qrels line; two comment lines in a row, or a comment last,
+        # make it parse past its buffers (undefined): only a single comment line between judgements
+        if hostile and number > 0 and rng.random() < 0.05:
+            qrels_text.append("# a comment\n")
+        qrels_text.append(line)
+    tag = rng.choice(TAGS)
+    for qid in run_qids:
+        length = rng.choice([1, 1, 2, 3, 5, 10, 20, 40]) if rng.random() < 0.97 else rng.randint(1000, 1050)
+        pool = docs if length <= len(docs) else docs + [f"u{n}" for n in range(length)]
+        retrieved = rng.sample(pool, min(length, len(pool)))
+        scores = [rng.choice(SCORES) for _ in retrieved] if rng.random() < 0.6 else [
+            f"{rng.uniform(-5, 5):.{rng.randint(0, 3)}f}" for _ in retrieved]
+        for rank, (doc, score) in enumerate(zip(retrieved, scores)):
+            if hostile and rng.random() < 0.1:
+                tag = rng.choice(TAGS)  # trec_eval prints the last line's tag
+            sep = rng.choice(SEPS) if hostile else " "
+            extra = rng.choice(["", "", " extra columns"]) if hostile else ""
+            run_lines.append(f"{qid}{sep}Q0{sep}{doc}{sep}{rank + 1}{sep}{score}{sep}{tag}{extra}"
+                             f"{_line_end(rng, hostile)}")
+    rng.shuffle(run_lines)
+    if hostile and rng.random() < 0.2:
+        run_lines.insert(rng.randint(0, len(run_lines)), rng.choice(["\n", "  \n", "# comment\n", "  # c\n"]))
+    options = _options(rng)
+    return Case("".join(qrels_text), "".join(run_lines), options, qrels_lines)
+
+
+def binary_path() -> str | None:
+    """$TREC_EVAL, else trec_eval on the PATH."""
+    return os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
+
+
+def ours(arguments: list[str]) -> tuple[int, str]:
+    from torchrec_eval import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(["evaluate", "--quiet", *arguments])
+        except SystemExit as stop:
+            status = stop.code if isinstance(stop.code, int) else 1
+        except Exception:  # noqa: BLE001 (a crash is a difference to report)
+            import traceback
+            return -1, traceback.format_exc()
+    return status, out.getvalue()
+
+
+def theirs(binary: str, arguments: list[str]) -> tuple[int, str, str]:
+    done = subprocess.run([binary, *arguments], capture_output=True, timeout=60)
+    return done.returncode, done.stdout.decode("utf-8", "surrogateescape"), done.stderr.decode("utf-8", "replace")
+
+
+def compare(binary: str, case: Case, folder: Path) -> str | None:
+    """None when both agree, else a description of the difference."""
+    qrels, run = folder / "qrels", folder / "run"
+    qrels.write_bytes(case.qrels.encode())
+    run.write_bytes(case.run.encode())
+    arguments = [*case.options, str(qrels), str(run)]
+    if _undefined(case):
+        return "skip"
+    status, stdout, stderr = theirs(binary, arguments)
+    if status == 4 and "not found in qrels" in stderr:
+        # trec_eval 10 stops at a judged query missing from the run (without -c); we evaluate the
+        # others, which is what it prints on the qrels without those queries (README)
+        run_qids = {line.split()[0] for line in case.run.splitlines() if line.strip() and not line.strip().startswith("#")}
+        kept = folder / "qrels.kept"
+        kept.write_bytes("".join(line for qid, line in case.qrels_lines if qid in run_qids).encode())
+        if not kept.stat().st_size:
+            return None
+        status, stdout, stderr = theirs(binary, [*case.options, str(kept), str(run)])
+    mine, printed = ours(arguments)
+    if status != mine or (status == 0 and printed != stdout):
+        return f"exit {status} (ours {mine}); trec_eval stderr: {stderr.strip()[:200]}\n" + _diff(stdout, printed)
+    return None
+
+
+def _undefined(case: Case) -> bool:
+    """An evaluated query all of whose judgements are negative. trec_eval sizes its table of relevance
+    levels by the query's largest judgement + 1 (``te_chk_and_malloc``, which returns the previous table,
+    NULL at first, for a size of 0 or less) and does not reset its count of levels: such a query fails
+    ("Can't calculate measure", exit 4) when it is the first evaluated, crashes (memset of a negative
+    size) when judged -2 or less, and otherwise takes the previous query's relevance levels for its gain
+    measures (``ideal_dcg``, ...). Not compared (README)."""
+    run_qids = {line.split()[0] for line in case.run.splitlines() if line.strip() and not line.strip().startswith("#")}
+    largest: dict[str, int] = {}
+    for qid, line in case.qrels_lines:
+        largest[qid] = max(largest.get(qid, -10**9), int(float(line.split()[3])))
+    return any(value < 0 and ("-c" in case.options or qid in run_qids) for qid, value in largest.items())
+
+
+def _diff(expected: str, got: str) -> str:
+    import difflib
+    return "".join(list(difflib.unified_diff(expected.splitlines(True), got.splitlines(True), "trec_eval", "ours"))[:40])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trec-eval", default=binary_path(), help="the binary (default: $TREC_EVAL, the PATH)")
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--stop", action="store_true", help="stop at the first difference")
+    parser.add_argument("--show", action="store_true", help="print each differing case's files")
+    args = parser.parse_args(argv)
+    mismatches = skipped = 0
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in range(args.first, args.first + args.seeds):
+            case = generate(seed)
+            difference = compare(args.trec_eval, case, Path(folder))
+            if difference == "skip":
+                skipped += 1
+            elif difference:
+                mismatches += 1
+                print(f"--- seed {seed}: {' '.join(case.options)}\n{difference}")
+                if args.show:
+                    print(f"qrels:\n{case.qrels}\nrun:\n{case.run[:3000]}")
+                if args.stop:
+                    break
+    print(f"{args.seeds - skipped} command lines compared, {mismatches} mismatches ({skipped} seeds not compared: "
+          "undefined in trec_eval)")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
