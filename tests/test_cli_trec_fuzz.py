@@ -86,3 +86,30 @@ def test_fixed_cases_equal_trec_eval_binary(binary, tmp_path, capsys, files, opt
     expected = subprocess.run([binary, *options, qrels, run], capture_output=True, text=True, timeout=60)
     assert expected.returncode == 0, expected.stderr
     assert _ours(capsys, *options, qrels, run) == expected.stdout
+
+
+# query 2's only judged value is 1, with a gain under 1: trec_eval's sorted gains compare (int)(a - b),
+# so 1 (gain 0.03) and 0 (gain 0, no document) are equal and stay in that order: the top entry, 0, has
+# no gain and the ideal ranking is empty (ideal_dcg 0, ndcg 0)
+GAIN_UNDER_ONE = ("1 0 a 1\n1 0 b 2\n2 0 a 1\n2 0 b 1\n2 0 c -1\n", "1 Q0 a 1 2 t\n2 Q0 a 1 2 t\n2 Q0 b 2 1 t\n")
+
+
+def test_ideal_gains_whose_top_value_judges_no_document(tmp_path, capsys):
+    qrels, run = _files(tmp_path, *GAIN_UNDER_ONE)
+    pairs = [(1, 0.03)]
+    first = ref.setup_gains_ideal_dcg({"a": 1, "b": 2}, pairs)
+    second = ref.setup_gains_ideal_dcg({"a": 1, "b": 1, "c": -1}, pairs)
+    assert second == 0.0 and first > 0
+    assert _ours(capsys, "-q", "-m", "ideal_dcg.1=0.03", qrels, run) == (
+        _line("ideal_dcg_1=0.03", "1", first) + _line("ideal_dcg_1=0.03", "2", second)
+        + _line("ideal_dcg_1=0.03", "all", (first + second) / 2))
+
+
+@pytest.mark.parametrize("measure", ["ideal_dcg.1=0.03", "ndcg.1=0.03", "G.1=0.5", "ndcg_rel.1=0.5,0=0",
+                                     "Rndcg.1=0.3", "dcg.1=0.03"])
+def test_ideal_gains_whose_top_value_judges_no_document_equal_trec_eval_binary(binary, tmp_path, capsys, measure):
+    qrels, run = _files(tmp_path, *GAIN_UNDER_ONE)
+    options = ["-q", "-m", measure, "-m", "P.1"]
+    expected = subprocess.run([binary, *options, qrels, run], capture_output=True, text=True, timeout=60)
+    assert expected.returncode == 0, expected.stderr
+    assert _ours(capsys, *options, qrels, run) == expected.stdout

@@ -59,25 +59,28 @@ def _glibc_msort(items: list, compare) -> list:
     return out + left + right
 
 
-def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> np.ndarray:
-    """[L + 1, max_level + 1] the place of each relevance value in trec_eval's sorted gains for a query
+def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.ndarray, np.ndarray]:
+    """([L + 1, max_level + 1] the place of each relevance value in trec_eval's sorted gains for a query
     whose values run 0 .. L - 1: its pairs, then its other values, sorted by ``(int)(gain - gain)``
     (gains less than 1 apart compare equal, so their order is the merge sort's); a value given twice
-    counts at its first pair."""
+    counts at its first pair. [L + 1] whether the top gain is 0 or less: trec_eval's ideal ranking
+    starts there and stops at once, even when no document has that value)."""
     given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
     places = np.zeros((int(levels.max(initial=0)) + 1, max_level + 1), dtype=np.int64)
+    top_dead = np.ones(len(places), dtype=bool)
     for count in np.unique(levels).tolist():
         named = {level for level, _ in given}
         entries = [(index, level, gain) for index, (level, gain) in enumerate(given)]
         entries += [(len(given) + level, level, float(level)) for level in range(count) if level not in named]
         ranked = _glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
+        top_dead[count] = not ranked or ranked[-1][2] <= 0
         first = {}
         for index, level, _ in entries:
             first.setdefault(level, index)
         for place, (index, level, _) in enumerate(ranked):
             if 0 <= level <= max_level and first[level] == index:
                 places[count, level] = place
-    return places
+    return places, top_dead
 
 
 class Gains:
@@ -94,10 +97,11 @@ class Gains:
         query, rel = j.judged_query[judged], j.judged_rel[judged]
         levels = np.zeros(self.size, dtype=np.int64)  # the query's relevance levels: 0 .. its highest
         np.maximum.at(levels, query, rel + 1)
-        place = _ideal_places(pairs, levels, max_level)[levels[query], rel]
+        places, top_dead = _ideal_places(pairs, levels, max_level)
+        place = places[levels[query], rel]
         stop = np.full(self.size, -1)  # the ideal ends at the first level (from the top) without gain
         np.maximum.at(stop, query[self.table[rel] <= 0], place[self.table[rel] <= 0])
-        kept = place > stop[query]
+        kept = (place > stop[query]) & ~top_dead[levels[query]]
         order = np.lexsort((-place[kept], query[kept]))
         self.ideal_query = query[kept][order]
         self.ideal_gain = self.table[rel[kept][order]]
@@ -202,7 +206,8 @@ def _g(stats: Queries, measure: Measure) -> np.ndarray:
     position = g.rank - 1
     last = np.minimum(position, g.num_ideal[g.query] - 1)
     has_ideal = last >= 0
-    so_far = np.where(has_ideal, cost[g.ideal_first[g.query] + np.maximum(last, 0)], 0.0) if len(cost) else 0.0
+    at = np.minimum(g.ideal_first[g.query] + np.maximum(last, 0), len(cost) - 1)  # a query without ideal: any
+    so_far = np.where(has_ideal, cost[at], 0.0) if len(cost) else 0.0
     so_far = so_far + (position - np.where(has_ideal, last, -1))  # 1 for each rank past the ideal
     results = segment_cumsum(g.gain, g.query, g.size)
     terms = g.gain / np.log2(2 + so_far - results)

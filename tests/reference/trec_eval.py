@@ -41,6 +41,39 @@ def ideal_dcg(judged: dict[str, int], pairs: dict[int, float]) -> float:
     return total
 
 
+def setup_gains_ideal_dcg(judged: dict[str, int], pairs: list[tuple[int, float]]) -> float:
+    """trec_eval's ideal DCG as m_ndcg.c computes it: gain entries (the pairs, then the query's other
+    relevance values 0 .. its highest), merge sorted by ``(int)(a - b)``, walked from the top; the walk
+    ends at the top entry when its gain is 0 or less, or at an entry with documents and such a gain."""
+    counts = {rel: sum(1 for r in judged.values() if r == rel) for rel in range(max(judged.values()) + 1)}
+    named = [level for level, _ in pairs]
+    entries = [[level, gain, counts.get(level, 0)] for level, gain in pairs]
+    entries += [[level, float(level), counts[level]] for level in counts if level not in named]
+
+    def merge_sort(items):
+        if len(items) <= 1:
+            return items
+        left, right = merge_sort(items[: len(items) // 2]), merge_sort(items[len(items) // 2:])
+        out = []
+        while left and right:
+            out.append(left.pop(0) if int(left[0][1] - right[0][1]) <= 0 else right.pop(0))
+        return out + left + right
+
+    entries = merge_sort(entries)
+    level = len(entries) - 1
+    gain = entries[level][1] if level >= 0 else 0.0
+    total, at_level, i = 0.0, 0, 0
+    while gain > 0.0:
+        at_level += 1
+        while level >= 0 and at_level > entries[level][2]:
+            at_level, level = 1, level - 1
+            gain = entries[level][1] if level >= 0 else 0.0
+        if gain > 0.0:
+            total += gain / math.log2(i + 2)
+        i += 1
+    return total
+
+
 def ndcg(rels: list[int], judged: dict[str, int], pairs: dict[int, float]) -> float:
     ideal = ideal_dcg(judged, pairs)
     return dcg(rels, pairs) / ideal if ideal > 0 else 0.0
