@@ -243,3 +243,16 @@ def test_hash_collisions_fall_back_to_exact_comparisons(tmp_path, monkeypatch, c
     run_path.write_text("\n".join(lines + [lines[5].replace(" 1 ", " 9 ")]) + "\n")
     with pytest.raises(ValueError, match=rf":{len(lines) + 1}: .* listed twice"):
         read_run(run_path)
+
+
+@pytest.mark.parametrize("order", ["ours", "trec_eval's"])
+@pytest.mark.parametrize("empty", ["run", "qrels"])
+def test_an_empty_file_is_named_in_either_argument_order(tmp_path, capsys, order, empty):
+    """trec_eval quits on an empty file; so does torchrec-eval, naming it (it used to blame the other
+    file's columns, or list no query at all)."""
+    paths = {"run": tmp_path / "run", "qrels": tmp_path / "qrels"}
+    paths["run"].write_text("q1 Q0 d1 1 1.0 t\n" if empty != "run" else "# only a comment\n")
+    paths["qrels"].write_text("q1 0 d1 1\n" if empty != "qrels" else "")
+    files = [paths["run"], paths["qrels"]] if order == "ours" else [paths["qrels"], paths["run"]]
+    assert cli.main(["evaluate", *map(str, files), "--convention", "trec"]) == 2
+    assert f"{paths[empty]}: the {empty} file has no {empty} line" in capsys.readouterr().err

@@ -356,6 +356,8 @@ def read_trec(run_path: str, qrels_path: str, progress: Callable[..., Any], repe
             tables.append(reader(path, progress=bar.update, repeats=repeats))
         finally:
             bar.close()
+        if not len(tables[-1]):  # trec_eval quits on an empty file too
+            raise CliError(f"{path}: the {what} file has no {what} line (empty, or comments only)")
     return tables[0], tables[1]
 
 
@@ -627,7 +629,8 @@ def _trec_eval_order(args: argparse.Namespace) -> None:
     args.run, args.qrels = (files + [None])[:2]
     if args.qrels is None or _is_tensor_file(args.run) or _is_tensor_file(args.qrels):
         return
-    if 0 < _columns(args.run) < 6 <= _columns(args.qrels):  # judgements (4 columns, 5 for prefs) first
+    first, second = _columns(args.run), _columns(args.qrels)  # 0: empty
+    if first < 6 <= second or 0 < first < 6 and second == 0:  # judgements (4 columns, 5 for prefs) first
         args.run, args.qrels = args.qrels, args.run
         args.convention = args.convention or "trec"
 
