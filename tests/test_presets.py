@@ -213,6 +213,7 @@ OLD_NAMES = {
     "rprecision": "config_5a24d506e32f",
     "ild": "config_bfdb15583c3f",
     "average_popularity": "config_9aed292e1d01",
+    "jurity_ctr": "config_88fa4b3d8cd8",  # before `unlogged` (commit 3d370e6)
 }
 FEATURES = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 FACTORIES = {
@@ -222,6 +223,7 @@ FACTORIES = {
     "ild": lambda: beyond.IntraListDiversity(k=3, item_features=FEATURES, convention="rectools"),
     "average_popularity": lambda: beyond.AveragePopularity(k=3, item_popularity=torch.tensor([3.0, 1, 2]),
                                                            convention="rectools"),
+    "jurity_ctr": lambda: tre.CTR(k=3, ignore_index=-1, convention="jurity"),
 }
 
 

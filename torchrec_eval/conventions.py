@@ -30,6 +30,9 @@ min(k, R) over R (``denominator="r"``), averaged over the users with at least on
 (``single_item="zero"``), leaves the pairs with an item without features (a NaN row of
 ``item_features``) out of a list's intra-list diversity (``featureless="nan"``), and scores
 ``average_popularity`` 0 when every popularity is 0 (``all_zero="zero"``), as RecTools does.
+``"jurity"`` takes CTR@k as Jurity's ``CTR``: the top k of every recommended item, then the items
+with a logged response among them (``unlogged="rank"``: the ``ignore_index`` items keep their places
+in the ranking and are left out of both counts; by default they are dropped before the cut).
 
 Notes on what a preset cannot change:
 
@@ -55,9 +58,6 @@ Notes on what a preset cannot change:
   ``r_precision_at_k`` then averages over no user and still says 0.0 (NaN here), and so do
   precision, recall and MAP when no user has both relevant items and recommendations. When hits
   exist but none in the top min(k, R), its ``r_precision_at_k`` is NaN, as here.
-* Not reproduced: Jurity's CTR@k takes the top k of every item before dropping those without a
-  logged response; ``CTR`` here drops them first (``mask`` / ``ignore_index``) and then takes the
-  top k (for Jurity's cut pass the top k of every item as ``ranked_ids``, unlogged ones set to -1).
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ PRESETS: dict[str, Preset] = {
         {
             "precision": {"denominator": "retrieved", **_SKIP_EMPTY_LISTS},
             "map": dict(_SKIP_EMPTY_LISTS),
+            "ctr": {"unlogged": "rank"},  # top k of every recommended item, then the logged ones
             **_binary_ndcg(ideal="full"),
         },
     ),

@@ -100,6 +100,32 @@ def jurity(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
                 warnings.simplefilter("ignore", FutureWarning)  # pandas on Jurity's fillna(False)
                 theirs = cls(click_column="click", k=k).get_score(actual, predicted)
             record("jurity", name, k, theirs, mine[f"{name}@{k}"])
+    jurity_ctr(recs, seed=int(recs["score"].sum() * 1000) % 2**31)
+
+
+def jurity_ctr(recs: pd.DataFrame, seed: int) -> None:
+    """Jurity's CTR@k on logged responses: about half the recommended items have one (a click or
+    not), and some items outside the recommendations too; CTR(ignore_index=-1, convention="jurity")."""
+    from jurity.recommenders import CTR
+
+    rng = np.random.default_rng(seed)
+    num_users, num_items = int(recs["user"].max()) + 1, int(recs["item"].max()) + 1
+    logged = rng.random((num_users, num_items)) < 0.5
+    clicks = (rng.random((num_users, num_items)) < 0.4).astype(int)
+    users, items = np.nonzero(logged)
+    actual = pd.DataFrame({"user_id": users, "item_id": items, "click": clicks[users, items]})
+    predicted = recs.rename(columns={"user": "user_id", "item": "item_id", "score": "click"})[
+        ["user_id", "item_id", "click"]]
+    scores = torch.zeros(num_users, num_items, dtype=torch.float64)
+    recommended = torch.zeros(num_users, num_items, dtype=torch.bool)
+    scores[recs["user"].to_numpy(), recs["item"].to_numpy()] = torch.as_tensor(recs["score"].to_numpy())
+    recommended[recs["user"].to_numpy(), recs["item"].to_numpy()] = True
+    responses = torch.where(torch.as_tensor(logged), torch.as_tensor(clicks), -1)
+    metric = tre.CTR(k=list(KS), ignore_index=-1, convention="jurity")
+    metric.update(scores, responses, mask=recommended)
+    mine = metric.compute()
+    for k in KS:
+        record("jurity", "ctr", k, CTR(click_column="click", k=k).get_score(actual, predicted), float(mine[f"ctr@{k}"]))
 
 
 def rectools(recs: pd.DataFrame, truth: pd.DataFrame, seed: int) -> None:

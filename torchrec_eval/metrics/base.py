@@ -279,6 +279,11 @@ class RankingMetric(SafeMetric):
         """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
         return inputs
 
+    def _ranking_threshold(self) -> float | None:
+        """The relevance threshold of the inputs after :meth:`_inputs` (a subclass that encodes them may
+        change it)."""
+        return self.relevance_threshold
+
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         weight = inputs.get("sample_weight")
         inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
@@ -422,7 +427,7 @@ class RankingMetric(SafeMetric):
             preds,
             target,
             ties=self.ties,
-            relevance_threshold=self.relevance_threshold,
+            relevance_threshold=self._ranking_threshold(),
             validate_args=self.validate_args,
             groups=groups,
             duplicates=self.duplicates,
