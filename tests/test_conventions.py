@@ -649,3 +649,62 @@ def test_ctr_unlogged_ties_and_arguments():
     plain.update(scores, responses.clamp(min=0))
     assert float(plain.compute()) == pytest.approx(float(F.ctr(scores, responses.clamp(min=0), k=2)))
     assert "unlogged" not in repr(plain) and "unlogged='drop'" in repr(tre.CTR(unlogged="drop"))
+
+
+def _as_ranked(queries, width=4):
+    ranked_ids = torch.full((len(queries), width), -1, dtype=torch.long)
+    target_ids = torch.full((len(queries), width), -1, dtype=torch.long)
+    for b, (ranked, truth) in enumerate(queries):
+        ranked_ids[b, : len(ranked)] = torch.tensor(ranked, dtype=torch.long)
+        target_ids[b, : len(truth)] = torch.tensor(list(truth), dtype=torch.long)
+    return {"ranked_ids": ranked_ids, "target_ids": target_ids}
+
+
+MS_EMPTY_CASES = {  # (ranked, truth) per user
+    "no hit in any top k": [([0, 1, 2], {5: 1}), ([3, 4], {6: 1, 7: 1}), ([1], {})],
+    "no user with a list": [([], {5: 1}), ([], {6: 1})],
+    "no user with relevant items": [([0, 1], {}), ([2], {})],
+    "no user": [],
+    "hits past rank R only": [([0, 1, 2], {1: 1}), ([3, 4], {9: 1})],  # r_precision_at_k: NaN
+    "hits": [([0, 1, 2], {0: 1, 2: 1}), ([3, 4], {9: 1}), ([], {1: 1})],
+}
+
+
+@pytest.mark.filterwarnings("ignore:The ``compute`` method")
+@pytest.mark.parametrize("case", sorted(MS_EMPTY_CASES))
+def test_recommenders_mean_over_no_user_is_zero_where_ms_returns_zero(case):
+    """MS Recommenders returns 0.0 when no user has a hit in the top k (``df_hit`` empty), NaN from
+    r_precision_at_k when hits exist but none in the top min(k, R): ``empty_mean="zero"``."""
+    queries, k = MS_EMPTY_CASES[case], 2
+    names = ["precision", "recall", "map", "ndcg", "rprecision"]
+    suite = tre.RankingMetrics([f"{name}@{k}" for name in names], convention="recommenders")
+    classes = {"precision": tre.Precision, "recall": tre.Recall, "map": tre.MAP, "ndcg": tre.NDCG,
+               "rprecision": tre.RPrecision}
+    if queries:
+        suite.update(**_as_ranked(queries))
+    got = suite.compute()
+    for name in names:
+        want = ref.recommenders_score(ref.RECOMMENDERS[name], queries, k)
+        _close(float(got[f"{name}@{k}"]), want, f"{case} {name}")
+        one = classes[name](k=k, convention="recommenders")
+        if queries:
+            one.update(**_as_ranked(queries))
+            _close(float(getattr(F, name)(**_as_ranked(queries), k=k, convention="recommenders")), want, name)
+        _close(float(one.compute()), want, f"{case} {name} class")
+    if case == "no user with a list":  # an explicit empty_mean="nan" wins: NaN over no user, as before
+        nan = tre.Precision(k=k, convention="recommenders", empty_mean="nan")
+        nan.update(**_as_ranked(queries))
+        assert math.isnan(float(nan.compute()))
+
+
+def test_empty_mean_groups_and_bad_values():
+    """Per group: a group whose users have no hit is 0.0, another keeps its mean; a bad value raises,
+    naming the argument."""
+    queries = [([0, 1], {5: 1}), ([0, 1], {0: 1})]
+    metric = tre.Precision(k=2, empty_mean="zero", empty_list_action="skip", num_groups=3)
+    metric.update(**_as_ranked(queries), groups=torch.tensor([0, 1]))
+    got = metric.compute()
+    assert got.tolist() == [0.0, 0.5, 0.0]  # group 2 has no query: 0.0
+    assert math.isnan(float(tre.Precision(k=2).compute()))  # the default: NaN over no query
+    with pytest.raises(ValueError, match="`empty_mean` of precision must be one of .*got 'zeros'"):
+        tre.Precision(k=2, empty_mean="zeros")

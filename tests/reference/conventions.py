@@ -267,6 +267,17 @@ def recommenders_r_precision_at_k(ranked, truth, k):
     return hits / len(truth) if hits else None
 
 
+def recommenders_score(fn, queries, k):
+    """What the MS function returns over every user: 0.0 when ``df_hit`` (the common users' relevant
+    items in their top k) is empty -- the early ``return 0.0`` of ``precision_at_k``, ``recall_at_k``,
+    ``r_precision_at_k``, ``ndcg_at_k`` and ``map_at_k`` / ``map`` (``_get_reciprocal_rank`` gives
+    None) -- else the per-user values of ``fn`` averaged (NaN over no user: ``r_precision_at_k``
+    when every hit lies past rank R)."""
+    if not any(ranked and truth and any(_hits(ranked, truth, k)) for ranked, truth in queries):
+        return 0.0
+    return mean(fn(ranked, truth, k) for ranked, truth in queries)
+
+
 RECOMMENDERS = {"precision": recommenders_precision_at_k, "recall": recommenders_recall_at_k,
                 "map": recommenders_map_at_k, "ndcg": recommenders_ndcg_at_k,
                 "rprecision": recommenders_r_precision_at_k}

@@ -65,7 +65,14 @@ def ours(names: list[str], recs: pd.DataFrame, truth: pd.DataFrame, convention: 
     return {key: float(value) for key, value in suite.compute().items()}
 
 
-def recommenders(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
+def recommenders_no_hit(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
+    """MS Recommenders' 0.0 for a mean over no user: no user has a hit in the top k (the relevant
+    items are never recommended), and no user has both relevant items and recommendations."""
+    recommenders(recs, truth.assign(item=truth["item"] + 1000), label=" (no hit)")
+    recommenders(recs[recs["user"] >= 5], truth[truth["user"] < 5], label=" (no common user)")
+
+
+def recommenders(recs: pd.DataFrame, truth: pd.DataFrame, label: str = "") -> None:
     from recommenders.evaluation import python_evaluation as pe
 
     rating_true = truth.assign(rating=1.0)
@@ -82,8 +89,8 @@ def recommenders(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
             ("ndcg_at_k", pe.ndcg_at_k, f"ndcg@{k}"),
             ("r_precision_at_k", pe.r_precision_at_k, f"rprecision@{k}"),
         ):
-            record("recommenders", metric, k, fn(rating_true, rating_pred, k=k, **columns), mine[key])
-        record("recommenders", "map (normalizer='r')", k, pe.map(rating_true, rating_pred, k=k, **columns),
+            record("recommenders", metric + label, k, fn(rating_true, rating_pred, k=k, **columns), mine[key])
+        record("recommenders", "map (normalizer='r')" + label, k, pe.map(rating_true, rating_pred, k=k, **columns),
                mine_map_r[f"map@{k}"])
 
 
@@ -199,7 +206,8 @@ def rectools(recs: pd.DataFrame, truth: pd.DataFrame, seed: int) -> None:
 def main() -> int:
     for seed in (0, 1, 2):
         recs, truth = tables(seed)
-        for name, run, extra in (("recommenders", recommenders, ()), ("jurity", jurity, ()),
+        for name, run, extra in (("recommenders", recommenders, ()), ("recommenders", recommenders_no_hit, ()),
+                                 ("jurity", jurity, ()),
                                  ("rectools", rectools, (seed,))):
             try:
                 run(recs, truth, *extra)

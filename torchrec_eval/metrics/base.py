@@ -169,7 +169,10 @@ class RankingMetric(SafeMetric):
         # the name this configuration had before options were added to it (a preset that gained
         # `empty_list_action`, ...): a checkpoint saved then still loads
         legacy = state_name([member.legacy() if hasattr(member, "legacy") else member for member in self.members])
-        self._legacy_config_states = [legacy] if legacy != self._config_state else []
+        # and before `empty_mean` alone (a preset that gained it after the options above)
+        previous = state_name([member.previous() if hasattr(member, "previous") else member for member in self.members])
+        self._legacy_config_states = list(dict.fromkeys(
+            name for name in (legacy, previous) if name != self._config_state))
 
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
