@@ -151,6 +151,33 @@ def test_update_reads_nothing_and_equals_the_cpu_path(family, form, ties, dtype,
                    _order_free(metrics, form, ties))
 
 
+@pytest.mark.parametrize("unlogged", ["drop", "rank"])
+@pytest.mark.parametrize("ties", ["index", "average"])
+def test_ctr_with_unlogged_items_reads_nothing_and_equals_the_cpu_path(unlogged, ties):
+    """CTR's ``ignore_index`` items, dropped before the cut or ranked in it (``unlogged``, Jurity's cut)."""
+    batches = []
+    for tied in (False, True):
+        gen = torch.Generator().manual_seed(3)
+        scores = _scores(64, torch.float32, tied, gen)
+        responses = torch.where(torch.rand(64, N, generator=gen) < 0.5, (torch.rand(64, N, generator=gen) < 0.3).long(), -1)
+        batches.append({"preds": scores, "target": responses, "mask": torch.rand(64, N, generator=gen) < 0.9})
+
+    def update(metric):
+        for group, batch in enumerate(batches):
+            metric.update(**batch, groups=torch.full((64,), group))
+
+    def make():
+        return tre.CTR(k=[1, 5], ignore_index=-1, unlogged=unlogged, ties=ties, validate_args=False, num_groups=2)
+
+    got = _no_host_read(make, update).compute()
+    plain = make()
+    update(plain)
+    want = plain.compute()
+    _assert_values({k: v[0] for k, v in got.items()}, {k: v[0] for k, v in want.items()}, list(want))
+    if ties == "average":
+        _assert_values({k: v[1] for k, v in got.items()}, {k: v[1] for k, v in want.items()}, list(want))
+
+
 # ------------------------------------------------------------------------------------ pointwise
 POINTWISE_CASES = {
     **{name: FACTORIES[name] for name in sorted(POINTWISE | RATING)},

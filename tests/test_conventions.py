@@ -536,7 +536,8 @@ def test_the_presets_and_docs_name_every_metric_a_library_drops_empty_lists_from
 
 
 def test_jurity_ctr_cut_with_the_ranked_form():
-    """Jurity's CTR@k (top k of every item, then the logged ones): the recipe in conventions.py."""
+    """Jurity's CTR@k (top k of every item, then the logged ones) with the ranked form: the top k of
+    every item as ``ranked_ids``, unlogged ones set to -1."""
     gen = torch.Generator().manual_seed(4)
     scores = torch.rand(30, 12, generator=gen)
     logged = torch.rand(30, 12, generator=gen) < 0.6
@@ -548,3 +549,162 @@ def test_jurity_ctr_cut_with_the_ranked_form():
     clicked_ids = torch.where(clicked, torch.arange(12), -1)
     got = tre.functional.ctr(ranked_ids=torch.where(shown, top, -1), target_ids=clicked_ids, k=k)
     assert float(got) == pytest.approx(want, abs=1e-12)
+
+
+def _jurity_tables(scores, recommended, responses):
+    """Dense rows as Jurity's frames: the recommended items with their scores, the logged responses
+    (``responses`` >= 0; -1 unlogged)."""
+    predicted = {u: [(i, float(scores[u, i])) for i in range(scores.shape[1]) if recommended[u, i]]
+                 for u in range(scores.shape[0])}
+    actual = {u: {i: int(responses[u, i]) for i in range(scores.shape[1]) if responses[u, i] >= 0}
+              for u in range(scores.shape[0])}
+    return predicted, actual
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_jurity_ctr_takes_the_top_k_of_every_item_then_the_logged_ones(seed):
+    """convention="jurity": CTR@k cuts at k before dropping the unlogged items (Jurity's CTR.get_score);
+    items outside the recommendations are ``mask`` False. The default drops them first."""
+    gen = torch.Generator().manual_seed(seed)
+    scores = torch.rand(40, 15, generator=gen, dtype=torch.float64)
+    recommended = torch.rand(40, 15, generator=gen) < 0.8
+    responses = torch.where(torch.rand(40, 15, generator=gen) < 0.5, (torch.rand(40, 15, generator=gen) < 0.4).long(), -1)
+    predicted, actual = _jurity_tables(scores, recommended, responses)
+    ks = [1, 3, 5, 20]
+    metric = tre.CTR(k=ks, ignore_index=-1, convention="jurity")
+    metric.update(scores[:25], responses[:25], mask=recommended[:25])
+    metric.update(scores[25:], responses[25:], mask=recommended[25:])
+    got = metric.compute()
+    functional = F.ctr(scores, responses, k=ks, ignore_index=-1, unlogged="rank", mask=recommended)
+    default = tre.CTR(k=ks, ignore_index=-1, convention="jurity", unlogged="drop")
+    default.update(scores, responses, mask=recommended)
+    for k in ks:
+        want = ref.jurity_ctr(predicted, actual, k)
+        assert float(got[f"ctr@{k}"]) == pytest.approx(want, abs=1e-12)
+        assert float(functional[f"ctr@{k}"]) == pytest.approx(want, abs=1e-12)
+        logged_first = {u: [(i, s) for i, s in rows if i in actual[u]] for u, rows in predicted.items()}
+        assert float(default.compute()[f"ctr@{k}"]) == pytest.approx(ref.jurity_ctr(logged_first, actual, k), abs=1e-12)
+    assert any(float(got[key]) != pytest.approx(float(value)) for key, value in default.compute().items())
+
+
+def test_jurity_ctr_on_jurity_own_test_cases():
+    """jurity tests/test_reco_binary.py: test_ctr (all recommendations: 1/3, support 3) and
+    test_ctr_on_secondary_col (k=1, responses of the 'kpi' column: 1/3, support 3). Users are rows,
+    item ids columns; a cell without a prediction is ``mask`` False, one without a response -1."""
+    def dense(cells, width=4):
+        scores, responses = torch.zeros(4, width, dtype=torch.float64), torch.full((4, width), -1)
+        recommended = torch.zeros(4, width, dtype=torch.bool)
+        for user, item, score in cells["predicted"]:
+            scores[user - 1, item], recommended[user - 1, item] = score, True
+        for user, item, response in cells["actual"]:
+            responses[user - 1, item] = response
+        return scores, responses, recommended
+
+    first = {"predicted": [(1, 1, 0.8), (2, 2, 0.7), (3, 2, 0.8), (4, 3, 0.7)],
+             "actual": [(1, 1, 0), (2, 2, 1), (3, 0, 0), (4, 3, 0)]}
+    second = {"predicted": [(1, 1, 0.8), (2, 1, 0.7), (2, 3, 0.6), (3, 2, 0.8), (4, 3, 0.7)],
+              "actual": [(1, 1, 1), (2, 1, 0), (2, 2, 1), (3, 0, 0), (4, 3, 0)]}  # the 'kpi' responses
+    for cells, k in ((first, 4), (second, 1)):
+        scores, responses, recommended = dense(cells)
+        metric = tre.CTR(k=k, ignore_index=-1, convention="jurity")
+        metric.update(scores, responses, mask=recommended)
+        assert float(metric.compute()) == pytest.approx(1 / 3, abs=1e-12)
+        predicted, actual = _jurity_tables(scores, recommended, responses)
+        assert ref.jurity_ctr(predicted, actual, k) == pytest.approx(1 / 3, abs=1e-12)
+    # in the second case the cut matters: user 2's top 1 is item 1 (logged), before item 3 (unlogged)
+    scores, responses, recommended = dense(second)
+    assert float(F.ctr(scores, responses, k=1, ignore_index=-1, mask=recommended)) == pytest.approx(1 / 3)
+    responses[1, 1], responses[1, 3] = -1, 1  # user 2: top item unlogged, the next one clicked
+    predicted, actual = _jurity_tables(scores, recommended, responses)
+    assert ref.jurity_ctr(predicted, actual, 1) == pytest.approx(1 / 2)  # user 2 has no logged item in its top 1
+    assert float(F.ctr(scores, responses, k=1, ignore_index=-1, mask=recommended, unlogged="rank")) == pytest.approx(1 / 2)
+    assert float(F.ctr(scores, responses, k=1, ignore_index=-1, mask=recommended)) == pytest.approx(2 / 3)
+
+
+def test_ctr_unlogged_ties_and_arguments():
+    """``unlogged="rank"`` under ties="average" is the mean over the orders of the tied items; a bad
+    value raises, naming the argument, and changes no state; without ``ignore_index`` it changes nothing."""
+    import itertools
+
+    scores = torch.tensor([[1.0, 1.0, 1.0, 0.5]])
+    responses = torch.tensor([[1, -1, 0, 1]])
+    values = []
+    for order in itertools.permutations(range(3)):  # every order of the three tied items
+        top = list(order)[:2]
+        logged = [i for i in top if responses[0, i] >= 0]
+        values.append((sum(int(responses[0, i]) for i in logged), len(logged)))
+    want = sum(c for c, _ in values) / sum(n for _, n in values)  # pooled expectation: E[clicks] / E[shown]
+    got = F.ctr(scores, responses, k=2, ignore_index=-1, unlogged="rank", ties="average")
+    assert float(got) == pytest.approx(want, abs=1e-12)
+    with pytest.raises(ValueError, match="`unlogged`.*'all'"):
+        tre.CTR(k=2, ignore_index=-1, unlogged="all")
+    with pytest.raises(ValueError, match="`unlogged`.*'all'"):
+        F.ctr(scores, responses, k=2, ignore_index=-1, unlogged="all")
+    metric = tre.CTR(k=2, ignore_index=-1, convention="jurity")
+    before = metric.pairwise_ctr_at_2.clone()
+    with pytest.raises(ValueError):
+        metric.update(scores, None)
+    assert torch.equal(metric.pairwise_ctr_at_2, before)
+    plain = tre.CTR(k=2, convention="jurity")  # no unlogged item marked: the same as the default
+    plain.update(scores, responses.clamp(min=0))
+    assert float(plain.compute()) == pytest.approx(float(F.ctr(scores, responses.clamp(min=0), k=2)))
+    assert "unlogged" not in repr(plain) and "unlogged='drop'" in repr(tre.CTR(unlogged="drop"))
+
+
+def _as_ranked(queries, width=4):
+    ranked_ids = torch.full((len(queries), width), -1, dtype=torch.long)
+    target_ids = torch.full((len(queries), width), -1, dtype=torch.long)
+    for b, (ranked, truth) in enumerate(queries):
+        ranked_ids[b, : len(ranked)] = torch.tensor(ranked, dtype=torch.long)
+        target_ids[b, : len(truth)] = torch.tensor(list(truth), dtype=torch.long)
+    return {"ranked_ids": ranked_ids, "target_ids": target_ids}
+
+
+MS_EMPTY_CASES = {  # (ranked, truth) per user
+    "no hit in any top k": [([0, 1, 2], {5: 1}), ([3, 4], {6: 1, 7: 1}), ([1], {})],
+    "no user with a list": [([], {5: 1}), ([], {6: 1})],
+    "no user with relevant items": [([0, 1], {}), ([2], {})],
+    "no user": [],
+    "hits past rank R only": [([0, 1, 2], {1: 1}), ([3, 4], {9: 1})],  # r_precision_at_k: NaN
+    "hits": [([0, 1, 2], {0: 1, 2: 1}), ([3, 4], {9: 1}), ([], {1: 1})],
+}
+
+
+@pytest.mark.filterwarnings("ignore:The ``compute`` method")
+@pytest.mark.parametrize("case", sorted(MS_EMPTY_CASES))
+def test_recommenders_mean_over_no_user_is_zero_where_ms_returns_zero(case):
+    """MS Recommenders returns 0.0 when no user has a hit in the top k (``df_hit`` empty), NaN from
+    r_precision_at_k when hits exist but none in the top min(k, R): ``empty_mean="zero"``."""
+    queries, k = MS_EMPTY_CASES[case], 2
+    names = ["precision", "recall", "map", "ndcg", "rprecision"]
+    suite = tre.RankingMetrics([f"{name}@{k}" for name in names], convention="recommenders")
+    classes = {"precision": tre.Precision, "recall": tre.Recall, "map": tre.MAP, "ndcg": tre.NDCG,
+               "rprecision": tre.RPrecision}
+    if queries:
+        suite.update(**_as_ranked(queries))
+    got = suite.compute()
+    for name in names:
+        want = ref.recommenders_score(ref.RECOMMENDERS[name], queries, k)
+        _close(float(got[f"{name}@{k}"]), want, f"{case} {name}")
+        one = classes[name](k=k, convention="recommenders")
+        if queries:
+            one.update(**_as_ranked(queries))
+            _close(float(getattr(F, name)(**_as_ranked(queries), k=k, convention="recommenders")), want, name)
+        _close(float(one.compute()), want, f"{case} {name} class")
+    if case == "no user with a list":  # an explicit empty_mean="nan" wins: NaN over no user, as before
+        nan = tre.Precision(k=k, convention="recommenders", empty_mean="nan")
+        nan.update(**_as_ranked(queries))
+        assert math.isnan(float(nan.compute()))
+
+
+def test_empty_mean_groups_and_bad_values():
+    """Per group: a group whose users have no hit is 0.0, another keeps its mean; a bad value raises,
+    naming the argument."""
+    queries = [([0, 1], {5: 1}), ([0, 1], {0: 1})]
+    metric = tre.Precision(k=2, empty_mean="zero", empty_list_action="skip", num_groups=3)
+    metric.update(**_as_ranked(queries), groups=torch.tensor([0, 1]))
+    got = metric.compute()
+    assert got.tolist() == [0.0, 0.5, 0.0]  # group 2 has no query: 0.0
+    assert math.isnan(float(tre.Precision(k=2).compute()))  # the default: NaN over no query
+    with pytest.raises(ValueError, match="`empty_mean` of precision must be one of .*got 'zeros'"):
+        tre.Precision(k=2, empty_mean="zeros")

@@ -179,7 +179,30 @@ def test_rprecision_options_against_the_ms_recommenders_reference(seed):
     metric = tre.RPrecision(k=[3, 10], convention="recommenders", num_groups=2)
     for _ in range(3):
         metric.update(**inputs, groups=torch.arange(inputs["ranked_ids"].shape[0]) % 2)
-    assert metric.stats.shape == (2, 2 * 2 + 3)
+    # all, hit in the top min(k, R) per value, hit in the top k per value (empty_mean="zero")
+    assert metric.stats.shape == (2, 2 * 2 + 5)
+    assert tre.RPrecision(k=[3, 10], convention="recommenders", empty_mean="nan").stats.shape == (1, 2 * 2 + 3)
+
+
+@pytest.mark.filterwarnings("ignore:The ``compute`` method")
+def test_a_checkpoint_from_before_empty_mean_loads():
+    """A recommenders R-Precision state of the layout before ``empty_mean`` (all, hit per value): each
+    top-k hit count starts as its hit count, and every value keeps its mean."""
+    inputs, _ = _ranked(seed=8)
+    before = tre.RPrecision(k=[3, 10], convention="recommenders", empty_mean="nan")
+    before.persistent(True)
+    before.update(**inputs)
+    state = before.state_dict()
+    own = next(key for key in state if key.startswith("config_"))
+    now = tre.RPrecision(k=[3, 10], convention="recommenders")
+    now.persistent(True)
+    old_name = "config_2982c07a2e42"  # this configuration's name at commit ce97d49, [1, 2P + 3]
+    assert old_name in now._legacy_config_states
+    now.load_state_dict({old_name if key == own else key: value for key, value in state.items()})
+    assert now.stats.shape == (1, 2 * 2 + 5)
+    for key, value in before.compute().items():
+        _close(now.compute()[key], value)
+    torch.testing.assert_close(now.stats[:, -2:], before.stats[:, -2:])
 
 
 def test_no_hit_action_skip_refuses_averaged_ties():
@@ -213,6 +236,7 @@ OLD_NAMES = {
     "rprecision": "config_5a24d506e32f",
     "ild": "config_bfdb15583c3f",
     "average_popularity": "config_9aed292e1d01",
+    "jurity_ctr": "config_88fa4b3d8cd8",  # before `unlogged` (commit 3d370e6)
 }
 FEATURES = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 FACTORIES = {
@@ -222,6 +246,7 @@ FACTORIES = {
     "ild": lambda: beyond.IntraListDiversity(k=3, item_features=FEATURES, convention="rectools"),
     "average_popularity": lambda: beyond.AveragePopularity(k=3, item_popularity=torch.tensor([3.0, 1, 2]),
                                                            convention="rectools"),
+    "jurity_ctr": lambda: tre.CTR(k=3, ignore_index=-1, convention="jurity"),
 }
 
 

@@ -25,11 +25,17 @@ empty recommendation list out of precision and MAP, ``"recommenders"`` out of pr
 MAP (``empty_list_action="skip"``; their NDCG counts them as 0, as the default does).
 ``"recommenders"`` computes R-Precision as MS Recommenders' ``r_precision_at_k``: the hits in the top
 min(k, R) over R (``denominator="r"``), averaged over the users with at least one such hit
-(``no_hit_action="skip"``). ``"rectools"`` counts a cold item as seen by one user in ``novelty``
-(``cold_items="one_user"``), a one-item list as 0 in ``intra_list_diversity``
+(``no_hit_action="skip"``). A mean over no user is NaN by default; ``"recommenders"`` makes
+precision, recall, MAP, NDCG and R-Precision 0.0 where no user has a relevant item in the top k
+(``empty_mean="zero"``), as MS Recommenders returns 0.0 when its table of hits is empty -- R-Precision
+stays NaN when hits exist but none in the top min(k, R), as MS's. ``"rectools"`` counts a cold
+item as seen by one user in ``novelty`` (``cold_items="one_user"``), a one-item list as 0 in ``intra_list_diversity``
 (``single_item="zero"``), leaves the pairs with an item without features (a NaN row of
 ``item_features``) out of a list's intra-list diversity (``featureless="nan"``), and scores
 ``average_popularity`` 0 when every popularity is 0 (``all_zero="zero"``), as RecTools does.
+``"jurity"`` takes CTR@k as Jurity's ``CTR``: the top k of every recommended item, then the items
+with a logged response among them (``unlogged="rank"``: the ``ignore_index`` items keep their places
+in the ranking and are left out of both counts; by default they are dropped before the cut).
 
 Notes on what a preset cannot change:
 
@@ -50,14 +56,6 @@ Notes on what a preset cannot change:
 * An empty recommendation list is a query without a candidate: a ``ranked_ids`` row of padding only
   (or, in the dense and ids forms, every score ``-inf`` or masked -- there R counts the candidates
   only, so such a query has no relevant item and ``empty_target_action`` decides).
-* A mean over no user: this library returns NaN whenever no query is counted, under every
-  convention. MS Recommenders returns 0.0 when no user has a hit in the top k (``df_hit`` empty):
-  ``r_precision_at_k`` then averages over no user and still says 0.0 (NaN here), and so do
-  precision, recall and MAP when no user has both relevant items and recommendations. When hits
-  exist but none in the top min(k, R), its ``r_precision_at_k`` is NaN, as here.
-* Not reproduced: Jurity's CTR@k takes the top k of every item before dropping those without a
-  logged response; ``CTR`` here drops them first (``mask`` / ``ignore_index``) and then takes the
-  top k (for Jurity's cut pass the top k of every item as ``ranked_ids``, unlogged ones set to -1).
 """
 
 from __future__ import annotations
@@ -76,12 +74,14 @@ class Preset:
     duplicates: str = "error"  # an id repeated in `ranked_ids` / `target_ids`: "error" or "count" (ranx)
 
 
-def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut") -> dict[str, dict[str, Any]]:
+def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut", empty_mean: str | None = None) -> dict[str, dict[str, Any]]:
     gains = {"gain": "binary", "log_base": log_base, "ideal": ideal}
-    return {"ndcg": gains, "dcg": {key: gains[key] for key in ("gain", "log_base")}}
+    ndcg = gains if empty_mean is None else {**gains, "empty_mean": empty_mean}
+    return {"ndcg": ndcg, "dcg": {key: gains[key] for key in ("gain", "log_base")}}
 
 
 _SKIP_EMPTY_LISTS = {"empty_list_action": "skip"}  # users with relevant items but no recommendation: left out
+_ZERO_EMPTY_MEAN = {"empty_mean": "zero"}  # MS Recommenders: 0.0 when no user has a hit in the top k
 
 
 PRESETS: dict[str, Preset] = {
@@ -95,6 +95,7 @@ PRESETS: dict[str, Preset] = {
         {
             "precision": {"denominator": "retrieved", **_SKIP_EMPTY_LISTS},
             "map": dict(_SKIP_EMPTY_LISTS),
+            "ctr": {"unlogged": "rank"},  # top k of every recommended item, then the logged ones
             **_binary_ndcg(ideal="full"),
         },
     ),
@@ -102,11 +103,11 @@ PRESETS: dict[str, Preset] = {
         "skip",
         "index",
         {
-            "precision": dict(_SKIP_EMPTY_LISTS),
-            "recall": dict(_SKIP_EMPTY_LISTS),
-            "map": dict(_SKIP_EMPTY_LISTS),
-            "rprecision": {"denominator": "r", "no_hit_action": "skip"},
-            **_binary_ndcg(log_base=2.718281828459045),
+            "precision": {**_SKIP_EMPTY_LISTS, **_ZERO_EMPTY_MEAN},
+            "recall": {**_SKIP_EMPTY_LISTS, **_ZERO_EMPTY_MEAN},
+            "map": {**_SKIP_EMPTY_LISTS, **_ZERO_EMPTY_MEAN},
+            "rprecision": {"denominator": "r", "no_hit_action": "skip", **_ZERO_EMPTY_MEAN},
+            **_binary_ndcg(log_base=2.718281828459045, empty_mean="zero"),
         },
     ),
     "spark": Preset("neg", "index", _binary_ndcg(log_base=2.718281828459045)),

@@ -15,7 +15,8 @@ Sources read (upstream paths):
 * RecBole ``recbole/evaluator/metrics.py`` (``Hit``, ``MRR``, ``MAP``, ``Recall``, ``NDCG``,
   ``Precision`` ``.metric_info``); users without a positive item never reach the evaluator.
 * Jurity 2.1.0 ``jurity/recommenders/precision.py`` (``precision``), ``recall.py`` (``recall``),
-  ``map.py`` (``MAP.get_score``), ``ndcg.py`` (``idcg``, ``NDCG.get_score``); ``jurity/utils.py``
+  ``map.py`` (``MAP.get_score``), ``ndcg.py`` (``idcg``, ``NDCG.get_score``), ``ctr.py``
+  (``CTR.get_score``, ``_get_matching_ctr``, ``_get_matches``); ``jurity/utils.py``
   (``get_sorted_clicks``).
 * Microsoft Recommenders ``recommenders/evaluation/python_evaluation.py``
   (``merge_ranking_true_pred``, ``precision_at_k``, ``recall_at_k``, ``map_at_k``, ``map``,
@@ -165,6 +166,22 @@ def jurity_ndcg(ranked, truth, k):
 JURITY = {"precision": jurity_precision, "recall": jurity_recall, "map": jurity_map, "ndcg": jurity_ndcg}
 
 
+def jurity_ctr(predicted, actual, k=None):
+    """``CTR.get_score`` (``jurity/recommenders/ctr.py``, ``estimation="matching"``) over every user at
+    once: ``get_sorted_clicks`` keeps each user's ``head(k)`` of the predictions sorted by score
+    (every prediction with ``k=None``), ``_get_matches`` inner-joins them to the logged responses
+    on (user, item), and the CTR is ``np.mean`` of the matched responses, pooled over users (NaN
+    when nothing matches). Here ``predicted`` is ``{user: [(item, score), ...]}`` and ``actual``
+    ``{user: {item: response}}`` (the logged rows; a predicted item without a row is unlogged)."""
+    matched = []
+    for user, rows in predicted.items():
+        top = sorted(rows, key=lambda row: -row[1])
+        for item, _ in top if k is None else top[:k]:
+            if item in actual.get(user, {}):
+                matched.append(actual[user][item])
+    return sum(matched) / len(matched) if matched else math.nan
+
+
 # ==============================================================================================
 # Microsoft Recommenders: recommenders/evaluation/python_evaluation.py. Every row of ``rating_true``
 # is a relevant item (``actual`` = their count). ``merge_ranking_true_pred`` keeps the users present
@@ -248,6 +265,17 @@ def recommenders_r_precision_at_k(ranked, truth, k):
         return None
     hits = sum(_hits(ranked, truth, min(k, len(truth))))
     return hits / len(truth) if hits else None
+
+
+def recommenders_score(fn, queries, k):
+    """What the MS function returns over every user: 0.0 when ``df_hit`` (the common users' relevant
+    items in their top k) is empty -- the early ``return 0.0`` of ``precision_at_k``, ``recall_at_k``,
+    ``r_precision_at_k``, ``ndcg_at_k`` and ``map_at_k`` / ``map`` (``_get_reciprocal_rank`` gives
+    None) -- else the per-user values of ``fn`` averaged (NaN over no user: ``r_precision_at_k``
+    when every hit lies past rank R)."""
+    if not any(ranked and truth and any(_hits(ranked, truth, k)) for ranked, truth in queries):
+        return 0.0
+    return mean(fn(ranked, truth, k) for ranked, truth in queries)
 
 
 RECOMMENDERS = {"precision": recommenders_precision_at_k, "recall": recommenders_recall_at_k,

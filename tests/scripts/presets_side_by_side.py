@@ -65,7 +65,14 @@ def ours(names: list[str], recs: pd.DataFrame, truth: pd.DataFrame, convention: 
     return {key: float(value) for key, value in suite.compute().items()}
 
 
-def recommenders(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
+def recommenders_no_hit(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
+    """MS Recommenders' 0.0 for a mean over no user: no user has a hit in the top k (the relevant
+    items are never recommended), and no user has both relevant items and recommendations."""
+    recommenders(recs, truth.assign(item=truth["item"] + 1000), label=" (no hit)")
+    recommenders(recs[recs["user"] >= 5], truth[truth["user"] < 5], label=" (no common user)")
+
+
+def recommenders(recs: pd.DataFrame, truth: pd.DataFrame, label: str = "") -> None:
     from recommenders.evaluation import python_evaluation as pe
 
     rating_true = truth.assign(rating=1.0)
@@ -82,8 +89,8 @@ def recommenders(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
             ("ndcg_at_k", pe.ndcg_at_k, f"ndcg@{k}"),
             ("r_precision_at_k", pe.r_precision_at_k, f"rprecision@{k}"),
         ):
-            record("recommenders", metric, k, fn(rating_true, rating_pred, k=k, **columns), mine[key])
-        record("recommenders", "map (normalizer='r')", k, pe.map(rating_true, rating_pred, k=k, **columns),
+            record("recommenders", metric + label, k, fn(rating_true, rating_pred, k=k, **columns), mine[key])
+        record("recommenders", "map (normalizer='r')" + label, k, pe.map(rating_true, rating_pred, k=k, **columns),
                mine_map_r[f"map@{k}"])
 
 
@@ -100,6 +107,32 @@ def jurity(recs: pd.DataFrame, truth: pd.DataFrame) -> None:
                 warnings.simplefilter("ignore", FutureWarning)  # pandas on Jurity's fillna(False)
                 theirs = cls(click_column="click", k=k).get_score(actual, predicted)
             record("jurity", name, k, theirs, mine[f"{name}@{k}"])
+    jurity_ctr(recs, seed=int(recs["score"].sum() * 1000) % 2**31)
+
+
+def jurity_ctr(recs: pd.DataFrame, seed: int) -> None:
+    """Jurity's CTR@k on logged responses: about half the recommended items have one (a click or
+    not), and some items outside the recommendations too; CTR(ignore_index=-1, convention="jurity")."""
+    from jurity.recommenders import CTR
+
+    rng = np.random.default_rng(seed)
+    num_users, num_items = int(recs["user"].max()) + 1, int(recs["item"].max()) + 1
+    logged = rng.random((num_users, num_items)) < 0.5
+    clicks = (rng.random((num_users, num_items)) < 0.4).astype(int)
+    users, items = np.nonzero(logged)
+    actual = pd.DataFrame({"user_id": users, "item_id": items, "click": clicks[users, items]})
+    predicted = recs.rename(columns={"user": "user_id", "item": "item_id", "score": "click"})[
+        ["user_id", "item_id", "click"]]
+    scores = torch.zeros(num_users, num_items, dtype=torch.float64)
+    recommended = torch.zeros(num_users, num_items, dtype=torch.bool)
+    scores[recs["user"].to_numpy(), recs["item"].to_numpy()] = torch.as_tensor(recs["score"].to_numpy())
+    recommended[recs["user"].to_numpy(), recs["item"].to_numpy()] = True
+    responses = torch.where(torch.as_tensor(logged), torch.as_tensor(clicks), -1)
+    metric = tre.CTR(k=list(KS), ignore_index=-1, convention="jurity")
+    metric.update(scores, responses, mask=recommended)
+    mine = metric.compute()
+    for k in KS:
+        record("jurity", "ctr", k, CTR(click_column="click", k=k).get_score(actual, predicted), float(mine[f"ctr@{k}"]))
 
 
 def rectools(recs: pd.DataFrame, truth: pd.DataFrame, seed: int) -> None:
@@ -173,7 +206,8 @@ def rectools(recs: pd.DataFrame, truth: pd.DataFrame, seed: int) -> None:
 def main() -> int:
     for seed in (0, 1, 2):
         recs, truth = tables(seed)
-        for name, run, extra in (("recommenders", recommenders, ()), ("jurity", jurity, ()),
+        for name, run, extra in (("recommenders", recommenders, ()), ("recommenders", recommenders_no_hit, ()),
+                                 ("jurity", jurity, ()),
                                  ("rectools", rectools, (seed,))):
             try:
                 run(recs, truth, *extra)

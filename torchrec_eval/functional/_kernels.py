@@ -281,8 +281,11 @@ _GAIN_OPTIONS = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
 # mean (Jurity's precision and MAP, MS Recommenders' precision, recall and MAP).
 EMPTY_LIST_ACTIONS = ("neg", "skip")
 NO_HIT_ACTIONS = ("neg", "skip")
-PLAN_OPTIONS = ("empty_list_action", "no_hit_action")
-_LIST = {"empty_list_action": EMPTY_LIST_ACTIONS}
+# ``empty_mean``: the value of a mean over no query: "nan" (default) or "zero" where no query kept has a
+# relevant item in its top k (MS Recommenders' 0.0 when its table of hits is empty)
+EMPTY_MEANS = ("nan", "zero")
+PLAN_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
+_LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}

@@ -63,7 +63,7 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
 
 # Options that did not exist before the count columns (a plan without them keeps its old state
 # layout and name): dropped from the entries to name the configuration state of an old checkpoint.
-_NEWER_OPTIONS = {"empty_list_action": None, "no_hit_action": None, "denominator": "rprecision"}
+_NEWER_OPTIONS = {"empty_list_action": None, "no_hit_action": None, "denominator": "rprecision", "empty_mean": None}
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,7 +89,31 @@ def count_layout(entries: tuple[Entry, ...]) -> tuple[tuple[int, ...], tuple[Any
             if kind not in kinds:
                 kinds.append(kind)
             columns.append(kinds.index(kind))
+    for _, kind in zero_kinds(entries):
+        if kind not in kinds:
+            kinds.append(kind)
     return tuple(columns), tuple(kinds)
+
+
+def zero_kinds(entries: tuple[Entry, ...]) -> list[tuple[int, Any]]:
+    """(value index, count kind) of each value with ``empty_mean="zero"``: the value is 0.0 where that
+    count is 0. Its own count, except R-Precision with ``no_hit_action="skip"``, whose own count
+    (hits in the top min(k, R)) may be 0 while the top k has hits (MS Recommenders: NaN): there the
+    kind ``("top_hit", j)`` counts the kept queries with a relevant item in the top k."""
+    out: list[tuple[int, Any]] = []
+    j = 0
+    for entry in entries:
+        options = dict(entry.options)
+        for _ in entry.ks:
+            if options.get("empty_mean") == "zero":
+                if options.get("no_hit_action") == "skip":
+                    out.append((j, ("top_hit", j)))
+                elif options.get("empty_list_action") == "skip":
+                    out.append((j, "listed"))
+                else:
+                    out.append((j, "all"))
+            j += 1
+    return out
 
 
 class Plan:
@@ -140,6 +164,12 @@ class Plan:
                              "differ between orders of tied scores: it takes one order, not ties='average' "
                              f"(got ties={ties!r})")
 
+    def previous(self) -> Plan:
+        """The plan as it was before ``empty_mean`` alone (self if it has none)."""
+        entries = [replace(entry, options=tuple((name, value) for name, value in entry.options if name != "empty_mean"))
+                   for entry in self.entries]
+        return self if entries == self.entries else Plan(entries)
+
     def legacy(self) -> Plan:
         """The plan as it was before the options of ``_NEWER_OPTIONS`` (self if it has none of them)."""
         entries = []
@@ -168,8 +198,15 @@ class Plan:
         if ranked.tie_size is not None:
             self.check_ties("average")
         columns = [counted]
+        cutoffs = [k for entry in self.entries for k in entry.ks]
         for kind in kinds[1:]:
-            kept = ranked.num_candidates > 0 if kind == "listed" else raw[:, kind[1]] > 0
+            if kind == "listed":
+                kept = ranked.num_candidates > 0
+            elif kind[0] == "top_hit":  # a relevant item in the top k (the whole list without a cut-off)
+                k = cutoffs[kind[1]]
+                kept = ranked.cum_hits[:, (ranked.depth if k is None else min(k, ranked.depth)) - 1] > 0
+            else:
+                kept = raw[:, kind[1]] > 0
             columns.append(counted * kept.unsqueeze(1))
         counts = torch.cat(columns, dim=1)
         index = self.count_columns
@@ -193,10 +230,20 @@ class Plan:
         count column starts as the one count (the checkpoint's queries keep the means they had)."""
         loaded = state_dict.get(prefix + "stats")
         width = 2 * len(self.keys)
-        num_counts = len(self.count_kinds)
-        if not isinstance(loaded, Tensor) or num_counts == 1 or loaded.ndim != 2 or loaded.shape[1] != width + 1:
+        kinds = self.count_kinds
+        if not isinstance(loaded, Tensor) or len(kinds) == 1 or loaded.ndim != 2:
             return
-        state_dict[prefix + "stats"] = torch.cat([loaded, loaded[:, width:].expand(-1, num_counts - 1)], dim=1)
+        if loaded.shape[1] == width + 1:
+            state_dict[prefix + "stats"] = torch.cat([loaded, loaded[:, width:].expand(-1, len(kinds) - 1)], dim=1)
+            return
+        # the layout before `empty_mean`: its count columns, and each ("top_hit", j) starts as its
+        # ("hit", j) column (queries with a hit in the top min(k, R) have one in the top k)
+        older = count_layout(tuple(self.previous().entries))[1]
+        if older == kinds or loaded.shape[1] != width + len(older):
+            return
+        counts = [loaded[:, width + older.index(("hit", kind[1]) if kind[0] == "top_hit" else kind)]
+                  if isinstance(kind, tuple) else loaded[:, width + older.index(kind)] for kind in kinds]
+        state_dict[prefix + "stats"] = torch.cat([loaded[:, :width], torch.stack(counts, dim=1)], dim=1)
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
@@ -211,7 +258,18 @@ class Plan:
                 for i, (key, column) in enumerate(zip(self.keys, self.count_columns, strict=True))}
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
-        return {key: total / count for key, (total, _, count) in self.moments(metric).items()}
+        p, stats = len(self.keys), metric.stats
+        means = self.means(stats[:, :p], stats[:, 2 * p:])
+        return {key: means[:, i] for i, key in enumerate(self.keys)}
+
+    def means(self, totals: Tensor, counts: Tensor) -> Tensor:
+        """[G, P] means from the sums [G, P] and the counts [G, C]: NaN over no query, or 0.0 for a value
+        with ``empty_mean="zero"`` where its zero count (:func:`zero_kinds`) is 0."""
+        means = totals / counts[:, list(self.count_columns)]
+        kinds = self.count_kinds
+        for j, kind in zero_kinds(tuple(self.entries)):
+            means[:, j] = torch.where(counts[:, kinds.index(kind)] == 0, 0.0, means[:, j])
+        return means
 
 
 def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None, weights: Tensor | None = None) -> None:

@@ -33,6 +33,7 @@ keeps two float64 columns per value, whatever the number of queries.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.constants import constant, row
+from torchrec_eval.forms.common import is_relevant
 from torchrec_eval.functional._kernels import check_k
 from torchrec_eval.functional._plan import accumulate, check_common, prepare
 from torchrec_eval.inputs import Batch, Candidates, RankedTargets, count_true
@@ -48,7 +50,9 @@ from torchrec_eval.syncs import host_reads_free
 #: families of this module -> "k" if they need "@k", "none" if they take no cut-off
 FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}
 FULL_RANKING = ("auc", "gauc", "mpr", "fcp")
-OPTIONS: dict[str, dict[str, tuple]] = {"mpr": {"average": ("pooled", "query")}}
+OPTIONS: dict[str, dict[str, tuple]] = {"mpr": {"average": ("pooled", "query")}, "ctr": {"unlogged": ("drop", "rank")}}
+#: ``unlogged="rank"`` reads the top k of a target encoded by :func:`encode_unlogged` (this threshold)
+UNLOGGED_THRESHOLD = 2.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -285,14 +289,30 @@ def pair_counts(rows: SortedRows, gains: Tensor) -> tuple[Tensor, Tensor]:
     return concordant, discordant
 
 
-def ctr_counts(ranked: RankedTargets, ks: Sequence[int]) -> tuple[Tensor, Tensor]:
-    """Clicks among the top k and observed items shown in the top k (min(k, candidates)), [B, len(ks)]."""
+def ctr_counts(ranked: RankedTargets, ks: Sequence[int], unlogged: str = "drop") -> tuple[Tensor, Tensor]:
+    """Clicks among the top k and logged items shown in the top k, [B, len(ks)].
+
+    ``unlogged="drop"``: the unlogged items are not candidates, so the logged ones shown are
+    min(k, candidates). ``"rank"``: the target is :func:`encode_unlogged`'s (0 unlogged, 1 logged, 2
+    clicked; relevant from 2), so the gains in the top k sum to logged + clicked items."""
     device, columns = ranked.cum_hits.device, tuple(min(k, ranked.depth) - 1 for k in ks)
     # cached per device: a list index or torch.tensor(ks) would copy from the host (a sync) every update
     index = constant(("ctr-columns", columns, device), lambda: torch.tensor(columns, device=device))
     clicks = ranked.cum_hits.index_select(1, index)
+    if unlogged == "rank":
+        return clicks, ranked.gains.cumsum(1).index_select(1, index) - clicks
     shown = torch.minimum(row(tuple(float(k) for k in ks), device), ranked.num_candidates.unsqueeze(1))
     return clicks, shown
+
+
+def encode_unlogged(target: Tensor | None, mask: Tensor | None, ignore_index: int | float,
+                    relevance_threshold: float | None) -> Tensor:
+    """The target of ``unlogged="rank"``: 0 for an unlogged item (``target == ignore_index``, which stays
+    a candidate), 1 logged and not clicked, 2 clicked (relevant under ``relevance_threshold``)."""
+    plain, logged = apply_ignore_index(target, mask, ignore_index)
+    clicked = logged & is_relevant(plain, relevance_threshold)
+    dtype = torch.float32 if plain.dtype == torch.bool or plain.dtype.is_complex else plain.dtype
+    return logged.to(dtype) + clicked.to(dtype)
 
 
 def apply_ignore_index(target: Tensor | None, mask: Tensor | None,
@@ -339,8 +359,10 @@ class PairwiseMember:
     to_num_relevant = False
     supports_weights = True  # every value is a ratio of sums over queries
 
+    ctr_unlogged = "drop"  # an instance value only for "rank": the other members keep their state names
+
     def __init__(self, requests: Sequence[tuple[str, int | None]],
-                 options: dict[str, dict[str, Any]] | None = None) -> None:
+                 options: dict[str, dict[str, Any]] | None = None, *, marks_unlogged: bool = False) -> None:
         options = options or {}
         self.ctr_ks: list[int] = []
         self.families: list[str] = []
@@ -375,6 +397,10 @@ class PairwiseMember:
                 if value not in allowed[name]:
                     raise ValueError(f"`{name}` of {family} must be one of {allowed[name]}, got {value!r}")
         self.mpr_average = options.get("mpr", {}).get("average", "pooled")
+        # `unlogged="rank"` changes something only where unlogged items are marked (CTR's `ignore_index`,
+        # whose target then comes encoded); a suite has no such mark: every candidate is logged
+        if marks_unlogged and options.get("ctr", {}).get("unlogged") == "rank":
+            self.ctr_unlogged = "rank"
         self.depth = max(self.ctr_ks, default=0)
         self.needs_candidates = any(family in FULL_RANKING for family in self.families)
         self.state_name = "pairwise_" + "_".join(key.replace("@", "_at_") for key in self.keys)
@@ -391,7 +417,7 @@ class PairwiseMember:
                 concordant, discordant = rows.pair_counts()
                 columns["fcp"] = (concordant, concordant + discordant)
         if self.ctr_ks:
-            clicks, shown = ctr_counts(batch.ranked, self.ctr_ks)
+            clicks, shown = ctr_counts(batch.ranked, self.ctr_ks, self.ctr_unlogged)
             for i, k in enumerate(self.ctr_ks):
                 columns[f"ctr@{k}"] = (clicks[:, i], shown[:, i])
         numerators = torch.stack([columns[key][0] for key in self.keys], dim=1)
@@ -431,6 +457,14 @@ class PairwiseMember:
                     mean = torch.where(has_relevant, mean, 100.0 if action == "neg" else 0.0)
                 out["mpr"] = (mean, has_relevant.to(torch.float64) if action == "skip" else one)
         return out
+
+    def legacy(self) -> PairwiseMember:
+        """The member as it was before ``unlogged`` (self without it): names an older checkpoint's state."""
+        if "ctr_unlogged" not in self.__dict__:
+            return self
+        older = copy.copy(self)
+        del older.__dict__["ctr_unlogged"]
+        return older
 
     # member protocol of RankingMetric
     def add_states(self, metric: Any, num_groups: int) -> None:
@@ -487,12 +521,12 @@ def _document(args: str, raises: str = _FULL_RAISES) -> Any:
 def evaluate(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]],
              preds: Tensor | None, target: Tensor | None, reduction: str, empty_target_action: str,
              relevance_threshold: float | None, ties: str, validate_args: bool,
-             inputs: dict[str, Tensor | None]) -> dict[str, Tensor]:
+             inputs: dict[str, Tensor | None], marks_unlogged: bool = False) -> dict[str, Tensor]:
     """Shared body of the functional metrics of this module: {key: 0-d mean or [B] per query}."""
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     check_common(empty_target_action, relevance_threshold)
-    member = PairwiseMember(requests, options)
+    member = PairwiseMember(requests, options, marks_unlogged=marks_unlogged)
     batch = prepare([member], preds, target, ties=ties, relevance_threshold=relevance_threshold,
                     validate_args=validate_args, **inputs)
     numerators, denominators = member.ratios(batch, empty_target_action)
@@ -663,16 +697,21 @@ def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inpu
         reduction: ``"mean"``: pooled clicks / pooled shown items over the batch (a 0-d float64
             tensor) or ``"none"``: per query [B] (NaN for a query with no observed item).
         ignore_index: a ``target`` value that marks unobserved items (e.g. -1); same as ``mask``
-            False there.""" + _THRESHOLD + """
+            False there (with the default ``unlogged``).
+        unlogged: how the items with ``target == ignore_index`` (no logged response) count in the cut:
+            ``"drop"`` (default) removes them before the top k is taken; ``"rank"`` ranks them with
+            the others, so they take places in the top k, and then counts only the logged items
+            there (Jurity's CTR@k: top k of every recommended item, then the logged ones). ``mask``
+            False stays a non-candidate either way.""" + _THRESHOLD + """
         ties: how equal scores are ordered at the cut-off, any mode of :mod:`torchrec_eval.inputs`:
             ``"index"`` (default: lower item index first), ``"pessimistic"`` (clicked items last),
             ``"average"`` (the expected value over all orders of the tied items), ...""",
            """
     Raises:
-        ValueError: on a bad ``k``, ``reduction`` or ``ignore_index``, on mismatched shapes or dtypes
-            and (with ``validate_args``) NaN/inf scores or negative relevance.""")
-def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, relevance_threshold=None,
-        ties="index", validate_args=True, **inputs):
+        ValueError: on a bad ``k``, ``reduction``, ``ignore_index`` or ``unlogged``, on mismatched
+            shapes or dtypes and (with ``validate_args``) NaN/inf scores or negative relevance.""")
+def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, unlogged="drop",
+        relevance_threshold=None, ties="index", validate_args=True, **inputs):
     r"""CTR@k: clicks over observed (shown) items among the top k, pooled over queries.
 
     .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \min(k, N_q)}
@@ -683,6 +722,13 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, r
     items of the query. ``empty_target_action`` does not apply: a query without a click adds its shown
     items to the denominator. With ``ranked_ids`` the list is what was shown and ``target_ids`` the
     clicked items.
+
+    With ``unlogged="rank"`` (Jurity's cut) the items with ``target == ignore_index`` stay in the
+    ranking: the top k are taken over every candidate, and the logged ones among them count,
+
+    .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \sum_{i \le k} o_{q,i}}
+
+    with :math:`o_{q,i}` = 1 for a logged item at rank i (0/0 = NaN when no logged item is in any top k).
 
     Shapes: any input form of :mod:`torchrec_eval.inputs`.
 
@@ -698,11 +744,28 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, r
         >>> target = torch.tensor([[1, -1, 0, 1], [-1, -1, 1, -1]])  # -1: not shown
         >>> ctr(preds, target, k=2, ignore_index=-1)  # (1 + 1) / (2 + 1)
         tensor(0.6667, dtype=torch.float64)
+        >>> ctr(preds, target, k=2, ignore_index=-1, unlogged="rank")  # top 2 of all: (1 + 0) / (1 + 0)
+        tensor(1., dtype=torch.float64)
     """
-    target, mask = apply_ignore_index(target, inputs.pop("mask", None), ignore_index)
+    check_unlogged(unlogged)
     ks = list(k) if isinstance(k, (list, tuple)) else [k]
     if not ks:
         raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
-    results = evaluate([("ctr", one) for one in ks], {}, preds, target, reduction, "skip",
-                       relevance_threshold, ties, validate_args, {**inputs, "mask": mask})
+    mask = inputs.pop("mask", None)
+    ranks_unlogged = unlogged == "rank" and ignore_index is not None
+    if ranks_unlogged:
+        check_common("skip", relevance_threshold)
+        target = encode_unlogged(target, mask, ignore_index, relevance_threshold)
+        relevance_threshold = UNLOGGED_THRESHOLD
+    else:
+        target, mask = apply_ignore_index(target, mask, ignore_index)
+    results = evaluate([("ctr", one) for one in ks], {"ctr": {"unlogged": unlogged}}, preds, target, reduction,
+                       "skip", relevance_threshold, ties, validate_args, {**inputs, "mask": mask},
+                       marks_unlogged=ranks_unlogged)
     return results if isinstance(k, (list, tuple)) else results[f"ctr@{k}"]
+
+
+def check_unlogged(unlogged: Any) -> None:
+    """``unlogged`` of CTR: ``"drop"`` or ``"rank"``."""
+    if not isinstance(unlogged, str) or unlogged not in OPTIONS["ctr"]["unlogged"]:
+        raise ValueError(f"`unlogged` must be one of {OPTIONS['ctr']['unlogged']}, got {unlogged!r}")

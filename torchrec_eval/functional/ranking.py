@@ -92,11 +92,11 @@ def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]
         **inputs,
     )
     plan.check_ties(ties)
-    values, counted = plan.per_query(batch.ranked, empty_target_action)
+    values, counts = plan._counted(batch.ranked, empty_target_action)
     if reduction == "none":
-        values = values.masked_fill(~counted, float("nan"))
-    else:
-        values = (values.sum(0) / counted.sum(0)).unsqueeze(0)  # 0/0 = NaN when nothing is counted
+        values = values.masked_fill(~(counts[:, list(plan.count_columns)] > 0), float("nan"))
+    else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")
+        values = plan.means(values.sum(0, keepdim=True), counts.sum(0, keepdim=True))
     results = {key: values[:, i] for i, key in enumerate(plan.keys)}
     if isinstance(k, (list, tuple)):
         return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}

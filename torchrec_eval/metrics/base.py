@@ -169,7 +169,10 @@ class RankingMetric(SafeMetric):
         # the name this configuration had before options were added to it (a preset that gained
         # `empty_list_action`, ...): a checkpoint saved then still loads
         legacy = state_name([member.legacy() if hasattr(member, "legacy") else member for member in self.members])
-        self._legacy_config_states = [legacy] if legacy != self._config_state else []
+        # and before `empty_mean` alone (a preset that gained it after the options above)
+        previous = state_name([member.previous() if hasattr(member, "previous") else member for member in self.members])
+        self._legacy_config_states = list(dict.fromkeys(
+            name for name in (legacy, previous) if name != self._config_state))
 
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
@@ -278,6 +281,11 @@ class RankingMetric(SafeMetric):
     def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
         return inputs
+
+    def _ranking_threshold(self) -> float | None:
+        """The relevance threshold of the inputs after :meth:`_inputs` (a subclass that encodes them may
+        change it)."""
+        return self.relevance_threshold
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         weight = inputs.get("sample_weight")
@@ -422,7 +430,7 @@ class RankingMetric(SafeMetric):
             preds,
             target,
             ties=self.ties,
-            relevance_threshold=self.relevance_threshold,
+            relevance_threshold=self._ranking_threshold(),
             validate_args=self.validate_args,
             groups=groups,
             duplicates=self.duplicates,

@@ -21,7 +21,15 @@ from typing import Any
 
 from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
-from torchrec_eval.functional.pairwise import FAMILIES, PairwiseMember, apply_ignore_index
+from torchrec_eval.conventions import resolve_options
+from torchrec_eval.functional.pairwise import (
+    FAMILIES,
+    UNLOGGED_THRESHOLD,
+    PairwiseMember,
+    apply_ignore_index,
+    check_unlogged,
+    encode_unlogged,
+)
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.ownership import OwnsTensors
 
@@ -177,13 +185,26 @@ class CTR(RankingMetric):
     observed items and N_q is the number of observed items of query q. ``empty_target_action`` does
     not apply. Works with every input form (with ``ranked_ids``: the list shown, and the clicked ids).
 
+    ``unlogged="rank"`` (set by ``convention="jurity"``) keeps the items with ``target ==
+    ignore_index`` in the ranking, as Jurity's CTR@k takes the top k of every recommended item and
+    then joins them to the logged responses: the top k are taken over every candidate and only the
+    logged items among them count,
+
+    .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \sum_{i \le k} o_{q,i}}
+
+    with :math:`o_{q,i}` = 1 for a logged item at rank i (NaN when no logged item reaches a top k).
+
     Args:
         k: cut-off(s): an int, or a sequence of ints for a dict ``{"ctr@5": ..., "ctr@10": ...}``.
         ignore_index: a ``target`` value marking unobserved items (e.g. -1), or None.
+        unlogged: how the ``ignore_index`` items count in the cut: ``"drop"`` (default: removed before
+            the top k is taken) or ``"rank"`` (ranked with the others, then left out of the counts:
+            Jurity). Default: the convention's, else ``"drop"``. ``mask`` False is a non-candidate
+            either way.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Raises:
-        ValueError: on a bad ``k`` or ``ignore_index``, and on bad input in ``update``.
+        ValueError: on a bad ``k``, ``ignore_index`` or ``unlogged``, and on bad input in ``update``.
 
     Example:
         >>> import torch
@@ -193,27 +214,44 @@ class CTR(RankingMetric):
         ...               torch.tensor([[1, -1, 0, 1], [-1, -1, 1, -1]]))
         >>> metric.compute()  # (1 + 1) / (2 + 1)
         tensor(0.6667, dtype=torch.float64)
+        >>> jurity = CTR(k=2, ignore_index=-1, convention="jurity")  # unlogged="rank"
+        >>> jurity.update(torch.tensor([[0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4]]),
+        ...               torch.tensor([[1, -1, 0, 1], [-1, -1, 1, -1]]))
+        >>> jurity.compute()  # top 2 of every item: (1 + 0) / (1 + 0)
+        tensor(1., dtype=torch.float64)
     """
 
     def __init__(self, k: int | Sequence[int] = 10, *, ignore_index: float | None = None,
-                 **kwargs: Any) -> None:
+                 unlogged: str | None = None, **kwargs: Any) -> None:
         ks = list(k) if isinstance(k, (list, tuple)) else [k]
         if not ks:
             raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
         if ignore_index is not None and (isinstance(ignore_index, bool)
                                          or not isinstance(ignore_index, (int, float))):
             raise ValueError(f"`ignore_index` must be a number or None, got {ignore_index!r}")
+        if unlogged is not None:
+            check_unlogged(unlogged)
         self.ignore_index = ignore_index
-        super().__init__([PairwiseMember([("ctr", one) for one in ks])],
-                         single_key=not isinstance(k, (list, tuple)), **kwargs)
-        self._show(ignore_index=ignore_index)
+        options = resolve_options(kwargs.get("convention"), "ctr", {"unlogged": unlogged})
+        self.unlogged = options.get("unlogged", "drop")
+        self._ranks_unlogged = self.unlogged == "rank" and ignore_index is not None
+        member = PairwiseMember([("ctr", one) for one in ks], {"ctr": options}, marks_unlogged=self._ranks_unlogged)
+        super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        self._show(ignore_index=ignore_index, unlogged=unlogged)
 
     def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """The inputs with ``target == ignore_index`` turned into ``mask`` False (unobserved items)."""
+        """The inputs with ``target == ignore_index`` turned into ``mask`` False (unobserved items), or,
+        with ``unlogged="rank"``, into the encoded target of :func:`encode_unlogged`."""
         if self.ignore_index is None:
             return inputs
+        if self._ranks_unlogged:
+            target = encode_unlogged(inputs["target"], inputs.get("mask"), self.ignore_index, self.relevance_threshold)
+            return {**inputs, "target": target}
         target, mask = apply_ignore_index(inputs["target"], inputs.get("mask"), self.ignore_index)
         return {**inputs, "target": target, "mask": mask}
+
+    def _ranking_threshold(self) -> float | None:
+        return UNLOGGED_THRESHOLD if self._ranks_unlogged else self.relevance_threshold
 
 
 class MAE(OwnsTensors, MeanAbsoluteError):

@@ -24,13 +24,18 @@ class _TopK(RankingMetric):
     Every class also takes ``empty_list_action``: a query whose list is empty (no candidate: a
     ``ranked_ids`` row of padding only, or every score ``-inf`` / masked) scores 0 and counts
     (``"neg"``, default), or is left out of the mean (``"skip"``; the ``"jurity"`` and
-    ``"recommenders"`` presets set it where those libraries leave such users out).
+    ``"recommenders"`` presets set it where those libraries leave such users out). And ``empty_mean``:
+    the value of a mean over no query, ``"nan"`` (default) or ``"zero"`` where no query kept has a
+    relevant item in its top k (MS Recommenders' 0.0 when no user has a hit; set by
+    ``"recommenders"``). For R-Precision with ``no_hit_action="skip"`` that is narrower than "no query
+    counted": hits in the top k but none in the top min(k, R) still give NaN, as MS Recommenders'.
     """
 
     name: str
 
     def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        explicit = {**(options or {}), "empty_list_action": kwargs.pop("empty_list_action", None)}
+        explicit = {**(options or {}), "empty_list_action": kwargs.pop("empty_list_action", None),
+                    "empty_mean": kwargs.pop("empty_mean", None)}
         options = resolve_options(kwargs.get("convention"), self.name, explicit, kwargs.get("ties"))
         plan = Plan([make_entry(self.name, k, options)])
         super().__init__([plan], single_key=not isinstance(k, (list, tuple)), **kwargs)
