@@ -496,6 +496,11 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
 
         result = zscore_trec(judgements, result, read_zscores(args.zscores), relevance_level=level,
                              version=args.trec_eval_version)
+    if getattr(args, "debug", None) and not args.json:  # trec_eval -D LEVEL: its measures' printouts
+        from torchrec_eval.trec_debug import debug_blocks
+        from torchrec_eval.trec_formats import parse_debug
+
+        result.debug = debug_blocks(judgements, measures, level, parse_debug(args.debug)[0])
     _print_evaluation(args, result)
     if not args.quiet:
         print(f"{PROG}: {note}", file=sys.stderr)
@@ -567,6 +572,8 @@ def _print_evaluation(args: argparse.Namespace, result: Any) -> None:
         _write_per_query(args.per_query, result.qids.tolist(), numbers)
     if args.json:
         print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
+    elif getattr(result, "debug", None):  # trec_eval -D: printouts between the lines, some without newline
+        sys.stdout.write(result.output(queries=args.query_eval, summary=not args.nosummary))
     else:
         text = result.format(queries=args.query_eval, summary=not args.nosummary)
         if text:

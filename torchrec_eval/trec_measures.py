@@ -128,6 +128,7 @@ class Evaluation:
     measures: list[Measure]
     per_query: dict[str, np.ndarray] = field(default_factory=dict)
     summary: dict[str, float | int | str] = field(default_factory=dict)
+    debug: list[str] | None = None  # trec_eval -D: each query's printouts (torchrec_eval.trec_debug)
 
     def format(self, queries: bool = False, summary: bool = True) -> str:
         """trec_eval's output: with ``queries`` (``-q``) each query's lines first, then (unless
@@ -142,6 +143,31 @@ class Evaluation:
             lines += [format_line(m.name, "all", self.summary[m.name], m.kind) for m in self.measures
                       if m.name in self.summary]
         return "\n".join(lines)
+
+    def output(self, queries: bool = False, summary: bool = True) -> str:
+        """What trec_eval writes on stdout, newlines included: :meth:`format`'s lines with each query's
+        ``debug`` printouts before its ``-q`` lines (all of them before the summary without ``-q``)."""
+        if not self.debug:
+            text = self.format(queries, summary)
+            return text + "\n" if text else ""
+        pieces = []
+        each = Evaluation(self.qids, self.measures, self.per_query, self.summary)
+        if queries:
+            for row, block in enumerate(self.debug):
+                pieces.append(block)
+                pieces += [line + "\n" for line in each._query_lines(row)]
+        else:
+            pieces += self.debug
+        if summary:
+            text = each.format(queries=False, summary=True)
+            pieces.append(text + "\n" if text else "")
+        return "".join(pieces)
+
+    def _query_lines(self, row: int) -> list[str]:
+        qid = self.qids[row]
+        return [format_line(m.name, str(qid), self.per_query[m.name][row].item() if hasattr(
+            self.per_query[m.name][row], "item") else self.per_query[m.name][row], m.kind)
+            for m in self.measures if m.name in self.per_query]
 
 
 def _c_double(value: float) -> str:
