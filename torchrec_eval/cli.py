@@ -533,6 +533,8 @@ def _debug_query(args: argparse.Namespace, run: Run, qrels: Qrels) -> tuple[Run,
         return run, qrels
     if qid not in qrels.queries:
         raise CliError(f"-D {args.debug}: query {qid!r} has no judgements in {qrels.path}")
+    if qid not in run.queries and args.complete:  # trec_eval -c: evaluated with its stand-in ranking
+        return run, only_query(qrels, qid)
     return only_query(run, qid), only_query(qrels, qid)
 
 

@@ -3,7 +3,7 @@
 Generates small hostile run/qrels pairs (tied scores written differently, scientific notation,
 docnos and qids that sort differently as bytes, UTF-8, graded/negative judgements, queries with no
 relevant or only negative judgements, runs longer than 1000, tabs, CRLF, trailing blanks, comment
-lines, a run tag that changes by line) and random trec_eval command lines (``-q -n -c -l -M -J -N``,
+lines, a run tag that changes by line) and random trec_eval command lines (``-q -n -c -l -M -J -N -D``,
 repeated ``-m`` with random measures, parameters and nicknames), runs both in trec_eval's argument
 order and compares stdout and exit status byte for byte::
 
@@ -21,6 +21,7 @@ import contextlib
 import io
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -141,6 +142,16 @@ def _options(rng: random.Random) -> list[str]:
     return options
 
 
+def _debug(rng: random.Random, judged_qids: list[str], always: bool = False) -> list[str]:
+    """trec_eval -D 0..3 (its measures' printouts), sometimes for one judged query (-D LEVEL.QID)."""
+    if rng.random() < 0.6 and not always:
+        return []
+    level = str(rng.randint(0, 3))
+    if rng.random() < 0.3:
+        level += f".{rng.choice(judged_qids)}"
+    return rng.choice([["-D", level], [f"-D{level}"]])
+
+
 def _docno(rng: random.Random) -> str:
     stem = rng.choice(DOC_STEMS)
     number = rng.choice([str(rng.randint(0, 30)), str(rng.randint(0, 30)).zfill(3), str(rng.randint(0, 9))])
@@ -156,7 +167,7 @@ def _line_end(rng: random.Random, hostile: bool) -> str:
     return rng.choice(["\n", "\n", "\n", " \n", "\t\n", "\r\n", "  \r\n"])
 
 
-def generate(seed: int) -> Case:
+def generate(seed: int, debug: bool = False) -> Case:
     rng = random.Random(seed)
     hostile = rng.random() < 0.5
     qids = rng.sample(QIDS, rng.randint(1, 6))
@@ -208,7 +219,7 @@ def generate(seed: int) -> Case:
     rng.shuffle(run_lines)
     if hostile and rng.random() < 0.2:
         run_lines.insert(rng.randint(0, len(run_lines)), rng.choice(["\n", "  \n", "# comment\n", "  # c\n"]))
-    options = _options(rng)
+    options = _options(rng) + _debug(rng, judged_qids, debug)
     return Case("".join(qrels_text), "".join(run_lines), options, qrels_lines)
 
 
@@ -242,7 +253,8 @@ def compare(binary: str, case: Case, folder: Path) -> str | None:
     qrels.write_bytes(case.qrels.encode())
     run.write_bytes(case.run.encode())
     arguments = [*case.options, str(qrels), str(run)]
-    if _undefined(case):
+    if _undefined(case) or ("-c" in case.options and _debug_query_of(case.options)):
+        # -c -D LEVEL.QID: trec_eval averages that query over every judged query (README); not compared
         return "skip"
     status, stdout, stderr = theirs(binary, arguments)
     if status == 4 and "not found in qrels" in stderr:
@@ -251,7 +263,7 @@ def compare(binary: str, case: Case, folder: Path) -> str | None:
         run_qids = {line.split()[0] for line in case.run.splitlines() if line.strip() and not line.strip().startswith("#")}
         kept = folder / "qrels.kept"
         kept.write_bytes("".join(line for qid, line in case.qrels_lines if qid in run_qids).encode())
-        if not kept.stat().st_size:
+        if not kept.stat().st_size or _debug_query_not_run(case.options, run_qids):
             return None
         status, stdout, stderr = theirs(binary, [*case.options, str(kept), str(run)])
     mine, printed = ours(arguments)
@@ -260,6 +272,22 @@ def compare(binary: str, case: Case, folder: Path) -> str | None:
     if status != mine or (status == 0 and printed != stdout):
         return f"exit {status} (ours {mine}); trec_eval stderr: {stderr.strip()[:200]}\n" + _diff(stdout, printed)
     return None
+
+
+def _debug_query_of(options: list[str]) -> str | None:
+    """The QID of -D LEVEL.QID, else None."""
+    for index, option in enumerate(options):
+        if option.startswith("-D"):
+            text = option[2:] or options[index + 1]
+            return text.partition(".")[2] if "." in text else None
+    return None
+
+
+def _debug_query_not_run(options: list[str], run_qids: set[str]) -> bool:
+    """-D LEVEL.QID for a judged query the run lacks (without -c): trec_eval stops there (exit 4) as for
+    any such query; we refuse it (exit 2), as we refuse a run without any judged query."""
+    qid = _debug_query_of(options)
+    return qid is not None and qid not in run_qids
 
 
 def _undefined(case: Case) -> bool:
@@ -286,6 +314,7 @@ def _rbp_with_others(options: list[str]) -> bool:
 
 
 def _without_rbp(text: str) -> str:
+    text = re.sub(r"rbp:-?\d+ [^\n]*\n", "", text)  # -D printouts, also after gm_bpref's (no newline)
     return "".join(line for line in text.splitlines(True)
                    if not (line.startswith("rbp ") or (line.startswith("rbp_") and not line.startswith("rbp_resid"))))
 
@@ -300,13 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trec-eval", default=binary_path(), help="the binary (default: $TREC_EVAL, the PATH)")
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--debug", action="store_true", help="give every command line a -D option")
     parser.add_argument("--stop", action="store_true", help="stop at the first difference")
     parser.add_argument("--show", action="store_true", help="print each differing case's files")
     args = parser.parse_args(argv)
     mismatches = skipped = 0
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(args.first, args.first + args.seeds):
-            case = generate(seed)
+            case = generate(seed, args.debug)
             difference = compare(args.trec_eval, case, Path(folder))
             if difference == "skip":
                 skipped += 1
