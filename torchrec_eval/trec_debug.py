@@ -15,7 +15,9 @@ and C's ``%6.4f`` / ``%3.1f`` (``nan``/``-nan`` as glibc prints them). The lines
 built as numpy arrays and joined; this runs only when ``-D`` is above 0.
 
 Example:
-    >>> import numpy as np
+    >>> import re
+
+import numpy as np
     >>> from torchrec_eval.trec_debug import debug_blocks
     >>> from torchrec_eval.trec_measures import Judgements, parse_measures
     >>> j = Judgements(qids=np.array(["q1"]), num_ret=np.array([3]), hit_query=np.array([0, 0]),
@@ -29,6 +31,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import re
 
 import numpy as np
 
@@ -57,6 +61,38 @@ def _d(values: np.ndarray) -> np.ndarray:
     """``%ld``."""
     values = np.asarray(values, dtype=np.int64)
     return np.char.mod("%d", values).astype(object) if len(values) else np.zeros(0, dtype=object)
+
+
+_CONVERSION = re.compile(r"%(\d*\.\d+f|d)")
+
+
+def _printf(fmt: str, *columns: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+    """C's ``printf(fmt, ...)`` of each row of ``columns`` (``%d`` and ``%W.Pf`` conversions), at the
+    rows ``where`` (all by default): an object array of str."""
+    if where is not None:
+        columns = tuple(np.asarray(column)[where] for column in columns)
+    floats = [np.asarray(c) for c in columns if np.asarray(c).dtype.kind == "f"]
+    if not any(np.isnan(c).any() for c in floats):  # Python's % is C's printf here
+        rows = list(map(fmt.__mod__, zip(*(np.asarray(c).tolist() for c in columns))))
+        out = np.empty(len(rows), dtype=object)
+        out[:] = rows
+        return out
+    texts, parts = _CONVERSION.split(fmt), []  # NaN: glibc prints its sign (-nan)
+    for index, text in enumerate(texts):
+        if index % 2 == 0:
+            parts.append(text)
+        else:
+            column = columns[index // 2]
+            parts.append(_d(column) if text == "d" else _f("%" + text, column))
+    return _join(*parts)
+
+
+def _segments(size: int, *pieces: tuple) -> np.ndarray:
+    """[size] lines from (rows, fmt, columns...) pieces, each printed at its rows only."""
+    out = np.empty(size, dtype=object)
+    for rows, fmt, *columns in pieces:
+        out[rows] = _printf(fmt, *columns, where=rows)
+    return out
 
 
 def _join(*parts) -> np.ndarray:
@@ -201,8 +237,7 @@ def _last_of(running: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.nd
 # ----------------------------------------------------------------------------------------------- measures
 def _ndcg(ctx: _Context, measures: list[Measure]) -> tuple:
     w = ctx.walk(measures[0].args)
-    text = _join("ndcg: ", _d(w.i), " ", _d(w.cur), " ", _f("%3.1f", w.rg), " ", _f("%6.4f", w.rdcg), " ",
-                 _f("%3.1f", w.ig), " ", _f("%6.4f", w.idcg), "\n")
+    text = _printf("ndcg: %d %d %3.1f %6.4f %3.1f %6.4f\n", w.i, w.cur, w.rg, w.rdcg, w.ig, w.idcg)
     return w.query, w.i, text
 
 
@@ -222,14 +257,11 @@ def _g(ctx: _Context, measures: list[Measure]) -> tuple:
     sum_ideal = _ideal_sums(w)
     q, i = w.query, w.i
     first, last = w.retrieved & w.in_walk, w.retrieved & ~w.in_walk
-    head = _join("G: ", _d(i), " ", _d(w.cur), " ", _f("%3.1f", w.rg), " ", _f("%6.4f", r.at(sum_results, q, i)),
-                 " ")
-    cost_s = _f("%6.4f", r.at(sum_cost, q, i))
-    g_s = _f("%6.4f", r.at(results_g, q, i))
-    ideal_s = _f("%6.4f", sum_ideal)
-    text = np.where(first, _join(head, _f("%3.1f", w.ig), " ", ideal_s, " ", cost_s, " ", g_s, "\n"),
-                    np.where(last, _join(head, "0.0 ", ideal_s, " ", g_s, "\n"),
-                             _join(head, _f("%3.1f", w.ig), " ", ideal_s, "\n")))
+    results, cost, g = r.at(sum_results, q, i), r.at(sum_cost, q, i), r.at(results_g, q, i)
+    text = _segments(len(q), (first, "G: %d %d %3.1f %6.4f %3.1f %6.4f %6.4f %6.4f\n", i, w.cur, w.rg, results, w.ig,
+                              sum_ideal, cost, g),
+                     (last, "G: %d %d %3.1f %6.4f 0.0 %6.4f %6.4f\n", i, w.cur, w.rg, results, sum_ideal, g),
+                     (~w.retrieved, "G: %d %d 0.0 %6.4f %3.1f %6.4f\n", i, w.cur, results, w.ig, sum_ideal))
     return q, i, text
 
 
@@ -254,13 +286,11 @@ def _rndcg(ctx: _Context, measures: list[Measure]) -> tuple:
         ratio = np.where(changed, np.roll(w.rdcg, 1) / np.roll(w.idcg, 1), 0.0)
     ratio = np.where(changed & (np.roll(w.idcg, 1) > 0), ratio, 0.0)
     total = segment_cumsum(ratio, q, ctx.size)
-    head = _join("Rndcg: ", _d(i), " ", _d(w.cur), " ")
-    tail = _join(" ", _f("%6.4f", w.rdcg), " ")
-    first, last = w.retrieved & w.in_walk, w.retrieved & ~w.in_walk
-    text = np.where(first, _join(head, _f("%3.1f", w.rg), tail, _f("%3.1f", w.ig), " ", _f("%6.4f", w.idcg), " ",
-                                 _f("%6.4f", total), "\n"),
-                    np.where(last, _join(head, _f("%3.1f", w.rg), tail, "0.0 ", _f("%6.4f", w.idcg), "\n"),
-                             _join(head, "0.0", tail, _f("%3.1f", w.ig), " ", _f("%6.4f", w.idcg), "\n")))
+    first, last, ideal = w.retrieved & w.in_walk & keep, w.retrieved & ~w.in_walk & keep, ~w.retrieved & keep
+    text = _segments(len(q), (first, "Rndcg: %d %d %3.1f %6.4f %3.1f %6.4f %6.4f\n", i, w.cur, w.rg, w.rdcg, w.ig,
+                              w.idcg, total),
+                     (last, "Rndcg: %d %d %3.1f %6.4f 0.0 %6.4f\n", i, w.cur, w.rg, w.rdcg, w.idcg),
+                     (ideal, "Rndcg: %d %d 0.0 %6.4f %3.1f %6.4f\n", i, w.cur, w.rdcg, w.ig, w.idcg))
     return q[keep], i[keep], text[keep]
 
 
@@ -272,11 +302,9 @@ def _ndcg_rel(ctx: _Context, measures: list[Measure]) -> tuple:
         steps = np.where(positive, w.rdcg / w.idcg, 0.0)
     total = segment_cumsum(steps, q, size)
     ig = np.where(w.in_walk, w.ig, 0.0)
-    text = np.where(w.retrieved, _join("ndcg_rel: ", _d(i), " ", _d(w.cur), " ", _f("%3.1f", w.rg), " ",
-                                       _f("%6.4f", w.rdcg), " ", _f("%3.1f", ig), " ", _f("%6.4f", w.idcg), " ",
-                                       _f("%6.4f", total), "\n"),
-                    _join("ndcg_rel: ", _d(i), " ", _d(w.cur), " 0.0 ", _f("%6.4f", w.rdcg), " ",
-                          _f("%3.1f", w.ig), " ", _f("%6.4f", w.idcg), "\n"))
+    text = _segments(len(q), (w.retrieved, "ndcg_rel: %d %d %3.1f %6.4f %3.1f %6.4f %6.4f\n", i, w.cur, w.rg,
+                              w.rdcg, ig, w.idcg, total),
+                     (~w.retrieved, "ndcg_rel: %d %d 0.0 %6.4f %3.1f %6.4f\n", i, w.cur, w.rdcg, w.ig, w.idcg))
     # the closing line: sum += (num_rel - num_rel_ret) * dcg / ideal_dcg
     rows = np.arange(size)
     ends = np.cumsum(w.lines) - 1
@@ -287,8 +315,7 @@ def _ndcg_rel(ctx: _Context, measures: list[Measure]) -> tuple:
     num_rel_ret = np.bincount(w.ranking.query[w.gain > 0], minlength=size)
     with np.errstate(divide="ignore", invalid="ignore"):
         final = sum_before + (w.num_ideal - num_rel_ret).astype(np.float64) * rdcg / w.ideal_total
-    closing = _join("ndcg_rel: ", _d(w.lines), " ", _d(w.stop), " ", _f("%6.4f", rdcg), " ",
-                    _f("%6.4f", w.ideal_total), " ", _f("%6.4f", final), "\n")
+    closing = _printf("ndcg_rel: %d %d %6.4f %6.4f %6.4f\n", w.lines, w.stop, rdcg, w.ideal_total, final)
     return np.concatenate([q, rows]), np.concatenate([i, w.lines]), np.concatenate([text, closing])
 
 
@@ -311,13 +338,12 @@ def _ndcg_cut(ctx: _Context, measures: list[Measure]) -> tuple:
     chosen = inside | past
     out_q.append(cq[chosen])
     out_key.append(np.where(inside, 2 * cc, 2 * (n + 1) + np.searchsorted(cutoffs, cc))[chosen])
-    out_text.append(_join("ndcg_cut: cutoff ", _d(cc), " dcg ", _f("%6.4f", value), "\n")[chosen])
+    out_text.append(_printf("ndcg_cut: cutoff %d dcg %6.4f\n", cc, value, where=chosen))
     if level > 1:
         docs = keep
         out_q.append(r.query[docs])
         out_key.append(2 * r.position[docs] + 1)
-        out_text.append(_join("ndcg_cut:", _d(r.position[docs]), " ", _f("%3.1f", rel[docs]), " ",
-                              _f("%6.4f", dcg[docs]), "\n"))
+        out_text.append(_printf("ndcg_cut:%d %3.1f %6.4f\n", r.position, rel, dcg, where=docs))
     # the ideal DCG: relevance values > 0, highest first, down to the last cut-off
     judged = ctx.judgements.judged_rel > 0
     iq, irel = ctx.judgements.judged_query[judged], ctx.judgements.judged_rel[judged]
@@ -346,12 +372,11 @@ def _ndcg_cut(ctx: _Context, measures: list[Measure]) -> tuple:
     value = np.where(inside, ideal_at(cq, cc - 1), ideal_at(cq, mm - 1))
     out_q.append(cq)
     out_key.append(base + np.where(inside, 2 * cc, 2 * (mm + last_cut + 1) + np.searchsorted(cutoffs, cc)))
-    out_text.append(_join("ndcg_cut: cutoff ", _d(cc), " idcg ", _f("%6.4f", value), "\n"))
+    out_text.append(_printf("ndcg_cut: cutoff %d idcg %6.4f\n", cc, value))
     terms = ipos < last_cut
     out_q.append(iq[terms])
     out_key.append(base + 2 * ipos[terms] + 1)
-    out_text.append(_join("ndcg_cut:", _d(ipos[terms]), " ", _d(irel[terms]), " ",
-                          _f("%3.1f", irel[terms].astype(np.float64)), " ", _f("%6.4f", idcg[terms]), "\n"))
+    out_text.append(_printf("ndcg_cut:%d %d %3.1f %6.4f\n", ipos, irel, irel.astype(np.float64), idcg, where=terms))
     return np.concatenate(out_q), np.concatenate(out_key), np.concatenate(out_text)
 
 
@@ -372,7 +397,7 @@ def _rbp(ctx: _Context, measures: list[Measure]) -> tuple:
     cur = powers(p, int(r.n.max(initial=1)))[r.position] if len(q) else np.zeros(0)
     total = segment_cumsum(np.where(gain != 0, gain * cur, 0.0), q, size)
     shown = gain != 0
-    text = _join("rbp:", _d(r.position[shown]), " ", _f("%3.1f", gain[shown]), " ", _f("%6.4f", total[shown]), "\n")
+    text = _printf("rbp:%d %3.1f %6.4f\n", r.position, gain, total, where=shown)
     return q[shown], r.position[shown], text
 
 
@@ -380,7 +405,7 @@ def _bin_g(ctx: _Context, measures: list[Measure]) -> tuple:
     s = ctx.stats
     terms = 1.0 / np.log2((2 + s.rank - s.seen).astype(np.float64))
     total = segment_cumsum(terms, s.query, s.size)
-    return s.query, s.rank, _join("binG: ", _d(s.rank - 1), " ", _d(s.seen), " ", _f("%6.4f", total), "\n")
+    return s.query, s.rank, _printf("binG: %d %d %6.4f\n", s.rank - 1, s.seen, total)
 
 
 def _gm_bpref(ctx: _Context, measures: list[Measure]) -> tuple:
@@ -389,8 +414,8 @@ def _gm_bpref(ctx: _Context, measures: list[Measure]) -> tuple:
     bpref = ctx.stats.bpref()
     value = np.log(np.maximum(bpref, MIN_GEO_MEAN))
     rows = np.arange(ctx.size)
-    return rows, np.zeros(ctx.size, dtype=np.int64), _join("gm_bpref: bpref ", _f("%6.4f", bpref), ", gm_bpref ",
-                                                           _f("%6.4f", value))  # trec_eval prints no newline
+    text = _printf("gm_bpref: bpref %6.4f, gm_bpref %6.4f", bpref, value)  # trec_eval prints no newline here
+    return rows, np.zeros(ctx.size, dtype=np.int64), text
 
 
 DEBUG_FAMILIES = {"binG": _bin_g, "G": _g, "dcg": _ndcg, "ideal_dcg": _ndcg, "ndcg": _ndcg, "ndcg_rel": _ndcg_rel,
