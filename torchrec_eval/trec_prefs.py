@@ -235,14 +235,14 @@ class _Counts:
     recalc_poss: np.ndarray
     recalc_ret_ful: np.ndarray
     recalc_ret_poss: np.ndarray
-    # the preference pairs for prefs_pair, listed batch by batch by _pair_batches: an equivalence-class
-    # entry a (of a query that is not simple) is preferred to the ``pair_width[a]`` entries from
-    # ``pair_next[a]`` on (the lower classes of its JG); the partial-order JGs' pairs are listed
-    entry_row: np.ndarray  # [E] int32 query row of each sorted entry
-    docid: np.ndarray  # [E] int32 docid rank of each sorted entry
-    pair_entry: np.ndarray  # int32, in query row order
-    pair_width: np.ndarray
-    pair_next: np.ndarray
+    # for prefs_pair, the equivalence-class JGs' entries of the queries that are not simple, in (query,
+    # JG, class) order: each is preferred to the entries of the later classes of its JG; the
+    # partial-order JGs' pairs are listed
+    pair_row: np.ndarray  # int32 query row of each such entry
+    pair_doc: np.ndarray  # int32 its docid rank
+    pair_cls: np.ndarray  # int32 its class, numbered 0, 1, ... over these entries
+    cls_end: np.ndarray  # int32 per class: the end (exclusive) of its JG's classes
+    cls_row: np.ndarray  # int32 per class: its query row
     po_row: np.ndarray  # int32, the partial-order JGs' pairs (a preferred to b), in query row order
     po_a: np.ndarray
     po_b: np.ndarray
@@ -334,10 +334,12 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     repeated[jg[1:][keys[1:] == keys[:-1]]] = True
     simple = np.bincount(jg_row, minlength=len(qids)) == 1
     simple[jg_row[repeated | (subgroups > 1)]] = False
-    pair_entry = ec_entry[~simple[rows[ec_entry]]]
-    pair_width = jg_end[jg[pair_entry]] - ec_end[pair_entry]
-    pair_entry = pair_entry[pair_width > 0]
-    pair_width, pair_next = pair_width[pair_width > 0], ec_end[pair_entry]
+    listed = ec_entry[~simple[rows[ec_entry]]]
+    heads = ec_head[listed]
+    cls_jg = jg[listed[heads]]
+    pair = {"pair_row": rows[listed], "pair_doc": docid[listed], "pair_cls": np.cumsum(heads) - 1,
+            "cls_end": np.searchsorted(cls_jg, cls_jg, "right"), "cls_row": rows[listed[heads]]}
+    del listed, heads, cls_jg
 
     # ---- partial-order JGs (several sub-groups): transitive closure of stacked matrices, batched by size
     partial = np.flatnonzero(subgroups > 1)
@@ -353,9 +355,8 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
         out[name] += np.bincount(po_jg[mask], minlength=num_jgs)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return _Counts(qids=qids, jg_row=jg_row, **out, entry_row=rows.astype(np.int32), docid=docid.astype(np.int32),
-                   pair_entry=pair_entry.astype(np.int32), pair_width=pair_width.astype(np.int32),
-                   pair_next=pair_next.astype(np.int32), po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
+    return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32) for key, value in pair.items()},
+                   po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
                    njr=njr, nj=nj, simple=simple)
 
 
@@ -465,18 +466,19 @@ def _size_batches(size: np.ndarray, cost: np.ndarray, budget: int) -> list[np.nd
 
 def _lower_products(slot: np.ndarray, doc: np.ndarray, cls: np.ndarray, cls_end: np.ndarray, batch: int, n: int,
                     k: int) -> np.ndarray:
-    """[batch, n, n] float32: entry (b, i, j) the number of pairs of entries (x, y) of block b with
+    """[batch, n, n] int32: entry (b, i, j) the number of pairs of entries (x, y) of block b with
     document i of x, j of y, and y in a later class than x's but before ``cls_end`` of x's class.
     Entries: ``slot`` (block), ``doc`` (< n), ``cls`` (block-local class < k); ``cls_end`` [batch, k]
     (<= k: the block-local end of each class's segment, k for padding)."""
     flat = (slot * n + doc) * (k + 1) + cls
-    members = np.bincount(flat, minlength=batch * n * (k + 1)).astype(np.float32).reshape(batch, n, k + 1)
+    members = np.bincount(flat, minlength=batch * n * (k + 1)).astype(np.int32).reshape(batch, n, k + 1)
     del flat
-    after = members[:, :, ::-1].cumsum(axis=2)[:, :, ::-1]  # after[.., c]: entries of classes >= c
+    after = members[:, :, ::-1].cumsum(axis=2, dtype=np.int32)[:, :, ::-1]  # after[.., c]: entries of classes >= c
     following = np.minimum(np.arange(1, k + 1), cls_end)[:, None, :]
     lower = np.take_along_axis(after, following, axis=2) - np.take_along_axis(after, cls_end[:, None, :], axis=2)
     del after
-    return members[:, :, :k] @ lower.transpose(0, 2, 1)
+    # einsum's own loop, not BLAS: these are thin products, and BLAS threads contend on shared cores
+    return np.einsum("bic,bcj->bij", members[:, :, :k], np.ascontiguousarray(lower.transpose(0, 2, 1)))
 
 
 # cells (documents x documents of a block, padded) of the matrices built at once for partial orders
@@ -637,37 +639,28 @@ def _per_jg_mean(counts: _Counts, values: np.ndarray, size: int) -> np.ndarray:
         return np.where(total > 0, total / np.maximum(jgs, 1), 0.0)
 
 
-# cells (judged x judged documents) and listed pairs of the queries counted together by prefs_pair
-PAIR_BUDGET = 1 << 19
-
-
-def _pair_batches(counts: _Counts) -> np.ndarray:
-    """Batch number of each query whose pairs are listed (-1: a simple query): consecutive queries whose
-    count matrices (nj x nj) and listed pairs fit in about :data:`PAIR_BUDGET`; a larger query is a
-    batch alone."""
-    size = len(counts.qids)
-    listed = np.bincount(counts.entry_row[counts.pair_entry], weights=counts.pair_width, minlength=size)
-    listed += np.bincount(counts.po_row, minlength=size)
-    cost = np.where(counts.simple, 0, np.maximum(counts.nj.astype(np.float64) ** 2, listed))
-    return np.where(counts.simple, -1, (np.cumsum(cost) - cost) // PAIR_BUDGET).astype(np.int64)
-
-
 def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query, for ``prefs_pair``: (sum of ratios of pairs both retrieved, sum of ratios of pairs with
     one retrieved, [Q, 3] pair counts of the three kinds), summed in trec_eval's order.
 
     A query of one JG of classes without a repeated document has each pair once, its ratio 1 or 0: its
     sums are its area counts. The others' pairs are counted in a judged x judged matrix per query, as
-    trec_eval does, a batch of queries at a time (:func:`_pair_batches`): memory stays bounded."""
+    trec_eval does, queries of one size class at a time (:func:`_size_batches`): the equivalence
+    classes' pairs as a product of class-membership matrices, the partial orders' pairs added."""
+    c = counts
     both, one = np.zeros(size), np.zeros(size)
     kinds = np.zeros((size, 3), dtype=np.int64)
-    batch = _pair_batches(counts)
-    listed = np.flatnonzero(batch >= 0)
-    entry_rows = counts.entry_row[counts.pair_entry]
-    for rows in np.split(listed, np.flatnonzero(np.diff(batch[listed])) + 1) if len(listed) else ():
-        _pair_batch(counts, entry_rows, rows, both, one, kinds)
-    simple = counts.simple
-    per_query = {key: np.bincount(counts.jg_row, weights=getattr(counts, key), minlength=size)
+    listed = np.flatnonzero(~c.simple)
+    queries = np.arange(size + 1)
+    entry_start = np.searchsorted(c.pair_row, queries)
+    cls_start = np.searchsorted(c.cls_row, queries)
+    po_start = np.searchsorted(c.po_row, queries)
+    classes = np.diff(cls_start)[listed]
+    nj = c.nj[listed]
+    for rows in _size_batches(nj, np.maximum(nj, classes) * nj, CELL_BUDGET):
+        _pair_batch(c, listed[rows], entry_start, cls_start, po_start, both, one, kinds)
+    simple = c.simple
+    per_query = {key: np.bincount(c.jg_row, weights=getattr(c, key), minlength=size)
                  for key in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
     both = np.where(simple, per_query["ful_ret"], both)
     one = np.where(simple, per_query["ful_ret"] + per_query["ful_imp"], one)
@@ -675,65 +668,48 @@ def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return both, one, kinds
 
 
-def _pair_batch(counts: _Counts, entry_rows: np.ndarray, rows: np.ndarray, both: np.ndarray, one: np.ndarray,
-                kinds: np.ndarray) -> None:
-    """The prefs_pair sums of the queries ``rows`` (consecutive, not simple), written into ``both``,
-    ``one`` and ``kinds``: the pairs' counts (i preferred to j and the reverse, over the JGs) in one
-    flat matrix per query; ``entry_rows`` the query row of each ``counts.pair_entry``."""
-    c = counts
-    lo, hi = int(rows[0]), int(rows[-1]) + 1
-    nj = np.zeros(hi - lo, dtype=np.int64)
-    nj[rows - lo] = c.nj[rows]
-    offset = np.cumsum(nj * nj) - nj * nj
-    cells = int((nj * nj).sum())
-    # the equivalence classes' pairs: entry a against the entries of the lower classes of its JG, each
-    # counted in its cell (docid a, docid b) of its query's matrix
-    part = slice(*np.searchsorted(entry_rows, [lo, hi]))
-    a, width, following = c.pair_entry[part], c.pair_width[part], c.pair_next[part]
-    q = c.entry_row[a] - lo
-    row_cell = offset[q] + c.docid[a].astype(np.int64) * nj[q]
-    ends = np.cumsum(width)
-    b = np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - width - following, width)
-    cell = np.repeat(row_cell, width) + c.docid[b]
-    del a, width, following, q, row_cell, ends, b
-    po = slice(*np.searchsorted(c.po_row, [lo, hi]))
-    q = c.po_row[po] - lo
-    cell = np.concatenate([cell, offset[q] + c.po_a[po].astype(np.int64) * nj[q] + c.po_b[po]])
-    count = np.bincount(cell, minlength=cells)
-    del cell
-    # each pair (i < j) preferred either way, in (query, i, j) order: trec_eval's loops
-    nonzero = np.flatnonzero(count)
-    q = np.searchsorted(offset, nonzero, "right") - 1
-    i, j = np.divmod(nonzero - offset[q], nj[q])
-    upper = np.zeros(cells, dtype=bool)
-    upper[np.where(i < j, nonzero, offset[q] + j * nj[q] + i)] = True
-    del nonzero, q, i, j
-    pair = np.flatnonzero(upper)
-    del upper
-    q = np.searchsorted(offset, pair, "right") - 1
-    i, j = np.divmod(pair - offset[q], nj[q])
-    ahead = count[pair]
-    ratio = ahead / (ahead + count[offset[q] + j * nj[q] + i])
-    n = c.njr[q + lo]
-    kind = (j >= n).astype(np.int64) + (i >= n)  # 0: both retrieved, 1: i only, 2: neither
-    del count, pair, i, j, ahead, n
-    width = hi - lo
-    kinds[lo:hi] += np.bincount(q * 3 + kind, minlength=3 * width).reshape(width, 3)
-    # trec_eval's loops: the retrieved pairs by (i, j), then the implied ones, each query's sum continued
-    ret = np.bincount(q[kind == 0], weights=ratio[kind == 0], minlength=width)
-    both[lo:hi] = ret
-    one[lo:hi] = _continue_sums(ret, q[kind == 1], ratio[kind == 1], width)
-
-
-def _continue_sums(start: np.ndarray, rows: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
-    """``start[q] + w1 + w2 + ...`` added one by one, in order, for the weights of each query (rows sorted)."""
-    out = start.copy()
-    if not len(rows):
-        return out
-    values = np.concatenate([start, weights])
-    keys = np.concatenate([np.arange(size), rows])
-    order = np.argsort(keys, kind="stable")  # each query's start first, then its weights in order
-    return np.bincount(keys[order], weights=values[order], minlength=size)
+def _pair_batch(c: _Counts, rows: np.ndarray, entry_start: np.ndarray, cls_start: np.ndarray, po_start: np.ndarray,
+                both: np.ndarray, one: np.ndarray, kinds: np.ndarray) -> None:
+    """The prefs_pair sums of the queries ``rows`` (not simple), written into ``both``, ``one`` and
+    ``kinds``: count[i, j], the times document i is preferred to j over the query's JGs, in a padded
+    [queries, n, n] stack; each pair i < j preferred either way has the ratio count[i, j] / (count[i, j]
+    + count[j, i]), summed in (i, j) order, the retrieved pairs first, then the implied ones."""
+    batch = len(rows)
+    n, k = int(c.nj[rows].max()), int((cls_start[rows + 1] - cls_start[rows]).max())
+    entry = _ranges(entry_start[rows], entry_start[rows + 1])
+    slot = np.repeat(np.arange(batch), entry_start[rows + 1] - entry_start[rows])
+    first = cls_start[rows]
+    local_cls = c.pair_cls[entry] - first[slot]
+    cls = _ranges(cls_start[rows], cls_start[rows + 1])
+    cls_slot = np.repeat(np.arange(batch), cls_start[rows + 1] - cls_start[rows])
+    ends = np.full((batch, k), k, dtype=np.int64)
+    ends[cls_slot, cls - first[cls_slot]] = c.cls_end[cls] - first[cls_slot]
+    count = _lower_products(slot, c.pair_doc[entry], local_cls, ends, batch, n, k)
+    del entry, slot, local_cls, cls, cls_slot, ends
+    po = _ranges(po_start[rows], po_start[rows + 1])
+    if po.size:
+        po_slot = np.repeat(np.arange(batch), po_start[rows + 1] - po_start[rows])
+        np.add.at(count, (po_slot, c.po_a[po], c.po_b[po]), 1)
+        del po_slot
+    total = count + count.transpose(0, 2, 1)
+    index = np.arange(n)
+    upper = (index[:, None] < index[None, :]) & (total > 0)
+    njr = c.njr[rows][:, None, None]
+    row_ret, col_ret = index[None, :, None] < njr, index[None, None, :] < njr
+    # the ratios of the retrieved pairs, then those of the implied ones, each query's in one row: a
+    # running sum along it adds them in trec_eval's order (the zeros between them change nothing)
+    kinds[rows, 2] += np.count_nonzero(upper & ~row_ret, axis=(1, 2))
+    r = int(njr.max())  # the rows of the pairs with a retrieved document
+    count, total, upper, row_ret, col_ret = count[:, :r], total[:, :r], upper[:, :r], row_ret[:, :r], col_ret[:, :r]
+    sums = np.zeros((batch, 2, r, n))
+    for part, mask in enumerate((upper & col_ret, upper & row_ret & ~col_ret)):
+        np.divide(count, total, out=sums[:, part], where=mask, dtype=np.float64)
+        kinds[rows, part] += np.count_nonzero(mask, axis=(1, 2))
+    del count, total, upper
+    sums = sums.reshape(batch, 2 * r * n)
+    np.cumsum(sums, axis=1, out=sums)
+    both[rows] = sums[:, r * n - 1] if r else 0.0
+    one[rows] = sums[:, -1] if r else 0.0
 
 
 def _values(counts: _Counts, name: str) -> np.ndarray:
