@@ -301,6 +301,7 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     jg_head = _starts(np.column_stack([rows.astype(np.uint64), jg_key])) if len(rows) else np.zeros(0, bool)
     jsg_head = jg_head | _starts(jsg_key)
     ec_head = jsg_head | _starts(rel)
+    del jg_key, jsg_key
     jg = np.cumsum(jg_head) - 1
     num_jgs = int(jg_head.sum())
     jg_start = np.flatnonzero(jg_head)
@@ -364,6 +365,10 @@ def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
     return str(decode_keys(prefs.doc_key[entries[order[[i]]]])[0])
 
 
+# entries whose temporaries (a few int64 arrays each) are computed at once when counting classes
+ENTRY_CHUNK = 1 << 16
+
+
 def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray,
               n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
     """The preferences of the equivalence-class JGs, counted by area without enumerating them: entry a
@@ -380,32 +385,34 @@ def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, e
     a_ret = x < nn
     distance = 1
     while True:
-        live = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
-        if not live.size:
+        live_all = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
+        if not live_all.size:
             break
-        e = a_ec[live] + distance
-        base = e * big
-        size = ec_end[e] - ec_start[e]
-        below = np.searchsorted(keys, base + x[live]) - ec_start[e]
-        equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
-        if equal.any():
-            _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
-                                                                           + below[np.flatnonzero(equal)[0]]))
-        ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
-        k, r = a_jg[live], a_ret[live]
-        for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
-                            ("ful_imp", np.where(r, size - ret, 0)), ("poss_imp", np.where(r, 0, ret)),
-                            ("notoccur", np.where(r, 0, size - ret))):
-            out[name] += np.bincount(k, weights=count, minlength=num_jgs).astype(np.int64)
-        # Rnonrel recalculation, first part: the pairs of classes other than the last
-        inner = e != last_ec[k]
-        out["recalc_ful"] += np.bincount(k[inner], weights=np.where(r, size - below, 0)[inner],
-                                         minlength=num_jgs).astype(np.int64)
-        out["recalc_poss"] += np.bincount(k[inner], weights=size[inner], minlength=num_jgs).astype(np.int64)
-        out["recalc_ret_ful"] += np.bincount(k[inner], weights=np.where(r, ret - below, 0)[inner],
+        for chunk in range(0, len(live_all), ENTRY_CHUNK):  # bounded temporaries, in entry order
+            live = live_all[chunk:chunk + ENTRY_CHUNK]
+            e = a_ec[live] + distance
+            base = e * big
+            size = ec_end[e] - ec_start[e]
+            below = np.searchsorted(keys, base + x[live]) - ec_start[e]
+            equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
+            if equal.any():
+                _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
+                                                                               + below[np.flatnonzero(equal)[0]]))
+            ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
+            k, r = a_jg[live], a_ret[live]
+            for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
+                                ("ful_imp", np.where(r, size - ret, 0)), ("poss_imp", np.where(r, 0, ret)),
+                                ("notoccur", np.where(r, 0, size - ret))):
+                out[name] += np.bincount(k, weights=count, minlength=num_jgs).astype(np.int64)
+            # Rnonrel recalculation, first part: the pairs of classes other than the last
+            inner = e != last_ec[k]
+            out["recalc_ful"] += np.bincount(k[inner], weights=np.where(r, size - below, 0)[inner],
                                              minlength=num_jgs).astype(np.int64)
-        out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
-                                              minlength=num_jgs).astype(np.int64)
+            out["recalc_poss"] += np.bincount(k[inner], weights=size[inner], minlength=num_jgs).astype(np.int64)
+            out["recalc_ret_ful"] += np.bincount(k[inner], weights=np.where(r, ret - below, 0)[inner],
+                                                 minlength=num_jgs).astype(np.int64)
+            out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
+                                                  minlength=num_jgs).astype(np.int64)
         distance += 1
 
 
