@@ -235,14 +235,14 @@ class _Counts:
     recalc_poss: np.ndarray
     recalc_ret_ful: np.ndarray
     recalc_ret_poss: np.ndarray
-    # the preference pairs for prefs_pair, listed batch by batch by _pair_batches: an equivalence-class
-    # entry a (of a query that is not simple) is preferred to the ``pair_width[a]`` entries from
-    # ``pair_next[a]`` on (the lower classes of its JG); the partial-order JGs' pairs are listed
-    entry_row: np.ndarray  # [E] int32 query row of each sorted entry
-    docid: np.ndarray  # [E] int32 docid rank of each sorted entry
-    pair_entry: np.ndarray  # int32, in query row order
-    pair_width: np.ndarray
-    pair_next: np.ndarray
+    # for prefs_pair, the equivalence-class JGs' entries of the queries that are not simple, in (query,
+    # JG, class) order: each is preferred to the entries of the later classes of its JG; the
+    # partial-order JGs' pairs are listed
+    pair_row: np.ndarray  # int32 query row of each such entry
+    pair_doc: np.ndarray  # int32 its docid rank
+    pair_cls: np.ndarray  # int32 its class, numbered 0, 1, ... over these entries
+    cls_end: np.ndarray  # int32 per class: the end (exclusive) of its JG's classes
+    cls_row: np.ndarray  # int32 per class: its query row
     po_row: np.ndarray  # int32, the partial-order JGs' pairs (a preferred to b), in query row order
     po_a: np.ndarray
     po_b: np.ndarray
@@ -301,6 +301,7 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     jg_head = _starts(np.column_stack([rows.astype(np.uint64), jg_key])) if len(rows) else np.zeros(0, bool)
     jsg_head = jg_head | _starts(jsg_key)
     ec_head = jsg_head | _starts(rel)
+    del jg_key, jsg_key
     jg = np.cumsum(jg_head) - 1
     num_jgs = int(jg_head.sum())
     jg_start = np.flatnonzero(jg_head)
@@ -334,33 +335,38 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     repeated[jg[1:][keys[1:] == keys[:-1]]] = True
     simple = np.bincount(jg_row, minlength=len(qids)) == 1
     simple[jg_row[repeated | (subgroups > 1)]] = False
-    pair_entry = ec_entry[~simple[rows[ec_entry]]]
-    pair_width = jg_end[jg[pair_entry]] - ec_end[pair_entry]
-    pair_entry = pair_entry[pair_width > 0]
-    pair_width, pair_next = pair_width[pair_width > 0], ec_end[pair_entry]
+    listed = ec_entry[~simple[rows[ec_entry]]]
+    heads = ec_head[listed]
+    cls_jg = jg[listed[heads]]
+    pair = {"pair_row": rows[listed], "pair_doc": docid[listed], "pair_cls": np.cumsum(heads) - 1,
+            "cls_end": np.searchsorted(cls_jg, cls_jg, "right"), "cls_row": rows[listed[heads]]}
+    del listed, heads, cls_jg
 
-    # ---- partial-order JGs (several sub-groups): transitive closure, one matrix per JG
+    # ---- partial-order JGs (several sub-groups): transitive closure of stacked matrices, batched by size
     partial = np.flatnonzero(subgroups > 1)
-    extra = [_partial_order_jg(out, k, int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, int(njr[jg_row[k]]),
-                               prefs, entries, order, line, str(qids[jg_row[k]]))
-             for k in partial]
-    po_jg = np.repeat(partial, [len(x[0]) for x in extra]).astype(np.int64)
-    po_a = np.concatenate([np.zeros(0, np.int32)] + [x[0].astype(np.int32) for x in extra])
-    po_b = np.concatenate([np.zeros(0, np.int32)] + [x[1].astype(np.int32) for x in extra])
-    del extra
+
+    def error(k: int) -> None:
+        _partial_order_error(int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, prefs, entries, order, line,
+                             str(qids[jg_row[k]]))
+
+    po_jg, po_a, po_b = _partial_orders(out, partial, jg, jg_start, jg_end, ec_head, jsg_head, docid, rel, n_entry,
+                                        error)
     for name, mask in zip(("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"),
                           _areas(po_a, po_b, njr[jg_row[po_jg]]), strict=True):
         out[name] += np.bincount(po_jg[mask], minlength=num_jgs)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return _Counts(qids=qids, jg_row=jg_row, **out, entry_row=rows.astype(np.int32), docid=docid.astype(np.int32),
-                   pair_entry=pair_entry.astype(np.int32), pair_width=pair_width.astype(np.int32),
-                   pair_next=pair_next.astype(np.int32), po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
+    return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32) for key, value in pair.items()},
+                   po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
                    njr=njr, nj=nj, simple=simple)
 
 
 def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
     return str(decode_keys(prefs.doc_key[entries[order[[i]]]])[0])
+
+
+# entries whose temporaries (a few int64 arrays each) are computed at once when counting classes
+ENTRY_CHUNK = 1 << 16
 
 
 def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray,
@@ -379,32 +385,34 @@ def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, e
     a_ret = x < nn
     distance = 1
     while True:
-        live = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
-        if not live.size:
+        live_all = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
+        if not live_all.size:
             break
-        e = a_ec[live] + distance
-        base = e * big
-        size = ec_end[e] - ec_start[e]
-        below = np.searchsorted(keys, base + x[live]) - ec_start[e]
-        equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
-        if equal.any():
-            _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
-                                                                           + below[np.flatnonzero(equal)[0]]))
-        ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
-        k, r = a_jg[live], a_ret[live]
-        for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
-                            ("ful_imp", np.where(r, size - ret, 0)), ("poss_imp", np.where(r, 0, ret)),
-                            ("notoccur", np.where(r, 0, size - ret))):
-            out[name] += np.bincount(k, weights=count, minlength=num_jgs).astype(np.int64)
-        # Rnonrel recalculation, first part: the pairs of classes other than the last
-        inner = e != last_ec[k]
-        out["recalc_ful"] += np.bincount(k[inner], weights=np.where(r, size - below, 0)[inner],
-                                         minlength=num_jgs).astype(np.int64)
-        out["recalc_poss"] += np.bincount(k[inner], weights=size[inner], minlength=num_jgs).astype(np.int64)
-        out["recalc_ret_ful"] += np.bincount(k[inner], weights=np.where(r, ret - below, 0)[inner],
+        for chunk in range(0, len(live_all), ENTRY_CHUNK):  # bounded temporaries, in entry order
+            live = live_all[chunk:chunk + ENTRY_CHUNK]
+            e = a_ec[live] + distance
+            base = e * big
+            size = ec_end[e] - ec_start[e]
+            below = np.searchsorted(keys, base + x[live]) - ec_start[e]
+            equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
+            if equal.any():
+                _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
+                                                                               + below[np.flatnonzero(equal)[0]]))
+            ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
+            k, r = a_jg[live], a_ret[live]
+            for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
+                                ("ful_imp", np.where(r, size - ret, 0)), ("poss_imp", np.where(r, 0, ret)),
+                                ("notoccur", np.where(r, 0, size - ret))):
+                out[name] += np.bincount(k, weights=count, minlength=num_jgs).astype(np.int64)
+            # Rnonrel recalculation, first part: the pairs of classes other than the last
+            inner = e != last_ec[k]
+            out["recalc_ful"] += np.bincount(k[inner], weights=np.where(r, size - below, 0)[inner],
                                              minlength=num_jgs).astype(np.int64)
-        out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
-                                              minlength=num_jgs).astype(np.int64)
+            out["recalc_poss"] += np.bincount(k[inner], weights=size[inner], minlength=num_jgs).astype(np.int64)
+            out["recalc_ret_ful"] += np.bincount(k[inner], weights=np.where(r, ret - below, 0)[inner],
+                                                 minlength=num_jgs).astype(np.int64)
+            out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
+                                                  minlength=num_jgs).astype(np.int64)
         distance += 1
 
 
@@ -442,19 +450,157 @@ def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, doc
                                                                                             minlength=num_jgs)
 
 
-def _partial_order_jg(out: dict, k: int, start: int, end: int, docid: np.ndarray, rel: np.ndarray,
-                      jsg_head: np.ndarray, n: int, prefs: Prefs, entries: np.ndarray, order: np.ndarray,
-                      line: np.ndarray, qid: str) -> tuple[np.ndarray, np.ndarray]:
-    """One JG with several sub-groups: its preferences (each sub-group's order, closed under
-    transitivity) as (preferred docid ranks, other docid ranks); fills its counts in ``out``."""
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The concatenated index ranges ``starts[i] .. ends[i] - 1``."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths - starts, lengths)
+
+
+def _size_batches(size: np.ndarray, cost: np.ndarray, budget: int) -> list[np.ndarray]:
+    """Batches of the items (indices into ``size``): items of one size class (``size`` rounded up to a
+    power of two) together, in their order, about ``budget`` padded cells (``cost`` of the class's
+    largest item) a batch; an item over the budget is a batch alone."""
+    bucket = np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    batches = []
+    for cls in np.unique(bucket):
+        items = order[bucket[order] == cls]
+        per = max(1, budget // max(int(cost[items].max()), 1))
+        batches += [items[i:i + per] for i in range(0, len(items), per)]
+    return batches
+
+
+def _lower_products(slot: np.ndarray, doc: np.ndarray, cls: np.ndarray, cls_end: np.ndarray, batch: int, n: int,
+                    k: int) -> np.ndarray:
+    """[batch, n, n] int32: entry (b, i, j) the number of pairs of entries (x, y) of block b with
+    document i of x, j of y, and y in a later class than x's but before ``cls_end`` of x's class.
+    Entries: ``slot`` (block), ``doc`` (< n), ``cls`` (block-local class < k); ``cls_end`` [batch, k]
+    (<= k: the block-local end of each class's segment, k for padding)."""
+    flat = (slot * n + doc) * (k + 1) + cls
+    members = np.bincount(flat, minlength=batch * n * (k + 1)).astype(np.int32).reshape(batch, n, k + 1)
+    del flat
+    after = members[:, :, ::-1].cumsum(axis=2, dtype=np.int32)[:, :, ::-1]  # after[.., c]: entries of classes >= c
+    following = np.minimum(np.arange(1, k + 1), cls_end)[:, None, :]
+    lower = np.take_along_axis(after, following, axis=2) - np.take_along_axis(after, cls_end[:, None, :], axis=2)
+    del after
+    # einsum's own loop, not BLAS: these are thin products, and BLAS threads contend on shared cores
+    return np.einsum("bic,bcj->bij", members[:, :, :k], np.ascontiguousarray(lower.transpose(0, 2, 1)))
+
+
+# cells (documents x documents of a block, padded) of the matrices built at once for partial orders
+# and for prefs_pair
+CELL_BUDGET = 1 << 19
+
+
+def _partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_start: np.ndarray, jg_end: np.ndarray,
+                    ec_head: np.ndarray, jsg_head: np.ndarray, docid: np.ndarray, rel: np.ndarray,
+                    n_entry: np.ndarray, error: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The JGs ``partial`` (several sub-groups), all at once: each sub-group's order (a document with a
+    higher level preferred), closed under transitivity by repeated boolean matrix products on the JGs'
+    stacked document x document matrices (batched by size); fills their counts in ``out``. Returns
+    their preferences (JG, preferred docid rank, other docid rank), in JG order; ``error(k)`` raises
+    for the first JG ``k`` with a document of levels 0 and non-0, or a preference both ways."""
+    empty = np.zeros(0, dtype=np.int32)
+    if not partial.size:
+        return empty.astype(np.int64), empty, empty
+    num_jgs = len(out["num_rel"])
+    entry = _ranges(jg_start[partial], jg_end[partial])
+    k = jg[entry]
+    # the documents of each JG: in (JG, docid) order; each keeps its last entry's level
+    order = np.lexsort((entry, docid[entry], k))
+    doc_head = _starts(np.column_stack([k[order], docid[entry[order]]]))
+    uid = np.empty(len(entry), dtype=np.int64)
+    uid[order] = np.cumsum(doc_head) - 1
+    u_last = entry[order][np.append(np.flatnonzero(doc_head)[1:] - 1, len(order) - 1)]
+    u_doc, u_level, u_jg = docid[u_last], rel[u_last], jg[u_last]
+    num_docs = len(u_doc)
+    positive = np.bincount(uid, weights=rel[entry] > 0, minlength=num_docs) > 0
+    zero = np.bincount(uid, weights=rel[entry] == 0, minlength=num_docs) > 0
+    bad = np.zeros(num_jgs, dtype=bool)
+    bad[u_jg[positive & zero]] = True
+    u_start = np.searchsorted(u_jg, partial)
+    size = np.diff(np.append(u_start, num_docs))
+    relevant, nonrel = u_level > 0, u_level == 0
+    retrieved = u_doc < n_entry[u_last]
+    for name, mask in (("num_rel", relevant), ("num_nonrel", nonrel), ("num_rel_ret", relevant & retrieved),
+                       ("num_nonrel_ret", nonrel & retrieved)):
+        out[name] += np.bincount(u_jg[mask], minlength=num_jgs)
+    # Rnonrel recalculation: non-relevant documents after the first R (in docid order) are dropped
+    seen = np.cumsum(nonrel)
+    seen -= np.repeat(seen[u_start] - nonrel[u_start], size)
+    dropped = nonrel & (seen > out["num_rel"][u_jg])
+    # classes (sub-group, level) of each JG, numbered within it; a class's segment ends with its sub-group
+    cls_id = np.cumsum(ec_head) - 1
+    jsg_id = np.cumsum(jsg_head) - 1
+    jsg_first_cls = cls_id[jsg_head]
+    first_cls = cls_id[jg_start[partial]]
+    classes = cls_id[jg_end[partial] - 1] + 1 - first_cls
+    p_of = np.zeros(num_jgs, dtype=np.int64)
+    p_of[partial] = np.arange(len(partial))
+    heads = entry[ec_head[entry]]  # each class's first entry
+    head_p = p_of[jg[heads]]
+    next_jsg = jsg_id[heads] + 1
+    seg_end = np.where(next_jsg < len(jsg_first_cls), jsg_first_cls[np.minimum(next_jsg, len(jsg_first_cls) - 1)],
+                       cls_id[-1] + 1)
+    head_local = cls_id[heads] - first_cls[head_p]
+    seg_end_local = np.minimum(seg_end - first_cls[head_p], classes[head_p])
+    pairs = []
+    for items in _size_batches(size, np.maximum(size, classes) * size, CELL_BUDGET):
+        batch, n, kk = len(items), int(size[items].max()), int(classes[items].max())
+        slot_of = np.full(len(partial), -1, dtype=np.int64)
+        slot_of[items] = np.arange(batch)
+        sel = np.flatnonzero(slot_of[p_of[k]] >= 0)
+        slot = slot_of[p_of[k[sel]]]
+        local_doc = uid[sel] - u_start[p_of[k[sel]]]
+        local_cls = cls_id[entry[sel]] - first_cls[p_of[k[sel]]]
+        ends = np.full((batch, kk), kk, dtype=np.int64)
+        hsel = np.flatnonzero(slot_of[head_p] >= 0)
+        ends[slot_of[head_p[hsel]], head_local[hsel]] = seg_end_local[hsel]
+        prefer = _lower_products(slot, local_doc, local_cls, ends, batch, n, kk) > 0
+        del sel, slot, local_doc, local_cls, ends
+        valid = np.arange(n)[None, :] < size[items][:, None]
+        closure = prefer
+        closure[:, np.arange(n), np.arange(n)] = valid
+        while True:
+            f = closure.astype(np.float32)
+            step = (f @ f) > 0
+            del f
+            if np.array_equal(step, closure):
+                break
+            closure = step
+        closure[:, np.arange(n), np.arange(n)] = False
+        bad[partial[items[(closure & closure.transpose(0, 2, 1)).any(axis=(1, 2))]]] = True
+        g, i, j = np.nonzero(closure)
+        del closure, step, prefer
+        base = u_start[items[g]]
+        pairs.append((items[g], base + i, base + j))
+    if bad.any():
+        error(int(np.flatnonzero(bad)[0]))
+    p, a, b = (np.concatenate(x) for x in zip(*pairs, strict=True))
+    order = np.argsort(p, kind="stable")
+    p, a, b = p[order], a[order], b[order]
+    po_jg = partial[p]
+    kept = ~dropped[a] & ~dropped[b]
+    ka, kb = u_doc[a[kept]], u_doc[b[kept]]
+    n_pair = n_entry[u_last[a[kept]]]
+    kjg = po_jg[kept]
+    out["recalc_ful"] += np.bincount(kjg[(ka < kb) & (ka < n_pair)], minlength=num_jgs)
+    out["recalc_poss"] += np.bincount(kjg, minlength=num_jgs)
+    both = (ka < n_pair) & (kb < n_pair)
+    out["recalc_ret_ful"] += np.bincount(kjg[both & (ka < kb)], minlength=num_jgs)
+    out["recalc_ret_poss"] += np.bincount(kjg[both], minlength=num_jgs)
+    return po_jg, u_doc[a].astype(np.int32), u_doc[b].astype(np.int32)
+
+
+def _partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarray, jsg_head: np.ndarray,
+                         prefs: Prefs, entries: np.ndarray, order: np.ndarray, line: np.ndarray, qid: str) -> None:
+    """Raises the error of the JG of entries ``start .. end - 1`` (several sub-groups): a document with
+    rel_levels 0 and non-0, or two documents each preferred to the other (its closure recomputed alone)."""
     docs, levels = docid[start:end], rel[start:end]
     subgroup = np.cumsum(jsg_head[start:end])
     unique, local = np.unique(docs, return_inverse=True)
     size = len(unique)
-    # the rel_level trec_eval keeps for each document: its last entry's; 0 and > 0 for one document clash
-    last = np.full(size, -1, dtype=np.int64)
-    last[local] = np.arange(len(local))
-    level = levels[last]
     positive = np.zeros(size, dtype=bool)
     positive[local[levels > 0]] = True
     zero = np.zeros(size, dtype=bool)
@@ -465,9 +611,7 @@ def _partial_order_jg(out: dict, k: int, start: int, end: int, docid: np.ndarray
         raise ValueError(f"{prefs.path}:{int(line[j])}: document {_text(prefs, entries, order, j)!r} has both 0 and "
                          f"non-0 rel_levels in one judgement group of query {qid!r}")
     prefer = np.zeros((size, size), dtype=bool)
-    same = subgroup[:, None] == subgroup[None, :]
-    above = levels[:, None] > levels[None, :]
-    i, j = np.nonzero(same & above)
+    i, j = np.nonzero((subgroup[:, None] == subgroup[None, :]) & (levels[:, None] > levels[None, :]))
     prefer[local[i], local[j]] = True
     closure = prefer | np.eye(size, dtype=bool)
     while True:
@@ -477,31 +621,12 @@ def _partial_order_jg(out: dict, k: int, start: int, end: int, docid: np.ndarray
         closure = step
     np.fill_diagonal(closure, False)
     conflict = np.argwhere(closure & closure.T)
-    if conflict.size:
-        first = start + int(np.flatnonzero(local == conflict[0, 0])[0])
-        second = start + int(np.flatnonzero(local == conflict[0, 1])[0])
-        raise ValueError(f"{prefs.path}:{int(line[first])}: inconsistent preferences in a judgement group of query "
-                         f"{qid!r}: documents {_text(prefs, entries, order, first)!r} and "
-                         f"{_text(prefs, entries, order, second)!r} (line {int(line[second])}) are each preferred, "
-                         f"through its sub-groups, to the other")
-    relevant, nonrel = level > 0, level == 0
-    retrieved = unique < n
-    out["num_rel"][k] = relevant.sum()
-    out["num_nonrel"][k] = nonrel.sum()
-    out["num_rel_ret"][k] = (relevant & retrieved).sum()
-    out["num_nonrel_ret"][k] = (nonrel & retrieved).sum()
-    i, j = np.nonzero(closure)
-    a, b = unique[i], unique[j]
-    # Rnonrel recalculation: non-relevant documents after the first R (in docid order) are dropped
-    dropped = nonrel & (np.cumsum(nonrel) > out["num_rel"][k])
-    kept = ~dropped[i] & ~dropped[j]
-    ka, kb = a[kept], b[kept]
-    out["recalc_ful"][k] = np.count_nonzero((ka < kb) & (ka < n))
-    out["recalc_poss"][k] = len(ka)
-    both = (ka < n) & (kb < n)
-    out["recalc_ret_ful"][k] = np.count_nonzero(both & (ka < kb))
-    out["recalc_ret_poss"][k] = np.count_nonzero(both)
-    return a, b
+    first = start + int(np.flatnonzero(local == conflict[0, 0])[0])
+    second = start + int(np.flatnonzero(local == conflict[0, 1])[0])
+    raise ValueError(f"{prefs.path}:{int(line[first])}: inconsistent preferences in a judgement group of query "
+                     f"{qid!r}: documents {_text(prefs, entries, order, first)!r} and "
+                     f"{_text(prefs, entries, order, second)!r} (line {int(line[second])}) are each preferred, "
+                     f"through its sub-groups, to the other")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,37 +646,28 @@ def _per_jg_mean(counts: _Counts, values: np.ndarray, size: int) -> np.ndarray:
         return np.where(total > 0, total / np.maximum(jgs, 1), 0.0)
 
 
-# cells (judged x judged documents) and listed pairs of the queries counted together by prefs_pair
-PAIR_BUDGET = 1 << 19
-
-
-def _pair_batches(counts: _Counts) -> np.ndarray:
-    """Batch number of each query whose pairs are listed (-1: a simple query): consecutive queries whose
-    count matrices (nj x nj) and listed pairs fit in about :data:`PAIR_BUDGET`; a larger query is a
-    batch alone."""
-    size = len(counts.qids)
-    listed = np.bincount(counts.entry_row[counts.pair_entry], weights=counts.pair_width, minlength=size)
-    listed += np.bincount(counts.po_row, minlength=size)
-    cost = np.where(counts.simple, 0, np.maximum(counts.nj.astype(np.float64) ** 2, listed))
-    return np.where(counts.simple, -1, (np.cumsum(cost) - cost) // PAIR_BUDGET).astype(np.int64)
-
-
 def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query, for ``prefs_pair``: (sum of ratios of pairs both retrieved, sum of ratios of pairs with
     one retrieved, [Q, 3] pair counts of the three kinds), summed in trec_eval's order.
 
     A query of one JG of classes without a repeated document has each pair once, its ratio 1 or 0: its
     sums are its area counts. The others' pairs are counted in a judged x judged matrix per query, as
-    trec_eval does, a batch of queries at a time (:func:`_pair_batches`): memory stays bounded."""
+    trec_eval does, queries of one size class at a time (:func:`_size_batches`): the equivalence
+    classes' pairs as a product of class-membership matrices, the partial orders' pairs added."""
+    c = counts
     both, one = np.zeros(size), np.zeros(size)
     kinds = np.zeros((size, 3), dtype=np.int64)
-    batch = _pair_batches(counts)
-    listed = np.flatnonzero(batch >= 0)
-    entry_rows = counts.entry_row[counts.pair_entry]
-    for rows in np.split(listed, np.flatnonzero(np.diff(batch[listed])) + 1) if len(listed) else ():
-        _pair_batch(counts, entry_rows, rows, both, one, kinds)
-    simple = counts.simple
-    per_query = {key: np.bincount(counts.jg_row, weights=getattr(counts, key), minlength=size)
+    listed = np.flatnonzero(~c.simple)
+    queries = np.arange(size + 1)
+    entry_start = np.searchsorted(c.pair_row, queries)
+    cls_start = np.searchsorted(c.cls_row, queries)
+    po_start = np.searchsorted(c.po_row, queries)
+    classes = np.diff(cls_start)[listed]
+    nj = c.nj[listed]
+    for rows in _size_batches(nj, np.maximum(nj, classes) * nj, CELL_BUDGET):
+        _pair_batch(c, listed[rows], entry_start, cls_start, po_start, both, one, kinds)
+    simple = c.simple
+    per_query = {key: np.bincount(c.jg_row, weights=getattr(c, key), minlength=size)
                  for key in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
     both = np.where(simple, per_query["ful_ret"], both)
     one = np.where(simple, per_query["ful_ret"] + per_query["ful_imp"], one)
@@ -559,65 +675,48 @@ def _pairs(counts: _Counts, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return both, one, kinds
 
 
-def _pair_batch(counts: _Counts, entry_rows: np.ndarray, rows: np.ndarray, both: np.ndarray, one: np.ndarray,
-                kinds: np.ndarray) -> None:
-    """The prefs_pair sums of the queries ``rows`` (consecutive, not simple), written into ``both``,
-    ``one`` and ``kinds``: the pairs' counts (i preferred to j and the reverse, over the JGs) in one
-    flat matrix per query; ``entry_rows`` the query row of each ``counts.pair_entry``."""
-    c = counts
-    lo, hi = int(rows[0]), int(rows[-1]) + 1
-    nj = np.zeros(hi - lo, dtype=np.int64)
-    nj[rows - lo] = c.nj[rows]
-    offset = np.cumsum(nj * nj) - nj * nj
-    cells = int((nj * nj).sum())
-    # the equivalence classes' pairs: entry a against the entries of the lower classes of its JG, each
-    # counted in its cell (docid a, docid b) of its query's matrix
-    part = slice(*np.searchsorted(entry_rows, [lo, hi]))
-    a, width, following = c.pair_entry[part], c.pair_width[part], c.pair_next[part]
-    q = c.entry_row[a] - lo
-    row_cell = offset[q] + c.docid[a].astype(np.int64) * nj[q]
-    ends = np.cumsum(width)
-    b = np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - width - following, width)
-    cell = np.repeat(row_cell, width) + c.docid[b]
-    del a, width, following, q, row_cell, ends, b
-    po = slice(*np.searchsorted(c.po_row, [lo, hi]))
-    q = c.po_row[po] - lo
-    cell = np.concatenate([cell, offset[q] + c.po_a[po].astype(np.int64) * nj[q] + c.po_b[po]])
-    count = np.bincount(cell, minlength=cells)
-    del cell
-    # each pair (i < j) preferred either way, in (query, i, j) order: trec_eval's loops
-    nonzero = np.flatnonzero(count)
-    q = np.searchsorted(offset, nonzero, "right") - 1
-    i, j = np.divmod(nonzero - offset[q], nj[q])
-    upper = np.zeros(cells, dtype=bool)
-    upper[np.where(i < j, nonzero, offset[q] + j * nj[q] + i)] = True
-    del nonzero, q, i, j
-    pair = np.flatnonzero(upper)
-    del upper
-    q = np.searchsorted(offset, pair, "right") - 1
-    i, j = np.divmod(pair - offset[q], nj[q])
-    ahead = count[pair]
-    ratio = ahead / (ahead + count[offset[q] + j * nj[q] + i])
-    n = c.njr[q + lo]
-    kind = (j >= n).astype(np.int64) + (i >= n)  # 0: both retrieved, 1: i only, 2: neither
-    del count, pair, i, j, ahead, n
-    width = hi - lo
-    kinds[lo:hi] += np.bincount(q * 3 + kind, minlength=3 * width).reshape(width, 3)
-    # trec_eval's loops: the retrieved pairs by (i, j), then the implied ones, each query's sum continued
-    ret = np.bincount(q[kind == 0], weights=ratio[kind == 0], minlength=width)
-    both[lo:hi] = ret
-    one[lo:hi] = _continue_sums(ret, q[kind == 1], ratio[kind == 1], width)
-
-
-def _continue_sums(start: np.ndarray, rows: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
-    """``start[q] + w1 + w2 + ...`` added one by one, in order, for the weights of each query (rows sorted)."""
-    out = start.copy()
-    if not len(rows):
-        return out
-    values = np.concatenate([start, weights])
-    keys = np.concatenate([np.arange(size), rows])
-    order = np.argsort(keys, kind="stable")  # each query's start first, then its weights in order
-    return np.bincount(keys[order], weights=values[order], minlength=size)
+def _pair_batch(c: _Counts, rows: np.ndarray, entry_start: np.ndarray, cls_start: np.ndarray, po_start: np.ndarray,
+                both: np.ndarray, one: np.ndarray, kinds: np.ndarray) -> None:
+    """The prefs_pair sums of the queries ``rows`` (not simple), written into ``both``, ``one`` and
+    ``kinds``: count[i, j], the times document i is preferred to j over the query's JGs, in a padded
+    [queries, n, n] stack; each pair i < j preferred either way has the ratio count[i, j] / (count[i, j]
+    + count[j, i]), summed in (i, j) order, the retrieved pairs first, then the implied ones."""
+    batch = len(rows)
+    n, k = int(c.nj[rows].max()), int((cls_start[rows + 1] - cls_start[rows]).max())
+    entry = _ranges(entry_start[rows], entry_start[rows + 1])
+    slot = np.repeat(np.arange(batch), entry_start[rows + 1] - entry_start[rows])
+    first = cls_start[rows]
+    local_cls = c.pair_cls[entry] - first[slot]
+    cls = _ranges(cls_start[rows], cls_start[rows + 1])
+    cls_slot = np.repeat(np.arange(batch), cls_start[rows + 1] - cls_start[rows])
+    ends = np.full((batch, k), k, dtype=np.int64)
+    ends[cls_slot, cls - first[cls_slot]] = c.cls_end[cls] - first[cls_slot]
+    count = _lower_products(slot, c.pair_doc[entry], local_cls, ends, batch, n, k)
+    del entry, slot, local_cls, cls, cls_slot, ends
+    po = _ranges(po_start[rows], po_start[rows + 1])
+    if po.size:
+        po_slot = np.repeat(np.arange(batch), po_start[rows + 1] - po_start[rows])
+        np.add.at(count, (po_slot, c.po_a[po], c.po_b[po]), 1)
+        del po_slot
+    total = count + count.transpose(0, 2, 1)
+    index = np.arange(n)
+    upper = (index[:, None] < index[None, :]) & (total > 0)
+    njr = c.njr[rows][:, None, None]
+    row_ret, col_ret = index[None, :, None] < njr, index[None, None, :] < njr
+    # the ratios of the retrieved pairs, then those of the implied ones, each query's in one row: a
+    # running sum along it adds them in trec_eval's order (the zeros between them change nothing)
+    kinds[rows, 2] += np.count_nonzero(upper & ~row_ret, axis=(1, 2))
+    r = int(njr.max())  # the rows of the pairs with a retrieved document
+    count, total, upper, row_ret, col_ret = count[:, :r], total[:, :r], upper[:, :r], row_ret[:, :r], col_ret[:, :r]
+    sums = np.zeros((batch, 2, r, n))
+    for part, mask in enumerate((upper & col_ret, upper & row_ret & ~col_ret)):
+        np.divide(count, total, out=sums[:, part], where=mask, dtype=np.float64)
+        kinds[rows, part] += np.count_nonzero(mask, axis=(1, 2))
+    del count, total, upper
+    sums = sums.reshape(batch, 2 * r * n)
+    np.cumsum(sums, axis=1, out=sums)
+    both[rows] = sums[:, r * n - 1] if r else 0.0
+    one[rows] = sums[:, -1] if r else 0.0
 
 
 def _values(counts: _Counts, name: str) -> np.ndarray:
