@@ -5,6 +5,7 @@ the binary (when at hand)."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,67 @@ def test_ideal_gains_whose_top_value_judges_no_document(tmp_path, capsys):
 def test_ideal_gains_whose_top_value_judges_no_document_equal_trec_eval_binary(binary, tmp_path, capsys, measure):
     qrels, run = _files(tmp_path, *GAIN_UNDER_ONE)
     options = ["-q", "-m", measure, "-m", "P.1"]
+    expected = subprocess.run([binary, *options, qrels, run], capture_output=True, text=True, timeout=60)
+    assert expected.returncode == 0, expected.stderr
+    assert _ours(capsys, *options, qrels, run) == expected.stdout
+
+
+# a level given twice (1=3 then 1=0.5): trec_eval counts the documents of level 1 at its first pair
+# (the ideal ranking gains 3), but a retrieved document gains the pair sorted first (0.5); rbp's gains
+# outside [0, 1] are scaled, so a judged non-relevant document (gain 0) gains too; ndcg_rel with no
+# ideal ranking anywhere (top sorted gain 0) is 0, not a crash
+REPEATED = ("1 0 a 1\n1 0 b 2\n1 0 c 0\n2 0 a 1\n2 0 b 0\n2 0 e 2\n",
+            "1 Q0 c 1 5 t\n1 Q0 a 1 4 t\n1 Q0 x 1 3 t\n1 Q0 b 1 2 t\n2 Q0 b 1 3 t\n2 Q0 a 1 2 t\n2 Q0 z 1 1 t\n")
+REPEATED_DOCS = {"1": {"c": 5.0, "a": 4.0, "x": 3.0, "b": 2.0}, "2": {"b": 3.0, "a": 2.0, "z": 1.0}}
+REPEATED_JUDGED = {"1": {"a": 1, "b": 2, "c": 0}, "2": {"a": 1, "b": 0, "e": 2}}
+
+
+def _per_query(name: str, values: dict[str, float]) -> str:
+    lines = [_line(name, qid, value) for qid, value in values.items()]
+    return "".join(lines) + _line(name, "all", sum(values.values()) / len(values))
+
+
+@pytest.mark.parametrize("pairs", [[(1, 3.0), (1, 0.5)], [(2, 0.5), (1, 4.0), (2, 7.0)], [(0, 2.0), (0, -1.0)]])
+def test_repeated_gain_levels_follow_setup_gains(tmp_path, capsys, pairs):
+    qrels, run = _files(tmp_path, *REPEATED)
+    text = ",".join(f"{level}={gain:g}" for level, gain in pairs)
+    values = {}
+    for qid, docs in REPEATED_DOCS.items():
+        judged = REPEATED_JUDGED[qid]
+        ideal = ref.setup_gains_ideal_dcg(judged, pairs)
+        found = ref.entries_dcg(ref.ranking(docs, judged), ref.setup_gains(judged, pairs))
+        values[qid] = found / ideal if ideal > 0 else 0.0
+    assert _ours(capsys, "-q", "-m", f"ndcg.{text}", qrels, run) == _per_query(f"ndcg_{text}", values)
+
+
+@pytest.mark.parametrize("pairs", [[(1, -2.0), (2, 3.0)], [(0, 2.0), (1, 0.5)], [(2, 0.25)], [(1, 3.0), (1, -1.0)]])
+def test_rbp_scaled_gains_reach_judged_documents_of_gain_zero(tmp_path, capsys, pairs):
+    qrels, run = _files(tmp_path, *REPEATED)
+    text = ",".join(f"{level}={gain:g}" for level, gain in pairs) + ",p=0.7"
+    values = {qid: ref.rbp_with_gains(ref.ranking(docs, REPEATED_JUDGED[qid]), REPEATED_JUDGED[qid], pairs, 0.7)
+              for qid, docs in REPEATED_DOCS.items()}
+    assert _ours(capsys, "-q", "-m", f"rbp.{text}", qrels, run) == _per_query(f"rbp_{text}", values)
+
+
+def test_ndcg_rel_without_any_ideal_ranking(tmp_path, capsys):
+    """m_ndcg_rel.c with an ideal DCG of 0: each retrieved document of positive gain adds dcg / 0 (+inf),
+    then the unretrieved ``num_rel - num_rel_ret`` (here -1) add -1 * dcg / 0. Query 1 ends with
+    dcg = 0.2 / log2(3) - 3 / log2(5) < 0 (its level-2 document, gain -3, at rank 4): +inf + inf = inf.
+    Query 2 ends with dcg = 0.2 / log2(3) > 0: inf - inf = NaN, not > 0, so 0."""
+    qrels, run = _files(tmp_path, *REPEATED)
+    pairs = [(1, 0.2), (2, -3.0)]  # sorted: 2 (-3), 1 (0.2) and 0 (0) compare equal: the top gain is 0
+    assert all(ref.setup_gains_ideal_dcg(judged, pairs) == 0 for judged in REPEATED_JUDGED.values())
+    assert 0.2 / math.log2(3) - 3 / math.log2(5) < 0
+    assert _ours(capsys, "-q", "-m", "ndcg_rel.1=0.2,2=-3", qrels, run) == _per_query(
+        "ndcg_rel_1=0.2,2=-3", {"1": math.inf, "2": 0.0})
+
+
+@pytest.mark.parametrize("measure", ["ndcg.1=3,1=0.5", "dcg.2=0.5,1=4,2=7", "ideal_dcg.0=2,0=-1", "G.1=3,1=0.5",
+                                     "rbp.1=-2,2=3,p=0.7", "rbp.0=2,1=0.5", "rbp.1=3,1=-1", "ndcg_rel.1=0.2,2=-3",
+                                     "Rndcg.1=0.2,2=-3", "ndcg_rel.1=3,1=0.5", "Rndcg.2=0.5,1=4,2=7"])
+def test_repeated_and_negative_gains_equal_trec_eval_binary(binary, tmp_path, capsys, measure):
+    qrels, run = _files(tmp_path, *REPEATED)
+    options = ["-q", "-m", measure]
     expected = subprocess.run([binary, *options, qrels, run], capture_output=True, text=True, timeout=60)
     assert expected.returncode == 0, expected.stderr
     assert _ours(capsys, *options, qrels, run) == expected.stdout

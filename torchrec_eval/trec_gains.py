@@ -59,14 +59,21 @@ def _glibc_msort(items: list, compare) -> list:
     return out + left + right
 
 
-def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.ndarray, np.ndarray]:
-    """([L + 1, max_level + 1] the place of each relevance value in trec_eval's sorted gains for a query
-    whose values run 0 .. L - 1: its pairs, then its other values, sorted by ``(int)(gain - gain)``
-    (gains less than 1 apart compare equal, so their order is the merge sort's); a value given twice
-    counts at its first pair. [L + 1] whether the top gain is 0 or less: trec_eval's ideal ranking
-    starts there and stops at once, even when no document has that value)."""
+def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """trec_eval's ``setup_gains`` for each query whose relevance values run 0 .. L - 1: its pairs, then
+    its other values, sorted by ``(int)(gain - gain)`` (gains less than 1 apart compare equal, so their
+    order is the merge sort's). Returns, each indexed by L (rows 0 .. max L):
+
+    * ``places`` [L + 1, max_level + 1]: each value's place in that order; a value given twice counts
+      its documents at its first pair (the ideal ranking's)
+    * ``top_dead`` [L + 1]: whether the top gain is 0 or less: trec_eval's ideal ranking starts there
+      and stops at once, even when no document has that value
+    * ``lookup`` [L + 1, max_level + 1]: ``get_gain``, the gain of a value's first entry in sorted order
+      (a value given twice: the pair sorted first, which the ideal ranking may not use)
+    """
     given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
     places = np.zeros((int(levels.max(initial=0)) + 1, max_level + 1), dtype=np.int64)
+    lookup = np.zeros(places.shape)
     top_dead = np.ones(len(places), dtype=bool)
     for count in np.unique(levels).tolist():
         named = {level for level, _ in given}
@@ -77,10 +84,14 @@ def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.
         first = {}
         for index, level, _ in entries:
             first.setdefault(level, index)
-        for place, (index, level, _) in enumerate(ranked):
+        looked_up = set()
+        for place, (index, level, gain) in enumerate(ranked):
             if 0 <= level <= max_level and first[level] == index:
                 places[count, level] = place
-    return places, top_dead
+            if 0 <= level <= max_level and level not in looked_up:
+                looked_up.add(level)
+                lookup[count, level] = gain
+    return places, top_dead, lookup
 
 
 class Gains:
@@ -89,15 +100,15 @@ class Gains:
     def __init__(self, stats: Queries, pairs: tuple = (), family: str = "ndcg") -> None:
         j, self.stats, self.size = stats.j, stats, stats.size
         max_level = int(max(j.judged_rel.max(initial=0), j.hit_rel.max(initial=0)))
-        self.table = level_gains(pairs, max_level, family)
-        hit_gain = np.where(j.hit_rel >= 0, self.table[np.maximum(j.hit_rel, 0)], 0.0)
-        keep = hit_gain != 0
-        self.query, self.rank, self.gain = j.hit_query[keep], j.hit_rank[keep], hit_gain[keep]
+        self.table = level_gains(pairs, max_level, family)  # each value's gain in the ideal ranking
         judged = np.flatnonzero(j.judged_rel >= 0)
         query, rel = j.judged_query[judged], j.judged_rel[judged]
-        levels = np.zeros(self.size, dtype=np.int64)  # the query's relevance levels: 0 .. its highest
+        self.levels = levels = np.zeros(self.size, dtype=np.int64)  # the query's relevance levels: 0 .. its highest
         np.maximum.at(levels, query, rel + 1)
-        places, top_dead = _ideal_places(pairs, levels, max_level)
+        places, top_dead, self.lookup = _ideal_places(pairs, levels, max_level)
+        hit_gain = self.of(j.hit_query, j.hit_rel)
+        keep = hit_gain != 0
+        self.query, self.rank, self.gain = j.hit_query[keep], j.hit_rank[keep], hit_gain[keep]
         place = places[levels[query], rel]
         stop = np.full(self.size, -1)  # the ideal ends at the first level (from the top) without gain
         np.maximum.at(stop, query[self.table[rel] <= 0], place[self.table[rel] <= 0])
@@ -107,6 +118,11 @@ class Gains:
         self.ideal_gain = self.table[rel[kept][order]]
         self.num_ideal, self.ideal_first = first_of_groups(self.ideal_query, self.size)
         self.ideal_position = np.arange(len(self.ideal_query)) - self.ideal_first[self.ideal_query]  # 0-based
+
+    def of(self, query: np.ndarray, rel: np.ndarray) -> np.ndarray:
+        """trec_eval's ``get_gain`` of judged documents: 0 where ``rel`` is below 0 (unjudged)."""
+        judged = rel >= 0
+        return np.where(judged, self.lookup[self.levels[query], np.where(judged, rel, 0)], 0.0)
 
     @cached_property
     def terms(self) -> np.ndarray:
@@ -133,8 +149,11 @@ class Gains:
 
     def ideal_at(self, query: np.ndarray, position: np.ndarray) -> np.ndarray:
         """The ideal DCG of ``query`` down to 0-based ``position`` (its whole ideal past its end)."""
+        if not len(self.ideal_so_far):
+            return np.zeros(len(query))
         last = np.minimum(position, self.num_ideal[query] - 1)
-        return self.ideal_so_far[self.ideal_first[query] + last]
+        at = np.clip(self.ideal_first[query] + last, 0, len(self.ideal_so_far) - 1)
+        return np.where(last >= 0, self.ideal_so_far[at], 0.0)  # no ideal: trec_eval's ideal_dcg 0
 
     def dcg_at(self, query: np.ndarray, position: np.ndarray) -> np.ndarray:
         """The DCG of ``query`` down to 0-based ``position`` (0 where no gain yet)."""
@@ -233,8 +252,7 @@ def _rbp(stats: Queries, measure: Measure) -> np.ndarray:
     p = rbp_persistence(measure.args)
     j = stats.j
     # the query's gains: its relevance values 0 .. max and the pairs; scaled into [0, 1] when outside
-    levels = np.full(stats.size, -1)
-    np.maximum.at(levels, j.judged_query[j.judged_rel >= 0], j.judged_rel[j.judged_rel >= 0])
+    levels = g.levels - 1  # the query's highest relevance value, -1 when it has none
     pair_gains = [gain for name, gain in measure.args if _valid_level(name)]
     low = np.minimum(0.0, min(pair_gains, default=0.0))
     high = np.maximum(0.0, max(pair_gains, default=0.0))
@@ -242,11 +260,14 @@ def _rbp(stats: Queries, measure: Measure) -> np.ndarray:
     cumulative_max = np.maximum.accumulate(g.table)
     low = np.where(levels >= 0, np.minimum(low, cumulative_min[np.maximum(levels, 0)]), low)
     high = np.where(levels >= 0, np.maximum(high, cumulative_max[np.maximum(levels, 0)]), high)
-    scale = ((low < 0) | (high > 1))[g.query]
-    gain = g.gain.copy()
-    gain[scale] = (gain[scale] - low[g.query][scale]) / (high - low)[g.query][scale]
-    terms = gain * powers(p, int(g.rank.max(initial=1)))[g.rank - 1]
-    return (1.0 - p) * group_sum(g.query, terms, g.size)
+    # every retrieved judged document: scaling moves a gain of 0 too (unjudged ones keep 0)
+    query, rank = j.hit_query, j.hit_rank
+    gain = g.of(query, j.hit_rel)
+    scale = ((low < 0) | (high > 1))[query] & (j.hit_rel >= 0)
+    gain[scale] = (gain[scale] - low[query][scale]) / (high - low)[query][scale]
+    keep = gain != 0
+    terms = gain[keep] * powers(p, int(rank.max(initial=1)))[rank[keep] - 1]
+    return (1.0 - p) * group_sum(query[keep], terms, g.size)
 
 
 MEASURES = {"ndcg": _ndcg_family, "dcg": _ndcg_family, "ideal_dcg": _ndcg_family, "ndcg_cut": _ndcg_cut,

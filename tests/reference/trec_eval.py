@@ -41,13 +41,14 @@ def ideal_dcg(judged: dict[str, int], pairs: dict[int, float]) -> float:
     return total
 
 
-def setup_gains_ideal_dcg(judged: dict[str, int], pairs: list[tuple[int, float]]) -> float:
-    """trec_eval's ideal DCG as m_ndcg.c computes it: gain entries (the pairs, then the query's other
-    relevance values 0 .. its highest), merge sorted by ``(int)(a - b)``, walked from the top; the walk
-    ends at the top entry when its gain is 0 or less, or at an entry with documents and such a gain."""
-    counts = {rel: sum(1 for r in judged.values() if r == rel) for rel in range(max(judged.values()) + 1)}
+def setup_gains(judged: dict[str, int], pairs: list[tuple[int, float]]) -> list[list]:
+    """trec_eval's gain entries ``[level, gain, documents]`` of one query: the pairs in their order (a
+    level given twice counts its documents at its first pair only), then the query's other relevance
+    values 0 .. its highest, merge sorted by ``(int)(a - b)`` (glibc's qsort: a top-down merge sort)."""
+    counts = {rel: sum(1 for r in judged.values() if r == rel) for rel in range(max(judged.values(), default=-1) + 1)}
     named = [level for level, _ in pairs]
-    entries = [[level, gain, counts.get(level, 0)] for level, gain in pairs]
+    entries = [[level, gain, counts.get(level, 0) if named.index(level) == i else 0]
+               for i, (level, gain) in enumerate(pairs)]
     entries += [[level, float(level), counts[level]] for level in counts if level not in named]
 
     def merge_sort(items):
@@ -59,7 +60,28 @@ def setup_gains_ideal_dcg(judged: dict[str, int], pairs: list[tuple[int, float]]
             out.append(left.pop(0) if int(left[0][1] - right[0][1]) <= 0 else right.pop(0))
         return out + left + right
 
-    entries = merge_sort(entries)
+    return merge_sort(entries)
+
+
+def get_gain(entries: list[list], rel: int) -> float:
+    """The gain of the first sorted entry of ``rel``'s level; 0.0 where none (unjudged documents)."""
+    return next((gain for level, gain, _ in entries if level == rel), 0.0)
+
+
+def entries_dcg(rels: list[int], entries: list[list]) -> float:
+    total = 0.0
+    for i, rel in enumerate(rels):
+        gain = get_gain(entries, rel)
+        if gain != 0:
+            total += gain / math.log2(i + 2)
+    return total
+
+
+def setup_gains_ideal_dcg(judged: dict[str, int], pairs: list[tuple[int, float]]) -> float:
+    """trec_eval's ideal DCG as m_ndcg.c computes it: its sorted gain entries (:func:`setup_gains`)
+    walked from the top; the walk ends at the top entry when its gain is 0 or less, or at an entry
+    with documents and such a gain."""
+    entries = setup_gains(judged, pairs)
     level = len(entries) - 1
     gain = entries[level][1] if level >= 0 else 0.0
     total, at_level, i = 0.0, 0, 0
@@ -72,6 +94,23 @@ def setup_gains_ideal_dcg(judged: dict[str, int], pairs: list[tuple[int, float]]
             total += gain / math.log2(i + 2)
         i += 1
     return total
+
+
+def rbp_with_gains(rels: list[int], judged: dict[str, int], pairs: list[tuple[int, float]], p: float) -> float:
+    """m_rbp.c with gain pairs: every entry's gain scaled into [0, 1] when one lies outside (its min and
+    max start at 0), so a judged document of gain 0 may gain; an unjudged one has no entry (0)."""
+    entries = setup_gains(judged, pairs)
+    low = min([0.0] + [gain for _, gain, _ in entries])
+    high = max([0.0] + [gain for _, gain, _ in entries])
+    if low < 0 or high > 1:
+        entries = [[level, (gain - low) / (high - low), n] for level, gain, n in entries]
+    total, weight = 0.0, 1.0
+    for rel in rels:
+        gain = get_gain(entries, rel)
+        if gain != 0:
+            total += gain * weight
+        weight *= p
+    return (1.0 - p) * total
 
 
 def ndcg(rels: list[int], judged: dict[str, int], pairs: dict[int, float]) -> float:

@@ -63,6 +63,15 @@ def _number(rng: random.Random, low: float, high: float) -> str:
     return rng.choice([f"{value:.2f}", f"{value:.1f}", str(round(value, 3)), f"{value:g}"]).rstrip()
 
 
+def _gain_pairs(rng: random.Random, low: float, high: float) -> list[str]:
+    """``level=gain`` pairs; now and then a negative gain, or a level given twice (trec_eval counts its
+    documents at the first pair but gives a retrieved one the gain sorted first)."""
+    grades = rng.sample(range(0, 5), rng.randint(1, 3))
+    if rng.random() < 0.2:
+        grades.insert(rng.randint(0, len(grades)), rng.choice(grades))
+    return [f"{grade}={_number(rng, -3 if rng.random() < 0.2 else low, high)}" for grade in grades]
+
+
 def _parameters(rng: random.Random, name: str) -> str:
     if name in CUTOFFS:
         cuts = [str(rng.choice([1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 100, 1000])) for _ in range(rng.randint(1, 4))]
@@ -79,13 +88,12 @@ def _parameters(rng: random.Random, name: str) -> str:
     if name == "set_F":
         return rng.choice(["0.5", "1.0", "2", "0.25", "3.0"])
     if name in GAINS:
-        grades = rng.sample(range(0, 5), rng.randint(1, 3))
-        return ",".join(f"{grade}={_number(rng, 0, 10)}" for grade in grades)
+        return ",".join(_gain_pairs(rng, 0, 10))
     if name in ("rbp", "rbp_resid"):
         parts = [f"p={rng.choice(['0.5', '0.8', '0.95', '0.7'])}"]
         if rng.random() < 0.5:
-            parts.append(f"{rng.randint(1, 4)}={_number(rng, 0, 5)}")
-        return ",".join(parts)
+            parts += _gain_pairs(rng, 0, 5)
+        return ",".join(rng.sample(parts, len(parts)))
     return ""
 
 
