@@ -8,6 +8,9 @@ backend for real.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 import torch._dynamo
@@ -115,3 +118,21 @@ def test_the_flat_form_stays_eager():
     compiled.update(flat[0], flat[1], indexes=flat[2])
     eager.update(flat[0], flat[1], indexes=flat[2])
     _assert_same(compiled, eager)
+
+
+COMPILE_ONCE = """
+import warnings, torch, torchrec_eval as tre
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    metric = tre.RankingMetrics(["ndcg@10", "rprecision@10"], validate_args=False).compile_update(backend="aot_eager")
+    metric.update(preds=torch.rand(4, 50), target=torch.rand(4, 50) < 0.2)
+print([str(warning.message) for warning in seen])
+"""
+
+
+def test_a_compiled_update_warns_of_nothing():
+    """Dynamo warns once per process of each cache wrapper it traces past (the count layout's did): a
+    fresh process, as a user's first compile."""
+    done = subprocess.run([sys.executable, "-c", COMPILE_ONCE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout

@@ -147,14 +147,19 @@ class Plan:
         )
         self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
 
+    def _count_layout(self) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+        entries = tuple(self.entries)
+        # torch.compile traces past a cache wrapper (and warns that it does): it gets the function itself
+        return count_layout.__wrapped__(entries) if torch.compiler.is_compiling() else count_layout(entries)
+
     @property
     def count_columns(self) -> tuple[int, ...]:
         """The count column (0..C-1) of each value."""
-        return count_layout(tuple(self.entries))[0]
+        return self._count_layout()[0]
 
     @property
     def count_kinds(self) -> tuple[Any, ...]:
-        return count_layout(tuple(self.entries))[1]
+        return self._count_layout()[1]
 
     def check_ties(self, ties: str) -> None:
         """``no_hit_action="skip"`` needs one order of the items (whether a query has a hit is not an
