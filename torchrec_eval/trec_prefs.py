@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchrec_eval.trec import Run, _code_queries, _evaluated, _pad_words
+from torchrec_eval.trec import Run, _code_queries, _docid_descending, _evaluated, _grouped, lookup, run_codes
 from torchrec_eval.trec_measures import Evaluation
 from torchrec_eval.trec_parse import decode_keys, read_columns
 
@@ -174,18 +174,34 @@ def _starts(groups: np.ndarray) -> np.ndarray:
     return change
 
 
-def doc_groups(rows_a: np.ndarray, keys_a: np.ndarray, rows_b: np.ndarray,
-               keys_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ids of the distinct (row, document) of two tables' entries, numbered in (row, docno) order:
-    (ids of a's entries, ids of b's entries, row of each id)."""
-    words = max(keys_a.shape[1], keys_b.shape[1])
-    keys = np.concatenate([_pad_words(keys_a, words), _pad_words(keys_b, words)])
-    rows = np.concatenate([rows_a, rows_b])
-    order = np.lexsort(_word_columns(keys) + [rows])
-    head = _starts(np.column_stack([rows[order].astype(np.uint64), keys[order]]))
+def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarray,
+                keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (row, document) of judgement entries (query ``rows`` into ``qids``, document
+    ``keys``), numbered in (row, docno) order, and where the ranked run ``entries`` (run entries in
+    ranked order) has them: (id of each judgement entry, row of each id, position in ``entries`` of
+    each id's document, -1 where not retrieved). Only the judgements are sorted; the run is searched
+    by its pair hashes."""
+    order = _row_order(rows, keys)
+    rows, keys = rows[order], keys[order]
+    head = np.ones(len(rows), dtype=bool)
+    head[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1]).any(axis=1)
     ids = np.empty(len(rows), dtype=np.int64)
     ids[order] = np.cumsum(head) - 1
-    return ids[: len(rows_a)], ids[len(rows_a):], rows[order][head]
+    del order
+    row_of, keys = rows[head], keys[head]
+    found = lookup(run, run_codes(run, qids)[row_of], keys)
+    position_of = np.full(len(run), -1, dtype=np.int64)
+    position_of[entries] = np.arange(len(entries))
+    position = np.where(found >= 0, position_of[found], -1)
+    return ids, row_of, position
+
+
+def _row_order(rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """An order of entries by (row, docno): the keys sorted first (equal keys in any order: one document),
+    then a stable sort of the rows, a radix sort when they fit 16 bits."""
+    order = np.argsort(keys[:, 0]) if keys.shape[1] == 1 else np.lexsort(_word_columns(keys))
+    small = np.uint16 if len(rows) and rows.max() < (1 << 16) else rows.dtype
+    return order[np.argsort(rows[order].astype(small), kind="stable")]
 
 
 def _position_in_group(groups: np.ndarray) -> np.ndarray:
@@ -197,12 +213,10 @@ def _position_in_group(groups: np.ndarray) -> np.ndarray:
 def _ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool):
     """(run entries of evaluated queries in ranked order, their rows, 0-based ranks): score descending,
     equal scores by docno ascending (trec_eval's prefs order) or descending; ``-M`` applied."""
-    entries = np.flatnonzero(run_rows >= 0)
-    words = run.doc_key[entries]
-    if not docno_ascending:
-        words = ~words
-    order = np.lexsort(_word_columns(words) + [-run.score[entries], run_rows[entries]])
-    entries = entries[order]
+    # the file's order, usually by query and score already: the sort is of tied scores only
+    entries = _docid_descending(_grouped(run.query_index, run.score), run.query_index, run.score, run.doc_key,
+                                descending=not docno_ascending)
+    entries = entries[run_rows[entries] >= 0]
     rows = run_rows[entries]
     rank = _position_in_group(rows)
     if max_docs is not None:
@@ -261,21 +275,19 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     entries, rows, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=True)
     judged_entries = np.flatnonzero(prefs_rows >= 0)
     judged_rows = prefs_rows[judged_entries]
-    run_group, judged_group, group_row = doc_groups(rows, run.doc_key[entries], judged_rows,
-                                                    prefs.doc_key[judged_entries])
-    num_groups = len(group_row)
-    retrieved_rank = np.full(num_groups, -1, dtype=np.int64)
-    retrieved_rank[run_group] = rank
-    judged = np.zeros(num_groups, dtype=bool)
-    judged[judged_group] = True
-    docid = np.full(num_groups, -1, dtype=np.int64)
-    hits = np.flatnonzero(judged & (retrieved_rank >= 0))
-    hits = hits[np.lexsort((retrieved_rank[hits], group_row[hits]))]
+    judged_group, group_row, position = judged_docs(run, qids, entries, judged_rows, prefs.doc_key[judged_entries])
+    docid = np.full(len(group_row), -1, dtype=np.int64)
+    # the retrieved ones in ranked order (by query, then rank): their positions in the ranking, sorted
+    retrieved = position >= 0
+    hit_at = np.full(len(entries), -1, dtype=np.int64)
+    hit_at[position[retrieved]] = np.flatnonzero(retrieved)
+    hits = hit_at[hit_at >= 0]
+    del hit_at
     docid[hits] = _position_in_group(group_row[hits])
     njr = np.bincount(group_row[hits], minlength=size)
-    missed = np.flatnonzero(judged & (retrieved_rank < 0))  # (row, docno) order already
+    missed = np.flatnonzero(~retrieved)  # (row, docno) order already
     docid[missed] = njr[group_row[missed]] + _position_in_group(group_row[missed])
-    nj = np.bincount(group_row[judged], minlength=size)
+    nj = np.bincount(group_row, minlength=size)
     return qids, judged_entries, judged_rows, docid[judged_group], njr, nj
 
 
@@ -464,7 +476,7 @@ def _size_batches(size: np.ndarray, cost: np.ndarray, budget: int) -> list[np.nd
     bucket = np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
     order = np.argsort(bucket, kind="stable")
     batches = []
-    for cls in np.unique(bucket):
+    for cls in np.flatnonzero(np.bincount(bucket)):  # (not np.unique: it imports numpy.ma)
         items = order[bucket[order] == cls]
         per = max(1, budget // max(int(cost[items].max()), 1))
         batches += [items[i:i + per] for i in range(0, len(items), per)]
