@@ -200,8 +200,7 @@ def _row_order(rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """An order of entries by (row, docno): the keys sorted first (equal keys in any order: one document),
     then a stable sort of the rows, a radix sort when they fit 16 bits."""
     order = np.argsort(keys[:, 0]) if keys.shape[1] == 1 else np.lexsort(_word_columns(keys))
-    small = np.uint16 if len(rows) and rows.max() < (1 << 16) else rows.dtype
-    return order[np.argsort(rows[order].astype(small), kind="stable")]
+    return order[np.argsort(_radix(rows[order]), kind="stable")]
 
 
 def _position_in_group(groups: np.ndarray) -> np.ndarray:
@@ -306,14 +305,22 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     qids, entries, rows, docid, njr, nj = _docid_ranks(run, prefs, complete, max_docs)
     rel = prefs.rel[entries]
     jg_key, jsg_key = prefs.jg_key[entries], prefs.jsg_key[entries]
-    # trec_eval's order: jg, jsg, rel_level descending, docid rank
-    order = np.lexsort([docid, -rel] + _word_columns(jsg_key) + _word_columns(jg_key) + [rows])
-    rows, docid, rel, jg_key, jsg_key = rows[order], docid[order], rel[order], jg_key[order], jsg_key[order]
-    line = prefs.line[entries][order]
-    jg_head = _starts(np.column_stack([rows.astype(np.uint64), jg_key])) if len(rows) else np.zeros(0, bool)
-    jsg_head = jg_head | _starts(jsg_key)
-    ec_head = jsg_head | _starts(rel)
+    # trec_eval's order: jg, jsg, rel_level descending, docid rank; as small integer codes, each
+    # sorted by a radix sort (16 bits) where they fit
+    jg_code = _block_codes(rows, jg_key)
+    jsg_code = _block_codes(rows, jg_key, jsg_key)
     del jg_key, jsg_key
+    levels = np.sort(rel)
+    levels = levels[_starts(levels)]
+    descending = len(levels) - 1 - np.searchsorted(levels, rel)
+    order = np.lexsort([_radix(docid), _radix(descending), _radix(jsg_code)])
+    del descending
+    rows, docid, rel, jg_code, jsg_code = rows[order], docid[order], rel[order], jg_code[order], jsg_code[order]
+    line = prefs.line[entries][order]
+    jg_head = _starts(jg_code)
+    jsg_head = _starts(jsg_code)
+    ec_head = jsg_head | _starts(rel)
+    del jg_code, jsg_code
     jg = np.cumsum(jg_head) - 1
     num_jgs = int(jg_head.sum())
     jg_start = np.flatnonzero(jg_head)
@@ -330,7 +337,6 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     # ---- equivalence-class JGs: every entry against every entry of a lower class of its JG
     ec = np.cumsum(ec_head) - 1
     ec_start = np.flatnonzero(ec_head)
-    ec_end = np.append(ec_start[1:], len(rows))[ec]  # per entry
     big = int(nj.max(initial=0)) + 1
     ec_entry = np.flatnonzero(ec_jg)
     _count_ec(out, jg, ec, ec_start, ec_jg, docid, n_entry, num_jgs, big, (prefs, entries, order, line, rel, rows, qids))
@@ -371,6 +377,27 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32) for key, value in pair.items()},
                    po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
                    njr=njr, nj=nj, simple=simple)
+
+
+def _block_codes(rows: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """[M] the rank of each entry's (row, keys...) among the distinct ones, in (row, strcmp) order:
+    files list a group's entries together, so only the first entry of each run of equal values is sorted."""
+    change = np.ones(len(rows), dtype=bool)
+    change[1:] = rows[1:] != rows[:-1]
+    for key in keys:
+        change[1:] |= (key[1:] != key[:-1]).any(axis=1)
+    heads = np.flatnonzero(change)
+    head_keys = [key[heads] for key in keys]
+    order = np.lexsort([column for key in reversed(head_keys) for column in _word_columns(key)] + [rows[heads]])
+    distinct = _starts(np.column_stack([rows[heads][order].astype(np.uint64)] + [key[order] for key in head_keys]))
+    code = np.empty(len(heads), dtype=np.int64)
+    code[order] = np.cumsum(distinct) - 1
+    return np.repeat(code, np.diff(np.append(heads, len(rows))))
+
+
+def _radix(values: np.ndarray) -> np.ndarray:
+    """Non-negative integers as uint16 where they fit: numpy's stable sort of them is a radix sort."""
+    return values.astype(np.uint16) if len(values) and values.max() < (1 << 16) else values
 
 
 def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
@@ -715,19 +742,21 @@ def _pair_batch(c: _Counts, rows: np.ndarray, entry_start: np.ndarray, cls_start
     upper = (index[:, None] < index[None, :]) & (total > 0)
     njr = c.njr[rows][:, None, None]
     row_ret, col_ret = index[None, :, None] < njr, index[None, None, :] < njr
-    # the ratios of the retrieved pairs, then those of the implied ones, each query's in one row: a
-    # running sum along it adds them in trec_eval's order (the zeros between them change nothing)
     kinds[rows, 2] += np.count_nonzero(upper & ~row_ret, axis=(1, 2))
-    r = int(njr.max())  # the rows of the pairs with a retrieved document
-    count, total, upper, row_ret, col_ret = count[:, :r], total[:, :r], upper[:, :r], row_ret[:, :r], col_ret[:, :r]
-    sums = np.zeros((batch, 2, r, n))
-    for part, mask in enumerate((upper & col_ret, upper & row_ret & ~col_ret)):
-        np.divide(count, total, out=sums[:, part], where=mask, dtype=np.float64)
+    r, low = int(njr.max()), int(njr.min())  # the rows of the pairs with a retrieved document
+    count, total, upper, row_ret = count[:, :r], total[:, :r], upper[:, :r], row_ret[:, :r]
+    # the ratios of the retrieved pairs (columns < r), then those of the implied ones (columns >= low),
+    # each query's in one row: a running sum along it adds them in trec_eval's order (the zeros between
+    # them change nothing)
+    sums = np.zeros((batch, r * r + r * (n - low)))
+    parts = sums[:, :r * r].reshape(batch, r, r), sums[:, r * r:].reshape(batch, r, n - low)
+    masks = upper & col_ret, upper & row_ret & ~col_ret
+    for part, (out, columns, mask) in enumerate(zip(parts, (slice(0, r), slice(low, n)), masks, strict=True)):
+        np.divide(count[:, :, columns], total[:, :, columns], out=out, where=mask[:, :, columns], dtype=np.float64)
         kinds[rows, part] += np.count_nonzero(mask, axis=(1, 2))
-    del count, total, upper
-    sums = sums.reshape(batch, 2 * r * n)
+    del count, total, upper, masks
     np.cumsum(sums, axis=1, out=sums)
-    both[rows] = sums[:, r * n - 1] if r else 0.0
+    both[rows] = sums[:, r * r - 1] if r else 0.0
     one[rows] = sums[:, -1] if r else 0.0
 
 
