@@ -190,7 +190,7 @@ def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarra
     del order
     row_of, keys = rows[head], keys[head]
     found = lookup(run, run_codes(run, qids)[row_of], keys)
-    position_of = np.full(len(run), -1, dtype=np.int64)
+    position_of = np.full(len(run), -1, dtype=np.int32 if len(run) < (1 << 31) else np.int64)
     position_of[entries] = np.arange(len(entries))
     position = np.where(found >= 0, position_of[found], -1)
     return ids, row_of, position
@@ -271,9 +271,11 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     their docid ranks, njr [Q], nj [Q])."""
     qids, run_rows, prefs_rows = _evaluated(run, prefs, complete)
     size = len(qids)
-    entries, rows, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=True)
+    entries = _ranked_run(run, run_rows, max_docs, docno_ascending=True)[0]
+    del run_rows  # each of the run's per-entry arrays is as large as the judgements' here: freed early
     judged_entries = np.flatnonzero(prefs_rows >= 0)
     judged_rows = prefs_rows[judged_entries]
+    del prefs_rows
     judged_group, group_row, position = judged_docs(run, qids, entries, judged_rows, prefs.doc_key[judged_entries])
     docid = np.full(len(group_row), -1, dtype=np.int64)
     # the retrieved ones in ranked order (by query, then rank): their positions in the ranking, sorted
