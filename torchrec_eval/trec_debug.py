@@ -30,9 +30,8 @@ import numpy as np
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -73,7 +72,7 @@ def _printf(fmt: str, *columns: np.ndarray, where: np.ndarray | None = None) -> 
         columns = tuple(np.asarray(column)[where] for column in columns)
     floats = [np.asarray(c) for c in columns if np.asarray(c).dtype.kind == "f"]
     if not any(np.isnan(c).any() for c in floats):  # Python's % is C's printf here
-        rows = list(map(fmt.__mod__, zip(*(np.asarray(c).tolist() for c in columns))))
+        rows = list(map(fmt.__mod__, zip(*(np.asarray(c).tolist() for c in columns), strict=False)))
         out = np.empty(len(rows), dtype=object)
         out[:] = rows
         return out
@@ -469,5 +468,5 @@ def debug_blocks(judgements: Judgements, measures: Sequence[Measure], relevance_
     lengths = np.fromiter((len(t) for t in text.tolist()), dtype=np.int64, count=len(text))
     ends = np.cumsum(np.bincount(query, weights=lengths, minlength=size).astype(np.int64))
     starts = ends - np.bincount(query, weights=lengths, minlength=size).astype(np.int64)
-    return [whole[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    return [whole[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=False)]
 

@@ -204,7 +204,7 @@ def generate(seed: int, debug: bool = False) -> Case:
             qrels_lines.append((qid, f"{lead}{qid}{sep}{iteration}{sep}{doc}{sep}{rel}{_line_end(rng, hostile)}"))
     rng.shuffle(qrels_lines)
     qrels_text = []
-    for number, (qid, line) in enumerate(qrels_lines):
+    for number, (_qid, line) in enumerate(qrels_lines):
         # trec_eval skips one '#' line before a qrels line; two comment lines in a row, or a comment last,
         # make it parse past its buffers (undefined): only a single comment line between judgements
         if hostile and number > 0 and rng.random() < 0.05:
@@ -217,7 +217,7 @@ def generate(seed: int, debug: bool = False) -> Case:
         retrieved = rng.sample(pool, min(length, len(pool)))
         scores = [rng.choice(SCORES) for _ in retrieved] if rng.random() < 0.6 else [
             f"{rng.uniform(-5, 5):.{rng.randint(0, 3)}f}" for _ in retrieved]
-        for rank, (doc, score) in enumerate(zip(retrieved, scores)):
+        for rank, (doc, score) in enumerate(zip(retrieved, scores, strict=False)):
             if hostile and rng.random() < 0.1:
                 tag = rng.choice(TAGS)  # trec_eval prints the last line's tag
             sep = rng.choice(SEPS) if hostile else " "
