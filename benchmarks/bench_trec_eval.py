@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--judged", type=int, default=50, help="judgements per query (default 50)")
     parser.add_argument("--sizes", default="2000x1000,7000x1000",
-                        help="QUERIESxDOCS run sizes (default 2000x1000,7000x1000: 2M and 7M lines)")
+                        help="QUERIESxDOCS run sizes (default 2000x1000,7000x1000: 2M and 7M lines; 'none' skips them)")
     parser.add_argument("--tools", default="all_trec,library,pytrec_eval,ranx",
                         help="other rows to run: all_trec, library, pytrec_eval, ranx (default all)")
     parser.add_argument("--prefs", default="300x1000", metavar="QUERIESxDOCS",
@@ -292,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.trec_eval and not os.access(args.trec_eval, os.X_OK):
         parser.error(f"--trec-eval {args.trec_eval}: not an executable")
-    sizes = [(40, 60)] if args.quick else [tuple(map(int, size.split("x"))) for size in args.sizes.split(",")]
+    sizes = [(40, 60)] if args.quick else [tuple(map(int, size.split("x"))) for size in args.sizes.split(",")
+                                            if size != "none"]
     repeats = 1 if args.quick else args.repeats
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     tools = set(filter(None, args.tools.split(",")))

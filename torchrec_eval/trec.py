@@ -294,25 +294,44 @@ def _refuse_repeats(table: dict, what: str) -> None:
 
 def _match(run: Run, qrels: Qrels) -> np.ndarray:
     """[M] the qrels entry judging each run entry (same query and document), -1 where none does."""
-    index = _pair_index(run)
-    hashes = _hash_words(qrels.doc_key, _pair_index(qrels).query_hash[qrels.query_index])
-    prefix = hashes >> index.shift
-    position = np.searchsorted(index.sorted, prefix << index.shift)
+    found = lookup(run, run_codes(run, qrels.queries)[qrels.query_index], qrels.doc_key)
+    judged = np.flatnonzero(found >= 0)
     entry_of_run = np.full(len(run), -1, dtype=np.int64)
-    words = max(run.doc_key.shape[1], qrels.doc_key.shape[1])
-    run_keys, qrels_keys = _pad_words(run.doc_key, words), _pad_words(qrels.doc_key, words)
-    judgement = np.arange(len(qrels))
-    while len(judgement):  # each round tries the next entry of the run with the same hash prefix
-        inside = position < len(index.sorted)
-        judgement, position = judgement[inside], position[inside]
-        candidate = index.prefix(position) == prefix[judgement]
-        judgement, position = judgement[candidate], position[candidate]
-        entry = index.entry(position)
-        equal = (run.queries[run.query_index[entry]] == qrels.queries[qrels.query_index[judgement]])
-        equal &= (run_keys[entry] == qrels_keys[judgement]).all(axis=1)
-        entry_of_run[entry[equal]] = judgement[equal]
-        judgement, position = judgement[~equal], position[~equal] + 1
+    entry_of_run[found[judged]] = judged
     return entry_of_run
+
+
+def run_codes(run: Run, queries: np.ndarray) -> np.ndarray:
+    """The position of each of ``queries`` in ``run.queries``, -1 where the run has no such query."""
+    if not len(run.queries):
+        return np.full(len(queries), -1, dtype=np.int64)
+    code = np.searchsorted(run.queries, queries).clip(max=len(run.queries) - 1)
+    return np.where(run.queries[code] == queries, code, -1)
+
+
+def lookup(run: Run, codes: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """[n] the run entry of each (query code into ``run.queries``, document key) pair, -1 where the run
+    has none: its hash looked up in the run's sorted pair hashes, each candidate checked exactly."""
+    index = _pair_index(run)
+    found = np.full(len(codes), -1, dtype=np.int64)
+    wanted = np.flatnonzero(codes >= 0)
+    if not wanted.size:
+        return found
+    prefix = _hash_words(keys[wanted], index.query_hash[codes[wanted]]) >> index.shift
+    position = np.searchsorted(index.sorted, prefix << index.shift)
+    words = max(run.doc_key.shape[1], keys.shape[1])
+    run_keys, keys = _pad_words(run.doc_key, words), _pad_words(keys, words)
+    pending = np.arange(len(wanted))
+    while len(pending):  # each round tries the next entry of the run with the same hash prefix
+        inside = position < len(index.sorted)
+        pending, position = pending[inside], position[inside]
+        candidate = index.prefix(position) == prefix[pending]
+        pending, position = pending[candidate], position[candidate]
+        entry, want = index.entry(position), wanted[pending]
+        equal = (run.query_index[entry] == codes[want]) & (run_keys[entry] == keys[want]).all(axis=1)
+        found[want[equal]] = entry[equal]
+        pending, position = pending[~equal], position[~equal] + 1
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,7 +342,7 @@ def _grouped(query: np.ndarray, score: np.ndarray | None) -> np.ndarray:
     if len(query) > 1:
         change = query[1:] != query[:-1]
         heads = np.flatnonzero(np.concatenate([[True], change]))
-        contiguous = len(np.unique(query[heads])) == len(heads)
+        contiguous = np.bincount(query[heads]).max() == 1  # (not np.unique: it imports numpy.ma)
         ordered = score is None or not np.any((score[1:] > score[:-1]) & ~change)
         if contiguous and ordered:  # the usual file: move whole blocks, no sort
             lengths = np.diff(np.append(heads, len(query)))
@@ -336,8 +355,10 @@ def _grouped(query: np.ndarray, score: np.ndarray | None) -> np.ndarray:
     return np.lexsort((-score, query))
 
 
-def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Reorder each run of equal (query, score) entries of ``order`` by document id, descending."""
+def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: np.ndarray,
+                      descending: bool = True) -> np.ndarray:
+    """Reorder each run of equal (query, score) entries of ``order`` by document id, descending (or
+    ascending: trec_eval's prefs order)."""
     q, s = query[order], score[order]
     tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
     if not tied.any():
@@ -349,7 +370,9 @@ def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, k
     group = np.cumsum(np.concatenate([[True], ~tied[slots[:-1]] | (slots[1:] != slots[:-1] + 1)]))
     members = order[slots]
     words = keys[members]
-    within = np.lexsort([~words[:, w] for w in range(words.shape[1] - 1, -1, -1)] + [group])
+    if descending:
+        words = ~words
+    within = np.lexsort([words[:, w] for w in range(words.shape[1] - 1, -1, -1)] + [group])
     order = order.copy()
     order[slots] = members[within]
     return order
@@ -404,7 +427,7 @@ def ranking_order(run: Run, ties: str = "trec") -> np.ndarray:
 
 def _evaluated(run: Run, qrels: Qrels, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(evaluated query ids, row of each run entry, row of each qrels entry; -1: not evaluated)."""
-    qids = qrels.queries if complete else np.intersect1d(run.queries, qrels.queries)
+    qids = qrels.queries if complete else np.intersect1d(run.queries, qrels.queries, assume_unique=True)
 
     def rows(vocabulary: np.ndarray, index: np.ndarray) -> np.ndarray:
         if not len(qids):

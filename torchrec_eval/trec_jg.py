@@ -50,7 +50,7 @@ from torchrec_eval.trec_prefs import (
     _ranked_run,
     _starts,
     _word_columns,
-    doc_groups,
+    judged_docs,
 )
 
 __all__ = ["JG_FAMILIES", "evaluate_jg", "jg_measures", "read_qrels_jg"]
@@ -150,13 +150,11 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
     """
     qids, run_rows, judged_rows = _evaluated(run, qrels, complete)
     size = len(qids)
-    entries, rows, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=False)
+    entries, _, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=False)
     judged = np.flatnonzero(judged_rows >= 0)
     row_of = judged_rows[judged]
-    run_group, judged_group, group_row = doc_groups(rows, run.doc_key[entries], row_of, qrels.doc_key[judged])
-    retrieved_rank = np.full(len(group_row), -1, dtype=np.int64)
-    retrieved_rank[run_group] = rank + 1
-    hit_rank = retrieved_rank[judged_group]
+    judged_group, _, position = judged_docs(run, qids, entries, row_of, qrels.doc_key[judged])
+    hit_rank = np.where(position >= 0, rank[position] + 1, -1)[judged_group]
     # judgement groups, in (query, jg string) order
     jg_key = qrels.jg_key[judged]
     order = np.lexsort(_word_columns(jg_key) + [row_of])

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchrec_eval.trec import Run, _code_queries, _evaluated, _pad_words
+from torchrec_eval.trec import Run, _code_queries, _docid_descending, _evaluated, _grouped, lookup, run_codes
 from torchrec_eval.trec_measures import Evaluation
 from torchrec_eval.trec_parse import decode_keys, read_columns
 
@@ -174,18 +174,33 @@ def _starts(groups: np.ndarray) -> np.ndarray:
     return change
 
 
-def doc_groups(rows_a: np.ndarray, keys_a: np.ndarray, rows_b: np.ndarray,
-               keys_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ids of the distinct (row, document) of two tables' entries, numbered in (row, docno) order:
-    (ids of a's entries, ids of b's entries, row of each id)."""
-    words = max(keys_a.shape[1], keys_b.shape[1])
-    keys = np.concatenate([_pad_words(keys_a, words), _pad_words(keys_b, words)])
-    rows = np.concatenate([rows_a, rows_b])
-    order = np.lexsort(_word_columns(keys) + [rows])
-    head = _starts(np.column_stack([rows[order].astype(np.uint64), keys[order]]))
+def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarray,
+                keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (row, document) of judgement entries (query ``rows`` into ``qids``, document
+    ``keys``), numbered in (row, docno) order, and where the ranked run ``entries`` (run entries in
+    ranked order) has them: (id of each judgement entry, row of each id, position in ``entries`` of
+    each id's document, -1 where not retrieved). Only the judgements are sorted; the run is searched
+    by its pair hashes."""
+    order = _row_order(rows, keys)
+    rows, keys = rows[order], keys[order]
+    head = np.ones(len(rows), dtype=bool)
+    head[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1]).any(axis=1)
     ids = np.empty(len(rows), dtype=np.int64)
     ids[order] = np.cumsum(head) - 1
-    return ids[: len(rows_a)], ids[len(rows_a):], rows[order][head]
+    del order
+    row_of, keys = rows[head], keys[head]
+    found = lookup(run, run_codes(run, qids)[row_of], keys)
+    position_of = np.full(len(run), -1, dtype=np.int32 if len(run) < (1 << 31) else np.int64)
+    position_of[entries] = np.arange(len(entries))
+    position = np.where(found >= 0, position_of[found], -1)
+    return ids, row_of, position
+
+
+def _row_order(rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """An order of entries by (row, docno): the keys sorted first (equal keys in any order: one document),
+    then a stable sort of the rows, a radix sort when they fit 16 bits."""
+    order = np.argsort(keys[:, 0]) if keys.shape[1] == 1 else np.lexsort(_word_columns(keys))
+    return order[np.argsort(_radix(rows[order]), kind="stable")]
 
 
 def _position_in_group(groups: np.ndarray) -> np.ndarray:
@@ -197,12 +212,10 @@ def _position_in_group(groups: np.ndarray) -> np.ndarray:
 def _ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool):
     """(run entries of evaluated queries in ranked order, their rows, 0-based ranks): score descending,
     equal scores by docno ascending (trec_eval's prefs order) or descending; ``-M`` applied."""
-    entries = np.flatnonzero(run_rows >= 0)
-    words = run.doc_key[entries]
-    if not docno_ascending:
-        words = ~words
-    order = np.lexsort(_word_columns(words) + [-run.score[entries], run_rows[entries]])
-    entries = entries[order]
+    # the file's order, usually by query and score already: the sort is of tied scores only
+    entries = _docid_descending(_grouped(run.query_index, run.score), run.query_index, run.score, run.doc_key,
+                                descending=not docno_ascending)
+    entries = entries[run_rows[entries] >= 0]
     rows = run_rows[entries]
     rank = _position_in_group(rows)
     if max_docs is not None:
@@ -258,24 +271,24 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     their docid ranks, njr [Q], nj [Q])."""
     qids, run_rows, prefs_rows = _evaluated(run, prefs, complete)
     size = len(qids)
-    entries, rows, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=True)
+    entries = _ranked_run(run, run_rows, max_docs, docno_ascending=True)[0]
+    del run_rows  # each of the run's per-entry arrays is as large as the judgements' here: freed early
     judged_entries = np.flatnonzero(prefs_rows >= 0)
     judged_rows = prefs_rows[judged_entries]
-    run_group, judged_group, group_row = doc_groups(rows, run.doc_key[entries], judged_rows,
-                                                    prefs.doc_key[judged_entries])
-    num_groups = len(group_row)
-    retrieved_rank = np.full(num_groups, -1, dtype=np.int64)
-    retrieved_rank[run_group] = rank
-    judged = np.zeros(num_groups, dtype=bool)
-    judged[judged_group] = True
-    docid = np.full(num_groups, -1, dtype=np.int64)
-    hits = np.flatnonzero(judged & (retrieved_rank >= 0))
-    hits = hits[np.lexsort((retrieved_rank[hits], group_row[hits]))]
+    del prefs_rows
+    judged_group, group_row, position = judged_docs(run, qids, entries, judged_rows, prefs.doc_key[judged_entries])
+    docid = np.full(len(group_row), -1, dtype=np.int64)
+    # the retrieved ones in ranked order (by query, then rank): their positions in the ranking, sorted
+    retrieved = position >= 0
+    hit_at = np.full(len(entries), -1, dtype=np.int64)
+    hit_at[position[retrieved]] = np.flatnonzero(retrieved)
+    hits = hit_at[hit_at >= 0]
+    del hit_at
     docid[hits] = _position_in_group(group_row[hits])
     njr = np.bincount(group_row[hits], minlength=size)
-    missed = np.flatnonzero(judged & (retrieved_rank < 0))  # (row, docno) order already
+    missed = np.flatnonzero(~retrieved)  # (row, docno) order already
     docid[missed] = njr[group_row[missed]] + _position_in_group(group_row[missed])
-    nj = np.bincount(group_row[judged], minlength=size)
+    nj = np.bincount(group_row, minlength=size)
     return qids, judged_entries, judged_rows, docid[judged_group], njr, nj
 
 
@@ -294,14 +307,22 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     qids, entries, rows, docid, njr, nj = _docid_ranks(run, prefs, complete, max_docs)
     rel = prefs.rel[entries]
     jg_key, jsg_key = prefs.jg_key[entries], prefs.jsg_key[entries]
-    # trec_eval's order: jg, jsg, rel_level descending, docid rank
-    order = np.lexsort([docid, -rel] + _word_columns(jsg_key) + _word_columns(jg_key) + [rows])
-    rows, docid, rel, jg_key, jsg_key = rows[order], docid[order], rel[order], jg_key[order], jsg_key[order]
-    line = prefs.line[entries][order]
-    jg_head = _starts(np.column_stack([rows.astype(np.uint64), jg_key])) if len(rows) else np.zeros(0, bool)
-    jsg_head = jg_head | _starts(jsg_key)
-    ec_head = jsg_head | _starts(rel)
+    # trec_eval's order: jg, jsg, rel_level descending, docid rank; as small integer codes, each
+    # sorted by a radix sort (16 bits) where they fit
+    jg_code = _block_codes(rows, jg_key)
+    jsg_code = _block_codes(rows, jg_key, jsg_key)
     del jg_key, jsg_key
+    levels = np.sort(rel)
+    levels = levels[_starts(levels)]
+    descending = len(levels) - 1 - np.searchsorted(levels, rel)
+    order = np.lexsort([_radix(docid), _radix(descending), _radix(jsg_code)])
+    del descending
+    rows, docid, rel, jg_code, jsg_code = rows[order], docid[order], rel[order], jg_code[order], jsg_code[order]
+    line = prefs.line[entries][order]
+    jg_head = _starts(jg_code)
+    jsg_head = _starts(jsg_code)
+    ec_head = jsg_head | _starts(rel)
+    del jg_code, jsg_code
     jg = np.cumsum(jg_head) - 1
     num_jgs = int(jg_head.sum())
     jg_start = np.flatnonzero(jg_head)
@@ -318,7 +339,6 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     # ---- equivalence-class JGs: every entry against every entry of a lower class of its JG
     ec = np.cumsum(ec_head) - 1
     ec_start = np.flatnonzero(ec_head)
-    ec_end = np.append(ec_start[1:], len(rows))[ec]  # per entry
     big = int(nj.max(initial=0)) + 1
     ec_entry = np.flatnonzero(ec_jg)
     _count_ec(out, jg, ec, ec_start, ec_jg, docid, n_entry, num_jgs, big, (prefs, entries, order, line, rel, rows, qids))
@@ -359,6 +379,27 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32) for key, value in pair.items()},
                    po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
                    njr=njr, nj=nj, simple=simple)
+
+
+def _block_codes(rows: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """[M] the rank of each entry's (row, keys...) among the distinct ones, in (row, strcmp) order:
+    files list a group's entries together, so only the first entry of each run of equal values is sorted."""
+    change = np.ones(len(rows), dtype=bool)
+    change[1:] = rows[1:] != rows[:-1]
+    for key in keys:
+        change[1:] |= (key[1:] != key[:-1]).any(axis=1)
+    heads = np.flatnonzero(change)
+    head_keys = [key[heads] for key in keys]
+    order = np.lexsort([column for key in reversed(head_keys) for column in _word_columns(key)] + [rows[heads]])
+    distinct = _starts(np.column_stack([rows[heads][order].astype(np.uint64)] + [key[order] for key in head_keys]))
+    code = np.empty(len(heads), dtype=np.int64)
+    code[order] = np.cumsum(distinct) - 1
+    return np.repeat(code, np.diff(np.append(heads, len(rows))))
+
+
+def _radix(values: np.ndarray) -> np.ndarray:
+    """Non-negative integers as uint16 where they fit: numpy's stable sort of them is a radix sort."""
+    return values.astype(np.uint16) if len(values) and values.max() < (1 << 16) else values
 
 
 def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
@@ -464,7 +505,7 @@ def _size_batches(size: np.ndarray, cost: np.ndarray, budget: int) -> list[np.nd
     bucket = np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
     order = np.argsort(bucket, kind="stable")
     batches = []
-    for cls in np.unique(bucket):
+    for cls in np.flatnonzero(np.bincount(bucket)):  # (not np.unique: it imports numpy.ma)
         items = order[bucket[order] == cls]
         per = max(1, budget // max(int(cost[items].max()), 1))
         batches += [items[i:i + per] for i in range(0, len(items), per)]
@@ -703,19 +744,21 @@ def _pair_batch(c: _Counts, rows: np.ndarray, entry_start: np.ndarray, cls_start
     upper = (index[:, None] < index[None, :]) & (total > 0)
     njr = c.njr[rows][:, None, None]
     row_ret, col_ret = index[None, :, None] < njr, index[None, None, :] < njr
-    # the ratios of the retrieved pairs, then those of the implied ones, each query's in one row: a
-    # running sum along it adds them in trec_eval's order (the zeros between them change nothing)
     kinds[rows, 2] += np.count_nonzero(upper & ~row_ret, axis=(1, 2))
-    r = int(njr.max())  # the rows of the pairs with a retrieved document
-    count, total, upper, row_ret, col_ret = count[:, :r], total[:, :r], upper[:, :r], row_ret[:, :r], col_ret[:, :r]
-    sums = np.zeros((batch, 2, r, n))
-    for part, mask in enumerate((upper & col_ret, upper & row_ret & ~col_ret)):
-        np.divide(count, total, out=sums[:, part], where=mask, dtype=np.float64)
+    r, low = int(njr.max()), int(njr.min())  # the rows of the pairs with a retrieved document
+    count, total, upper, row_ret = count[:, :r], total[:, :r], upper[:, :r], row_ret[:, :r]
+    # the ratios of the retrieved pairs (columns < r), then those of the implied ones (columns >= low),
+    # each query's in one row: a running sum along it adds them in trec_eval's order (the zeros between
+    # them change nothing)
+    sums = np.zeros((batch, r * r + r * (n - low)))
+    parts = sums[:, :r * r].reshape(batch, r, r), sums[:, r * r:].reshape(batch, r, n - low)
+    masks = upper & col_ret, upper & row_ret & ~col_ret
+    for part, (out, columns, mask) in enumerate(zip(parts, (slice(0, r), slice(low, n)), masks, strict=True)):
+        np.divide(count[:, :, columns], total[:, :, columns], out=out, where=mask[:, :, columns], dtype=np.float64)
         kinds[rows, part] += np.count_nonzero(mask, axis=(1, 2))
-    del count, total, upper
-    sums = sums.reshape(batch, 2 * r * n)
+    del count, total, upper, masks
     np.cumsum(sums, axis=1, out=sums)
-    both[rows] = sums[:, r * n - 1] if r else 0.0
+    both[rows] = sums[:, r * r - 1] if r else 0.0
     one[rows] = sums[:, -1] if r else 0.0
 
 
