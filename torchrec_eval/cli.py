@@ -562,6 +562,11 @@ def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: st
         from torchrec_eval.trec_zscore import read_zscores, zscore_evaluation
 
         result = zscore_evaluation(result, read_zscores(args.zscores))
+    if args.debug and not args.json and args.rel_format in ("prefs", "qrels_prefs"):  # -D 3 and above
+        from torchrec_eval.trec_debug_prefs import debug_evaluation
+
+        result.debug = debug_evaluation(args.rel_format, run, judgements_path, result, parse_debug(args.debug),
+                                        args.max_docs) or None
     _print_evaluation(args, result)
     return 0
 
