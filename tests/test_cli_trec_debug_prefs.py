@@ -5,8 +5,9 @@ itself byte for byte (``TREC_EVAL``) on its own test files (``TREC_EVAL_SRC``) a
 (tied scores, partial-order JGs, several JGs per query, unretrieved judged documents, queries without
 a ranking for ``-c``). Two columns trec_eval prints before writing them (the ranks of the first
 ``Docno_results`` dump and of the ``Input, before ranks`` dump) hold whatever ``malloc`` returned when
-its array was just allocated: there this prints 0, and the comparison accepts any value in that place
-(everywhere else, those columns must equal what the previous query left).
+its array was just allocated (0, a pointer, what a freed array left): there this prints 0, and the
+comparison accepts any value in that place (everywhere else, those columns must equal what the
+previous query left).
 """
 
 from __future__ import annotations

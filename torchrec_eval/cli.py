@@ -892,8 +892,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="print each value as a z-score with the means and deviations of FILE (trec_eval -Z; "
                          "lines: qid measure mean stddev)")
     ev.add_argument("-D", "--Debug_level", "--debug-level", dest="debug", metavar="LEVEL[.QID]",
-                    help="trec_eval -D: with .QID evaluate only that query (trec_eval's debug printouts are "
-                         "not reproduced)")
+                    help="trec_eval -D: its debug printouts (qrels measures: levels 1-2; -R prefs and "
+                         "qrels_prefs: levels 3-5); with .QID evaluate only that query")
     ev.set_defaults(handler=cmd_evaluate, format_help=ev.format_help)
 
     demo = commands.add_parser(

@@ -21,7 +21,8 @@ what a previous query left there, and this replays those arrays query by query t
 columns are printed before trec_eval writes them: the rank of the first ``Docno_results`` dump and of
 the ``Input, before ranks`` dump. Where the previous query left a value in that slot it is that value;
 where trec_eval's array was just allocated (the first query, or a query larger than any before) the C
-value is indeterminate (what ``malloc`` returns) and this prints 0.
+value is indeterminate (what ``malloc`` returns: often 0, sometimes a pointer's bits or what a freed
+array left at that address) and this prints 0.
 
 Sorting follows glibc's ``qsort`` (a merge sort: stable), strings compare as ``strcmp`` (bytes), and
 the numbers are C's ``%4.2f``, ``%3ld``, ``%2hhd`` and ``%2hd`` (an unsigned short printed signed).
