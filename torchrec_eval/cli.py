@@ -562,6 +562,11 @@ def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: st
         from torchrec_eval.trec_zscore import read_zscores, zscore_evaluation
 
         result = zscore_evaluation(result, read_zscores(args.zscores))
+    if args.debug and not args.json and args.rel_format in ("prefs", "qrels_prefs"):  # -D 3 and above
+        from torchrec_eval.trec_debug_prefs import debug_evaluation
+
+        result.debug = debug_evaluation(args.rel_format, run, judgements_path, result, parse_debug(args.debug),
+                                        args.max_docs) or None
     _print_evaluation(args, result)
     return 0
 
@@ -887,8 +892,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="print each value as a z-score with the means and deviations of FILE (trec_eval -Z; "
                          "lines: qid measure mean stddev)")
     ev.add_argument("-D", "--Debug_level", "--debug-level", dest="debug", metavar="LEVEL[.QID]",
-                    help="trec_eval -D: with .QID evaluate only that query (trec_eval's debug printouts are "
-                         "not reproduced)")
+                    help="trec_eval -D: its debug printouts (qrels measures: levels 1-2; -R prefs and "
+                         "qrels_prefs: levels 3-5); with .QID evaluate only that query")
     ev.set_defaults(handler=cmd_evaluate, format_help=ev.format_help)
 
     demo = commands.add_parser(

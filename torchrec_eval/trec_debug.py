@@ -5,8 +5,8 @@ that query's ``-q`` lines), measures in its measure table's order: ``binG``, ``G
 ``ideal_dcg`` / ``ndcg`` (all three print ``ndcg:`` lines), ``ndcg_rel``, ``Rndcg``, ``ndcg_cut``,
 ``rbp`` at ``-D 1`` and above, ``gm_bpref`` (one line per query, *without* a newline, as trec_eval's
 ``printf`` has none) and ``ndcg_cut``'s per-document lines at ``-D 2`` and above. (``ndcg_p`` prints
-too, but it is not in trec_eval 10's measure table; the preference formats' levels 3-5 are not
-reproduced.)
+too, but it is not in trec_eval 10's measure table; the preference formats' levels 3-5 are
+:mod:`torchrec_eval.trec_debug_prefs`.)
 
 Each printed number follows the C loop that prints it: a document's line at every rank, running sums
 added in rank order (:func:`torchrec_eval.trec_stats.segment_cumsum`), trec_eval's sorted gains

@@ -6,8 +6,9 @@
   ``runid`` and ``num_q`` go with every format; any other measure needs its own format, as in
   trec_eval (which stops with "Can't calculate measure").
 * ``-T trec_results`` is trec_eval 10's only results format.
-* ``-D LEVEL[.QID]``: with ``.QID`` only that query is evaluated, as in trec_eval; trec_eval's debug
-  printouts (``LEVEL`` > 0: its internal arrays, per measure) are not reproduced.
+* ``-D LEVEL[.QID]``: with ``.QID`` only that query is evaluated, as in trec_eval; with ``-R prefs`` and
+  ``-R qrels_prefs``, ``LEVEL`` 3-5 prints trec_eval's form_prefs_counts printouts
+  (:mod:`torchrec_eval.trec_debug_prefs`); ``-R qrels_jg`` has none.
 * ``-Z FILE``: :mod:`torchrec_eval.trec_zscore`.
 """
 
