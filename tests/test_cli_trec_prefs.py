@@ -17,6 +17,7 @@ import math
 import os
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,15 @@ def test_zscores_print_relstring_as_it_is(tmp_path, capsys):
                    "-m", "relstring", "-m", "map", "-Z", tmp_path / "z")
     assert out.splitlines() == ["Zmap                   \tq1\t0.5000", "relstring             \tq1\t'01-'",
                                 "Zmap                   \tall\t0.5000"]  # as trec_eval 10 prints it
+
+
+def test_fuzz_seeds_equal_trec_eval_binary(tmp_path):
+    """``tests/scripts/fuzz_trec_prefs.py``'s generator (both formats, random command lines) on a few seeds."""
+    if not TREC_EVAL:
+        pytest.skip("no trec_eval binary (set TREC_EVAL)")
+    sys.path.insert(0, str(Path(__file__).parent / "scripts"))
+    import fuzz_trec_prefs
+
+    differences = [f"seed {seed}: {difference}" for seed in range(60)
+                   if (difference := fuzz_trec_prefs.compare(TREC_EVAL, fuzz_trec_prefs.generate(seed), tmp_path))]
+    assert not differences, "\n".join(differences)
