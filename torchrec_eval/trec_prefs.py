@@ -185,8 +185,8 @@ def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarra
     rows, keys = rows[order], keys[order]
     head = np.ones(len(rows), dtype=bool)
     head[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1]).any(axis=1)
-    ids = np.empty(len(rows), dtype=np.int64)
-    ids[order] = np.cumsum(head) - 1
+    ids = np.empty(len(rows), dtype=np.int32)
+    ids[order] = np.cumsum(head, dtype=np.int32) - 1
     del order
     row_of, keys = rows[head], keys[head]
     found = lookup(run, run_codes(run, qids)[row_of], keys)
@@ -342,13 +342,14 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     ec_start = np.flatnonzero(ec_head)
     big = int(nj.max(initial=0)) + 1
     ec_entry = np.flatnonzero(ec_jg)
-    _count_ec(out, jg, ec, ec_start, ec_jg, docid, n_entry, num_jgs, big, (prefs, source, rel, rows, qids))
+    last_ec = ec[jg_end - 1]  # each JG's last class (used for the equivalence-class JGs)
+    _count_ec(out, jg, ec, ec_start, ec_jg, last_ec, docid, n_entry, num_jgs, big, (prefs, source, rel, rows, qids))
     relevant = rel[ec_entry] > 0
     retrieved = docid[ec_entry] < n_entry[ec_entry]
     for name, mask in (("num_rel", relevant), ("num_nonrel", ~relevant), ("num_rel_ret", relevant & retrieved),
                        ("num_nonrel_ret", ~relevant & retrieved)):
         out[name] += np.bincount(jg[ec_entry[mask]], minlength=num_jgs)
-    _recalc_ec(out, jg, ec, ec_jg, docid, n_entry, num_jgs, big)
+    _recalc_ec(out, jg, ec, ec_jg, last_ec, docid, n_entry, num_jgs, big)
     # the document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class JG
     # without a repeated document (each pair once, its ratio 1 or 0); enumerated in the others
     repeated = np.zeros(num_jgs, dtype=bool)
@@ -409,23 +410,20 @@ def _text(prefs: Prefs, source: np.ndarray, i: int) -> str:
 ENTRY_CHUNK = 1 << 16
 
 
-def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray,
-              n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
+def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray,
+              docid: np.ndarray, n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
     """The preferences of the equivalence-class JGs, counted by area without enumerating them: entry a
     against each lower class e of its JG (a loop over class distance), with ``searchsorted`` on the
     (class, docid) keys: how many of e's documents rank before a, and how many are retrieved."""
-    keys = ec.astype(np.int64) * big + docid  # sorted: classes in order, docids ascending within each
-    entry = np.flatnonzero(ec_jg)
-    if not entry.size:
+    if not ec_jg.any():
         return
-    last_ec = np.full(num_jgs, -1, dtype=np.int64)
-    np.maximum.at(last_ec, jg[entry], ec[entry])
+    keys = ec.astype(np.int64) * big + docid  # sorted: classes in order, docids ascending within each
     ec_end = np.append(ec_start[1:], len(keys))
     first_error = None  # (distance, entry, its other entry): the one the loop over distances met first
     # chunks of entries, each against its lower classes: the temporaries stay the chunk's size (the
     # counts are integers, their order of summation does not matter)
-    for chunk in range(0, len(entry), ENTRY_CHUNK):
-        part = entry[chunk:chunk + ENTRY_CHUNK]
+    for chunk in range(0, len(ec_jg), ENTRY_CHUNK):
+        part = chunk + np.flatnonzero(ec_jg[chunk:chunk + ENTRY_CHUNK])
         a_ec, a_jg, x, nn = ec[part].astype(np.int64), jg[part], docid[part], n[part]
         a_ret = x < nn
         distance = 1
@@ -471,18 +469,15 @@ def _two_levels(where: tuple, i: int, j: int) -> None:
                      f"sub-group of query {str(qids[rows[first]])!r}")
 
 
-def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray, n: np.ndarray,
-               num_jgs: int, big: int) -> None:
+def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray, docid: np.ndarray,
+               n: np.ndarray, num_jgs: int, big: int) -> None:
     """trec_eval's ``prefs_avgjg_Rnonrel`` recalculation of an equivalence-class JG with more
     non-relevant than relevant documents (``recalculate`` in m_prefs_avgjg_Rnonrel*.c), its second part
     (the pairs of classes other than the last are counted by :func:`_count_ec`): every entry of the JG
     (the last class's too) against the first R entries of the last class; for ``_ret`` retrieved
     entries only, R the relevant retrieved ones."""
-    entry = np.flatnonzero(ec_jg)
-    last_ec = np.full(num_jgs, -1, dtype=np.int64)
-    np.maximum.at(last_ec, jg[entry], ec[entry])
     # every entry against the first R of the last class
-    in_last = entry[ec[entry] == last_ec[jg[entry]]]
+    in_last = np.flatnonzero(ec_jg & (ec == last_ec[jg]))
     place = _position_in_group(jg[in_last])
     for suffix, limit in (("", out["num_rel"]), ("_ret", out["num_rel_ret"])):
         chosen = in_last[place < limit[jg[in_last]]]
@@ -490,8 +485,8 @@ def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, doc
             chosen = chosen[docid[chosen] < n[chosen]]
         keys = jg[chosen].astype(np.int64) * big + docid[chosen]  # sorted: by JG, then docid within the class
         entries = np.zeros(num_jgs, dtype=np.int64)
-        for chunk in range(0, len(entry), ENTRY_CHUNK):  # bounded temporaries
-            x = entry[chunk:chunk + ENTRY_CHUNK]
+        for chunk in range(0, len(ec_jg), ENTRY_CHUNK):  # bounded temporaries
+            x = chunk + np.flatnonzero(ec_jg[chunk:chunk + ENTRY_CHUNK])
             retrieved = docid[x] < n[x]
             if suffix:
                 x, retrieved = x[retrieved], retrieved[retrieved]
