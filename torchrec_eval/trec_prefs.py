@@ -341,14 +341,15 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     ec = np.cumsum(ec_head, dtype=np.int32) - 1
     ec_start = np.flatnonzero(ec_head)
     big = int(nj.max(initial=0)) + 1
-    ec_entry = np.flatnonzero(ec_jg)
     last_ec = ec[jg_end - 1]  # each JG's last class (used for the equivalence-class JGs)
     _count_ec(out, jg, ec, ec_start, ec_jg, last_ec, docid, n_entry, num_jgs, big, (prefs, source, rel, rows, qids))
-    relevant = rel[ec_entry] > 0
-    retrieved = docid[ec_entry] < n_entry[ec_entry]
-    for name, mask in (("num_rel", relevant), ("num_nonrel", ~relevant), ("num_rel_ret", relevant & retrieved),
-                       ("num_nonrel_ret", ~relevant & retrieved)):
-        out[name] += np.bincount(jg[ec_entry[mask]], minlength=num_jgs)
+    # masks over all entries, not an index array of the equivalence-class ones (as long as the table)
+    relevant = ec_jg & (rel > 0)
+    retrieved = ec_jg & (docid < n_entry)
+    for name, mask in (("num_rel", relevant), ("num_nonrel", ec_jg & ~relevant), ("num_rel_ret", relevant & retrieved),
+                       ("num_nonrel_ret", retrieved & ~relevant)):
+        out[name] += np.bincount(jg[mask], minlength=num_jgs)
+    del relevant, retrieved
     _recalc_ec(out, jg, ec, ec_jg, last_ec, docid, n_entry, num_jgs, big)
     # the document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class JG
     # without a repeated document (each pair once, its ratio 1 or 0); enumerated in the others
@@ -356,7 +357,7 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     repeated[jg[1:][(ec[1:] == ec[:-1]) & (docid[1:] == docid[:-1])]] = True
     simple = np.bincount(jg_row, minlength=len(qids)) == 1
     simple[jg_row[repeated | (subgroups > 1)]] = False
-    listed = ec_entry[~simple[rows[ec_entry]]]
+    listed = np.flatnonzero(ec_jg & ~simple[rows])
     heads = ec_head[listed]
     cls_jg = jg[listed[heads]]
     pair = {"pair_row": rows[listed], "pair_doc": docid[listed], "pair_cls": np.cumsum(heads, dtype=np.int32) - 1,
@@ -376,7 +377,7 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
         out[name] += np.bincount(po_jg[mask], minlength=num_jgs)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32) for key, value in pair.items()},
+    return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32, copy=False) for key, value in pair.items()},
                    po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
                    njr=njr, nj=nj, simple=simple)
 
