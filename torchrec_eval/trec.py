@@ -68,7 +68,7 @@ class _Table:
     queries: np.ndarray  # the distinct query ids, sorted (numpy str array)
     query_index: np.ndarray  # [M] int64: entry -> position in ``queries``
     doc_key: np.ndarray  # [M, k] uint64: the document id's bytes as big-endian words
-    line: np.ndarray  # [M] int64: 1-based line of the entry in ``path``
+    line: np.ndarray  # [M] int32 (int64 past 2**31 lines): 1-based line of the entry in ``path``
     pairs: _PairIndex | None = field(default=None, repr=False)  # (query, document) look-up
 
     def __len__(self) -> int:

@@ -204,7 +204,9 @@ class _Chunks:
 
     def line_array(self) -> np.ndarray:
         line, self.line = self.line, []
-        return _concatenate(line, np.int64)
+        # int32 (half the memory of an int64 column) unless the file has 2**31 lines
+        last = max((int(part[-1]) for part in line if len(part)), default=0)
+        return _concatenate(line, np.int32 if last < (1 << 31) else np.int64)
 
 
 def _concatenate(parts: list[np.ndarray], dtype) -> np.ndarray:

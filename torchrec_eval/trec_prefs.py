@@ -185,8 +185,8 @@ def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarra
     rows, keys = rows[order], keys[order]
     head = np.ones(len(rows), dtype=bool)
     head[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1]).any(axis=1)
-    ids = np.empty(len(rows), dtype=np.int64)
-    ids[order] = np.cumsum(head) - 1
+    ids = np.empty(len(rows), dtype=np.int32)
+    ids[order] = np.cumsum(head, dtype=np.int32) - 1
     del order
     row_of, keys = rows[head], keys[head]
     found = lookup(run, run_codes(run, qids)[row_of], keys)
@@ -273,11 +273,12 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     size = len(qids)
     entries = _ranked_run(run, run_rows, max_docs, docno_ascending=True)[0]
     del run_rows  # each of the run's per-entry arrays is as large as the judgements' here: freed early
-    judged_entries = np.flatnonzero(prefs_rows >= 0)
-    judged_rows = prefs_rows[judged_entries]
+    # int32: the entries' arrays, each as long as the judgements, are what the counting holds
+    judged_entries = np.flatnonzero(prefs_rows >= 0).astype(np.int32)
+    judged_rows = prefs_rows[judged_entries].astype(np.int32)
     del prefs_rows
     judged_group, group_row, position = judged_docs(run, qids, entries, judged_rows, prefs.doc_key[judged_entries])
-    docid = np.full(len(group_row), -1, dtype=np.int64)
+    docid = np.full(len(group_row), -1, dtype=np.int32)
     # the retrieved ones in ranked order (by query, then rank): their positions in the ranking, sorted
     retrieved = position >= 0
     hit_at = np.full(len(entries), -1, dtype=np.int64)
@@ -306,29 +307,29 @@ def _areas(a: np.ndarray, b: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, ...
 def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Counts:
     qids, entries, rows, docid, njr, nj = _docid_ranks(run, prefs, complete, max_docs)
     rel = prefs.rel[entries]
-    jg_key, jsg_key = prefs.jg_key[entries], prefs.jsg_key[entries]
     # trec_eval's order: jg, jsg, rel_level descending, docid rank; as small integer codes, each
-    # sorted by a radix sort (16 bits) where they fit
-    jg_code = _block_codes(rows, jg_key)
-    jsg_code = _block_codes(rows, jg_key, jsg_key)
-    del jg_key, jsg_key
+    # sorted by a radix sort (16 bits) where they fit. The codes are of the whole table, in (query,
+    # strcmp) order, the order of the evaluated rows too: no copy of the byte keys is made
+    jg_code = _block_codes(prefs.query_index, prefs.jg_key)[entries]
+    jsg_code = _block_codes(prefs.query_index, prefs.jg_key, prefs.jsg_key)[entries]
     levels = np.sort(rel)
     levels = levels[_starts(levels)]
     descending = len(levels) - 1 - np.searchsorted(levels, rel)
     order = np.lexsort([_radix(docid), _radix(descending), _radix(jsg_code)])
     del descending
     rows, docid, rel, jg_code, jsg_code = rows[order], docid[order], rel[order], jg_code[order], jsg_code[order]
-    line = prefs.line[entries][order]
+    source = entries[order]  # each sorted entry's place in the table: its line and docno for errors
+    del entries, order
     jg_head = _starts(jg_code)
     jsg_head = _starts(jsg_code)
     ec_head = jsg_head | _starts(rel)
     del jg_code, jsg_code
-    jg = np.cumsum(jg_head) - 1
+    jg = np.cumsum(jg_head, dtype=np.int32) - 1
     num_jgs = int(jg_head.sum())
     jg_start = np.flatnonzero(jg_head)
     jg_end = np.append(jg_start[1:], len(rows))
     jg_row = rows[jg_start]
-    n_entry = njr[rows]
+    n_entry = njr.astype(np.int32)[rows]
     subgroups = np.bincount(jg[jsg_head], minlength=num_jgs)
     ec_jg = subgroups[jg] == 1  # one sub-group: equivalence classes of rel_level
 
@@ -337,28 +338,29 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
         "num_nonrel_ret", "recalc_ful", "recalc_poss", "recalc_ret_ful", "recalc_ret_poss")}
 
     # ---- equivalence-class JGs: every entry against every entry of a lower class of its JG
-    ec = np.cumsum(ec_head) - 1
+    ec = np.cumsum(ec_head, dtype=np.int32) - 1
     ec_start = np.flatnonzero(ec_head)
     big = int(nj.max(initial=0)) + 1
-    ec_entry = np.flatnonzero(ec_jg)
-    _count_ec(out, jg, ec, ec_start, ec_jg, docid, n_entry, num_jgs, big, (prefs, entries, order, line, rel, rows, qids))
-    relevant = rel[ec_entry] > 0
-    retrieved = docid[ec_entry] < n_entry[ec_entry]
-    for name, mask in (("num_rel", relevant), ("num_nonrel", ~relevant), ("num_rel_ret", relevant & retrieved),
-                       ("num_nonrel_ret", ~relevant & retrieved)):
-        out[name] += np.bincount(jg[ec_entry[mask]], minlength=num_jgs)
-    _recalc_ec(out, jg, ec, ec_jg, docid, n_entry, num_jgs, big)
+    last_ec = ec[jg_end - 1]  # each JG's last class (used for the equivalence-class JGs)
+    _count_ec(out, jg, ec, ec_start, ec_jg, last_ec, docid, n_entry, num_jgs, big, (prefs, source, rel, rows, qids))
+    # masks over all entries, not an index array of the equivalence-class ones (as long as the table)
+    relevant = ec_jg & (rel > 0)
+    retrieved = ec_jg & (docid < n_entry)
+    for name, mask in (("num_rel", relevant), ("num_nonrel", ec_jg & ~relevant), ("num_rel_ret", relevant & retrieved),
+                       ("num_nonrel_ret", retrieved & ~relevant)):
+        out[name] += np.bincount(jg[mask], minlength=num_jgs)
+    del relevant, retrieved
+    _recalc_ec(out, jg, ec, ec_jg, last_ec, docid, n_entry, num_jgs, big)
     # the document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class JG
     # without a repeated document (each pair once, its ratio 1 or 0); enumerated in the others
-    keys = ec * big + docid
     repeated = np.zeros(num_jgs, dtype=bool)
-    repeated[jg[1:][keys[1:] == keys[:-1]]] = True
+    repeated[jg[1:][(ec[1:] == ec[:-1]) & (docid[1:] == docid[:-1])]] = True
     simple = np.bincount(jg_row, minlength=len(qids)) == 1
     simple[jg_row[repeated | (subgroups > 1)]] = False
-    listed = ec_entry[~simple[rows[ec_entry]]]
+    listed = np.flatnonzero(ec_jg & ~simple[rows])
     heads = ec_head[listed]
     cls_jg = jg[listed[heads]]
-    pair = {"pair_row": rows[listed], "pair_doc": docid[listed], "pair_cls": np.cumsum(heads) - 1,
+    pair = {"pair_row": rows[listed], "pair_doc": docid[listed], "pair_cls": np.cumsum(heads, dtype=np.int32) - 1,
             "cls_end": np.searchsorted(cls_jg, cls_jg, "right"), "cls_row": rows[listed[heads]]}
     del listed, heads, cls_jg
 
@@ -366,8 +368,7 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
     partial = np.flatnonzero(subgroups > 1)
 
     def error(k: int) -> None:
-        _partial_order_error(int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, prefs, entries, order, line,
-                             str(qids[jg_row[k]]))
+        _partial_order_error(int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, prefs, source, str(qids[jg_row[k]]))
 
     po_jg, po_a, po_b = _partial_orders(out, partial, jg, jg_start, jg_end, ec_head, jsg_head, docid, rel, n_entry,
                                         error)
@@ -376,7 +377,7 @@ def _counts(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> _Co
         out[name] += np.bincount(po_jg[mask], minlength=num_jgs)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32) for key, value in pair.items()},
+    return _Counts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32, copy=False) for key, value in pair.items()},
                    po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
                    njr=njr, nj=nj, simple=simple)
 
@@ -392,7 +393,7 @@ def _block_codes(rows: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     head_keys = [key[heads] for key in keys]
     order = np.lexsort([column for key in reversed(head_keys) for column in _word_columns(key)] + [rows[heads]])
     distinct = _starts(np.column_stack([rows[heads][order].astype(np.uint64)] + [key[order] for key in head_keys]))
-    code = np.empty(len(heads), dtype=np.int64)
+    code = np.empty(len(heads), dtype=np.int32)
     code[order] = np.cumsum(distinct) - 1
     return np.repeat(code, np.diff(np.append(heads, len(rows))))
 
@@ -402,43 +403,44 @@ def _radix(values: np.ndarray) -> np.ndarray:
     return values.astype(np.uint16) if len(values) and values.max() < (1 << 16) else values
 
 
-def _text(prefs: Prefs, entries: np.ndarray, order: np.ndarray, i: int) -> str:
-    return str(decode_keys(prefs.doc_key[entries[order[[i]]]])[0])
+def _text(prefs: Prefs, source: np.ndarray, i: int) -> str:
+    return str(decode_keys(prefs.doc_key[source[[i]]])[0])
 
 
 # entries whose temporaries (a few int64 arrays each) are computed at once when counting classes
 ENTRY_CHUNK = 1 << 16
 
 
-def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray,
-              n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
+def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray,
+              docid: np.ndarray, n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
     """The preferences of the equivalence-class JGs, counted by area without enumerating them: entry a
     against each lower class e of its JG (a loop over class distance), with ``searchsorted`` on the
     (class, docid) keys: how many of e's documents rank before a, and how many are retrieved."""
-    keys = ec * big + docid  # sorted: classes in order, docids ascending within each
-    entry = np.flatnonzero(ec_jg)
-    if not entry.size:
+    if not ec_jg.any():
         return
-    last_ec = np.full(num_jgs, -1, dtype=np.int64)
-    np.maximum.at(last_ec, jg[entry], ec[entry])
+    keys = ec.astype(np.int64) * big + docid  # sorted: classes in order, docids ascending within each
     ec_end = np.append(ec_start[1:], len(keys))
-    a_ec, a_jg, x, nn = ec[entry], jg[entry], docid[entry], n[entry]
-    a_ret = x < nn
-    distance = 1
-    while True:
-        live_all = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
-        if not live_all.size:
-            break
-        for chunk in range(0, len(live_all), ENTRY_CHUNK):  # bounded temporaries, in entry order
-            live = live_all[chunk:chunk + ENTRY_CHUNK]
+    first_error = None  # (distance, entry, its other entry): the one the loop over distances met first
+    # chunks of entries, each against its lower classes: the temporaries stay the chunk's size (the
+    # counts are integers, their order of summation does not matter)
+    for chunk in range(0, len(ec_jg), ENTRY_CHUNK):
+        part = chunk + np.flatnonzero(ec_jg[chunk:chunk + ENTRY_CHUNK])
+        a_ec, a_jg, x, nn = ec[part].astype(np.int64), jg[part], docid[part], n[part]
+        a_ret = x < nn
+        distance = 1
+        while True:
+            live = np.flatnonzero(a_ec + distance <= last_ec[a_jg])
+            if not live.size:
+                break
             e = a_ec[live] + distance
             base = e * big
             size = ec_end[e] - ec_start[e]
             below = np.searchsorted(keys, base + x[live]) - ec_start[e]
             equal = np.searchsorted(keys, base + x[live], "right") - ec_start[e] - below
             if equal.any():
-                _two_levels(where, entry[live[np.flatnonzero(equal)[0]]], int(ec_start[e[np.flatnonzero(equal)[0]]]
-                                                                               + below[np.flatnonzero(equal)[0]]))
+                i = np.flatnonzero(equal)[0]
+                found = (distance, int(part[live[i]]), int(ec_start[e[i]] + below[i]))
+                first_error = found if first_error is None else min(first_error, found)
             ret = np.minimum(np.searchsorted(keys, base + nn[live]) - ec_start[e], size)
             k, r = a_jg[live], a_ret[live]
             for name, count in (("ful_ret", np.where(r, ret - below, 0)), ("poss_ret", np.where(r, below, 0)),
@@ -454,41 +456,47 @@ def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, e
                                                  minlength=num_jgs).astype(np.int64)
             out["recalc_ret_poss"] += np.bincount(k[inner], weights=np.where(r, ret, 0)[inner],
                                                   minlength=num_jgs).astype(np.int64)
-        distance += 1
+            distance += 1
+    if first_error is not None:
+        _two_levels(where, first_error[1], first_error[2])
 
 
 def _two_levels(where: tuple, i: int, j: int) -> None:
-    prefs, entries, order, line, rel, rows, qids = where
+    prefs, source, rel, rows, qids = where
+    line = prefs.line[source]
     first, second = sorted((i, j), key=lambda e: line[e])
-    raise ValueError(f"{prefs.path}:{int(line[second])}: document {_text(prefs, entries, order, second)!r} has two "
+    raise ValueError(f"{prefs.path}:{int(line[second])}: document {_text(prefs, source, second)!r} has two "
                      f"rel_levels ({rel[first]:g} at line {int(line[first])}, {rel[second]:g}) in one judgement "
                      f"sub-group of query {str(qids[rows[first]])!r}")
 
 
-def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, docid: np.ndarray, n: np.ndarray,
-               num_jgs: int, big: int) -> None:
+def _recalc_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray, docid: np.ndarray,
+               n: np.ndarray, num_jgs: int, big: int) -> None:
     """trec_eval's ``prefs_avgjg_Rnonrel`` recalculation of an equivalence-class JG with more
     non-relevant than relevant documents (``recalculate`` in m_prefs_avgjg_Rnonrel*.c), its second part
     (the pairs of classes other than the last are counted by :func:`_count_ec`): every entry of the JG
     (the last class's too) against the first R entries of the last class; for ``_ret`` retrieved
     entries only, R the relevant retrieved ones."""
-    entry = np.flatnonzero(ec_jg)
-    last_ec = np.full(num_jgs, -1, dtype=np.int64)
-    np.maximum.at(last_ec, jg[entry], ec[entry])
     # every entry against the first R of the last class
-    in_last = entry[ec[entry] == last_ec[jg[entry]]]
+    in_last = np.flatnonzero(ec_jg & (ec == last_ec[jg]))
     place = _position_in_group(jg[in_last])
-    retrieved = docid[entry] < n[entry]
-    for suffix, limit, x in (("", out["num_rel"], entry), ("_ret", out["num_rel_ret"], entry[retrieved])):
+    for suffix, limit in (("", out["num_rel"]), ("_ret", out["num_rel_ret"])):
         chosen = in_last[place < limit[jg[in_last]]]
         if suffix:
             chosen = chosen[docid[chosen] < n[chosen]]
-        keys = jg[chosen] * big + docid[chosen]  # sorted: by JG, then docid within the class
-        after = np.searchsorted(keys, (jg[x] + 1) * big) - np.searchsorted(keys, jg[x] * big + docid[x], "right")
-        ful = np.bincount(jg[x], weights=np.where(docid[x] < n[x], after, 0), minlength=num_jgs).astype(np.int64)
-        out[f"recalc{suffix}_ful"] += ful
-        out[f"recalc{suffix}_poss"] += np.bincount(jg[x], minlength=num_jgs) * np.bincount(jg[chosen],
-                                                                                            minlength=num_jgs)
+        keys = jg[chosen].astype(np.int64) * big + docid[chosen]  # sorted: by JG, then docid within the class
+        entries = np.zeros(num_jgs, dtype=np.int64)
+        for chunk in range(0, len(ec_jg), ENTRY_CHUNK):  # bounded temporaries
+            x = chunk + np.flatnonzero(ec_jg[chunk:chunk + ENTRY_CHUNK])
+            retrieved = docid[x] < n[x]
+            if suffix:
+                x, retrieved = x[retrieved], retrieved[retrieved]
+            k = jg[x].astype(np.int64)
+            after = np.searchsorted(keys, (k + 1) * big) - np.searchsorted(keys, k * big + docid[x], "right")
+            out[f"recalc{suffix}_ful"] += np.bincount(k, weights=np.where(retrieved, after, 0),
+                                                      minlength=num_jgs).astype(np.int64)
+            entries += np.bincount(k, minlength=num_jgs)
+        out[f"recalc{suffix}_poss"] += entries * np.bincount(jg[chosen], minlength=num_jgs)
 
 
 def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -635,9 +643,10 @@ def _partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_start: np
 
 
 def _partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarray, jsg_head: np.ndarray,
-                         prefs: Prefs, entries: np.ndarray, order: np.ndarray, line: np.ndarray, qid: str) -> None:
+                         prefs: Prefs, source: np.ndarray, qid: str) -> None:
     """Raises the error of the JG of entries ``start .. end - 1`` (several sub-groups): a document with
     rel_levels 0 and non-0, or two documents each preferred to the other (its closure recomputed alone)."""
+    line = prefs.line[source]
     docs, levels = docid[start:end], rel[start:end]
     subgroup = np.cumsum(jsg_head[start:end])
     unique, local = np.unique(docs, return_inverse=True)
@@ -649,7 +658,7 @@ def _partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarra
     clash = np.flatnonzero(positive[local] & zero[local])
     if clash.size:
         j = start + int(clash[-1])
-        raise ValueError(f"{prefs.path}:{int(line[j])}: document {_text(prefs, entries, order, j)!r} has both 0 and "
+        raise ValueError(f"{prefs.path}:{int(line[j])}: document {_text(prefs, source, j)!r} has both 0 and "
                          f"non-0 rel_levels in one judgement group of query {qid!r}")
     prefer = np.zeros((size, size), dtype=bool)
     i, j = np.nonzero((subgroup[:, None] == subgroup[None, :]) & (levels[:, None] > levels[None, :]))
@@ -665,8 +674,8 @@ def _partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarra
     first = start + int(np.flatnonzero(local == conflict[0, 0])[0])
     second = start + int(np.flatnonzero(local == conflict[0, 1])[0])
     raise ValueError(f"{prefs.path}:{int(line[first])}: inconsistent preferences in a judgement group of query "
-                     f"{qid!r}: documents {_text(prefs, entries, order, first)!r} and "
-                     f"{_text(prefs, entries, order, second)!r} (line {int(line[second])}) are each preferred, "
+                     f"{qid!r}: documents {_text(prefs, source, first)!r} and "
+                     f"{_text(prefs, source, second)!r} (line {int(line[second])}) are each preferred, "
                      f"through its sub-groups, to the other")
 
 
