@@ -361,6 +361,7 @@ def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, k
     ascending: trec_eval's prefs order)."""
     q, s = query[order], score[order]
     tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    del q, s  # two copies of the whole run: not held at the peak below
     if not tied.any():
         return order
     member = np.zeros(len(order), dtype=bool)
