@@ -15,6 +15,7 @@ import pytest
 
 from torchrec_eval import cli, trec, trec_parse
 from torchrec_eval.trec import ranking_order, read_qrels, read_run, to_ranked
+from torchrec_eval.trec_formats import only_query
 
 SCORES = ["1.5", "-0.25", "+3", "1e-5", "2E3", ".5", "5.", "007", "0.12345678901234567", "12345678901234567890",
           "-0", "3.000000", "99999999999999.9", "1234567.1234567", "-.75"]
@@ -69,6 +70,29 @@ def test_run_reader_equals_line_by_line_reference(tmp_path, monkeypatch, chunk, 
     assert run.score.tolist() == [row[3] for row in expected]  # exactly: correctly rounded, as strtod
     assert run.tag == expected[-1][4].rstrip("\r")
     assert run.queries.tolist() == sorted(set(run.qid.tolist()))
+
+
+def test_columns_are_filled_across_chunks_and_widened_late(tmp_path, monkeypatch):
+    """The reader fills columns allocated once for the file: a file of entries only holds no line
+    numbers (entry i is line i + 1); a blank or comment line after many chunks numbers every entry,
+    the earlier ones too; a document id longer than all before it widens its column, keeping the
+    earlier ids; a last line without '\\n' is read."""
+    monkeypatch.setattr(trec_parse, "CHUNK_BYTES", 64)
+    lines = [f"q{i // 10} Q0 d{i} {i} {SCORES[i % len(SCORES)]} t" for i in range(60)]
+    lines[45] = lines[45].replace("d45 ", "a-document-id-longer-than-eight-bytes ")
+    regular, skipping = tmp_path / "regular", tmp_path / "skipping"
+    regular.write_text("\n".join(lines))
+    skipping.write_text("\n".join(lines[:50] + ["# a comment", ""] + lines[50:]) + "\n")
+    for path in (regular, skipping):
+        expected = reference_run(path.read_text())
+        run = read_run(path)
+        assert run.line.tolist() == [row[0] for row in expected]
+        assert run.docid.tolist() == [row[2] for row in expected]
+        assert run.score.tolist() == [row[3] for row in expected]
+    assert read_run(regular).lines is None
+    assert read_run(skipping).lines.tolist() == list(range(1, 51)) + list(range(53, 63))
+    one = only_query(read_run(regular), "q5")
+    assert one.line.tolist() == list(range(51, 61)) and one.docid.tolist() == [f"d{i}" for i in range(50, 60)]
 
 
 def test_plain_layout_equals_general_layout(tmp_path, monkeypatch):

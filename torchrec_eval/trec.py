@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torchrec_eval.trec_parse import decode_keys, read_columns
+from torchrec_eval.trec_parse import decode_keys, line_numbers, read_columns
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -66,13 +66,18 @@ _RANX_INSERTION_SORT = 15  # numba's quicksort sorts lists this short by inserti
 class _Table:
     path: str
     queries: np.ndarray  # the distinct query ids, sorted (numpy str array)
-    query_index: np.ndarray  # [M] int64: entry -> position in ``queries``
+    query_index: np.ndarray  # [M] int32: entry -> position in ``queries``
     doc_key: np.ndarray  # [M, k] uint64: the document id's bytes as big-endian words
-    line: np.ndarray  # [M] int32 (int64 past 2**31 lines): 1-based line of the entry in ``path``
+    lines: np.ndarray | None  # [M] int32 (int64 past 2**31 lines): 1-based line of each entry; None: i + 1
     pairs: _PairIndex | None = field(default=None, repr=False)  # (query, document) look-up
 
     def __len__(self) -> int:
-        return len(self.line)
+        return len(self.query_index)
+
+    @property
+    def line(self) -> np.ndarray:
+        """[M] the 1-based line of each entry in ``path``."""
+        return line_numbers(self.lines, len(self))
 
     @property
     def qid(self) -> np.ndarray:
@@ -106,7 +111,7 @@ def _code_queries(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     """(sorted distinct query ids, their keys, [M] index into them) from [M, k] keys; files list a
     query's lines together, so only the first line of each block is decoded."""
     if not len(keys):
-        return np.zeros(0, dtype=str), keys, np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=str), keys, np.zeros(0, dtype=np.int32)
     heads = np.flatnonzero(np.concatenate([[True], (keys[1:] != keys[:-1]).any(axis=1)]))
     head_keys = keys[heads]
     # distinct ids by their hash (a sort of integers), checked exactly; rows of words sort far slower
@@ -116,7 +121,7 @@ def _code_queries(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         distinct, inverse = np.unique(head_keys, axis=0, return_inverse=True)
     names = decode_keys(distinct)
     order = np.argsort(names, kind="stable")
-    rank = np.empty(len(order), dtype=np.int64)
+    rank = np.empty(len(order), dtype=np.int32)  # int32: fewer queries than 2**31; [M] below
     rank[order] = np.arange(len(order))
     index = np.repeat(rank[inverse.reshape(-1)], np.diff(np.append(heads, len(keys))))
     return names[order], distinct[order], index
@@ -132,13 +137,14 @@ def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: i
                          f"got {float(numbers[bad[0]])!r}")
     queries, query_keys, query_index = _code_queries(table.keys[0])
     common = {"path": table.path, "queries": queries, "query_index": query_index, "doc_key": table.keys[2],
-              "line": table.line}
+              "lines": table.lines}
     query_hash = _hash_words(query_keys)
     common["pairs"] = _PairIndex(query_hash, query_index, table.keys[2])
     if repeats == "last":
         keep, numbers = _last_value_first_place(common, numbers)
         if keep is not None:
-            for name in ("query_index", "doc_key", "line"):
+            common["lines"] = table.line[keep]
+            for name in ("query_index", "doc_key"):
                 common[name] = common[name][keep]
             numbers = numbers[keep]
             common["pairs"] = _PairIndex(query_hash, common["query_index"], common["doc_key"])
@@ -187,6 +193,9 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
 # ---------------------------------------------------------------------------------------------
 # (query, document) pairs: a 64-bit hash of their bytes, sorted once, checked word by word
 # ---------------------------------------------------------------------------------------------
+LOOKUP_CHUNK = 1 << 14  # pairs hashed or looked up at once (their temporaries: about 1 MB)
+
+
 def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, in place: a bijection of uint64 that spreads every input bit."""
     x ^= x >> np.uint64(30)
@@ -220,8 +229,15 @@ class _PairIndex:
 
     def __init__(self, query_hash: np.ndarray, query_index: np.ndarray, doc_key: np.ndarray) -> None:
         self.shift = np.uint64(max(1, int(len(query_index)).bit_length()))
-        hashes = _hash_words(doc_key, query_hash[query_index]) if len(query_index) else np.zeros(0, np.uint64)
-        self.sorted = np.sort((hashes >> self.shift << self.shift) | np.arange(len(hashes), dtype=np.uint64))
+        self.sorted = np.empty(len(query_index), dtype=np.uint64)
+        for start in range(0, len(query_index), LOOKUP_CHUNK):  # chunks: no table-long temporaries
+            part = slice(start, start + LOOKUP_CHUNK)
+            hashes = _hash_words(doc_key[part], query_hash[query_index[part]])
+            hashes >>= self.shift
+            hashes <<= self.shift
+            hashes |= np.arange(start, start + len(hashes), dtype=np.uint64)
+            self.sorted[part] = hashes
+        self.sorted.sort()
         self.query_hash = query_hash
 
     def entry(self, positions: np.ndarray) -> np.ndarray:
@@ -270,7 +286,7 @@ def _last_value_first_place(table: dict, numbers: np.ndarray) -> tuple[np.ndarra
     first, second = _same_entries(table)
     if not first.size:
         return None, numbers
-    line = table["line"]
+    line = line_numbers(table["lines"], len(numbers))
     early = np.where(line[first] < line[second], first, second)
     late = np.where(line[first] < line[second], second, first)
     numbers = numbers.copy()
@@ -284,7 +300,7 @@ def _last_value_first_place(table: dict, numbers: np.ndarray) -> tuple[np.ndarra
 def _refuse_repeats(table: dict, what: str) -> None:
     first, second = _same_entries(table)
     if first.size:
-        line = table["line"]
+        line = line_numbers(table["lines"], len(table["query_index"]))
         i = int(np.argmin(np.maximum(line[first], line[second])))
         a, b = sorted((int(first[i]), int(second[i])), key=lambda e: line[e])
         raise ValueError(f"{table['path']}:{int(line[b])}: document {str(decode_keys(table['doc_key'][[a]])[0])!r} "
@@ -313,30 +329,34 @@ def lookup(run: Run, codes: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """[n] the run entry of each (query code into ``run.queries``, document key) pair, -1 where the run
     has none: its hash looked up in the run's sorted pair hashes, each candidate checked exactly."""
     index = _pair_index(run)
-    found = np.full(len(codes), -1, dtype=np.int64)
-    wanted = np.flatnonzero(codes >= 0)
-    if not wanted.size:
-        return found
-    prefix = _hash_words(keys[wanted], index.query_hash[codes[wanted]]) >> index.shift
-    position = np.searchsorted(index.sorted, prefix << index.shift)
+    found = np.full(len(codes), -1, dtype=_index_dtype(len(run)))
     words = max(run.doc_key.shape[1], keys.shape[1])
     run_keys, keys = _pad_words(run.doc_key, words), _pad_words(keys, words)
-    pending = np.arange(len(wanted))
-    while len(pending):  # each round tries the next entry of the run with the same hash prefix
-        inside = position < len(index.sorted)
-        pending, position = pending[inside], position[inside]
-        candidate = index.prefix(position) == prefix[pending]
-        pending, position = pending[candidate], position[candidate]
-        entry, want = index.entry(position), wanted[pending]
-        equal = (run.query_index[entry] == codes[want]) & (run_keys[entry] == keys[want]).all(axis=1)
-        found[want[equal]] = entry[equal]
-        pending, position = pending[~equal], position[~equal] + 1
+    for start in range(0, len(codes), LOOKUP_CHUNK):  # chunks: the temporaries stay small
+        wanted = start + np.flatnonzero(codes[start : start + LOOKUP_CHUNK] >= 0)
+        prefix = _hash_words(keys[wanted], index.query_hash[codes[wanted]]) >> index.shift
+        position = np.searchsorted(index.sorted, prefix << index.shift)
+        pending = np.arange(len(wanted))
+        while len(pending):  # each round tries the next entry of the run with the same hash prefix
+            inside = position < len(index.sorted)
+            pending, position = pending[inside], position[inside]
+            candidate = index.prefix(position) == prefix[pending]
+            pending, position = pending[candidate], position[candidate]
+            entry, want = index.entry(position), wanted[pending]
+            equal = (run.query_index[entry] == codes[want]) & (run_keys[entry] == keys[want]).all(axis=1)
+            found[want[equal]] = entry[equal]
+            pending, position = pending[~equal], position[~equal] + 1
     return found
 
 
 # ---------------------------------------------------------------------------------------------
 # ranking
 # ---------------------------------------------------------------------------------------------
+def _index_dtype(size: int) -> type:
+    """The integer type of positions into ``size`` entries: int32 where it holds them."""
+    return np.int32 if size < (1 << 31) else np.int64
+
+
 def _grouped(query: np.ndarray, score: np.ndarray | None) -> np.ndarray:
     """A stable order grouping the entries by query (ascending), then score descending if given."""
     if len(query) > 1:
@@ -349,7 +369,9 @@ def _grouped(query: np.ndarray, score: np.ndarray | None) -> np.ndarray:
             block = np.argsort(query[heads])
             starts = heads[block]
             offsets = np.cumsum(lengths[block]) - lengths[block]
-            return np.arange(len(query)) + np.repeat(starts - offsets, lengths[block])
+            order = np.repeat((starts - offsets).astype(_index_dtype(len(query))), lengths[block])
+            order += np.arange(len(query), dtype=order.dtype)  # int32 where it holds: half the memory
+            return order
     if score is None:
         return np.argsort(query, kind="stable")
     return np.lexsort((-score, query))
@@ -359,9 +381,7 @@ def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, k
                       descending: bool = True) -> np.ndarray:
     """Reorder each run of equal (query, score) entries of ``order`` by document id, descending (or
     ascending: trec_eval's prefs order)."""
-    q, s = query[order], score[order]
-    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    del q, s  # two copies of the whole run: not held at the peak below
+    tied = _tied_neighbours(order, query, score)
     if not tied.any():
         return order
     member = np.zeros(len(order), dtype=bool)
@@ -377,6 +397,17 @@ def _docid_descending(order: np.ndarray, query: np.ndarray, score: np.ndarray, k
     order = order.copy()
     order[slots] = members[within]
     return order
+
+
+def _tied_neighbours(order: np.ndarray, query: np.ndarray, score: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """[M - 1] bool: entries ``order[i]`` and ``order[i + 1]`` have one query and one score; over
+    chunks of ``order``, so that no run-long copy of the queries or scores is made."""
+    tied = np.zeros(max(len(order) - 1, 0), dtype=bool)
+    for start in range(0, len(tied), chunk):
+        here = order[start : start + chunk + 1]
+        q, s = query[here], score[here]
+        tied[start : start + len(here) - 1] = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    return tied
 
 
 def _segment_argsort():
@@ -432,9 +463,10 @@ def _evaluated(run: Run, qrels: Qrels, complete: bool) -> tuple[np.ndarray, np.n
 
     def rows(vocabulary: np.ndarray, index: np.ndarray) -> np.ndarray:
         if not len(qids):
-            return np.full(len(index), -1, dtype=np.int64)
+            return np.full(len(index), -1, dtype=np.int32)
         position = np.searchsorted(qids, vocabulary).clip(max=len(qids) - 1)
-        return np.where(qids[position] == vocabulary, position, -1)[index]
+        # int32 (fewer queries than 2**31): the [M] result is as long as the table
+        return np.where(qids[position] == vocabulary, position, -1).astype(np.int32)[index]
 
     return qids, rows(run.queries, run.query_index), rows(qrels.queries, qrels.query_index)
 

@@ -57,6 +57,8 @@ def only_query(table, qid: str):
             changes[field.name] = table.queries[code]
         elif field.name == "pairs":
             changes[field.name] = None  # rebuilt on demand for the remaining entries
+        elif field.name == "lines":
+            changes[field.name] = table.line[keep]  # kept as numbers: no longer 1, 2, ...
         elif isinstance(value, np.ndarray) and len(value) == len(keep):
             changes[field.name] = value[keep]
     changes["query_index"] = np.zeros(int(keep.sum()), dtype=np.int64)

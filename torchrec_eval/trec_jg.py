@@ -150,7 +150,7 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
     """
     qids, run_rows, judged_rows = _evaluated(run, qrels, complete)
     size = len(qids)
-    entries, _, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=False)
+    entries, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=False)
     judged = np.flatnonzero(judged_rows >= 0)
     row_of = judged_rows[judged]
     judged_group, _, position = judged_docs(run, qids, entries, row_of, qrels.doc_key[judged])

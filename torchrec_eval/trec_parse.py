@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["Columns", "decode_keys", "read_columns"]
+__all__ = ["Columns", "decode_keys", "line_numbers", "read_columns"]
 
 CHUNK_BYTES = 1 << 18  # small enough for the per-chunk temporaries to stay in cache
 _SPACE, _TAB, _NEWLINE, _HASH, _DOT, _MINUS, _PLUS, _ZERO = 32, 9, 10, 35, 46, 45, 43, 48
@@ -47,20 +47,31 @@ _EXACT_DIGITS = 15  # a decimal mantissa of <= 15 digits is an exact float64 int
 _POWERS_OF_TEN = np.array([10.0**i for i in range(_EXACT_DIGITS + 1)])  # exact doubles
 
 
+def line_numbers(lines: np.ndarray | None, count: int) -> np.ndarray:
+    """[count] the 1-based line of each entry: ``lines``, or for None (a file whose every line is an
+    entry, held without an array) 1, 2, ..., count."""
+    return lines if lines is not None else np.arange(1, count + 1, dtype=np.int32 if count < (1 << 31) else np.int64)
+
+
 @dataclass
 class Columns:
     """The parsed columns of a file: ``keys[c]`` [M, k] uint64, ``numbers[c]`` [M] float64 and the
-    1-based ``line`` [M] of each data line; ``last`` holds the last data line's tokens of the
-    ``last`` columns asked for (trec_eval keeps the run tag of the last line)."""
+    1-based ``line`` [M] of each data line (``lines``: None when every line is one); ``last`` holds the
+    last data line's tokens of the ``last`` columns asked for (trec_eval keeps the run tag of the last line)."""
 
     path: str
     keys: dict[int, np.ndarray]
     numbers: dict[int, np.ndarray]
-    line: np.ndarray
+    lines: np.ndarray | None
     last: dict[int, str]
+    size: int
 
     def __len__(self) -> int:
-        return len(self.line)
+        return self.size
+
+    @property
+    def line(self) -> np.ndarray:
+        return line_numbers(self.lines, self.size)
 
 
 def decode_keys(keys: np.ndarray) -> np.ndarray:
@@ -180,44 +191,49 @@ def _span_numbers(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> tup
     return values, ~plain
 
 
-class _Chunks:
-    """Per-chunk arrays, concatenated at the end."""
+class _Columns:
+    """The output columns, allocated once for the file's line count and filled chunk by chunk: no
+    per-chunk parts to concatenate (small arrays that the heap keeps after they are freed)."""
 
-    def __init__(self, keys: Sequence[int], numbers: Sequence[int]) -> None:
-        self.keys: dict[int, list[np.ndarray]] = {c: [] for c in keys}
-        self.numbers: dict[int, list[np.ndarray]] = {c: [] for c in numbers}
-        self.line: list[np.ndarray] = []
+    def __init__(self, capacity: int, keys: Sequence[int], numbers: Sequence[int]) -> None:
+        self.size, self.capacity = 0, capacity
+        self.keys = {c: np.zeros((capacity, 1), dtype=np.uint64) for c in keys}
+        self.numbers = {c: np.empty(capacity, dtype=np.float64) for c in numbers}
+        self.line: np.ndarray | None = None  # made at the first line that is not an entry
 
-    def keys_array(self, column: int) -> np.ndarray:
-        parts = self.keys.pop(column)
-        words = max((part.shape[1] for part in parts), default=1)
-        out = np.zeros((sum(len(part) for part in parts), words), dtype=np.uint64)
-        start = 0
-        while parts:  # each chunk's part is freed once copied
-            part = parts.pop(0)
-            out[start : start + len(part), : part.shape[1]] = part
-            start += len(part)
-        return out
+    def put_lines(self, line: np.ndarray) -> None:
+        if self.line is None:
+            if line[0] == self.size + 1 and line[-1] == self.size + len(line):  # every line an entry so far
+                return
+            self.line = np.empty(self.capacity, dtype=np.int32 if self.capacity < (1 << 31) else np.int64)
+            self.line[: self.size] = np.arange(1, self.size + 1)
+        self.line[self.size : self.size + len(line)] = line
 
-    def numbers_array(self, column: int) -> np.ndarray:
-        return _concatenate(self.numbers.pop(column), np.float64)
+    def put_keys(self, column: int, words: np.ndarray) -> None:
+        out = self.keys[column]
+        if words.shape[1] > out.shape[1]:  # a longer token than any before: widen the column (rare)
+            wider = np.zeros((len(out), words.shape[1]), dtype=np.uint64)
+            wider[:, : out.shape[1]] = out
+            self.keys[column] = out = wider
+        out[self.size : self.size + len(words), : words.shape[1]] = words
 
-    def line_array(self) -> np.ndarray:
-        line, self.line = self.line, []
-        # int32 (half the memory of an int64 column) unless the file has 2**31 lines
-        last = max((int(part[-1]) for part in line if len(part)), default=0)
-        return _concatenate(line, np.int32 if last < (1 << 31) else np.int64)
+    def columns(self) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], np.ndarray]:
+        """The filled rows: the arrays shrunk in place (no copy) where blank or comment lines left rows."""
+        arrays = [*self.keys.values(), *self.numbers.values()] + ([self.line] if self.line is not None else [])
+        for array in arrays:
+            if len(array) != self.size:
+                array.resize((self.size, *array.shape[1:]), refcheck=False)
+        return self.keys, self.numbers, self.line
 
 
-def _concatenate(parts: list[np.ndarray], dtype) -> np.ndarray:
-    """One array of the parts, freeing each part once copied (half the peak of ``np.concatenate``)."""
-    out = np.empty(sum(len(part) for part in parts), dtype=dtype)
-    start = 0
-    while parts:
-        part = parts.pop(0)
-        out[start : start + len(part)] = part
-        start += len(part)
-    return out
+def _line_count(path: str) -> int:
+    """Lines of the file (a last line without ``\\n`` counted): the rows to allocate."""
+    count, tail = 0, b""
+    with open(path, "rb") as handle:
+        while data := handle.read(1 << 20):
+            count += data.count(b"\n")
+            tail = data[-1:]
+    return count + (tail not in (b"", b"\n"))
 
 
 def _plain_layout(buffer: np.ndarray, width: int, comment_byte: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -298,7 +314,7 @@ def _parse_tokens(buffer: np.ndarray, start: np.ndarray, end: np.ndarray, line: 
         raise
 
 
-def _parse_chunk(chunk: bytes, first_line: int, out: _Chunks, last: dict[int, str], path: str, what: str,
+def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, str], path: str, what: str,
                  columns: tuple[str, ...], comment: str, extra_columns: bool) -> None:
     buffer = np.frombuffer(chunk, dtype=np.uint8)
     plain = _plain_layout(buffer, len(columns), _HASH)
@@ -315,16 +331,18 @@ def _parse_chunk(chunk: bytes, first_line: int, out: _Chunks, last: dict[int, st
         span_start, span_end = token_start[token], token_end[token]
     if not len(line):
         return
-    out.line.append(line)
-    for c, parts in out.keys.items():
-        parts.append(_span_keys(buffer, span_start[:, c], span_end[:, c]))
-    for c, parts in out.numbers.items():
+    rows = slice(out.size, out.size + len(line))
+    for c in out.keys:
+        out.put_keys(c, _span_keys(buffer, span_start[:, c], span_end[:, c]))
+    for c, column in out.numbers.items():
         values, other = _span_numbers(buffer, span_start[:, c], span_end[:, c])
         other = np.flatnonzero(other)
         if other.size:  # exponents, inf, nan, long mantissas, or not a number: numpy's own parser
             values[other] = _parse_tokens(buffer, span_start[other, c], span_end[other, c], line[other], path,
                                           columns[c], columns)
-        parts.append(values)
+        column[rows] = values
+    out.put_lines(line)
+    out.size += len(line)
     for c in last:
         last[c] = chunk[span_start[-1, c] : span_end[-1, c]].decode("utf-8", "replace")
 
@@ -353,7 +371,7 @@ def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such {what} file")
-    out = _Chunks(keys, numbers)
+    out = _Columns(_line_count(path), keys, numbers)
     last_tokens = dict.fromkeys(last, "")
     line = 1
     carry = b""
@@ -372,10 +390,6 @@ def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *
             if cut:
                 _parse_chunk(chunk[:cut], line, out, last_tokens, path, what, columns, comment, extra_columns)
                 line += chunk.count(b"\n", 0, cut)
-    return Columns(
-        path=path,
-        keys={c: out.keys_array(c) for c in keys},
-        numbers={c: out.numbers_array(c) for c in numbers},
-        line=out.line_array(),
-        last=last_tokens,
-    )
+    key_columns, number_columns, line_column = out.columns()
+    return Columns(path=path, keys=key_columns, numbers=number_columns, lines=line_column, last=last_tokens,
+                   size=out.size)

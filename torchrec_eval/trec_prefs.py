@@ -58,7 +58,7 @@ import numpy as np
 
 from torchrec_eval.trec import Run, _code_queries, _docid_descending, _evaluated, _grouped, lookup, run_codes
 from torchrec_eval.trec_measures import Evaluation
-from torchrec_eval.trec_parse import decode_keys, read_columns
+from torchrec_eval.trec_parse import decode_keys, line_numbers, read_columns
 
 __all__ = ["PREFS_MEASURES", "Prefs", "PrefsMeasure", "evaluate_prefs", "prefs_measures", "read_prefs",
            "read_qrels_prefs"]
@@ -117,7 +117,12 @@ class Prefs:
     jsg_key: np.ndarray
     doc_key: np.ndarray
     rel: np.ndarray
-    line: np.ndarray
+    lines: np.ndarray | None  # None: entry i is on line i + 1
+
+    @property
+    def line(self) -> np.ndarray:
+        """[M] the 1-based line of each entry in ``path``."""
+        return line_numbers(self.lines, len(self.rel))
 
 
 def _prefs(path: str | os.PathLike, columns: tuple[str, ...], progress, jsg: int | None) -> Prefs:
@@ -132,9 +137,10 @@ def _prefs(path: str | os.PathLike, columns: tuple[str, ...], progress, jsg: int
         raise ValueError(f"{table.path}:{int(table.line[bad[0]])}: the {columns[rel_column]} must be a finite "
                          f"number, got {float(rel[bad[0]])!r}")
     queries, _, query_index = _code_queries(table.keys[0])
-    jsg_key = table.keys[jsg] if jsg is not None else np.zeros((len(rel), 1), dtype=np.uint64)  # one JSG: "0"
+    # qrels_prefs: one sub-group "0" per JG, a read-only view of one zero key (no [M] column)
+    jsg_key = table.keys[jsg] if jsg is not None else np.broadcast_to(np.zeros((1, 1), dtype=np.uint64), (len(rel), 1))
     return Prefs(path=table.path, queries=queries, query_index=query_index, jg_key=table.keys[1], jsg_key=jsg_key,
-                 doc_key=table.keys[doc_column], rel=rel, line=table.line)
+                 doc_key=table.keys[doc_column], rel=rel, lines=table.lines)
 
 
 def read_prefs(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Prefs:
@@ -190,8 +196,11 @@ def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarra
     del order
     row_of, keys = rows[head], keys[head]
     found = lookup(run, run_codes(run, qids)[row_of], keys)
-    position_of = np.full(len(run), -1, dtype=np.int32 if len(run) < (1 << 31) else np.int64)
-    position_of[entries] = np.arange(len(entries))
+    dtype = np.int32 if len(run) < (1 << 31) else np.int64  # run-long: int32 where it holds
+    position_of = np.full(len(run), -1, dtype=dtype)
+    for start in range(0, len(entries), ENTRY_CHUNK):  # (no run-long range of positions)
+        part = entries[start : start + ENTRY_CHUNK]
+        position_of[part] = np.arange(start, start + len(part), dtype=dtype)
     position = np.where(found >= 0, position_of[found], -1)
     return ids, row_of, position
 
@@ -205,23 +214,27 @@ def _row_order(rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 def _position_in_group(groups: np.ndarray) -> np.ndarray:
     """0-based position of each element within its run of equal (sorted) ``groups``."""
-    head = np.flatnonzero(_starts(groups))
-    return np.arange(len(groups)) - np.repeat(head, np.diff(np.append(head, len(groups))))
+    dtype = np.int32 if len(groups) < (1 << 31) else np.int64  # as long as the table: int32
+    head = np.flatnonzero(_starts(groups)).astype(dtype)
+    return np.arange(len(groups), dtype=dtype) - np.repeat(head, np.diff(np.append(head, len(groups))))
 
 
-def _ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool):
-    """(run entries of evaluated queries in ranked order, their rows, 0-based ranks): score descending,
-    equal scores by docno ascending (trec_eval's prefs order) or descending; ``-M`` applied."""
+def _ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool,
+                ranks: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """(run entries of evaluated queries in ranked order, their 0-based ranks, None unless ``ranks`` or
+    ``max_docs``): score descending, equal scores by docno ascending (trec_eval's prefs order) or
+    descending; ``-M`` applied."""
     # the file's order, usually by query and score already: the sort is of tied scores only
     entries = _docid_descending(_grouped(run.query_index, run.score), run.query_index, run.score, run.doc_key,
                                 descending=not docno_ascending)
     entries = entries[run_rows[entries] >= 0]
-    rows = run_rows[entries]
-    rank = _position_in_group(rows)
+    if max_docs is None and not ranks:
+        return entries, None
+    rank = _position_in_group(run_rows[entries])
     if max_docs is not None:
         keep = rank < max_docs
-        entries, rows, rank = entries[keep], rows[keep], rank[keep]
-    return entries, rows, rank
+        entries, rank = entries[keep], rank[keep]
+    return entries, rank
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +284,7 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     their docid ranks, njr [Q], nj [Q])."""
     qids, run_rows, prefs_rows = _evaluated(run, prefs, complete)
     size = len(qids)
-    entries = _ranked_run(run, run_rows, max_docs, docno_ascending=True)[0]
+    entries, _ = _ranked_run(run, run_rows, max_docs, docno_ascending=True, ranks=False)
     del run_rows  # each of the run's per-entry arrays is as large as the judgements' here: freed early
     # int32: the entries' arrays, each as long as the judgements, are what the counting holds
     judged_entries = np.flatnonzero(prefs_rows >= 0).astype(np.int32)
@@ -281,7 +294,7 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     docid = np.full(len(group_row), -1, dtype=np.int32)
     # the retrieved ones in ranked order (by query, then rank): their positions in the ranking, sorted
     retrieved = position >= 0
-    hit_at = np.full(len(entries), -1, dtype=np.int64)
+    hit_at = np.full(len(entries), -1, dtype=np.int64 if len(group_row) >= (1 << 31) else np.int32)
     hit_at[position[retrieved]] = np.flatnonzero(retrieved)
     hits = hit_at[hit_at >= 0]
     del hit_at
@@ -407,8 +420,8 @@ def _text(prefs: Prefs, source: np.ndarray, i: int) -> str:
     return str(decode_keys(prefs.doc_key[source[[i]]])[0])
 
 
-# entries whose temporaries (a few int64 arrays each) are computed at once when counting classes
-ENTRY_CHUNK = 1 << 16
+# entries whose temporaries (some fifteen int64 arrays, 2 MB) are computed at once when counting classes
+ENTRY_CHUNK = 1 << 14
 
 
 def _count_ec(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray,
