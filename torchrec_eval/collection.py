@@ -21,7 +21,8 @@ from torchrec_eval.metrics.base import RankingMetric
 # Families whose better values are lower (or neither): for tools that read ``higher_is_better``.
 DIRECTION = {
     "mpr": False,
-    **{family: spec.higher_is_better for family, spec in BEYOND_REGISTRY.items() if spec.higher_is_better is not True},
+    **{family: spec.higher_is_better for family, spec in BEYOND_REGISTRY.items()
+       if spec.higher_is_better is not True},
 }
 
 ALIASES = {

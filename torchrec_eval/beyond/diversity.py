@@ -111,7 +111,9 @@ def _similarity_pairs(similarity: Tensor, ids: Tensor, skip_unknown: bool) -> tu
     return (block * both).sum((1, 2)), m * (m - 1)
 
 
-def intra_list_diversity(table: Tensor, ids: Tensor, mode: str, skip_unknown: bool = False) -> tuple[Tensor, Tensor]:
+def intra_list_diversity(
+    table: Tensor, ids: Tensor, mode: str, skip_unknown: bool = False
+) -> tuple[Tensor, Tensor]:
     """Mean pairwise distance ``1 - sim`` within each list of ``ids`` [B, k] (float64 [B], 0 without a pair)
     and the number of ordered pairs it averages [B].
 

@@ -1,4 +1,5 @@
-"""The options of each beyond-accuracy family, checked and turned into settings, a per-item table and an id limit.
+"""The options of each beyond-accuracy family, checked and turned into settings, a per-item table and an
+id limit.
 
 Each ``configure_*`` function takes the family name (for its messages) and the family's options, already
 checked for unknown and missing names, and returns a :class:`Configured`; it raises ``ValueError`` naming
@@ -155,7 +156,8 @@ def configure_serendipity(family: str, options: dict[str, Any]) -> Configured:
     baseline = options.get("baseline_size")
     if baseline is not None:
         check_int("baseline_size", baseline, family, minimum=0)
-    return Configured({"baseline_size": baseline}, popularity_rank(popularity), _popularity_limit(family, popularity))
+    rank = popularity_rank(popularity)
+    return Configured({"baseline_size": baseline}, rank, _popularity_limit(family, popularity))
 
 
 def configure_average_popularity(family: str, options: dict[str, Any]) -> Configured:

@@ -1,4 +1,5 @@
-"""The registry of beyond-accuracy families: what :class:`~torchrec_eval.beyond.member.BeyondMember` needs of each.
+"""The registry of beyond-accuracy families: what :class:`~torchrec_eval.beyond.member.BeyondMember` needs
+of each.
 
 :data:`REGISTRY` maps a family name to a :class:`FamilySpec`: its options, how they are checked, its state
 layout (rows of item counts for a *catalogue* family, a sum/sum of squares/count column per cut-off for a
@@ -22,9 +23,11 @@ from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, int
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
 from torchrec_eval.functional._kernels import apply_empty_target_action
 
-#: per query: (ranked batch, k, the family's table, its settings, empty_target_action) -> (values [B], counted [B])
+#: per query: (ranked batch, k, the family's table, its settings, empty_target_action)
+#: -> (values [B], counted [B])
 PerQuery = Callable[[RankedTargets, int, Tensor, dict[str, Any], str], tuple[Tensor, Tensor]]
-#: per group: (item-count rows {channel: [G, N]}, plus {"lists": [G]} with counts_lists; settings) -> values [G]
+#: per group: (item-count rows {channel: [G, N]}, plus {"lists": [G]} with counts_lists; settings)
+#: -> values [G]
 FromCounts = Callable[[dict[str, Tensor], dict[str, Any]], Tensor]
 
 
@@ -64,12 +67,16 @@ def _counted(value: Tensor, counted: Tensor) -> tuple[Tensor, Tensor]:
     return torch.where(counted, value, torch.zeros((), dtype=torch.float64, device=value.device)), counted
 
 
-def _mean_of_table(ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str):
+def _mean_of_table(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
     """Novelty (table: self-information) and average popularity (table: popularity)."""
     return _counted(*mean_over_list(table, ranked.item_ids[:, :k]))
 
 
-def _intra_list(ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str):
+def _intra_list(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
     ids = ranked.item_ids[:, :k]
     value, pairs = intra_list_diversity(table, ids, settings["mode"], skip_unknown="featureless" in settings)
     if settings["single_item"] == "zero":  # RecTools: a one-item list scores 0
@@ -78,7 +85,9 @@ def _intra_list(ranked: RankedTargets, k: int, table: Tensor, settings: dict[str
     return _counted(value, pairs > 0)
 
 
-def _serendipity(ranked: RankedTargets, k: int, rank: Tensor, settings: dict[str, Any], action: str):
+def _serendipity(
+    ranked: RankedTargets, k: int, rank: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
     baseline = k if settings["baseline_size"] is None else settings["baseline_size"]
     hits = unexpected_hit_share(rank, ranked.item_ids[:, :k], ranked.relevant[:, :k], k, baseline)
     value, counted = apply_empty_target_action(hits.unsqueeze(1), ranked.num_relevant, action)
@@ -107,8 +116,8 @@ _POPULARITY = "item_popularity"
 REGISTRY: dict[str, FamilySpec] = {
     "coverage": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
                            item_rows=("count",), upper_bound=1.0),
-    "gini": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, False, from_counts=_gini,
-                       item_rows=("count",), upper_bound=1.0),
+    "gini": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_gini, item_rows=("count",),
+                       upper_bound=1.0, higher_is_better=False),
     "entropy": FamilySpec({**_CATALOGUE_SIZE, "base": False, "normalization": False}, opts.configure_entropy,
                           from_counts=_entropy, item_rows=("count",)),
     "inter_list_diversity": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_inter_list,
@@ -118,12 +127,13 @@ REGISTRY: dict[str, FamilySpec] = {
         {"item_features": False, "item_similarity": False, "single_item": False, "featureless": False},
         opts.configure_intra_list_diversity, per_query=_intra_list,
     ),
-    "novelty": FamilySpec({_POPULARITY: True, "num_users": False, "cold_items": False}, opts.configure_novelty,
-                          per_query=_mean_of_table),
+    "novelty": FamilySpec({_POPULARITY: True, "num_users": False, "cold_items": False},
+                          opts.configure_novelty, per_query=_mean_of_table),
     "serendipity": FamilySpec({_POPULARITY: True, "baseline_size": False}, opts.configure_serendipity,
                               per_query=_serendipity, upper_bound=1.0),
-    "average_popularity": FamilySpec({_POPULARITY: True, "all_zero": False}, opts.configure_average_popularity,
-                                     None, per_query=_mean_of_table),
+    "average_popularity": FamilySpec({_POPULARITY: True, "all_zero": False},
+                                     opts.configure_average_popularity, per_query=_mean_of_table,
+                                     higher_is_better=None),
 }
 
 #: family -> how it takes a cut-off (the suite's member-module protocol, :mod:`torchrec_eval.collection`)
