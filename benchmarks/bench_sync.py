@@ -47,8 +47,8 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
 
-KERNELS = tre.functional._kernels.KERNELS
-FAMILIES = list(KERNELS)  # every top-k family
+REGISTRY = tre.ranking.registry.REGISTRY
+FAMILIES = list(REGISTRY)  # every top-k family
 CLASSES = [
     "Precision",
     "Recall",

@@ -32,9 +32,9 @@ import torchrec_eval as tre
 from tests.reference.classes import FACTORIES, POINTWISE, RATING
 from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval import beyond
-from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.inputs import TIES
 from torchrec_eval.metrics import pairwise
+from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.syncs import host_reads_free, simulate_accelerator, topk_keeps_lowest_index
 
 N = 48  # items: per-row permutations of 0..N-1 are exact in bfloat16 (no accidental ties)
@@ -46,7 +46,7 @@ OPTIONS = {"coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"
            "average_popularity": {"item_popularity": POPULARITY}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
-    "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in KERNELS],  # rprecision@10: capped, no read
+    "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in REGISTRY],  # rprecision@10: capped, no read
     "pairwise": [name if mode == "none" else f"{name}@5" for name, mode in pairwise.FAMILIES.items()
                  if name != "fcp"],  # FCP reads its grade levels: a documented exception
     "beyond": [f"{name}@5" for name in beyond.FAMILIES],
@@ -100,7 +100,7 @@ def _order_free(metrics: list[str], form: str, ties: str) -> list[str]:
     """The keys whose value does not depend on which tied items ``topk`` keeps at the cut-off."""
     if form == "ranked":
         return metrics  # no topk: the caller's order
-    top_k = {*KERNELS, "ctr"} if ties == "average" else set()  # averaged over every order of a tie group
+    top_k = {*REGISTRY, "ctr"} if ties == "average" else set()  # averaged over every order of a tie group
     return [key for key in metrics if key.partition("@")[0] in ORDER_FREE | top_k]
 
 

@@ -25,8 +25,8 @@ import torch.multiprocessing as mp
 from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
-from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.ranking.registry import REGISTRY
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
@@ -90,7 +90,7 @@ def expected_collectives(num_states: int) -> dict[str, int]:
     return {key: num_states * n for key, n in PER_STATE.items()}
 
 
-FAMILIES = list(KERNELS)  # every top-k family
+FAMILIES = list(REGISTRY)  # every top-k family
 
 
 def all_reduce_sum(tensor: torch.Tensor, group: Any = None) -> list[torch.Tensor]:

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.functional._kernels import KERNELS
+from torchrec_eval.ranking.registry import REGISTRY
 
-NAMES = [f"{family}@{k}" for family in KERNELS if family != "rprecision" for k in (1, 4, 9)] + ["rprecision"]
+NAMES = [f"{family}@{k}" for family in REGISTRY if family != "rprecision" for k in (1, 4, 9)] + ["rprecision"]
 
 
 def batch(kind: str, seed: int):

@@ -21,12 +21,12 @@ from torchmetrics import MetricCollection
 from torchmetrics.wrappers import Running
 
 import torchrec_eval as tre
-from torchrec_eval.functional._kernels import KERNELS
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.ranking.registry import REGISTRY
 
 NUM_ITEMS = 10
 NUM_GROUPS = 3
-FAMILIES = list(KERNELS)  # every top-k family
+FAMILIES = list(REGISTRY)  # every top-k family
 
 FACTORIES: dict[str, Callable[[], RankingMetric]] = {
     "precision": lambda: tre.Precision(k=[1, 5]),

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.functional._kernels import KERNELS
+from torchrec_eval.ranking.registry import REGISTRY
 
 PRESETS = [None, "trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools"]
 GAINS = [{}, {"ndcg": {"gain": "exp"}, "dcg": {"gain": "exp"}}, {"ndcg": {"gain": "binary"}, "dcg": {"gain": "binary"}}]
@@ -33,7 +33,7 @@ def ranked_batch(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_padding_columns_change_nothing(convention, gain_options, seed):
     ranked, targets, gains = ranked_batch(seed)
-    names = [f"{family}@{k}" for family in KERNELS if family != "rprecision" for k in (3, 10)] + ["rprecision"]
+    names = [f"{family}@{k}" for family in REGISTRY if family != "rprecision" for k in (3, 10)] + ["rprecision"]
     values = []
     for pad in (0, 1, 7):
         padded = torch.cat([ranked, torch.full((ranked.shape[0], pad), -1)], dim=1)

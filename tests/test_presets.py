@@ -20,7 +20,7 @@ import torch
 import torchrec_eval as tre
 from torchrec_eval import beyond
 from torchrec_eval import functional as F
-from torchrec_eval.functional._kernels import KERNELS
+from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.uncertainty import confidence_interval
 
 try:
@@ -67,7 +67,7 @@ def test_empty_list_action_leaves_out_empty_lists_in_every_family():
     inputs, queries = _ranked(seed=1)
     empty = torch.tensor([not ranked for ranked, _ in queries])
     assert empty.sum() == 2
-    for name in KERNELS:
+    for name in REGISTRY:
         fn = getattr(F, name)
         for k in KS:
             counted = fn(k=k, reduction="none", **inputs)

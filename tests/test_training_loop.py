@@ -27,8 +27,9 @@ import torchmetrics
 import torchrec_eval as tre
 from torchrec_eval import beyond
 from torchrec_eval.distributed import UnpaddedDistributedSampler
-from torchrec_eval.functional._kernels import KERNELS, _discount_sum
 from torchrec_eval.metrics import pairwise
+from torchrec_eval.ranking.discount_sum import discount_sum
+from torchrec_eval.ranking.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 NUM_ITEMS = 20
@@ -37,7 +38,7 @@ POPULARITY = torch.arange(NUM_ITEMS, 0, -1).double()
 
 def every_family() -> dict[str, tre.metrics.base.RankingMetric]:
     """One metric object per family (defaults), and suites mixing members."""
-    metrics = {name: tre.RankingMetrics([f"{name}@5" if name != "rprecision" else name]) for name in KERNELS}
+    metrics = {name: tre.RankingMetrics([f"{name}@5" if name != "rprecision" else name]) for name in REGISTRY}
     metrics |= {
         "auc": pairwise.AUC(),
         "gauc": pairwise.GAUC(),
@@ -522,10 +523,10 @@ def test_a_huge_k_allocates_nothing_for_it(convention):
     # Before: k=10**12 with binary gains built a table of k discounts (8 TB).
     scores, target = batch()
     huge, full = 10**12, NUM_ITEMS
-    suite = tre.RankingMetrics([f"{family}@{huge}" for family in KERNELS], convention=convention)
+    suite = tre.RankingMetrics([f"{family}@{huge}" for family in REGISTRY], convention=convention)
     suite.update(scores, target)
     values = suite.compute()
-    reference = tre.RankingMetrics([f"{family}@{full}" for family in KERNELS], convention=convention)
+    reference = tre.RankingMetrics([f"{family}@{full}" for family in REGISTRY], convention=convention)
     reference.update(scores, target)
     for key, value in reference.compute().items():
         family = key.partition("@")[0]
@@ -539,12 +540,12 @@ def test_rectools_ideal_dcg_of_a_huge_k_matches_a_direct_sum():
     mpmath = pytest.importorskip("mpmath")
     for k in (7, 2**20, 2**20 + 3, 3_000_000):
         direct = math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1))
-        assert _discount_sum(k, 2.0) == pytest.approx(direct, rel=1e-13)
+        assert discount_sum(k, 2.0) == pytest.approx(direct, rel=1e-13)
     k = 10**12  # Euler-Maclaurin tail against mpmath's logarithmic integral
     head = math.fsum(1 / math.log2(i + 1) for i in range(1, 2**20 + 1))
     a, b = 2**20 + 1, k + 1
     tail = (mpmath.li(b) - mpmath.li(a) + (1 / mpmath.log(b) - 1 / mpmath.log(a)) / 2) * mpmath.log(2)
-    assert _discount_sum(k, 2.0) == pytest.approx(head + float(tail), rel=1e-12)
+    assert discount_sum(k, 2.0) == pytest.approx(head + float(tail), rel=1e-12)
 
 
 def test_paired_comparison_is_safe_too():

@@ -13,13 +13,15 @@ from torchmetrics import Metric
 from torchrec_eval import beyond as _beyond
 from torchrec_eval.beyond.registry import REGISTRY as BEYOND_REGISTRY
 from torchrec_eval.conventions import resolve_options
-from torchrec_eval.functional._kernels import KERNELS, check_k
-from torchrec_eval.functional._plan import Plan, make_entry
 from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.ranking.entries import check_k, make_entry
+from torchrec_eval.ranking.plan import Plan
+from torchrec_eval.ranking.registry import REGISTRY as RANKING_REGISTRY
 
-# Families whose better values are lower (or neither): for tools that read ``higher_is_better``.
+# Which way each family is better, for tools that read ``higher_is_better`` (absent: higher).
 DIRECTION = {
+    **{family: spec.higher_is_better for family, spec in RANKING_REGISTRY.items()},
     "mpr": False,
     **{family: spec.higher_is_better for family, spec in BEYOND_REGISTRY.items()
        if spec.higher_is_better is not True},
@@ -45,7 +47,7 @@ def _member_module(family: str) -> Any | None:
 
 
 def _known() -> list[str]:
-    return sorted([*KERNELS, *(family for module in MEMBER_MODULES for family in module.FAMILIES)])
+    return sorted([*RANKING_REGISTRY, *(family for module in MEMBER_MODULES for family in module.FAMILIES)])
 
 
 def _parse(name: str) -> tuple[str, int | None]:
@@ -53,7 +55,7 @@ def _parse(name: str) -> tuple[str, int | None]:
         raise ValueError(f"Metric names must be strings such as 'ndcg@10', got {name!r}")
     family, _, cutoff = name.strip().lower().partition("@")
     family = ALIASES.get(family, family)
-    if family not in KERNELS and _member_module(family) is None:
+    if family not in RANKING_REGISTRY and _member_module(family) is None:
         raise ValueError(f"Unknown metric {name!r}; known metrics: {_known()} (with '@k', e.g. 'ndcg@10')")
     if not cutoff:
         return family, None
@@ -121,7 +123,7 @@ class RankingMetrics(RankingMetric):
             module = _member_module(family)
             if module is not None:
                 cutoffs = [cutoff] if cutoff is not None or module.FAMILIES[family] == "none" else cutoffs
-            elif cutoff is None and not extra_ks and not KERNELS[family].optional_k:
+            elif cutoff is None and not extra_ks and not RANKING_REGISTRY[family].optional_k:
                 raise ValueError(f"Metric {name!r} needs a cut-off: write '{family}@10' or pass `k`")
             for one in cutoffs:
                 key = family if one is None else f"{family}@{one}"
@@ -138,7 +140,7 @@ class RankingMetrics(RankingMetric):
         entries = [
             make_entry(family, ks, resolve_options(convention, family, options.get(family, {}), kwargs.get("ties")))
             for family, ks in requested.items()
-            if family in KERNELS
+            if family in RANKING_REGISTRY
         ]
         members: list[Any] = [Plan(entries)] if entries else []
         for module in MEMBER_MODULES:

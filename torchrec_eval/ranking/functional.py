@@ -1,0 +1,469 @@
+"""Functional top-k ranking metrics: one call, one batch, a mean (or per-query values).
+
+Every function accepts any input form of :mod:`torchrec_eval.inputs` and the same common arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+
+from torchrec_eval.conventions import preset, resolve_common, resolve_options
+from torchrec_eval.ranking.entries import make_entry
+from torchrec_eval.ranking.member_steps import check_common, prepare
+from torchrec_eval.ranking.plan import Plan
+
+_COMMON_ARGS = """
+    Args:
+        preds: [B, N] float scores (any real values; no score is special), or [M] with ``indexes``.
+        target: [B, N] relevance (bool, int or float >= 0), or [M] with ``indexes``.
+        k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"name@k": value}`` is returned).
+        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
+            ``"none"`` for per-query values [B] (NaN for skipped queries).
+        convention: reproduce another library: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
+            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"`` (see
+            :mod:`torchrec_eval.conventions`); explicit arguments override it.
+        empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
+            ``"neg"`` (0), ``"pos"`` (1), or raise (``"error"``).
+        relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
+            Gains (DCG, NDCG, CG) are always the raw target values.
+        ties: order of equal scores: ``"index"`` (default: lower item index first),
+            ``"reverse_index"``, ``"pessimistic"`` (lower gain first), ``"optimistic"``, or ``"average"``
+            (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.inputs`.
+        validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
+            skips the checks that need a host sync.
+        empty_list_action: a query whose list is empty (no candidate: a ``ranked_ids`` row of
+            padding only, or every score ``-inf`` / masked) scores 0 and counts (``"neg"``, default), or
+            is left out of the mean (``"skip"``: Jurity's precision and MAP, MS Recommenders'
+            precision, recall and MAP; their presets set it).
+        **inputs: the other input forms: ``indexes``, ``target_ids``, ``target_gains``,
+            ``ranked_ids``, and ``mask``, ``exclude_ids``.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, an unknown input form, mismatched shapes or dtypes, and
+            (with ``validate_args``) NaN/inf scores, negative relevance or ids out of range.
+"""
+
+
+def _document(extra_args: str = "") -> Any:
+    def wrap(fn: Any) -> Any:
+        fn.__doc__ = fn.__doc__.replace("{common}", extra_args + _COMMON_ARGS)
+        return fn
+
+    return wrap
+
+
+_COMMON = (
+    "preds",
+    "target",
+    "k",
+    "reduction",
+    "convention",
+    "empty_target_action",
+    "relevance_threshold",
+    "ties",
+    "validate_args",
+    "inputs",
+)
+
+
+def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]:
+    """Shared body of the functional metrics: ``arguments`` are the caller's parameters (its ``locals()``);
+    those that are not common arguments are the metric's own options."""
+    args = dict(arguments)
+    inputs = args.pop("inputs")
+    options = {key: args.pop(key) for key in list(args) if key not in _COMMON}
+    preds, target, k, reduction = args["preds"], args["target"], args["k"], args["reduction"]
+    convention, empty_target_action, ties = args["convention"], args["empty_target_action"], args["ties"]
+    relevance_threshold, validate_args = args["relevance_threshold"], args["validate_args"]
+    if reduction not in ("mean", "none"):
+        raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
+    entry = make_entry(name, k, resolve_options(convention, name, options, ties))  # `ties` as passed
+    empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
+    check_common(empty_target_action, relevance_threshold)
+    plan = Plan([entry])
+    batch = prepare(
+        [plan],
+        preds,
+        target,
+        ties=ties,
+        relevance_threshold=relevance_threshold,
+        validate_args=validate_args,
+        duplicates=preset(convention).duplicates,
+        **inputs,
+    )
+    plan.check_ties(ties)
+    values, counts = plan._counted(batch.ranked, empty_target_action)
+    if reduction == "none":
+        values = values.masked_fill(~(counts[:, list(plan.count_columns)] > 0), float("nan"))
+    else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")
+        values = plan.means(values.sum(0, keepdim=True), counts.sum(0, keepdim=True))
+    results = {key: values[:, i] for i, key in enumerate(plan.keys)}
+    if isinstance(k, (list, tuple)):
+        return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}
+    only = results[plan.keys[0]]
+    return only if reduction == "none" else only.squeeze(0)
+
+
+@_document()
+def precision(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    denominator=None,
+    **inputs,
+):
+    r"""Precision@k: the share of the top k that is relevant, :math:`\sum_{i \le k} r_i / k`.
+
+    ``denominator="k"`` (default: trec_eval, ranx, RecBole, Spark), ``"retrieved"`` divides by the
+    list's length min(k, candidates) (Jurity), ``"min_k_r"`` by min(k, R).
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import precision
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 1], [0, 0, 1, 1]])
+        >>> precision(preds, target, k=2)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return evaluate("precision", locals())
+
+
+@_document()
+def recall(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    denominator=None,
+    **inputs,
+):
+    r"""Recall@k: the share of the relevant items found in the top k, :math:`\sum_{i \le k} r_i / R`.
+
+    ``denominator="min_k_r"`` divides by min(k, R) instead (Liang et al. 2018).
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import recall
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 1], [0, 0, 1, 1]])
+        >>> recall(preds, target, k=[1, 3], reduction="none")
+        {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
+    """
+    return evaluate("recall", locals())
+
+
+@_document()
+def f1(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    **inputs,
+):
+    r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import f1
+        >>> f1(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), k=2)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return evaluate("f1", locals())
+
+
+@_document()
+def hitrate(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    **inputs,
+):
+    r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import hitrate
+        >>> hitrate(torch.tensor([[0.9, 0.8, 0.1], [0.1, 0.2, 0.3]]), torch.tensor([[0, 0, 1], [0, 0, 1]]), k=1)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return evaluate("hitrate", locals())
+
+
+@_document()
+def mrr(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    **inputs,
+):
+    r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import mrr
+        >>> ranked = torch.tensor([[0, 1, 2, 3, 4], [4, 5, 6, 7, 8]])
+        >>> relevant = torch.tensor([[0, 2, 4, 5, 6], [1, 3, 6, 7, 0]])
+        >>> mrr(ranked_ids=ranked, target_ids=relevant, k=5)
+        tensor(0.6667, dtype=torch.float64)
+    """
+    return evaluate("mrr", locals())
+
+
+@_document()
+def arhr(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    **inputs,
+):
+    r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import arhr
+        >>> arhr(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[1, 0, 1, 0]]), k=3)
+        tensor(1.3333, dtype=torch.float64)
+    """
+    return evaluate("arhr", locals())
+
+
+@_document()
+def map(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,  # noqa: A001
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    normalizer=None,
+    **inputs,
+):
+    r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
+
+    ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
+    RecBole, MS Recommenders ``map_at_k``); ``"r"`` D = R (trec_eval ``map_cut``, ranx); ``"hits"``
+    D = relevant items in the top k (torchmetrics); ``"k"`` D = k.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import map
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5, 0.4]])
+        >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
+        tensor(0.7000, dtype=torch.float64)
+    """
+    return evaluate("map", locals())
+
+
+@_document()
+def mar(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    normalizer=None,
+    **inputs,
+):
+    r"""MAR@k (mean average recall): :math:`\sum_{i \le k} \mathrm{Recall@}i \cdot r_i / D`, D as in :func:`map`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import mar
+        >>> mar(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[1, 0, 1]]), k=3)
+        tensor(0.7500, dtype=torch.float64)
+    """
+    return evaluate("mar", locals())
+
+
+_GAIN_ARGS = """
+    Keyword Args:
+        gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges);
+            ``"binary"`` uses the relevance (0/1).
+        log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
+        ideal: NDCG only: ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
+            R relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
+"""
+
+
+@_document(_GAIN_ARGS)
+def dcg(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    gain=None,
+    log_base=None,
+    **inputs,
+):
+    r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import dcg
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]])
+        >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
+        tensor(4.4923, dtype=torch.float64)
+    """
+    return evaluate("dcg", locals())
+
+
+@_document(_GAIN_ARGS)
+def ndcg(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    gain=None,
+    log_base=None,
+    ideal=None,
+    **inputs,
+):
+    r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
+
+    The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import ndcg
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]])
+        >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
+        tensor(0.9434, dtype=torch.float64)
+    """
+    return evaluate("ndcg", locals())
+
+
+@_document()
+def cg(
+    preds=None,
+    target=None,
+    *,
+    k=10,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    **inputs,
+):
+    r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import cg
+        >>> cg(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[3, 0, 2]]), k=2)
+        tensor(3., dtype=torch.float64)
+    """
+    return evaluate("cg", locals())
+
+
+@_document()
+def rprecision(
+    preds=None,
+    target=None,
+    *,
+    k=None,
+    reduction="mean",
+    convention=None,
+    empty_target_action=None,
+    relevance_threshold=None,
+    ties=None,
+    validate_args=True,
+    empty_list_action=None,
+    denominator=None,
+    no_hit_action=None,
+    **inputs,
+):
+    r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
+
+    ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R). Without a cap the
+    ranking goes as deep as the largest R of the batch, which needs one host sync. RecTools'
+    R-Precision is hits@k / min(k, R): ``precision(..., k=k, denominator="min_k_r")``.
+
+    ``denominator="r"`` divides the hits in the top min(k, R) by R instead; ``no_hit_action="skip"``
+    leaves out the queries without a relevant item in the top min(k, R) (with it, a query without
+    any relevant item is left out whatever ``empty_target_action``; not with ``ties="average"``).
+    Both together are MS Recommenders' ``r_precision_at_k``, which ``convention="recommenders"``
+    sets.
+    {common}
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import rprecision
+        >>> rprecision(torch.tensor([[0.9, 0.8, 0.7, 0.6]]), torch.tensor([[1, 0, 1, 1]]))
+        tensor(0.6667, dtype=torch.float64)
+    """
+    return evaluate("rprecision", locals())

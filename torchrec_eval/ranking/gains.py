@@ -1,0 +1,67 @@
+"""Formulas over the gains of the top k: CG, DCG and NDCG (with its ideal DCG)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.constants import constant
+from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.ranking.discount_sum import discount_sum
+from torchrec_eval.ranking.rank_sums import discounts, summed
+from torchrec_eval.ranking.ratios import as_row, divide
+
+
+def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return summed(rt.gains, ks)
+
+
+def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
+    return summed(_gains(rt, gain), ks, "discount", log_base, finite=gain != "exp")
+
+
+def ndcg(
+    rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0, ideal: str = "cut"
+) -> Tensor:
+    return divide(dcg(rt, ks, gain, log_base), _ideal_dcg(rt, ks, gain, log_base, ideal))
+
+
+def _gains(rt: RankedTargets, gain: str) -> Tensor:
+    if gain == "binary":
+        return rt.hits
+    return torch.exp2(rt.gains) - 1 if gain == "exp" else rt.gains
+
+
+def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str) -> Tensor:
+    if gain != "binary" and rt.ideal_gains is not None:  # graded: the query's own gains, sorted ("cut" only)
+        ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
+        # the ideal list has its own length (min(k, number of targets)): a ranked list shorter than k
+        # must not cut the ideal at its own length
+        return summed(ideal_gains, ks, "discount", log_base, finite=gain != "exp")
+    # binary gains (or a binary target, whose every gain is 0 or 1): the ideal list holds min(R, k)
+    # relevant items (R <= max_relevant): tabulate its DCG by length, never longer than the batch can
+    # fill, whatever k is
+    bound = max(rt.max_relevant, 1) if ideal == "full" else min(max(rt.max_relevant, 1), max(ks))
+    table = _ideal_table(bound, log_base, rt.gains.device)
+    if ideal == "k":  # RecTools: k relevant slots, whatever R is
+        return as_row([discount_sum(k, log_base) for k in ks], rt.gains).expand(rt.gains.shape[0], -1)
+    if ideal == "full":  # Jurity: every relevant item, not cut at k
+        return table[rt.num_relevant.long().clamp(max=bound)].unsqueeze(1).expand(-1, len(ks))
+    if len(ks) == 1:
+        return table[rt.relevant_column.long().clamp(max=min(ks[0], bound))]
+    relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
+    cutoffs = constant(("cutoffs", tuple(min(k, bound) for k in ks), relevant.device),
+                       lambda: torch.tensor([min(k, bound) for k in ks], device=relevant.device))
+    return table[torch.minimum(relevant, cutoffs)]
+
+
+def _ideal_table(bound: int, log_base: float, device: torch.device) -> Tensor:
+    """[bound + 1] DCG of an ideal binary list by its length 0..bound (built once per device)."""
+
+    def build() -> Tensor:
+        zero = torch.zeros(1, dtype=torch.float64, device=device)
+        return torch.cat([zero, discounts(bound, log_base, device).cumsum(0)])
+
+    return constant(("ideal", bound, log_base, device), build)

@@ -1,0 +1,45 @@
+"""Formulas over the number of relevant items in the top k: Precision, Recall, F1 and HitRate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.ranking.rank_sums import at_cutoffs, summed
+from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
+
+
+def hits_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    """[B, len(ks)] relevant items within each cut-off (read once per batch: several families use it)."""
+    read = rt.__dict__.setdefault("_hits_within", {})
+    key = tuple(ks)
+    if key not in read:
+        read[key] = at_cutoffs(rt.cum_hits, ks)
+    return read[key]
+
+
+def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Tensor:
+    hits, cutoffs = hits_within(rt, ks), as_row(ks, rt.gains)
+    if denominator == "k":
+        return hits / cutoffs
+    if denominator == "retrieved":
+        return divide(hits, torch.minimum(cutoffs, rt.num_candidates.unsqueeze(1)))
+    return per_capped_count(hits, rt.relevant_column, ks)  # "min_k_r"
+
+
+def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Tensor:
+    if denominator == "min_k_r":
+        return per_capped_count(hits_within(rt, ks), rt.relevant_column, ks)
+    return per_count(hits_within(rt, ks), rt.relevant_column)
+
+
+def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    p, r = precision(rt, ks), recall(rt, ks)
+    return divide(2 * p * r, p + r)
+
+
+def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return summed(rt.first_hit, ks)

@@ -1,0 +1,63 @@
+"""Steps every member of a :class:`~torchrec_eval.metrics.base.RankingMetric` shares (the top-k plan, the
+pairwise and beyond-accuracy members): check the common arguments, rank a batch once for all of them, add
+per-query rows into a state."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from torch import Tensor
+
+from torchrec_eval.inputs import Batch, prepare_batch
+from torchrec_eval.ranking.empty_targets import EMPTY_TARGET_ACTIONS
+
+
+def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:
+    if empty_target_action not in EMPTY_TARGET_ACTIONS:
+        raise ValueError(
+            f"`empty_target_action` must be one of {EMPTY_TARGET_ACTIONS}, got {empty_target_action!r}"
+        )
+    if relevance_threshold is not None and (
+        isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, (int, float))
+    ):
+        raise ValueError(f"`relevance_threshold` must be a number or None, got {relevance_threshold!r}")
+
+
+def prepare(
+    members: Sequence[Any],
+    preds: Tensor | None,
+    target: Tensor | None,
+    *,
+    ties: str,
+    relevance_threshold: float | None,
+    validate_args: bool,
+    groups: Tensor | None = None,
+    **inputs: Tensor | None,
+) -> Batch:
+    """Validate and rank a batch once for every member (the deepest top-k any of them needs)."""
+    return prepare_batch(
+        preds,
+        target,
+        groups=groups,
+        ties=ties,
+        relevance_threshold=relevance_threshold,
+        validate_args=validate_args,
+        k=max([0, *(member.depth for member in members)]),  # (no `default=`: torch.compile traces this)
+        need_ideal=any(member.needs_ideal for member in members),
+        to_num_relevant=any(member.to_num_relevant for member in members),
+        need_candidates=any(member.needs_candidates for member in members),
+        average_view=any(getattr(member, "needs_average", False) for member in members),
+        **inputs,
+    )
+
+
+def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None, weights: Tensor | None = None) -> None:
+    """Add per-query rows [B, C] into a [G, C] state, by group (G = 1 without groups); with ``weights``
+    [B], each row times its query's weight (a weighted sum, numerators and denominators alike)."""
+    if weights is not None:
+        rows = rows * weights.unsqueeze(1)
+    if groups is None:
+        state += rows.sum(0, keepdim=True)
+    else:
+        state.index_add_(0, groups, rows)

@@ -1,0 +1,185 @@
+"""A plan: which top-k families, at which cut-offs, with which options -- evaluated from one ranking.
+
+The :class:`Plan` is the top-k member of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its class name
+and instance attributes name the configuration state of checkpoints (``metrics.base.fingerprint``), so they
+stay as they are; tables belong to :mod:`~torchrec_eval.ranking.registry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.constants import constant
+from torchrec_eval.inputs import Batch, RankedTargets
+from torchrec_eval.ranking.count_layout import NEWER_OPTIONS, count_layout, zero_kinds
+from torchrec_eval.ranking.empty_targets import counted_values
+from torchrec_eval.ranking.entries import Entry
+from torchrec_eval.ranking.member_steps import accumulate
+from torchrec_eval.ranking.registry import PLAN_OPTIONS, REGISTRY
+
+
+class Plan:
+    """Top-k metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order.
+
+    As a member of a :class:`~torchrec_eval.metrics.base.RankingMetric` its state is ``stats``
+    [G, 2P + C]: the sum of each value, the sum of its square, and C counts of counted queries: the
+    queries kept by ``empty_target_action`` (C = 1 unless an entry has ``empty_list_action="skip"``
+    or ``no_hit_action="skip"``, which count a subset of them in a column of their own; see
+    :func:`~torchrec_eval.ranking.count_layout.count_layout`). A checkpoint of the [G, 2P + 1] layout
+    loads (:meth:`adapt_loaded`).
+    """
+
+    needs_candidates = False
+    supports_weights = True  # per-query weights: every value is a mean over queries
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        # (no attribute beyond these: they name the configuration state, see RankingMetric)
+        self.entries = list(entries)
+        self.keys = [key for entry in self.entries for key in entry.keys]
+        if len(set(self.keys)) != len(self.keys):
+            raise ValueError(f"A metric is requested twice: {self.keys}")
+        specs = [REGISTRY[entry.name] for entry in self.entries]
+        self.depth = max([k for entry in self.entries for k in entry.ks if k is not None], default=1)
+        self.needs_ideal = any(
+            spec.needs_ideal and dict(entry.options).get("gain", "linear") != "binary"
+            for spec, entry in zip(specs, self.entries, strict=False)
+        )
+        self.to_num_relevant = any(
+            spec.optional_k and None in entry.ks
+            for spec, entry in zip(specs, self.entries, strict=False)
+        )
+        self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
+
+    def _count_layout(self) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+        entries = tuple(self.entries)
+        # torch.compile traces past a cache wrapper (and warns that it does): it gets the function itself
+        return count_layout.__wrapped__(entries) if torch.compiler.is_compiling() else count_layout(entries)
+
+    @property
+    def count_columns(self) -> tuple[int, ...]:
+        """The count column (0..C-1) of each value."""
+        return self._count_layout()[0]
+
+    @property
+    def count_kinds(self) -> tuple[Any, ...]:
+        return self._count_layout()[1]
+
+    def check_ties(self, ties: str) -> None:
+        """``no_hit_action="skip"`` needs one order of the items (whether a query has a hit is not an
+        expectation over orders)."""
+        if ties == "average" and any(isinstance(kind, tuple) for kind in self.count_kinds):
+            raise ValueError("`no_hit_action='skip'` (R-Precision) leaves out the queries without a hit, which "
+                             "differ between orders of tied scores: it takes one order, not ties='average' "
+                             f"(got ties={ties!r})")
+
+    def previous(self) -> Plan:
+        """The plan as it was before ``empty_mean`` alone (self if it has none)."""
+        entries = [replace(entry, options=tuple((name, value) for name, value in entry.options if name != "empty_mean"))
+                   for entry in self.entries]
+        return self if entries == self.entries else Plan(entries)
+
+    def legacy(self) -> Plan:
+        """The plan as it was before the options of ``NEWER_OPTIONS`` (self if it has none of them)."""
+        entries = []
+        for entry in self.entries:
+            kept = tuple((name, value) for name, value in entry.options
+                         if name not in NEWER_OPTIONS or NEWER_OPTIONS[name] not in (None, entry.name))
+            entries.append(replace(entry, options=kept))
+        return self if entries == self.entries else Plan(entries)
+
+    def evaluate(self, ranked: RankedTargets) -> Tensor:
+        columns = []
+        for entry in self.entries:
+            options = {name: value for name, value in entry.options if name not in PLAN_OPTIONS}
+            averaged = options.pop("average_ties", False) and ranked.averaged is not None  # ranked form: no ties
+            view = ranked.averaged if averaged else ranked
+            columns.append(REGISTRY[entry.name].kernel(view, list(entry.ks), **options))
+        return torch.cat(columns, dim=1)
+
+    def _counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
+        """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
+        raw = self.evaluate(ranked)
+        values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
+        kinds = self.count_kinds
+        if len(kinds) == 1:
+            return values, counted
+        if ranked.tie_size is not None:
+            self.check_ties("average")
+        columns = [counted]
+        cutoffs = [k for entry in self.entries for k in entry.ks]
+        for kind in kinds[1:]:
+            if kind == "listed":
+                kept = ranked.num_candidates > 0
+            elif kind[0] == "top_hit":  # a relevant item in the top k (the whole list without a cut-off)
+                k = cutoffs[kind[1]]
+                kept = ranked.cum_hits[:, (ranked.depth if k is None else min(k, ranked.depth)) - 1] > 0
+            else:
+                kept = raw[:, kind[1]] > 0
+            columns.append(counted * kept.unsqueeze(1))
+        counts = torch.cat(columns, dim=1)
+        index = self.count_columns
+        device = counts.device
+        which = constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
+        return values * counts.index_select(1, which), counts
+
+    def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
+        """Per-query values [B, P] (0 where not counted) and the counted mask [B, P]."""
+        values, counts = self._counted(ranked, empty_target_action)
+        counted = counts[:, list(self.count_columns)] > 0
+        return values, counted
+
+    # member protocol of RankingMetric
+    def add_states(self, metric: Any, num_groups: int) -> None:
+        default = torch.zeros(num_groups, 2 * len(self.keys) + len(self.count_kinds), dtype=torch.float64)
+        metric.add_state("stats", default=default, dist_reduce_fx="sum")
+
+    def adapt_loaded(self, metric: Any, state_dict: dict[str, Any], prefix: str) -> None:
+        """A checkpoint's ``stats`` of the one-count layout [G, 2P + 1], in this plan's [G, 2P + C]: every
+        count column starts as the one count (the checkpoint's queries keep the means they had)."""
+        loaded = state_dict.get(prefix + "stats")
+        width = 2 * len(self.keys)
+        kinds = self.count_kinds
+        if not isinstance(loaded, Tensor) or len(kinds) == 1 or loaded.ndim != 2:
+            return
+        if loaded.shape[1] == width + 1:
+            state_dict[prefix + "stats"] = torch.cat([loaded, loaded[:, width:].expand(-1, len(kinds) - 1)], dim=1)
+            return
+        # the layout before `empty_mean`: its count columns, and each ("top_hit", j) starts as its
+        # ("hit", j) column (queries with a hit in the top min(k, R) have one in the top k)
+        older = count_layout(tuple(self.previous().entries))[1]
+        if older == kinds or loaded.shape[1] != width + len(older):
+            return
+        counts = [loaded[:, width + older.index(("hit", kind[1]) if kind[0] == "top_hit" else kind)]
+                  if isinstance(kind, tuple) else loaded[:, width + older.index(kind)] for kind in kinds]
+        state_dict[prefix + "stats"] = torch.cat([loaded[:, :width], torch.stack(counts, dim=1)], dim=1)
+
+    def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
+        """Compute the batch's statistics (may raise); the returned call adds them to the state."""
+        values, counts = self._counted(batch.ranked, metric.empty_target_action)
+        rows = torch.cat([values, values * values, counts], dim=1)
+        return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
+
+    def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+        """key -> (sum [G], sum of squares [G], count [G]) of each value."""
+        p, stats = len(self.keys), metric.stats
+        return {key: (stats[:, i], stats[:, p + i], stats[:, 2 * p + column])
+                for i, (key, column) in enumerate(zip(self.keys, self.count_columns, strict=True))}
+
+    def compute(self, metric: Any) -> dict[str, Tensor]:
+        p, stats = len(self.keys), metric.stats
+        means = self.means(stats[:, :p], stats[:, 2 * p:])
+        return {key: means[:, i] for i, key in enumerate(self.keys)}
+
+    def means(self, totals: Tensor, counts: Tensor) -> Tensor:
+        """[G, P] means from the sums [G, P] and the counts [G, C]: NaN over no query, or 0.0 for a value
+        with ``empty_mean="zero"`` where its zero count (:func:`zero_kinds`) is 0."""
+        means = totals / counts[:, list(self.count_columns)]
+        kinds = self.count_kinds
+        for j, kind in zero_kinds(tuple(self.entries)):
+            means[:, j] = torch.where(counts[:, kinds.index(kind)] == 0, 0.0, means[:, j])
+        return means

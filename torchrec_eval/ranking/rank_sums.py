@@ -1,0 +1,69 @@
+"""Sums over ranks within each cut-off: the one pass every top-k formula is built on.
+
+Every formula maps the ranked representation and a list of cut-offs to a [B, len(ks)] float64 tensor, from
+cumulative sums along the rank axis, so all cut-offs of a metric cost one pass and all metrics of a suite
+share the same top-k.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.constants import constant, ranks, row
+
+
+def at_cutoffs(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
+    """Columns of a [B, K] cumulative tensor at cut-offs ``ks`` (a cut-off past K reads column K)."""
+    depth = cumulative.shape[1]
+    if len(ks) == 1:  # a view: no index tensor to build (most metrics have one cut-off)
+        column = min(ks[0], depth) - 1
+        return cumulative[:, column : column + 1]
+    columns = tuple(min(k, depth) - 1 for k in ks)
+    index = constant(("columns", columns, cumulative.device), lambda: torch.tensor(columns, device=cumulative.device))
+    return cumulative.index_select(1, index)
+
+
+def summed(
+    per_rank: Tensor, ks: Sequence[int], weight: str = "one", log_base: float = 2.0, finite: bool = True
+) -> Tensor:
+    """[B, len(ks)]: for each cut-off k, the sum over ranks i <= k of ``per_rank`` [B, K] times the rank
+    weight (``"one"``, ``"reciprocal"`` 1 / i, ``"discount"`` 1 / log_b(i + 1)).
+
+    One matrix product with a cached [K, len(ks)] table of the weights within each cut-off, for every
+    cut-off at once: few dispatches, which dominate small batches. Values that may be infinite
+    (``finite=False``: exponential gains overflow past 1023) take a running sum instead, where an
+    infinite gain past a cut-off cannot reach it (inf x 0 would be NaN).
+    """
+    depth, device = per_rank.shape[1], per_rank.device
+    if not finite and len(ks) > 1:
+        return at_cutoffs((per_rank * rank_weights(depth, weight, log_base, device)).cumsum(1), ks)
+    if len(ks) == 1 and ks[0] < depth:
+        per_rank, depth = per_rank[:, : ks[0]], ks[0]
+
+    def build() -> Tensor:
+        within = ranks(depth, device).unsqueeze(1) <= row(tuple(float(k) for k in ks), device)
+        return rank_weights(depth, weight, log_base, device).unsqueeze(1) * within
+
+    return per_rank @ constant(("summed", depth, tuple(ks), weight, log_base, device), build)
+
+
+def rank_weights(depth: int, weight: str, log_base: float, device: torch.device) -> Tensor:
+    """[depth] weights of ranks 1..depth (built once per device)."""
+
+    def build() -> Tensor:
+        if weight == "discount":
+            return discounts(depth, log_base, device)
+        return ranks(depth, device).reciprocal() if weight == "reciprocal" else torch.ones_like(ranks(depth, device))
+
+    return constant(("weights", depth, weight, log_base, device), build)
+
+
+def discounts(length: int, log_base: float, device: torch.device) -> Tensor:
+    """[length] discounts 1 / log_b(i + 1) for ranks i = 1..length (built once per device)."""
+    return constant(
+        ("discounts", length, log_base, device), lambda: math.log(log_base) / torch.log1p(ranks(length, device))
+    )

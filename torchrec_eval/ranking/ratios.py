@@ -1,0 +1,35 @@
+"""Safe divisions of the top-k formulas: by a cut-off row, a count of relevant items, min(R, k)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.constants import row
+
+
+def as_row(values: Sequence[float], like: Tensor) -> Tensor:
+    """``values`` as a float64 row on ``like``'s device (built once per device)."""
+    return row(tuple(float(v) for v in values), like.device)
+
+
+def divide(numerator: Tensor, denominator: Tensor) -> Tensor:
+    """numerator / denominator, with 0 where the denominator is 0: every numerator here is 0 there
+    (no gain in the list without an ideal gain, no precision without hits), or its query has R = 0
+    and ``empty_target_action`` replaces its value."""
+    return numerator / denominator.clamp(min=1e-300)
+
+
+def per_count(numerator: Tensor, count: Tensor) -> Tensor:
+    """numerator / count for a count of relevant items (0, 1, 2, ...) that is 0 only where the
+    numerator is 0 too (hits and precision sums need a relevant item): 0 there, as :func:`divide`."""
+    return numerator / count.clamp(min=1)
+
+
+def per_capped_count(numerator: Tensor, relevant: Tensor, ks: Sequence[int]) -> Tensor:
+    """numerator / min(R, k) for each cut-off (R as a column [B, 1]); 0 where R = 0, as :func:`per_count`."""
+    if len(ks) == 1:
+        return numerator / relevant.clamp(1, ks[0])
+    return per_count(numerator, torch.minimum(as_row(ks, relevant), relevant))

@@ -1,0 +1,40 @@
+"""Formulas weighted by the reciprocal rank: MRR, ARHR, and the averages over ranks MAP and MAR."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from torch import Tensor
+
+from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.ranking.hit_counts import hits_within
+from torchrec_eval.ranking.rank_sums import summed
+from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
+
+
+def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return summed(rt.first_hit, ks, "reciprocal")
+
+
+def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return summed(rt.hits, ks, "reciprocal")
+
+
+def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
+    return _average(rt, ks, rt.hits_before_and_at, normalizer, "reciprocal")
+
+
+def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
+    return _average(rt, ks, per_count(rt.hits_before_and_at, rt.relevant_column), normalizer)
+
+
+def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str, weight: str = "one") -> Tensor:
+    """sum_{i<=k} per_rank_i w_i / D, where per_rank already carries the relevance of rank i."""
+    total = summed(per_rank, ks, weight)
+    if normalizer == "min_k_r":
+        return per_capped_count(total, rt.relevant_column, ks)
+    if normalizer == "r":
+        return per_count(total, rt.relevant_column)
+    if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
+        return divide(total, hits_within(rt, ks))
+    return total / as_row(ks, rt.gains)  # "k"

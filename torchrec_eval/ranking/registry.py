@@ -1,0 +1,90 @@
+"""The registry of the top-k families: what :class:`~torchrec_eval.ranking.plan.Plan` needs of each.
+
+:data:`REGISTRY` maps a family name to a :class:`FamilySpec`: its per-query formula, its options with their
+allowed values, its cut-off rule and which way is better. The plan, the suite and the classes read this
+table; a new family is one entry here and a formula beside the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from torch import Tensor
+
+from torchrec_eval.ranking.gains import cg, dcg, ndcg
+from torchrec_eval.ranking.hit_counts import f1, hitrate, precision, recall
+from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr
+from torchrec_eval.ranking.rprecision import rprecision
+
+# Options of which queries a value counts, read by the plan (not by the formula): every family takes
+# ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
+# row of padding only) scores the family's value for it, 0, and counts; "skip": it is left out of the
+# mean (Jurity's precision and MAP, MS Recommenders' precision, recall and MAP).
+EMPTY_LIST_ACTIONS = ("neg", "skip")
+NO_HIT_ACTIONS = ("neg", "skip")
+# ``empty_mean``: the value of a mean over no query: "nan" (default) or "zero" where no query kept has a
+# relevant item in its top k (MS Recommenders' 0.0 when its table of hits is empty)
+EMPTY_MEANS = ("nan", "zero")
+PLAN_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
+_LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
+_GAIN = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
+# average_ties=True: this family's value is the expectation over all orders of tied scores (as
+# torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
+_AVERAGE = {"average_ties": (True, False)}
+_NORMALIZERS = ("min_k_r", "r", "hits", "k")
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One top-k family.
+
+    Attributes:
+        kernel: ``(ranked, ks, **options) -> [B, len(ks)]`` per-query values.
+        options: option name -> its allowed values (``(float,)``: a number > 1).
+        cutoff: ``"k"``: an int ``k`` is required; ``"k_or_r"``: ``k`` may be None, a cut at the query's
+            number of relevant items R (the batch is then ranked down to its largest R).
+        needs_ideal: graded gains need each query's ideal list (NDCG).
+        higher_is_better: for tools that read it.
+    """
+
+    kernel: Callable[..., Tensor]
+    options: dict[str, tuple] = field(default_factory=dict)
+    cutoff: str = "k"
+    needs_ideal: bool = False
+    higher_is_better: bool = True
+
+    @property
+    def optional_k(self) -> bool:
+        """Whether ``k`` may be None (no cut-off but R)."""
+        return self.cutoff == "k_or_r"
+
+
+REGISTRY: dict[str, FamilySpec] = {
+    "precision": FamilySpec(precision, {"denominator": ("k", "retrieved", "min_k_r"), **_LIST}),
+    "recall": FamilySpec(recall, {"denominator": ("r", "min_k_r"), **_LIST}),
+    "f1": FamilySpec(f1, {**_LIST}),
+    "hitrate": FamilySpec(hitrate, {**_LIST}),
+    "mrr": FamilySpec(mrr, {**_LIST}),
+    "arhr": FamilySpec(arhr, {**_LIST}),
+    "map": FamilySpec(average_precision, {"normalizer": _NORMALIZERS, **_LIST}),
+    "mar": FamilySpec(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
+    "ndcg": FamilySpec(ndcg, {**_GAIN, "ideal": ("cut", "full", "k"), **_AVERAGE, **_LIST}, needs_ideal=True),
+    "dcg": FamilySpec(dcg, {**_GAIN, **_AVERAGE, **_LIST}),
+    "cg": FamilySpec(cg, {**_LIST}),
+    # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
+    # Recommenders' r_precision_at_k averages over the users with such a hit)
+    "rprecision": FamilySpec(
+        rprecision, {"denominator": ("min_k_r", "r"), "no_hit_action": NO_HIT_ACTIONS, **_LIST}, cutoff="k_or_r"
+    ),
+}
+
+
+def check_option(family: str, name: str, value: object) -> None:
+    """Raise a ValueError unless ``value`` is allowed for option ``name`` of ``family``."""
+    allowed = REGISTRY[family].options[name]
+    if allowed == (float,):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 1:
+            raise ValueError(f"`{name}` of {family} must be a number > 1, got {value!r}")
+    elif value not in allowed:
+        raise ValueError(f"`{name}` of {family} must be one of {allowed}, got {value!r}")
