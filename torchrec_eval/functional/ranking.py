@@ -1,10 +1,10 @@
 """Functional top-k ranking metrics; the code lives in :mod:`torchrec_eval.ranking.functional`."""
 
+from torchrec_eval.ranking.evaluate import evaluate
 from torchrec_eval.ranking.functional import (
     arhr,
     cg,
     dcg,
-    evaluate,
     f1,
     hitrate,
     map,

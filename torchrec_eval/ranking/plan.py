@@ -101,7 +101,7 @@ class Plan:
             columns.append(REGISTRY[entry.name].kernel(view, list(entry.ks), **options))
         return torch.cat(columns, dim=1)
 
-    def _counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
+    def counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
         raw = self.evaluate(ranked)
         values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
@@ -129,7 +129,7 @@ class Plan:
 
     def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and the counted mask [B, P]."""
-        values, counts = self._counted(ranked, empty_target_action)
+        values, counts = self.counted(ranked, empty_target_action)
         counted = counts[:, list(self.count_columns)] > 0
         return values, counted
 
@@ -160,7 +160,7 @@ class Plan:
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
-        values, counts = self._counted(batch.ranked, metric.empty_target_action)
+        values, counts = self.counted(batch.ranked, metric.empty_target_action)
         rows = torch.cat([values, values * values, counts], dim=1)
         return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
 

@@ -1,0 +1,63 @@
+"""The shared body of the functional top-k metrics: check the arguments, rank the batch once, reduce."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+
+from torchrec_eval.conventions import preset, resolve_common, resolve_options
+from torchrec_eval.ranking.entries import make_entry
+from torchrec_eval.ranking.member_steps import check_common, prepare
+from torchrec_eval.ranking.plan import Plan
+
+_COMMON = (
+    "preds",
+    "target",
+    "k",
+    "reduction",
+    "convention",
+    "empty_target_action",
+    "relevance_threshold",
+    "ties",
+    "validate_args",
+    "inputs",
+)
+
+
+def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]:
+    """Shared body of the functional metrics: ``arguments`` are the caller's parameters (its ``locals()``);
+    those that are not common arguments are the metric's own options."""
+    args = dict(arguments)
+    inputs = args.pop("inputs")
+    options = {key: args.pop(key) for key in list(args) if key not in _COMMON}
+    preds, target, k, reduction = args["preds"], args["target"], args["k"], args["reduction"]
+    convention, empty_target_action, ties = args["convention"], args["empty_target_action"], args["ties"]
+    relevance_threshold, validate_args = args["relevance_threshold"], args["validate_args"]
+    if reduction not in ("mean", "none"):
+        raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
+    entry = make_entry(name, k, resolve_options(convention, name, options, ties))  # `ties` as passed
+    empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
+    check_common(empty_target_action, relevance_threshold)
+    plan = Plan([entry])
+    batch = prepare(
+        [plan],
+        preds,
+        target,
+        ties=ties,
+        relevance_threshold=relevance_threshold,
+        validate_args=validate_args,
+        duplicates=preset(convention).duplicates,
+        **inputs,
+    )
+    plan.check_ties(ties)
+    values, counts = plan.counted(batch.ranked, empty_target_action)
+    if reduction == "none":
+        values = values.masked_fill(~(counts[:, list(plan.count_columns)] > 0), float("nan"))
+    else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")
+        values = plan.means(values.sum(0, keepdim=True), counts.sum(0, keepdim=True))
+    results = {key: values[:, i] for i, key in enumerate(plan.keys)}
+    if isinstance(k, (list, tuple)):
+        return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}
+    only = results[plan.keys[0]]
+    return only if reduction == "none" else only.squeeze(0)
