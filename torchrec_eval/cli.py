@@ -5,7 +5,7 @@
 file against TREC qrels (string ids), or saved tensors (``.pt`` / ``.npz``: scores and relevance, or
 ranked ids and target ids), and prints a table, or trec_eval's output under ``--convention trec``.
 
-With ``--convention trec`` on TREC files, trec_eval's measures (``torchrec_eval.trec_measures``) are
+With ``--convention trec`` on TREC files, trec_eval's measures (``torchrec_eval.trec.measures``) are
 computed with numpy alone: torch is not imported, which is most of the command's start-up time.
 ``torchrec-eval evaluate RUN QRELS --convention trec`` prints what ``trec_eval QRELS RUN`` prints.
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from torch import Tensor
 
     from torchrec_eval.trec import Qrels, Run
-    from torchrec_eval.trec_measures import Measure
+    from torchrec_eval.trec.measures import Measure
 
 __all__ = ["main", "progress_factory", "CONVENTIONS"]
 
@@ -42,7 +42,7 @@ DEFAULT_METRICS = ["ndcg@10", "map@100", "recall@100", "precision@10", "mrr"]
 
 # ``--convention`` takes the library's presets (torchrec_eval.conventions). With "trec" the numbers are
 # trec_eval's: its document order (score desc, docid desc) is built by torchrec_eval.trec, and its
-# measures by torchrec_eval.trec_measures (or the library's metrics with the preset's normalisations).
+# measures by torchrec_eval.trec.measures (or the library's metrics with the preset's normalisations).
 CONVENTIONS = tuple(sorted(PRESETS))
 # the order of equal scores in a TREC run, per convention (torchrec_eval.trec.ranking_order); the
 # other presets' "index" ties are the order of their inputs: the file's
@@ -156,7 +156,7 @@ def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DE
 
     trec_eval's ``P.5,10`` keeps its comma (the cut-offs of one measure), as does any ``NAME.PARAMS`` of a
     trec_eval family (``utility.2,-1,0,0``, ``rbp.1=2,p=0.8``)."""
-    from torchrec_eval.trec_spec import FAMILIES, NICKNAMES
+    from torchrec_eval.trec.spec import FAMILIES, NICKNAMES
 
     names = []
     for value in values or []:
@@ -174,12 +174,12 @@ def trec_measures(names: Sequence[str]) -> list[Measure] | None:
     """The trec_eval measures ``names`` ask for (trec_eval's names, or ours that equal one of its measures
     under ``--convention trec``), or None if one of them is not a trec_eval measure.
 
-    trec_eval's ``-m`` rules hold (``torchrec_eval.trec_spec.resolve``): a measure asked for twice is
+    trec_eval's ``-m`` rules hold (``torchrec_eval.trec.spec.resolve``): a measure asked for twice is
     evaluated once, the first parameters given to a family win. A trec_eval name means trec_eval's
     measure: ``recall`` is its ``recall_5`` ... ``recall_1000`` (the library's whole-list ``recall`` is
     ``set_recall`` there)."""
-    from torchrec_eval.trec_measures import from_library, resolve
-    from torchrec_eval.trec_spec import UnknownMeasure
+    from torchrec_eval.trec.measures import from_library, resolve
+    from torchrec_eval.trec.spec import UnknownMeasure
 
     def library(name: str) -> Measure | None:
         family, cutoff = _family(name)
@@ -195,7 +195,7 @@ def trec_measures(names: Sequence[str]) -> list[Measure] | None:
 
 def _trec_only(name: str) -> bool:
     """A trec_eval measure that the library has no metric for (bpref, num_q, P.5,10, official, ...)."""
-    from torchrec_eval.trec_measures import parse_measures
+    from torchrec_eval.trec.measures import parse_measures
 
     if _TREC_CUT.match(name) or name in _TREC_BARE or name == "recall":
         return False
@@ -477,7 +477,7 @@ def _check_options(args: argparse.Namespace, tensors: bool) -> None:
 def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: list[Measure]) -> int:
     """trec_eval's measures, with numpy alone (no torch)."""
     from torchrec_eval.trec import rank_judgements
-    from torchrec_eval.trec_measures import evaluate
+    from torchrec_eval.trec.measures import evaluate
 
     run, qrels = _debug_query(args, run, qrels)  # trec_eval -D LEVEL.QID
     judgements = rank_judgements(run, qrels, complete=args.complete, max_docs=args.max_docs, ties="trec",
@@ -492,13 +492,13 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
     except ValueError as error:
         raise CliError(str(error)) from None
     if getattr(args, "zscores", None):  # trec_eval -Z
-        from torchrec_eval.trec_zscore import read_zscores, zscore_trec
+        from torchrec_eval.trec.zscore import read_zscores, zscore_trec
 
         result = zscore_trec(judgements, result, read_zscores(args.zscores), relevance_level=level,
                              version=args.trec_eval_version)
     if getattr(args, "debug", None) and not args.json:  # trec_eval -D LEVEL: its measures' printouts
-        from torchrec_eval.trec_debug import debug_blocks
-        from torchrec_eval.trec_formats import parse_debug
+        from torchrec_eval.trec.debug import debug_blocks
+        from torchrec_eval.trec.formats import parse_debug
 
         result.debug = debug_blocks(judgements, measures, level, parse_debug(args.debug)[0])
     _print_evaluation(args, result)
@@ -510,7 +510,7 @@ def evaluate_trec(args: argparse.Namespace, run: Run, qrels: Qrels, measures: li
 def _other_trec_options(args: argparse.Namespace) -> bool:
     """trec_eval's -R/-T/-D/-Z checks; True when the judgements are not qrels (prefs, qrels_prefs,
     qrels_jg: :func:`evaluate_format`), or a prefs / qrels_jg measure is asked of qrels (an error there)."""
-    from torchrec_eval.trec_formats import check_formats, misplaced_measures
+    from torchrec_eval.trec.formats import check_formats, misplaced_measures
 
     check_formats(args.rel_format, args.results_format)
     if args.rel_format != "qrels":
@@ -526,7 +526,7 @@ def _other_trec_options(args: argparse.Namespace) -> bool:
 
 def _debug_query(args: argparse.Namespace, run: Run, qrels: Qrels) -> tuple[Run, Qrels]:
     """trec_eval -D LEVEL.QID: only that query's entries."""
-    from torchrec_eval.trec_formats import only_query, parse_debug
+    from torchrec_eval.trec.formats import only_query, parse_debug
 
     qid = parse_debug(args.debug)[1] if getattr(args, "debug", None) else None
     if qid is None:
@@ -539,10 +539,10 @@ def _debug_query(args: argparse.Namespace, run: Run, qrels: Qrels) -> tuple[Run,
 
 
 def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: str, progress) -> int:
-    """trec_eval -R prefs / qrels_prefs / qrels_jg (torchrec_eval.trec_formats), with -q -n -c -M -l -D -Z."""
+    """trec_eval -R prefs / qrels_prefs / qrels_jg (torchrec_eval.trec.formats), with -q -n -c -M -l -D -Z."""
     from torchrec_eval.trec import read_run
-    from torchrec_eval.trec_formats import evaluate_format as evaluate_judgements
-    from torchrec_eval.trec_formats import parse_debug
+    from torchrec_eval.trec.formats import evaluate_format as evaluate_judgements
+    from torchrec_eval.trec.formats import parse_debug
 
     bar = progress(total=os.path.getsize(run_path), desc="reading run", unit="B", unit_scale=True)
     try:
@@ -559,11 +559,11 @@ def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: st
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.zscores:
-        from torchrec_eval.trec_zscore import read_zscores, zscore_evaluation
+        from torchrec_eval.trec.zscore import read_zscores, zscore_evaluation
 
         result = zscore_evaluation(result, read_zscores(args.zscores))
     if args.debug and not args.json and args.rel_format in ("prefs", "qrels_prefs"):  # -D 3 and above
-        from torchrec_eval.trec_debug_prefs import debug_evaluation
+        from torchrec_eval.trec.debug_prefs import debug_evaluation
 
         result.debug = debug_evaluation(args.rel_format, run, judgements_path, result, parse_debug(args.debug),
                                         args.max_docs) or None
@@ -572,7 +572,7 @@ def evaluate_format(args: argparse.Namespace, run_path: str, judgements_path: st
 
 
 def _print_evaluation(args: argparse.Namespace, result: Any) -> None:
-    """A trec_eval :class:`torchrec_eval.trec_measures.Evaluation`: ``--per-query`` file, then ``--json`` or
+    """A trec_eval :class:`torchrec_eval.trec.measures.Evaluation`: ``--per-query`` file, then ``--json`` or
     trec_eval's lines (``-q`` per query, ``-n`` no summary; nothing printed when there is no line)."""
     if args.per_query:  # numbers only (a measure such as relstring is text)
         numbers = {name: values for name, values in result.per_query.items() if values.dtype.kind in "fiub"}
@@ -589,7 +589,7 @@ def _print_evaluation(args: argparse.Namespace, result: Any) -> None:
 
 def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str], progress) -> int:
     """The library's metrics (RankingMetrics), batch by batch."""
-    from torchrec_eval.trec_measures import format_line
+    from torchrec_eval.trec.measures import format_line
 
     suite = Suite(names, inputs.full_depth, args.convention)
     columns = max(1, inputs.tensors.get("preds", inputs.tensors.get("ranked_ids")).shape[-1])
@@ -682,7 +682,7 @@ class _Version(argparse.Action):
 def _help(args: argparse.Namespace) -> int:
     """``-h``: the usage and options; with ``-m NAME ...`` also what those measures compute (trec_eval's
     ``-h -m NAME``); words that are files are skipped (trec_eval's -h ignores its file arguments)."""
-    from torchrec_eval.trec_help import describe
+    from torchrec_eval.trec.help import describe
 
     names = [name for name in split_metric_names(args.metrics, default=[]) if not os.path.isfile(name)]
     try:

@@ -19,15 +19,15 @@ non-relevant ones (``0 <= rel < level``), ``r_i`` the rank of the i-th relevant 
 * ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret`` (sums over queries), ``runid`` (the run tag)
 
 and the rest of ``all_trec``: the gain measures (``ndcg``, ``dcg``, ``G``, ``rbp``, ...) in
-:mod:`torchrec_eval.trec_gains`, the others (``infAP``, ``Rprec_mult``, ``utility``, ``relstring``, ...)
-in :mod:`torchrec_eval.trec_more`. Measure names and parameters: :mod:`torchrec_eval.trec_spec`.
+:mod:`torchrec_eval.trec.gains`, the others (``infAP``, ``Rprec_mult``, ``utility``, ``relstring``, ...)
+in :mod:`torchrec_eval.trec.more`. Measure names and parameters: :mod:`torchrec_eval.trec.spec`.
 
 A query with ``R = 0`` scores 0 almost everywhere. Summary values are means over the evaluated queries
 (sums for ``num_*``; the geometric mean for ``gm_map`` and ``gm_bpref``).
 
 Example:
     >>> import numpy as np
-    >>> from torchrec_eval.trec_measures import Judgements, evaluate, parse_measures
+    >>> from torchrec_eval.trec.measures import Judgements, evaluate, parse_measures
     >>> judgements = Judgements(  # one query: relevant documents at ranks 1 and 3 of 4, R = 3
     ...     qids=np.array(["q1"]), num_ret=np.array([4]), hit_query=np.array([0, 0, 0]),
     ...     hit_rank=np.array([1, 2, 3]), hit_rel=np.array([1, 0, 2]), judged_query=np.array([0, 0, 0, 0]),
@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from torchrec_eval import trec_gains, trec_more
-from torchrec_eval.trec_spec import FAMILIES, OFFICIAL, Measure, parse_measures, resolve
-from torchrec_eval.trec_stats import Judgements, Queries, ratio
+from torchrec_eval.trec import gains, more
+from torchrec_eval.trec.spec import FAMILIES, OFFICIAL, Measure, parse_measures, resolve
+from torchrec_eval.trec.stats import Judgements, Queries, ratio
 
 __all__ = ["FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate", "format_line",
            "from_library", "parse_measures", "resolve"]
@@ -97,8 +97,8 @@ def _basic() -> dict[str, Callable[[Queries, Measure], np.ndarray]]:
     }
 
 
-PER_QUERY: dict[str, Callable[[Queries, Measure], np.ndarray]] = {**_basic(), **trec_gains.MEASURES,
-                                                                 **trec_more.MEASURES}
+PER_QUERY: dict[str, Callable[[Queries, Measure], np.ndarray]] = {**_basic(), **gains.MEASURES,
+                                                                 **more.MEASURES}
 
 
 def _summary(measure: Measure, values: np.ndarray | None, stats: Queries) -> float | int | str | None:
@@ -128,7 +128,7 @@ class Evaluation:
     measures: list[Measure]
     per_query: dict[str, np.ndarray] = field(default_factory=dict)
     summary: dict[str, float | int | str] = field(default_factory=dict)
-    debug: list[str] | None = None  # trec_eval -D: each query's printouts (torchrec_eval.trec_debug)
+    debug: list[str] | None = None  # trec_eval -D: each query's printouts (torchrec_eval.trec.debug)
 
     def format(self, queries: bool = False, summary: bool = True) -> str:
         """trec_eval's output: with ``queries`` (``-q``) each query's lines first, then (unless

@@ -24,8 +24,8 @@ from functools import cached_property
 
 import numpy as np
 
-from torchrec_eval.trec_spec import Measure, atol
-from torchrec_eval.trec_stats import Queries, first_of_groups, group_sum, ratio, segment_cumsum
+from torchrec_eval.trec.spec import Measure, atol
+from torchrec_eval.trec.stats import Queries, first_of_groups, group_sum, ratio, segment_cumsum
 
 __all__ = ["MEASURES", "Gains"]
 

@@ -18,7 +18,7 @@ in their order, so that a document's rank is 1 + the judged documents above it.
 Example:
     >>> import os, tempfile
     >>> from torchrec_eval.trec import read_run
-    >>> from torchrec_eval.trec_jg import evaluate_jg, jg_measures, read_qrels_jg
+    >>> from torchrec_eval.trec.jg import evaluate_jg, jg_measures, read_qrels_jg
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "qrels"), "w") as f:
     ...     _ = f.write("q1 alice d1 1\\nq1 bob d2 1\\n")
@@ -39,10 +39,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from torchrec_eval.trec import Run, _evaluated
-from torchrec_eval.trec_measures import Evaluation
-from torchrec_eval.trec_parse import decode_keys
-from torchrec_eval.trec_prefs import (
+from torchrec_eval.trec.measures import Evaluation
+from torchrec_eval.trec.parse import decode_keys
+from torchrec_eval.trec.prefs import (
     Prefs,
     PrefsMeasure,
     _position_in_group,
@@ -52,6 +51,8 @@ from torchrec_eval.trec_prefs import (
     _word_columns,
     judged_docs,
 )
+from torchrec_eval.trec.ranked import evaluated_rows
+from torchrec_eval.trec.tables import Run
 
 __all__ = ["JG_FAMILIES", "evaluate_jg", "jg_measures", "read_qrels_jg"]
 
@@ -148,7 +149,7 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
         max_docs: keep the first ``max_docs`` documents of each ranking (``-M``).
         judged_only: rank, in each JG, only the retrieved documents it judges (``-J``), after ``-M``.
     """
-    qids, run_rows, judged_rows = _evaluated(run, qrels, complete)
+    qids, run_rows, judged_rows = evaluated_rows(run, qrels, complete)
     size = len(qids)
     entries, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=False)
     judged = np.flatnonzero(judged_rows >= 0)

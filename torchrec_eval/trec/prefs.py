@@ -34,7 +34,7 @@ the transitive closure of its sub-groups' orders, one boolean matrix per such JG
 Example:
     >>> import os, tempfile
     >>> from torchrec_eval.trec import read_run
-    >>> from torchrec_eval.trec_prefs import evaluate_prefs, prefs_measures, read_prefs
+    >>> from torchrec_eval.trec.prefs import evaluate_prefs, prefs_measures, read_prefs
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "prefs"), "w") as f:
     ...     _ = f.write("q1 u1 s1 d1 2\\nq1 u1 s1 d2 1\\nq1 u1 s1 d3 0\\n")
@@ -56,9 +56,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchrec_eval.trec import Run, _code_queries, _docid_descending, _evaluated, _grouped, lookup, run_codes
-from torchrec_eval.trec_measures import Evaluation
-from torchrec_eval.trec_parse import decode_keys, line_numbers, read_columns
+from torchrec_eval.trec.keys import code_queries, lookup, run_codes
+from torchrec_eval.trec.measures import Evaluation
+from torchrec_eval.trec.order import docid_descending, grouped_order
+from torchrec_eval.trec.parse import decode_keys, line_numbers, read_columns
+from torchrec_eval.trec.ranked import evaluated_rows
+from torchrec_eval.trec.tables import Run
 
 __all__ = ["PREFS_MEASURES", "Prefs", "PrefsMeasure", "evaluate_prefs", "prefs_measures", "read_prefs",
            "read_qrels_prefs"]
@@ -131,12 +134,8 @@ def _prefs(path: str | os.PathLike, columns: tuple[str, ...], progress, jsg: int
     keys = (0, 1, doc_column) if jsg is None else (0, 1, jsg, doc_column)
     table = read_columns(path, columns, "prefs" if jsg is not None else "qrels", keys=keys, numbers=(rel_column,),
                          comment="column0", progress=progress)
-    rel = table.numbers[rel_column]
-    bad = np.flatnonzero(~np.isfinite(rel))
-    if bad.size:
-        raise ValueError(f"{table.path}:{int(table.line[bad[0]])}: the {columns[rel_column]} must be a finite "
-                         f"number, got {float(rel[bad[0]])!r}")
-    queries, _, query_index = _code_queries(table.keys[0])
+    rel = table.finite(rel_column, columns[rel_column])
+    queries, _, query_index = code_queries(table.keys[0])
     # qrels_prefs: one sub-group "0" per JG, a read-only view of one zero key (no [M] column)
     jsg_key = table.keys[jsg] if jsg is not None else np.broadcast_to(np.zeros((1, 1), dtype=np.uint64), (len(rel), 1))
     return Prefs(path=table.path, queries=queries, query_index=query_index, jg_key=table.keys[1], jsg_key=jsg_key,
@@ -225,7 +224,7 @@ def _ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_asce
     ``max_docs``): score descending, equal scores by docno ascending (trec_eval's prefs order) or
     descending; ``-M`` applied."""
     # the file's order, usually by query and score already: the sort is of tied scores only
-    entries = _docid_descending(_grouped(run.query_index, run.score), run.query_index, run.score, run.doc_key,
+    entries = docid_descending(grouped_order(run.query_index, run.score), run.query_index, run.score, run.doc_key,
                                 descending=not docno_ascending)
     entries = entries[run_rows[entries] >= 0]
     if max_docs is None and not ranks:
@@ -282,7 +281,7 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     """trec_eval's docid ranks: each judged document of a query gets 0 .. njr - 1 if retrieved (in rank
     order), njr .. nj - 1 if not (in docno order). Returns (qids, prefs entries evaluated, their rows,
     their docid ranks, njr [Q], nj [Q])."""
-    qids, run_rows, prefs_rows = _evaluated(run, prefs, complete)
+    qids, run_rows, prefs_rows = evaluated_rows(run, prefs, complete)
     size = len(qids)
     entries, _ = _ranked_run(run, run_rows, max_docs, docno_ascending=True, ranks=False)
     del run_rows  # each of the run's per-entry arrays is as large as the judgements' here: freed early
