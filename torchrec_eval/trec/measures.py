@@ -27,12 +27,12 @@ A query with ``R = 0`` scores 0 almost everywhere. Summary values are means over
 
 Example:
     >>> import numpy as np
-    >>> from torchrec_eval.trec.measures import Judgements, evaluate, parse_measures
+    >>> from torchrec_eval.trec.measures import Judgements, evaluate_measures, parse_measures
     >>> judgements = Judgements(  # one query: relevant documents at ranks 1 and 3 of 4, R = 3
     ...     qids=np.array(["q1"]), num_ret=np.array([4]), hit_query=np.array([0, 0, 0]),
     ...     hit_rank=np.array([1, 2, 3]), hit_rel=np.array([1, 0, 2]), judged_query=np.array([0, 0, 0, 0]),
     ...     judged_rel=np.array([1, 0, 2, 1]), runid="bm25")
-    >>> result = evaluate(judgements, parse_measures("num_rel") + parse_measures("map") + parse_measures("P.2,4"))
+    >>> result = evaluate_measures(judgements, parse_measures("num_rel") + parse_measures("map") + parse_measures("P.2,4"))
     >>> print(result.format().replace("\\t", " | "))  # name padded to 22, tab, qid, tab, value
     num_rel                | all | 3
     map                    | all | 0.5556
@@ -52,7 +52,7 @@ from torchrec_eval.trec import gains, more
 from torchrec_eval.trec.spec import FAMILIES, OFFICIAL, Measure, parse_measures, resolve
 from torchrec_eval.trec.stats import Judgements, Queries, ratio
 
-__all__ = ["FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate", "format_line",
+__all__ = ["FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate_measures", "format_line",
            "from_library", "parse_measures", "resolve"]
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor of a query's value in gm_map and gm_bpref
@@ -189,7 +189,7 @@ def format_line(name: str, qid: str, value: float | int | str, kind: str = "doub
     return f"{name:<22}\t{qid}\t{_c_double(float(value))}"
 
 
-def evaluate(judgements: Judgements, measures: list[Measure], relevance_level: int = 1,
+def evaluate_measures(judgements: Judgements, measures: list[Measure], relevance_level: int = 1,
              version: int = 10, num_docs: int = 0) -> Evaluation:
     """trec_eval's values of ``measures`` on ``judgements``.
 
