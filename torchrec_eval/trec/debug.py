@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from torchrec_eval.trec.gains import _glibc_msort, _valid_level, powers, rbp_persistence
+from torchrec_eval.trec.gains import glibc_msort, powers, rbp_persistence, valid_level
 from torchrec_eval.trec.spec import Measure, atol
 from torchrec_eval.trec.stats import Judgements, Queries, first_of_groups, segment_cumsum
 
@@ -140,7 +140,7 @@ class _SortedGains:
         width = int(levels.max(initial=0))
         counts = np.zeros((size, max(width, 1)), dtype=np.int64)
         np.add.at(counts, (query, rel), 1)
-        given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
+        given = [(atol(name), gain) for name, gain in pairs if valid_level(name)]
         distinct = np.unique(levels)
         places = len(given) + width
         gain = np.zeros((len(distinct), max(places, 1)))
@@ -155,7 +155,7 @@ class _SortedGains:
             first: dict[int, int] = {}
             for index, name, _ in entries:
                 first.setdefault(name, index)
-            ranked = _glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
+            ranked = glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
             num[row] = len(ranked)
             seen: set[int] = set()
             for place, (index, name, value) in enumerate(ranked):
