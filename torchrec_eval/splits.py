@@ -49,6 +49,7 @@ from torchrec_eval.datasets import (
     padded_item_lists,
     train_test_split_by_time,
 )
+from torchrec_eval.statistics import check_level, mean_confidence_interval, student_t_quantile
 
 __all__ = [
     "CrossValidationResult",
@@ -625,37 +626,14 @@ def ranking_inputs(train: Interactions, test: Interactions, users: Tensor | None
 # confidence intervals
 
 
-def _t_two_sided(t: float, df: int) -> float:
-    """P(|T| <= t) for Student's t with integer ``df``: Abramowitz & Stegun 26.7.3-26.7.4, exact."""
-    theta = math.atan(t / math.sqrt(df))
-    cos2, sin = math.cos(theta) ** 2, math.sin(theta)
-    if df % 2 == 1:  # 2/pi (theta + sin(theta) (cos + 2/3 cos^3 + (2*4)/(3*5) cos^5 + ...))
-        term, total = math.cos(theta), 0.0
-        for j in range(1, (df - 1) // 2 + 1):
-            total += term
-            term *= cos2 * (2 * j) / (2 * j + 1)
-        return 2.0 / math.pi * (theta + sin * total)
-    term, total = 1.0, 0.0  # sin(theta) (1 + 1/2 cos^2 + (1*3)/(2*4) cos^4 + ...)
-    for j in range(1, df // 2 + 1):
-        total += term
-        term *= cos2 * (2 * j - 1) / (2 * j)
-    return sin * total
-
-
 def t_quantile(p: float, df: int) -> float:
     r"""The ``p`` quantile :math:`t_{p,\nu}` of Student's t distribution with ``df`` degrees of freedom.
 
-    Computed without SciPy and exact to about 1e-12: the t distribution function for integer
-    :math:`\nu` has the finite closed form of Abramowitz & Stegun (1964), 26.7.3 (odd :math:`\nu`) and
-    26.7.4 (even :math:`\nu`), in :math:`\theta = \arctan(t / \sqrt{\nu})`,
-
-    .. math::
-        P(|T| \le t) = \frac{2}{\pi}\Big(\theta + \sin\theta \sum_{j=0}^{(\nu-3)/2}
-            \frac{(2j)!!}{(2j+1)!!}\cos^{2j+1}\theta\Big) \ (\nu \text{ odd}), \qquad
-        \sin\theta \sum_{j=0}^{(\nu-2)/2} \frac{(2j-1)!!}{(2j)!!}\cos^{2j}\theta \ (\nu \text{ even}),
-
-    which is increasing in :math:`\theta \in [0, \pi/2)` and is inverted by bisection on :math:`\theta`
-    (to double precision). For example :math:`t_{0.975,1} = 12.7062`, :math:`t_{0.975,4} = 2.7764`,
+    Computed without SciPy and exact to about 1e-12 by
+    :func:`~torchrec_eval.statistics.student_t_quantile`: for integer :math:`\nu` the t distribution
+    function has the finite closed form of Abramowitz & Stegun (1964), 26.7.3-26.7.4, inverted to
+    double precision (see :mod:`torchrec_eval.statistics.student_t`).
+    For example :math:`t_{0.975,1} = 12.7062`, :math:`t_{0.975,4} = 2.7764`,
     :math:`t_{0.975,30} = 2.0423`.
 
     Args:
@@ -677,65 +655,7 @@ def t_quantile(p: float, df: int) -> float:
     """
     _check_fraction("p", p, open_low=True)
     _check_positive_int("df", df, 1)
-    if p == 0.5:
-        return 0.0
-    target = abs(2.0 * p - 1.0)  # P(|T| <= t)
-    lo, hi = 0.0, math.pi / 2
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if _t_two_sided(math.sqrt(df) * math.tan(mid), df) < target:
-            lo = mid
-        else:
-            hi = mid
-    t = math.sqrt(df) * math.tan(0.5 * (lo + hi))
-    return t if p > 0.5 else -t
-
-
-def mean_confidence_interval(
-    values: Tensor, confidence: float = 0.95
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    r"""Mean, sample standard deviation and two-sided Student-t confidence interval along dim 0.
-
-    For :math:`n` values :math:`x_1, \dots, x_n` with mean :math:`\bar x` and sample standard deviation
-    :math:`s = \sqrt{\sum_i (x_i - \bar x)^2 / (n - 1)}`, the interval at confidence :math:`c` is
-
-    .. math::
-        \bar x \pm t_{(1 + c)/2,\, n - 1} \, \frac{s}{\sqrt{n}}
-
-    with :func:`t_quantile`. Over cross-validation folds this is the usual reporting, but it is
-    optimistic: the folds share training data, so their values are not independent and no unbiased
-    estimate of the variance of a k-fold mean exists (Bengio & Grandvalet, 2004). NaN values propagate.
-
-    Args:
-        values: ``[n, ...]`` tensor, ``n >= 2``; the statistics are taken over dim 0.
-        confidence: :math:`c`, in ``(0, 1)``.
-
-    Returns:
-        ``(mean, std, low, high)``, float64 tensors of shape ``values.shape[1:]``.
-
-    Raises:
-        ValueError: if ``values`` is not a tensor with at least 2 rows, or ``confidence`` is not in
-            ``(0, 1)``.
-
-    Example:
-        >>> import torch
-        >>> from torchrec_eval.splits import mean_confidence_interval
-        >>> mean, std, low, high = mean_confidence_interval(torch.tensor([0.30, 0.32, 0.31, 0.29, 0.33]))
-        >>> [round(float(v), 4) for v in (mean, std, low, high)]
-        [0.31, 0.0158, 0.2904, 0.3296]
-    """
-    if not isinstance(values, Tensor) or values.ndim < 1 or values.shape[0] < 2:
-        got = tuple(values.shape) if isinstance(values, Tensor) else type(values).__name__
-        raise ValueError(f"Expected `values` to be a tensor with at least 2 rows, but got {got}")
-    _check_fraction("confidence", confidence, open_low=True)
-    values = values.double()
-    n = values.shape[0]
-    mean = values.mean(dim=0)
-    std = values.std(dim=0, correction=1)
-    half = t_quantile((1.0 + confidence) / 2.0, n - 1) * std / math.sqrt(n)
-    return mean, std, mean - half, mean + half
+    return float(student_t_quantile(p, torch.tensor(float(df), dtype=torch.float64)))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -888,7 +808,7 @@ def cross_validate(
     data = _check_interactions(interactions)
     _check_choice("by", by, ("user", "interaction"))
     _check_positive_int("batch_size", batch_size, 1)
-    _check_fraction("confidence", confidence, open_low=True)
+    check_level("confidence", confidence)
     if not callable(fit_and_score):
         raise ValueError(f"Expected `fit_and_score` to be callable, but got {type(fit_and_score).__name__}")
     if isinstance(metrics, Metric):
