@@ -16,7 +16,8 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.base import fingerprint
-from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.metrics.lifecycle import Apply
+from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.pointwise.inputs import PointwiseBatch, prepare_pointwise
 
 
@@ -53,24 +54,6 @@ def document_common(key: str, preds: str = "probabilities in [0, 1]", target: st
         return cls
 
     return wrap
-
-
-class MoveOnly(SafeMetric):
-    """A metric whose states follow the module's device but keep their dtype (float64 statistics stay
-    float64 under ``module.to(torch.bfloat16)`` or Lightning's "bf16-true"); ``set_dtype`` still casts."""
-
-    def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
-        if self._dtype_convert:
-            return super()._apply(fn, exclude_state)
-        this = super()._apply(fn, exclude_state=tuple(self._defaults))  # sets the device, leaves the states
-        for name, default in this._defaults.items():
-            state = getattr(this, name)
-            if isinstance(default, Tensor):
-                this._defaults[name] = default.to(this.device)
-                setattr(this, name, state.to(this.device))
-            else:
-                setattr(this, name, [item.to(this.device) for item in state])
-        return this
 
 
 class PointwiseMetric(MoveOnly):

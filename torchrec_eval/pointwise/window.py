@@ -34,7 +34,7 @@ from torchmetrics.utilities.data import dim_zero_sum
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.pointwise.base import MoveOnly
+from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.validation import describe_any
 
 __all__ = ["Windowed"]
