@@ -44,12 +44,12 @@ from torchmetrics import Metric
 
 from torchrec_eval.datasets import (
     Interactions,
-    _check_positive_int,
     _sort_by_user_time,
     padded_item_lists,
     train_test_split_by_time,
 )
 from torchrec_eval.statistics import check_level, mean_confidence_interval, student_t_quantile
+from torchrec_eval.validation import check_int
 
 __all__ = [
     "CrossValidationResult",
@@ -75,32 +75,26 @@ HOLDOUTS = ("time", "random")
 # argument checks
 
 
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"Expected `seed` to be an int, but got {seed!r}")
-    return seed
-
-
 def _check_fraction(name: str, value: object, *, open_low: bool = False) -> float:
     bounds = "(0, 1)" if open_low else "[0, 1)"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ValueError(f"Expected `{name}` to be a float in {bounds}, but got {value!r}")
+        raise ValueError(f"`{name}` must be a float in {bounds}, got {value!r}")
     if not (0.0 < value < 1.0 if open_low else 0.0 <= value < 1.0):
-        raise ValueError(f"Expected `{name}` to be a float in {bounds}, but got {value!r}")
+        raise ValueError(f"`{name}` must be a float in {bounds}, got {value!r}")
     return float(value)
 
 
 def _check_choice(name: str, value: object, choices: Sequence[str]) -> str:
     if value not in choices:
-        raise ValueError(f"Expected `{name}` to be one of {tuple(choices)}, but got {value!r}")
+        raise ValueError(f"`{name}` must be one of {tuple(choices)}, got {value!r}")
     return value  # type: ignore[return-value]
 
 
 def _check_interactions(interactions: object) -> Interactions:
     if not isinstance(interactions, Interactions):
         raise ValueError(
-            "Expected `interactions` to be a torchrec_eval.datasets.Interactions (see "
-            f"`as_interactions`), but got {type(interactions).__name__}"
+            "`interactions` must be a torchrec_eval.datasets.Interactions (see "
+            f"`as_interactions`), got {type(interactions).__name__}"
         )
     return interactions
 
@@ -159,20 +153,19 @@ def as_interactions(
                 or value.is_complex()):
             got = (f"{value.dtype} shape {tuple(value.shape)}" if isinstance(value, Tensor)
                    else type(value).__name__)
-            raise ValueError(f"Expected `{name}` to be a 1-D integer tensor, but got {got}")
+            raise ValueError(f"`{name}` must be a 1-D integer tensor, got {got}")
     if user.shape != item.shape or (timestamp is not None and timestamp.shape != user.shape):
         shapes = ", ".join(f"{name} {tuple(value.shape)}" for name, value in tensors.items())
-        raise ValueError(f"Expected `user`, `item` and `timestamp` to have the same shape, but got {shapes}")
+        raise ValueError(f"`user`, `item` and `timestamp` must have the same shape, got {shapes}")
     sizes = {}
     for name, ids, given in (("num_users", user, num_users), ("num_items", item, num_items)):
         largest = int(ids.max()) if ids.numel() else -1
         if ids.numel() and int(ids.min()) < 0:
-            raise ValueError(f"Expected the ids behind `{name}` to be >= 0, but got {int(ids.min())}")
+            raise ValueError(f"the ids behind `{name}` must be >= 0, got {int(ids.min())}")
         if given is None:
             given = largest + 1
-        if isinstance(given, bool) or not isinstance(given, int) or given <= largest:
-            raise ValueError(f"Expected `{name}` to be an int > every id ({largest}), but got {given!r}")
-        sizes[name] = given
+        reason = f"one more than the largest id, {largest}" if largest >= 0 else ""
+        sizes[name] = check_int(name, given, largest + 1, reason=reason)
     if timestamp is None:
         timestamp = torch.arange(user.numel(), device=user.device)
     return Interactions(user=user.long(), item=item.long(), timestamp=timestamp.long(), **sizes)
@@ -223,7 +216,7 @@ class Split:
         rows = self.train_index.numel() + self.test_index.numel()
         if not isinstance(values, Tensor) or values.ndim < 1 or values.shape[0] != rows:
             got = tuple(values.shape) if isinstance(values, Tensor) else type(values).__name__
-            raise ValueError(f"Expected `values` to have {rows} rows (one per interaction), but got {got}")
+            raise ValueError(f"`values` must have {rows} rows (one per interaction), got {got}")
         return values[self.train_index.to(values.device)], values[self.test_index.to(values.device)]
 
 
@@ -304,7 +297,7 @@ def leave_last_out(interactions: Interactions, n: int = 1) -> Split:
         (9, 3, [0, 1, 2])
     """
     data = _check_interactions(interactions)
-    _check_positive_int("n", n, 1)
+    n = check_int("n", n, 1)
     counts = data.user_counts()
     n_test = (counts - 1).clamp(min=0, max=n)
     return _split_from_mask(data, _position_from_end(data, data.timestamp) < n_test[data.user])
@@ -360,9 +353,8 @@ def temporal_split(
     _check_choice("by", by, ("user", "global"))
     if cutoff is not None:
         if by != "global":
-            raise ValueError(f"`cutoff` is a global time cut: it needs by='global', but got by={by!r}")
-        if isinstance(cutoff, bool) or not isinstance(cutoff, int):
-            raise ValueError(f"Expected `cutoff` to be an int timestamp, but got {cutoff!r}")
+            raise ValueError(f"`cutoff` is a global time cut: it needs by='global', got by={by!r}")
+        cutoff = check_int("cutoff", cutoff)
     else:
         _check_fraction("test_fraction", test_fraction)
     if by == "user":
@@ -410,7 +402,7 @@ def random_split(
     """
     data = _check_interactions(interactions)
     _check_fraction("test_fraction", test_fraction)
-    gen = _generator(_check_seed(seed))
+    gen = _generator(check_int("seed", seed))
     times = _random_times(data, gen)
     if per_user:
         return _split_from_mask(data, _per_user_tail(data, test_fraction, times))
@@ -468,15 +460,15 @@ def user_kfold(
         [48, 48, 48, 48, 48]
     """
     data = _check_interactions(interactions)
-    _check_positive_int("n_folds", n_folds, 2)
+    n_folds = check_int("n_folds", n_folds, 2)
     _check_fraction("test_fraction", test_fraction, open_low=True)
     _check_choice("holdout", holdout, HOLDOUTS)
-    gen = _generator(_check_seed(seed))
+    gen = _generator(check_int("seed", seed))
     active = torch.nonzero(data.user_counts() > 0).squeeze(1)
     if n_folds > active.numel():
         raise ValueError(
-            f"Expected `n_folds` to be at most the number of users with interactions ({active.numel()}), "
-            f"but got {n_folds}"
+            f"`n_folds` must be at most the number of users with interactions ({active.numel()}), "
+            f"got {n_folds}"
         )
     user_fold = torch.full((data.num_users,), -1, dtype=torch.long, device=active.device)
     shuffled = active[torch.randperm(active.numel(), generator=gen).to(active.device)]
@@ -520,12 +512,12 @@ def interaction_kfold(interactions: Interactions, n_folds: int = 5, *, seed: int
         [2, 2, 2, 2]
     """
     data = _check_interactions(interactions)
-    _check_positive_int("n_folds", n_folds, 2)
+    n_folds = check_int("n_folds", n_folds, 2)
     if n_folds > len(data):
         raise ValueError(
-            f"Expected `n_folds` to be at most the number of interactions ({len(data)}), but got {n_folds}"
+            f"`n_folds` must be at most the number of interactions ({len(data)}), got {n_folds}"
         )
-    gen = _generator(_check_seed(seed))
+    gen = _generator(check_int("seed", seed))
     position = _position_from_end(data, _random_times(data, gen))
     start = torch.randint(0, n_folds, (data.num_users,), generator=gen).to(data.user.device)
     fold_of_row = (position + start[data.user]) % n_folds
@@ -551,7 +543,7 @@ class RankingInputs(NamedTuple):
 
     def batches(self, batch_size: int) -> Iterator[RankingInputs]:
         """Consecutive slices of at most ``batch_size`` users."""
-        _check_positive_int("batch_size", batch_size, 1)
+        batch_size = check_int("batch_size", batch_size, 1)
         for start in range(0, self.users.numel(), batch_size):
             rows = slice(start, start + batch_size)
             yield RankingInputs(self.users[rows], self.target_ids[rows], self.exclude_ids[rows])
@@ -601,10 +593,10 @@ def ranking_inputs(train: Interactions, test: Interactions, users: Tensor | None
     """
     _check_interactions(train)
     if not isinstance(test, Interactions):
-        raise ValueError(f"Expected `test` to be Interactions, but got {type(test).__name__}")
+        raise ValueError(f"`test` must be Interactions, got {type(test).__name__}")
     if (train.num_users, train.num_items) != (test.num_users, test.num_items):
         raise ValueError(
-            "Expected `train` and `test` to have the same num_users and num_items, but got "
+            "`train` and `test` must have the same num_users and num_items, got "
             f"{(train.num_users, train.num_items)} and {(test.num_users, test.num_items)}"
         )
     num_users = train.num_users
@@ -613,10 +605,10 @@ def ranking_inputs(train: Interactions, test: Interactions, users: Tensor | None
     elif not isinstance(users, Tensor) or users.ndim != 1 or users.is_floating_point():
         got = (f"{users.dtype} shape {tuple(users.shape)}" if isinstance(users, Tensor)
                else type(users).__name__)
-        raise ValueError(f"Expected `users` to be a 1-D integer tensor, but got {got}")
+        raise ValueError(f"`users` must be a 1-D integer tensor, got {got}")
     elif users.numel() and (int(users.min()) < 0 or int(users.max()) >= num_users):
         raise ValueError(
-            f"Expected `users` in [0, {num_users}), but got ids from {int(users.min())} to {int(users.max())}"
+            f"`users` must lie in [0, {num_users}), got ids from {int(users.min())} to {int(users.max())}"
         )
     users = users.long()
     return RankingInputs(users, _trimmed_rows(test, num_users, users), _trimmed_rows(train, num_users, users))
@@ -654,7 +646,7 @@ def t_quantile(p: float, df: int) -> float:
         -2.262157
     """
     _check_fraction("p", p, open_low=True)
-    _check_positive_int("df", df, 1)
+    df = check_int("df", df, 1)
     return float(student_t_quantile(p, torch.tensor(float(df), dtype=torch.float64)))
 
 
@@ -718,8 +710,8 @@ def _evaluate_fold(suite: Metric, split: Split, fit_and_score: Callable, batch_s
         if not isinstance(scores, Tensor) or tuple(scores.shape) != expected:
             got = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
             raise ValueError(
-                "Expected `fit_and_score` to return a scorer or scores of shape "
-                f"[len(users), num_items] = {list(expected)}, but got {got}"
+                "`fit_and_score` must return a scorer or scores of shape "
+                f"[len(users), num_items] = {list(expected)}, got {got}"
             )
     offset = 0
     for batch in inputs.batches(batch_size):
@@ -807,10 +799,10 @@ def cross_validate(
     """
     data = _check_interactions(interactions)
     _check_choice("by", by, ("user", "interaction"))
-    _check_positive_int("batch_size", batch_size, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
     check_level("confidence", confidence)
     if not callable(fit_and_score):
-        raise ValueError(f"Expected `fit_and_score` to be callable, but got {type(fit_and_score).__name__}")
+        raise ValueError(f"`fit_and_score` must be callable, got {type(fit_and_score).__name__}")
     if isinstance(metrics, Metric):
         suite = metrics
     else:
@@ -818,7 +810,7 @@ def cross_validate(
 
         if isinstance(metrics, str):
             raise ValueError(
-                f"Expected `metrics` to be a list of names such as ['ndcg@10'], but got {metrics!r}"
+                f"`metrics` must be a list of names such as ['ndcg@10'], got {metrics!r}"
             )
         suite = RankingMetrics(list(metrics))
     if by == "user":

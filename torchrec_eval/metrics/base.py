@@ -18,7 +18,7 @@ from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics import compiled
 from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
 from torchrec_eval.metrics.move_only import MoveOnly
-from torchrec_eval.validation import describe_any
+from torchrec_eval.validation import check_optional_int, describe_any
 
 
 def fingerprint(value: Any) -> str:
@@ -134,10 +134,7 @@ class RankingMetric(MoveOnly):
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
-        if num_groups is not None and (
-            isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1
-        ):
-            raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
+        num_groups = check_optional_int("num_groups", num_groups, 1)
         self.members = list(members)
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):

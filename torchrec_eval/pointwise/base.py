@@ -19,6 +19,7 @@ from torchrec_eval.metrics.base import fingerprint
 from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.pointwise.inputs import PointwiseBatch, prepare_pointwise
+from torchrec_eval.validation import check_optional_int
 
 
 def _check_tasks(tasks: Any) -> list[str] | None:
@@ -80,10 +81,7 @@ class PointwiseMetric(MoveOnly):
     def __init__(self, *, tasks: Sequence[str] | None = None, num_groups: int | None = None,
                  validate_args: bool = True, single_key: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if num_groups is not None and (
-            isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1
-        ):
-            raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
+        num_groups = check_optional_int("num_groups", num_groups, 1)
         self.tasks = _check_tasks(tasks)
         self.num_groups = num_groups
         self.validate_args = validate_args
