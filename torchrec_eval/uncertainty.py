@@ -39,9 +39,8 @@ from torch import Tensor
 from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
-from torchrec_eval.statistics import check_level, interval_from_moments, student_t_quantile
-from torchrec_eval.statistics.intervals import check_method
-from torchrec_eval.validation import describe_any
+from torchrec_eval.statistics import check_method, interval_from_moments, student_t_quantile
+from torchrec_eval.validation import check_probability, describe_any
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
 
@@ -104,7 +103,7 @@ def confidence_interval(
         >>> round(mean.item(), 4), round(low.item(), 4), round(high.item(), 4)
         (0.5, -0.4187, 1.4187)
     """
-    level, method = check_level("level", level), check_method(method)
+    level, method = check_probability("level", level), check_method(method)
     if not isinstance(metric, RankingMetric):
         raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
     if getattr(metric, "weighted", False):
@@ -203,7 +202,7 @@ class PairedComparison(SafeMetric):
     ) -> None:
         common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
         super().__init__(**kwargs)
-        self.level, self.method = check_level("level", level), check_method(method)
+        self.level, self.method = check_probability("level", level), check_method(method)
         if isinstance(metrics, RankingMetric):
             template = metrics
         elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):

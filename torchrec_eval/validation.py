@@ -81,6 +81,13 @@ def check_optional_int(name: str, value: object, minimum: int | None = None, *, 
     return None if value is None else check_int(name, value, minimum, of=of, _or_none=" or None")
 
 
+def check_probability(name: str, value: object) -> float:
+    """A probability or confidence level strictly between 0 and 1, as a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError(f"`{name}` must be a number in (0, 1), such as 0.95, got {value!r}")
+    return float(value)
+
+
 def describe(x: Tensor) -> str:
     return f"shape {tuple(x.shape)} and dtype {x.dtype}"
 

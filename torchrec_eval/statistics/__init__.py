@@ -9,17 +9,18 @@
 """
 
 from torchrec_eval.statistics.intervals import (
-    check_level,
+    check_method,
     interval_from_moments,
     mean_confidence_interval,
     mean_interval,
 )
-from torchrec_eval.statistics.student_t import student_t_quantile
+from torchrec_eval.statistics.student_t import student_t_quantile, t_quantile
 
 __all__ = [
-    "check_level",
+    "check_method",
     "interval_from_moments",
     "mean_confidence_interval",
     "mean_interval",
     "student_t_quantile",
+    "t_quantile",
 ]

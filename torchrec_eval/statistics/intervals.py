@@ -21,17 +21,11 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.statistics.student_t import student_t_quantile
+from torchrec_eval.validation import check_probability
 
-__all__ = ["METHODS", "check_level", "interval_from_moments", "mean_confidence_interval", "mean_interval"]
+__all__ = ["METHODS", "check_method", "interval_from_moments", "mean_confidence_interval", "mean_interval"]
 
 METHODS = ("t", "normal")
-
-
-def check_level(name: str, level: object) -> float:
-    """A confidence level (or probability) strictly between 0 and 1, as a float."""
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise ValueError(f"`{name}` must be a number in (0, 1), such as 0.95, got {level!r}")
-    return float(level)
 
 
 def check_method(method: object) -> str:
@@ -71,7 +65,7 @@ def interval_from_moments(
         >>> [round(float(v), 4) for v in (mean, low, high, stderr)]
         [0.5143, 0.1748, 0.8538, 0.1388]
     """
-    level, method = check_level("level", level), check_method(method)
+    level, method = check_probability("level", level), check_method(method)
     total, total_sq, count = (torch.as_tensor(x, dtype=torch.float64) for x in (total, total_sq, count))
     mean = total / count
     variance = ((total_sq - total * mean) / (count - 1)).clamp(min=0)
@@ -118,7 +112,7 @@ def mean_confidence_interval(
     if not isinstance(values, Tensor) or values.ndim < 1 or values.shape[0] < 2:
         got = tuple(values.shape) if isinstance(values, Tensor) else type(values).__name__
         raise ValueError(f"`values` must be a tensor with at least 2 rows, got {got}")
-    confidence = check_level("confidence", confidence)
+    confidence = check_probability("confidence", confidence)
     values = values.double()
     n = values.shape[0]
     mean = values.mean(dim=0)

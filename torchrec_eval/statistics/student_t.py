@@ -23,7 +23,9 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["SERIES_LIMIT", "student_t_quantile"]
+from torchrec_eval.validation import check_int, check_probability
+
+__all__ = ["SERIES_LIMIT", "student_t_quantile", "t_quantile"]
 
 #: the largest degrees of freedom inverted through the closed form (at most 500 series terms)
 SERIES_LIMIT = 1000
@@ -121,3 +123,35 @@ def student_t_quantile(p: float, df: Tensor) -> Tensor:
     if bool(large.any()):
         quantile[large] = _cornish_fisher_quantile((1.0 + target) / 2.0, df[large])
     return quantile if p > 0.5 else -quantile
+
+
+def t_quantile(p: float, df: int) -> float:
+    r"""The ``p`` quantile :math:`t_{p,\nu}` of Student's t distribution with ``df`` degrees of freedom.
+
+    Computed without SciPy and exact to about 1e-12 by
+    :func:`~torchrec_eval.statistics.student_t_quantile`: for integer :math:`\nu` the t distribution
+    function has the finite closed form of Abramowitz & Stegun (1964), 26.7.3-26.7.4, inverted to
+    double precision (see :mod:`torchrec_eval.statistics.student_t`).
+    For example :math:`t_{0.975,1} = 12.7062`, :math:`t_{0.975,4} = 2.7764`,
+    :math:`t_{0.975,30} = 2.0423`.
+
+    Args:
+        p: the probability, in ``(0, 1)``.
+        df: the degrees of freedom, an int ``>= 1``.
+
+    Returns:
+        the quantile, a float (negative for ``p < 0.5``).
+
+    Raises:
+        ValueError: if ``p`` is not in ``(0, 1)`` or ``df`` is not an int >= 1.
+
+    Example:
+        >>> from torchrec_eval.splits import t_quantile
+        >>> round(t_quantile(0.975, 4), 6)
+        2.776445
+        >>> round(t_quantile(0.025, 9), 6)
+        -2.262157
+    """
+    p = check_probability("p", p)
+    df = check_int("df", df, 1)
+    return float(student_t_quantile(p, torch.tensor(float(df), dtype=torch.float64)))
