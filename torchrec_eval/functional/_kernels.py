@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ from torch import Tensor
 
 from torchrec_eval.constants import constant, filled, ranks, row
 from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.validation import check_int, check_optional_int
 
 EMPTY_TARGET_ACTIONS = ("skip", "neg", "pos", "error")
 
@@ -324,15 +324,7 @@ def check_option(metric: str, name: str, value: object) -> None:
 
 def check_k(k: object, optional: bool = False) -> int | None:
     """``k`` as a Python int >= 1 (any integer type: int, numpy integer, 0-d integer tensor)."""
-    if k is None and optional:
-        return None
-    try:
-        value = None if isinstance(k, bool) else operator.index(k)
-    except TypeError:
-        value = None
-    if value is None or value < 1:
-        raise ValueError(f"`k` must be an int >= 1{' or None' if optional else ''}, got {k!r}")
-    return value
+    return check_optional_int("k", k, 1) if optional else check_int("k", k, 1)
 
 
 def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:
