@@ -59,8 +59,7 @@ def apply_ignore_index(target: Tensor | None, mask: Tensor | None,
     """Turn ``target == ignore_index`` into non-candidates (``mask`` False) with a target of 0."""
     if ignore_index is None:
         return target, mask
-    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, float)):
-        raise ValueError(f"`ignore_index` must be a number or None, got {ignore_index!r}")
+    check_ignore_index(ignore_index)
     if target is None:
         raise ValueError(f"`ignore_index` ({ignore_index!r}) marks unobserved items in `target`; pass `target` "
                          "(dense or flat form), or use `mask` with the other forms; got no `target`")
@@ -78,3 +77,17 @@ def check_unlogged(unlogged: Any) -> None:
     """``unlogged`` of CTR: ``"drop"`` or ``"rank"``."""
     if not isinstance(unlogged, str) or unlogged not in UNLOGGED_MODES:
         raise ValueError(f"`unlogged` must be one of {UNLOGGED_MODES}, got {unlogged!r}")
+
+
+def check_ignore_index(ignore_index: Any) -> None:
+    """``ignore_index`` of CTR: a number (bool is not one) or None."""
+    if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, float))):
+        raise ValueError(f"`ignore_index` must be a number or None, got {ignore_index!r}")
+
+
+def ctr_cutoffs(k: Any) -> list[Any]:
+    """``k`` of CTR as a list: one cut-off, or a non-empty list or tuple of them (each checked by the member)."""
+    ks = list(k) if isinstance(k, (list, tuple)) else [k]
+    if not ks:
+        raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
+    return ks

@@ -22,7 +22,13 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.functional._plan import check_common, prepare
-from torchrec_eval.pairwise.ctr import UNLOGGED_THRESHOLD, apply_ignore_index, check_unlogged, encode_unlogged
+from torchrec_eval.pairwise.ctr import (
+    UNLOGGED_THRESHOLD,
+    apply_ignore_index,
+    check_unlogged,
+    ctr_cutoffs,
+    encode_unlogged,
+)
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import AVERAGES
 
@@ -280,9 +286,7 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, u
         tensor(1., dtype=torch.float64)
     """
     check_unlogged(unlogged)
-    ks = list(k) if isinstance(k, (list, tuple)) else [k]
-    if not ks:
-        raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
+    ks = ctr_cutoffs(k)
     mask = inputs.pop("mask", None)
     ranks_unlogged = unlogged == "rank" and ignore_index is not None
     if ranks_unlogged:

@@ -124,6 +124,7 @@ class PairwiseMember:
         return numerators, denominators
 
     def _rank_columns(self, rows: Any, action: str) -> dict[str, tuple[Tensor, Tensor]]:
+        """AUC, GAUC and MPR columns from one pass of rank sums (``rows``: SortedRows or TargetRanks)."""
         relevant_count, rank_sum = rows.rank_sums()
         num_valid = rows.num_valid.to(torch.float64)
         out: dict[str, tuple[Tensor, Tensor]] = {}

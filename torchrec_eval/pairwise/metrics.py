@@ -14,7 +14,14 @@ from typing import Any
 
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.metrics.base import RankingMetric
-from torchrec_eval.pairwise.ctr import UNLOGGED_THRESHOLD, apply_ignore_index, check_unlogged, encode_unlogged
+from torchrec_eval.pairwise.ctr import (
+    UNLOGGED_THRESHOLD,
+    apply_ignore_index,
+    check_ignore_index,
+    check_unlogged,
+    ctr_cutoffs,
+    encode_unlogged,
+)
 from torchrec_eval.pairwise.member import PairwiseMember
 
 __all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR"]
@@ -196,12 +203,8 @@ class CTR(RankingMetric):
 
     def __init__(self, k: int | Sequence[int] = 10, *, ignore_index: float | None = None,
                  unlogged: str | None = None, **kwargs: Any) -> None:
-        ks = list(k) if isinstance(k, (list, tuple)) else [k]
-        if not ks:
-            raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
-        if ignore_index is not None and (isinstance(ignore_index, bool)
-                                         or not isinstance(ignore_index, (int, float))):
-            raise ValueError(f"`ignore_index` must be a number or None, got {ignore_index!r}")
+        ks = ctr_cutoffs(k)
+        check_ignore_index(ignore_index)
         if unlogged is not None:
             check_unlogged(unlogged)
         self.ignore_index = ignore_index
@@ -214,7 +217,7 @@ class CTR(RankingMetric):
 
     def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The inputs with ``target == ignore_index`` turned into ``mask`` False (unobserved items), or,
-        with ``unlogged="rank"``, into the encoded target of :func:`encode_unlogged`."""
+        with ``unlogged="rank"``, into the encoded target of :func:`~torchrec_eval.pairwise.ctr.encode_unlogged`."""
         if self.ignore_index is None:
             return inputs
         if self._ranks_unlogged:

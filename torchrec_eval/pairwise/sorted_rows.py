@@ -56,7 +56,9 @@ class SortedRows(TieGroups):
         return order
 
     def rank_sums(self) -> tuple[Tensor, Tensor]:
+        """R and the sum of the ascending mid-ranks of the relevant items, per query (see :mod:`.ranks`)."""
         return rank_sums(self, self.candidates.relevant)
 
     def pair_counts(self) -> tuple[Tensor, Tensor]:
+        """FCP's concordant and discordant pairs per query (see :mod:`.pairs`)."""
         return pair_counts(self, self.candidates.gains)
