@@ -3,6 +3,8 @@
 Non-candidates (``mask`` False, ``exclude_ids``) hold ``-inf`` and sort first; the counts of
 :mod:`~torchrec_eval.pairwise.ranks` and :mod:`~torchrec_eval.pairwise.pairs` skip them. The sort's
 permutation (twice the scores' bytes) is kept only where the cumulative-sum path of the rank sums reads it.
+Besides the sort's values (and that permutation) an update holds only [B, W] tensors of the relevant or
+graded items.
 """
 
 from __future__ import annotations
