@@ -7,7 +7,7 @@ on CUDA (no host read to skip work; ``torch.topk`` trusted with ties at the cut-
 ``ties="index"``), and :class:`~tests.reference.host_reads.NoHostReads` fails on every operation that
 reads tensor data on the host (a scalar read, ``nonzero``, a bool-mask index, ``torch.tensor`` of
 Python data, ...). With ``validate_args=False`` every family, input form, tie order, dtype and batch
-size passes, except the documented ones (README, "Host syncs and compiled updates"), which are
+size passes, except the documented ones (docs/host-syncs.md, "Host syncs"), which are
 asserted to read, by name.
 
 The simulated values equal the plain CPU path's wherever they do not depend on the order in which
@@ -275,7 +275,7 @@ def _update(batch: dict[str, torch.Tensor]) -> Callable[[Any], None]:
     return lambda metric: metric.update(**batch)
 
 
-# README "Host syncs and compiled updates": these need the data to decide a shape, on every device
+# docs/host-syncs.md, "Host syncs": these need the data to decide a shape, on every device
 DOCUMENTED = {
     "flat form": (lambda: _suite(["ndcg@10", "auc"]), _update(FLAT), "_local_scalar_dense"),
     "fcp": (lambda: _suite(["fcp"]), _update(DENSE), "nonzero|bool mask"),

@@ -3,7 +3,7 @@
 The ``device`` fixture (``conftest.py``) runs each test on the CPU and, where present, on CUDA. On a
 CUDA device: values equal the CPU's (ties included, for every batch size) and, with
 ``validate_args=False``, ``update`` passes under ``torch.cuda.set_sync_debug_mode("error")`` for every
-family and input form, except the documented ones (the README's "Host syncs and compiled updates"),
+family and input form, except the documented ones (docs/host-syncs.md, "Host syncs"),
 which are asserted to sync.
 """
 

@@ -1,12 +1,16 @@
-"""The README's ``python`` snippets run as written, in order, in one namespace (``py`` blocks are sketches)."""
+"""The README's ``python`` snippets run as written, in order, in one namespace (``py`` blocks are sketches),
+and the snippets that moved from the README to the docs still say what they claim there."""
 
 import re
 from pathlib import Path
 
 import pytest
 import torch
+from test_docs import _blocks as _page_blocks
+from test_docs import _run_doctest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+INPUTS = README.parent / "docs" / "inputs.md"
 
 
 def _blocks() -> list[str]:
@@ -29,12 +33,22 @@ def test_readme_snippets_run_and_say_what_they_claim():
     assert tre.functional.ndcg(scores, target, k=2, ties="average").item() == pytest.approx(0.2)
 
 
-def test_the_readme_renumbering_of_a_grouped_unsorted_flat_loader_equals_torchmetrics():
+def _page_namespace(page: Path) -> dict:
+    """The namespace after a docs page's ``python`` blocks, run in order as tests/test_docs.py runs them."""
+    namespace: dict = {"__name__": f"docs_{page.stem}"}
+    for language, block, line in _page_blocks(page):
+        if language == "python" and block.lstrip().startswith(">>>"):
+            _run_doctest(block, namespace, page, line)
+        elif language == "python":
+            exec(compile(block, f"{page}:{line}", "exec"), namespace)  # noqa: S102 - our own docs
+    return namespace
+
+
+def test_the_docs_renumbering_of_a_grouped_unsorted_flat_loader_equals_torchmetrics():
+    """docs/inputs.md, "The flat form across calls" (moved there from the README)."""
     from torchmetrics.retrieval import RetrievalNormalizedDCG
 
-    namespace: dict = {}
-    for block in _blocks():
-        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+    namespace = _page_namespace(INPUTS)
     qids, scores, labels = (namespace[name] for name in ("file_qids", "file_scores", "file_labels"))
     assert not bool((qids[1:] >= qids[:-1]).all())  # the loader is not sorted: as is, it is refused
     raw = namespace["tre"].NDCG(k=3)

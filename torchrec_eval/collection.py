@@ -11,6 +11,7 @@ from torch import Tensor, nn
 from torchmetrics import Metric
 
 from torchrec_eval import beyond as _beyond
+from torchrec_eval.beyond.registry import REGISTRY as BEYOND_REGISTRY
 from torchrec_eval.conventions import resolve_options
 from torchrec_eval.functional._kernels import KERNELS, check_k
 from torchrec_eval.functional._plan import Plan, make_entry
@@ -18,7 +19,11 @@ from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
 
 # Families whose better values are lower (or neither): for tools that read ``higher_is_better``.
-DIRECTION = {"mpr": False, "gini": False, "average_popularity": None}
+DIRECTION = {
+    "mpr": False,
+    **{family: spec.higher_is_better for family, spec in BEYOND_REGISTRY.items()
+       if spec.higher_is_better is not True},
+}
 
 ALIASES = {
     "hr": "hitrate",

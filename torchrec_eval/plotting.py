@@ -23,14 +23,16 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.beyond.registry import REGISTRY as BEYOND_REGISTRY
+
 __all__ = ["plot_metric", "plot_values"]
 
 #: families whose values lie in [0, upper]; other families are unbounded above (DCG, CG, ARHR, entropy,
 #: novelty, average popularity) or depend on the user's data (intra-list diversity with a similarity table)
 UPPER_BOUNDS: dict[str, float] = {
     **dict.fromkeys(("precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "ndcg", "rprecision",
-                     "auc", "gauc", "fcp", "ctr", "coverage", "gini", "inter_list_diversity",
-                     "serendipity"), 1.0),
+                     "auc", "gauc", "fcp", "ctr"), 1.0),
+    **{family: spec.upper_bound for family, spec in BEYOND_REGISTRY.items() if spec.upper_bound is not None},
     "mpr": 100.0,
 }
 

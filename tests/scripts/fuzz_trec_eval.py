@@ -11,7 +11,7 @@ order and compares stdout and exit status byte for byte::
 
 Not collected by pytest (``tests/test_cli_trec_fuzz.py`` replays a few seeds). Inputs on which
 trec_eval's behaviour is undefined are not generated; each exclusion is commented where it is made
-(and listed in README.md's trec_eval section).
+(and listed in docs/trec_eval.md).
 """
 
 from __future__ import annotations
@@ -262,12 +262,12 @@ def compare(binary: str, case: Case, folder: Path) -> str | None:
     run.write_bytes(case.run.encode())
     arguments = [*case.options, str(qrels), str(run)]
     if _undefined(case) or ("-c" in case.options and _debug_query_of(case.options)):
-        # -c -D LEVEL.QID: trec_eval averages that query over every judged query (README); not compared
+        # -c -D LEVEL.QID: trec_eval averages that query over every judged query (docs/trec_eval.md); not compared
         return "skip"
     status, stdout, stderr = theirs(binary, arguments)
     if status == 4 and "not found in qrels" in stderr:
         # trec_eval 10 stops at a judged query missing from the run (without -c); we evaluate the
-        # others, which is what it prints on the qrels without those queries (README)
+        # others, which is what it prints on the qrels without those queries (docs/trec_eval.md)
         run_qids = {line.split()[0] for line in case.run.splitlines() if line.strip() and not line.strip().startswith("#")}
         kept = folder / "qrels.kept"
         kept.write_bytes("".join(line for qid, line in case.qrels_lines if qid in run_qids).encode())
@@ -304,7 +304,7 @@ def _undefined(case: Case) -> bool:
     NULL at first, for a size of 0 or less) and does not reset its count of levels: such a query fails
     ("Can't calculate measure", exit 4) when it is the first evaluated, crashes (memset of a negative
     size) when judged -2 or less, and otherwise takes the previous query's relevance levels for its gain
-    measures (``ideal_dcg``, ...). Not compared (README)."""
+    measures (``ideal_dcg``, ...). Not compared (docs/trec_eval.md)."""
     run_qids = {line.split()[0] for line in case.run.splitlines() if line.strip() and not line.strip().startswith("#")}
     largest: dict[str, int] = {}
     for qid, line in case.qrels_lines:

@@ -10,7 +10,7 @@ random ``prefs_*`` measures, ``prefs``, ``all_prefs``). Compares stdout and exit
 
 Not collected by pytest (``tests/test_cli_trec_prefs.py`` replays a few seeds). Where trec_eval reads
 memory it has not written, those values are left out of the comparison (each case is commented where
-it is made, and listed in README.md's trec_eval section).
+it is made, and listed in docs/trec_eval.md).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def generate(seed: int) -> Case:
         options += ["-M", str(rng.choice([1, 3, 10]))]
     if rng.random() < 0.4:
         level = str(rng.randint(0, 5))
-        if rng.random() < 0.25 and "-c" not in options:  # -c -D LEVEL.QID: trec_eval's average differs (README)
+        if rng.random() < 0.25 and "-c" not in options:  # -c -D LEVEL.QID: trec_eval's average differs (docs/trec_eval.md)
             level += "." + rng.choice([line.split()[0] for line in run])
         options += ["-D", level]
     return Case("\n".join(prefs) + "\n", "\n".join(qrels) + "\n", "\n".join(run) + "\n", options, unsafe)

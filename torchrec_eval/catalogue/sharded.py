@@ -19,7 +19,7 @@ from torch import Tensor
 from torchrec_eval.catalogue.merge import best, chunk_order
 
 
-class Coverage:
+class ItemRanges:
     """The item ranges a stream has received: each item exactly once, every item by ``close``."""
 
     def __init__(self, num_items: int) -> None:
@@ -64,6 +64,10 @@ class Coverage:
         if position != self.num_items:
             raise ValueError(f"Items {position}..{self.num_items - 1} of the catalogue of {self.num_items} are "
                              "missing: the chunks must cover every item exactly once before `close()`")
+
+
+# the name before ItemRanges: a pickled CatalogueBatch (spawned ranks) holds one in its ``coverage``
+Coverage = ItemRanges
 
 
 @dataclass

@@ -20,7 +20,7 @@ from torch import Tensor
 from torchrec_eval.batch import Batch
 from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
-from torchrec_eval.catalogue.sharded import Coverage, gather_shards
+from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
 from torchrec_eval.exclusion import Exclusions
 from torchrec_eval.forms.common import ranking_depth
 from torchrec_eval.forms.ids import check_target_ids, table_ranked, target_table
@@ -78,7 +78,7 @@ class CatalogueBatch:
         self.target_scores = self._target_scores(target_scores)
         if self.checks is not None:
             self.checks.run()
-        self.coverage = Coverage(self.num_items)
+        self.coverage = ItemRanges(self.num_items)  # the chunks received so far
         self.process_group = process_group
         rows, width = self.target_ids.shape
         device = self.target_ids.device

@@ -1,0 +1,169 @@
+"""The options of each beyond-accuracy family, checked and turned into settings, a per-item table and an
+id limit.
+
+Each ``configure_*`` function takes the family name (for its messages) and the family's options, already
+checked for unknown and missing names, and returns a :class:`Configured`; it raises ``ValueError`` naming
+the option and what it received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.beyond.concentration import ENTROPY_NORMALIZATIONS
+from torchrec_eval.beyond.diversity import FEATURELESS, SINGLE_ITEM, unit_rows
+from torchrec_eval.beyond.popularity import COLD_ITEMS, popularity_rank, self_information
+
+ALL_ZERO = ("error", "zero")
+
+
+@dataclass
+class Configured:
+    """A family's checked options: ``settings`` (plain values, part of the member's configuration),
+    ``table`` (a per-item tensor kept as a buffer, or None) and ``limit`` (what bounds the item ids, and
+    its size, or None)."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    table: Tensor | None = None
+    limit: tuple[str, int] | None = None
+
+
+def check_int(name: str, value: object, family: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{family}: `{name}` must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def check_vector(name: str, value: object, family: str, all_zero: bool = False) -> Tensor:
+    """A non-empty 1-D tensor of finite values >= 0, not all 0 unless ``all_zero``, as float64."""
+    if not isinstance(value, Tensor):
+        raise ValueError(
+            f"{family}: `{name}` must be a 1-D torch.Tensor [num_items], got {type(value).__name__}"
+        )
+    if value.ndim != 1 or value.numel() == 0 or value.is_complex() or value.dtype == torch.bool:
+        raise ValueError(
+            f"{family}: `{name}` must be a non-empty 1-D real tensor [num_items], "
+            f"got shape {tuple(value.shape)} and dtype {value.dtype}"
+        )
+    value = value.detach().to(torch.float64)
+    low = float(value.min())
+    if not bool(torch.isfinite(value).all()) or low < 0 or (float(value.sum()) <= 0 and not all_zero):
+        hint = " (all_zero='zero' accepts all 0s)" if family == "average_popularity" else ""
+        raise ValueError(
+            f"{family}: `{name}` must be finite, >= 0 and not all 0 (counts or probabilities){hint}, "
+            f"got min={low} sum={float(value.sum())}"
+        )
+    return value
+
+
+def check_matrix(name: str, value: object, family: str, square: bool, nan: bool = False) -> Tensor:
+    """A non-empty 2-D floating point tensor (square if ``square``), finite (or NaN if ``nan``)."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"{family}: `{name}` must be a 2-D torch.Tensor, got {type(value).__name__}")
+    shape = tuple(value.shape)
+    if (
+        value.ndim != 2
+        or value.numel() == 0
+        or not value.is_floating_point()
+        or (square and shape[0] != shape[1])
+    ):
+        want = "[num_items, num_items]" if square else "[num_items, d]"
+        raise ValueError(
+            f"{family}: `{name}` must be a floating point tensor {want}, "
+            f"got shape {shape} and dtype {value.dtype}"
+        )
+    if not bool((torch.isfinite(value) | (torch.isnan(value) if nan else False)).all()):
+        allowed = "finite or NaN (featureless='nan')" if nan else "finite (featureless='nan' accepts NaN)"
+        raise ValueError(f"{family}: `{name}` must be {allowed}, got {int((~torch.isfinite(value)).sum())} "
+                         f"values that are not (first: {value[~torch.isfinite(value)][0].item()})")
+    return value.detach()
+
+
+def _check_choice(family: str, name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{family}: `{name}` must be one of {choices}, got {value!r}")
+
+
+def configure_catalogue(family: str, options: dict[str, Any]) -> Configured:
+    """Coverage, Gini index, inter-list diversity: the catalogue size ``num_items``."""
+    num_items = check_int("num_items", options["num_items"], family)
+    return Configured({"num_items": num_items}, limit=(f"{family}: `num_items`", num_items))
+
+
+def configure_entropy(family: str, options: dict[str, Any]) -> Configured:
+    configured = configure_catalogue(family, options)
+    base = options.get("base", 2.0)
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 0 or base == 1:
+        raise ValueError(f"entropy: `base` must be a number > 0 other than 1, got {base!r}")
+    normalization = options.get("normalization", "none")
+    _check_choice(family, "normalization", normalization, ENTROPY_NORMALIZATIONS)
+    configured.settings.update(base=float(base), normalization=normalization)
+    return configured
+
+
+def configure_intra_list_diversity(family: str, options: dict[str, Any]) -> Configured:
+    """Exactly one of ``item_features`` (kept as unit rows) and ``item_similarity``; ``single_item``,
+    ``featureless``."""
+    features, similarity = options.get("item_features"), options.get("item_similarity")
+    if (features is None) == (similarity is None):
+        raise ValueError(
+            "intra_list_diversity needs exactly one of `item_features` [num_items, d] and "
+            f"`item_similarity` [num_items, num_items], got {'both' if features is not None else 'neither'}"
+        )
+    featureless = options.get("featureless") or "error"
+    _check_choice(family, "featureless", featureless, FEATURELESS)
+    nan = featureless == "nan"
+    settings: dict[str, Any] = {"featureless": featureless} if nan else {}  # newer than the state name
+    if features is not None:
+        table = unit_rows(check_matrix("item_features", features, family, square=False, nan=nan), nan)
+        settings["mode"] = "features"
+    else:
+        table = check_matrix("item_similarity", similarity, family, square=True, nan=nan).to(torch.float64)
+        settings["mode"] = "similarity"
+    settings["single_item"] = options.get("single_item") or "skip"
+    _check_choice(family, "single_item", settings["single_item"], SINGLE_ITEM)
+    return Configured(settings, table, (f"{family}: `item_{settings['mode']}` rows", table.shape[0]))
+
+
+def _popularity_limit(family: str, popularity: Tensor) -> tuple[str, int]:
+    return f"{family}: `item_popularity` length", popularity.numel()
+
+
+def configure_novelty(family: str, options: dict[str, Any]) -> Configured:
+    """``item_popularity`` (kept as self-information), ``num_users``, ``cold_items``."""
+    popularity = check_vector("item_popularity", options["item_popularity"], family)
+    num_users = options.get("num_users")
+    if num_users is not None:
+        check_int("num_users", num_users, family)
+        if float(popularity.max()) > num_users:
+            raise ValueError(
+                f"novelty: `item_popularity` counts users, so it cannot exceed "
+                f"`num_users`={num_users}; got a maximum of {float(popularity.max())}"
+            )
+    cold_items = options.get("cold_items") or "least_popular"
+    _check_choice(family, "cold_items", cold_items, COLD_ITEMS)
+    table = self_information(popularity, num_users, cold_items)
+    return Configured({}, table, _popularity_limit(family, popularity))
+
+
+def configure_serendipity(family: str, options: dict[str, Any]) -> Configured:
+    """``item_popularity`` (kept as each item's rank by popularity), ``baseline_size``."""
+    popularity = check_vector("item_popularity", options["item_popularity"], family)
+    baseline = options.get("baseline_size")
+    if baseline is not None:
+        check_int("baseline_size", baseline, family, minimum=0)
+    rank = popularity_rank(popularity)
+    return Configured({"baseline_size": baseline}, rank, _popularity_limit(family, popularity))
+
+
+def configure_average_popularity(family: str, options: dict[str, Any]) -> Configured:
+    """``item_popularity`` (kept as given), ``all_zero``."""
+    all_zero = options.get("all_zero") or "error"
+    _check_choice(family, "all_zero", all_zero, ALL_ZERO)
+    popularity = check_vector("item_popularity", options["item_popularity"], family, all_zero == "zero")
+    settings = {"all_zero": all_zero} if all_zero != "error" else {}  # newer than the state name
+    return Configured(settings, popularity, _popularity_limit(family, popularity))

@@ -1,0 +1,140 @@
+"""The registry of beyond-accuracy families: what :class:`~torchrec_eval.beyond.member.BeyondMember` needs
+of each.
+
+:data:`REGISTRY` maps a family name to a :class:`FamilySpec`: its options, how they are checked, its state
+layout (rows of item counts for a *catalogue* family, a sum/sum of squares/count column per cut-off for a
+*per-query* family), its formula, and which way is better. The member reads this table and never the
+family's name; a new family is one entry here and a formula beside the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.batch import RankedTargets
+from torchrec_eval.beyond import options as opts
+from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_from_counts, gini_from_counts
+from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
+from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
+from torchrec_eval.functional._kernels import apply_empty_target_action
+
+#: per query: (ranked batch, k, the family's table, its settings, empty_target_action)
+#: -> (values [B], counted [B])
+PerQuery = Callable[[RankedTargets, int, Tensor, dict[str, Any], str], tuple[Tensor, Tensor]]
+#: per group: (item-count rows {channel: [G, N]}, plus {"lists": [G]} with counts_lists; settings)
+#: -> values [G]
+FromCounts = Callable[[dict[str, Tensor], dict[str, Any]], Tensor]
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One beyond-accuracy family.
+
+    Attributes:
+        options: option name -> whether it is required.
+        configure: ``(family, options) -> Configured``: the checked settings, per-item table and id limit.
+        higher_is_better: for tools that read it (None: neither).
+        per_query: the per-query formula (per-query families).
+        from_counts: the formula over item counts (catalogue families).
+        item_rows: the channels of item counts it keeps per cut-off (catalogue families): ``"count"``
+            (lists containing the item), ``"weight"`` and ``"weight2"`` (the same weighted by
+            ``1 / sqrt(m_u)`` and ``1 / m_u``).
+        counts_lists: whether it also keeps the number of non-empty lists per cut-off (``rows["lists"]``).
+        upper_bound: the largest value it can take, or None when unbounded or data-dependent.
+    """
+
+    options: dict[str, bool]
+    configure: Callable[[str, dict[str, Any]], opts.Configured]
+    higher_is_better: bool | None = True
+    per_query: PerQuery | None = None
+    from_counts: FromCounts | None = None
+    item_rows: tuple[str, ...] = ()
+    counts_lists: bool = False
+    upper_bound: float | None = None
+
+    @property
+    def catalogue(self) -> bool:
+        """Whether the family is a property of all lists (item counts) rather than a mean over queries."""
+        return bool(self.item_rows)
+
+
+def _counted(value: Tensor, counted: Tensor) -> tuple[Tensor, Tensor]:
+    return torch.where(counted, value, torch.zeros((), dtype=torch.float64, device=value.device)), counted
+
+
+def _mean_of_table(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    """Novelty (table: self-information) and average popularity (table: popularity)."""
+    return _counted(*mean_over_list(table, ranked.item_ids[:, :k]))
+
+
+def _intra_list(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    ids = ranked.item_ids[:, :k]
+    value, pairs = intra_list_diversity(table, ids, settings["mode"], skip_unknown="featureless" in settings)
+    if settings["single_item"] == "zero":  # RecTools: a one-item list scores 0
+        length = (ids >= 0).sum(1)
+        return _counted(torch.where(length >= 2, value, torch.zeros_like(value)), (length == 1) | (pairs > 0))
+    return _counted(value, pairs > 0)
+
+
+def _serendipity(
+    ranked: RankedTargets, k: int, rank: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    baseline = k if settings["baseline_size"] is None else settings["baseline_size"]
+    hits = unexpected_hit_share(rank, ranked.item_ids[:, :k], ranked.relevant[:, :k], k, baseline)
+    value, counted = apply_empty_target_action(hits.unsqueeze(1), ranked.num_relevant, action)
+    return value.squeeze(1), counted
+
+
+def _coverage(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
+    return coverage_from_counts(rows["count"])
+
+
+def _gini(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
+    return gini_from_counts(rows["count"])
+
+
+def _entropy(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
+    return entropy_from_counts(rows["count"], settings["base"], settings["normalization"])
+
+
+def _inter_list(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
+    return inter_list_diversity_from_counts(rows["weight"], rows["weight2"], rows["lists"])
+
+
+_CATALOGUE_SIZE = {"num_items": True}
+_POPULARITY = "item_popularity"
+
+REGISTRY: dict[str, FamilySpec] = {
+    "coverage": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
+                           item_rows=("count",), upper_bound=1.0),
+    "gini": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_gini, item_rows=("count",),
+                       upper_bound=1.0, higher_is_better=False),
+    "entropy": FamilySpec({**_CATALOGUE_SIZE, "base": False, "normalization": False}, opts.configure_entropy,
+                          from_counts=_entropy, item_rows=("count",)),
+    "inter_list_diversity": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_inter_list,
+                                       item_rows=("count", "weight", "weight2"), counts_lists=True,
+                                       upper_bound=1.0),
+    "intra_list_diversity": FamilySpec(
+        {"item_features": False, "item_similarity": False, "single_item": False, "featureless": False},
+        opts.configure_intra_list_diversity, per_query=_intra_list,
+    ),
+    "novelty": FamilySpec({_POPULARITY: True, "num_users": False, "cold_items": False},
+                          opts.configure_novelty, per_query=_mean_of_table),
+    "serendipity": FamilySpec({_POPULARITY: True, "baseline_size": False}, opts.configure_serendipity,
+                              per_query=_serendipity, upper_bound=1.0),
+    "average_popularity": FamilySpec({_POPULARITY: True, "all_zero": False},
+                                     opts.configure_average_popularity, per_query=_mean_of_table,
+                                     higher_is_better=None),
+}
+
+#: family -> how it takes a cut-off (the suite's member-module protocol, :mod:`torchrec_eval.collection`)
+FAMILIES: dict[str, str] = dict.fromkeys(REGISTRY, "k")
