@@ -27,8 +27,8 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.functional._plan import Plan
+from torchrec_eval.functional.pairwise import PairwiseMember
 from torchrec_eval.inputs import Batch
-from torchrec_eval.pairwise.member import PairwiseMember
 
 __all__ = ["per_query", "query_values", "to_frame"]
 
