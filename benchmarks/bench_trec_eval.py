@@ -117,7 +117,7 @@ def write_prefs(folder: Path, qrels_path: Path, groups: int, seed: int = 1) -> P
     return prefs_path
 
 
-BASELINE = "import torchrec_eval.cli, torchrec_eval.trec, torchrec_eval.trec_prefs, torchrec_eval.trec_jg"
+BASELINE = "import torchrec_eval.cli, torchrec_eval.trec, torchrec_eval.trec.prefs, torchrec_eval.trec.jg"
 
 
 def prefs_commands(run_path: Path, qrels_path: Path, prefs_path: Path, trec_eval: str | None) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ import torch
 
 import torchrec_eval as tre
 from torchrec_eval import cli
+from torchrec_eval.cli.progress import LineBar
 from torchrec_eval.trec import read_qrels, read_run, to_ranked
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,7 +275,7 @@ def test_reader_is_vectorised_and_matches_pytrec_order(trec_files):
 
 
 def test_progress_line_without_tqdm(capsys):
-    bar = cli._LineBar(total=4, desc="evaluating", unit="queries")
+    bar = LineBar(total=4, desc="evaluating", unit="queries")
     bar.update(4)
     bar.close()
     assert "evaluating: 100% (4/4 queries" in capsys.readouterr().err

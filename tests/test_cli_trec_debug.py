@@ -1,4 +1,4 @@
-"""trec_eval's ``-D LEVEL`` printouts of its qrels measures (``torchrec_eval.trec_debug``).
+"""trec_eval's ``-D LEVEL`` printouts of its qrels measures (``torchrec_eval.trec.debug``).
 
 Always run: a few lines checked against values computed here from the reference loops
 (``tests/reference/trec_eval.py``) and by hand. With a trec_eval 10 binary (``TREC_EVAL``): byte for

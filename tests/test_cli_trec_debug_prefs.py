@@ -1,4 +1,4 @@
-"""trec_eval's ``-D LEVEL`` printouts of the preference formats (``torchrec_eval.trec_debug_prefs``).
+"""trec_eval's ``-D LEVEL`` printouts of the preference formats (``torchrec_eval.trec.debug_prefs``).
 
 Oracles: a tiny case worked out by hand from trec_eval's form_prefs_counts.c (always), and trec_eval 10
 itself byte for byte (``TREC_EVAL``) on its own test files (``TREC_EVAL_SRC``) and on generated data

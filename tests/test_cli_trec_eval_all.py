@@ -20,6 +20,7 @@ from reference import trec_eval as ref
 from test_cli import make_trec
 
 from torchrec_eval import cli
+from torchrec_eval.cli.parser import TREC_EVAL_VERSION
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -229,13 +230,13 @@ def test_version(capsys):
         with pytest.raises(SystemExit) as exit_:
             cli.main(["evaluate", option])
         assert exit_.value.code == 0
-        assert capsys.readouterr().err == (f"torchrec-eval {__version__}: trec_eval version {cli.TREC_EVAL_VERSION}, "
+        assert capsys.readouterr().err == (f"torchrec-eval {__version__}: trec_eval version {TREC_EVAL_VERSION}, "
                                            "reproduced (--trec-eval-version 9: trec_eval 9 / pytrec_eval)\n")
 
 
 def test_version_is_the_binary_version(binary):
     told = subprocess.run([binary, "-v"], capture_output=True, text=True, timeout=60).stderr
-    assert told == f"trec_eval version {cli.TREC_EVAL_VERSION}\n"
+    assert told == f"trec_eval version {TREC_EVAL_VERSION}\n"
 
 
 def test_help_describes_the_measures_asked_for(capsys, tmp_path):

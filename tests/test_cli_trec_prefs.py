@@ -24,7 +24,7 @@ import pytest
 from reference.trec_prefs import jg_query, prefs_query
 
 from torchrec_eval import cli
-from torchrec_eval.trec_prefs import PREFS_MEASURES
+from torchrec_eval.trec.prefs import PREFS_MEASURES
 
 TREC_EVAL = os.environ.get("TREC_EVAL")
 SOURCE = os.environ.get("TREC_EVAL_SRC")

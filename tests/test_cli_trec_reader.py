@@ -1,4 +1,4 @@
-"""The TREC file reader of ``torchrec-eval`` (torchrec_eval.trec_parse, torchrec_eval.trec) against a
+"""The TREC file reader of ``torchrec-eval`` (torchrec_eval.trec.parse, torchrec_eval.trec) against a
 line-by-line reference (Python's ``str.split`` and ``float``, trec_eval's comment rules), on files
 written in every layout trec_eval accepts, read in chunks small enough to cut lines and tokens;
 and the tie orders: trec_eval's (document id descending, as bytes) and ranx's (against ranx).
@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchrec_eval import cli, trec, trec_parse
-from torchrec_eval.trec import ranking_order, read_qrels, read_run, to_ranked
-from torchrec_eval.trec_formats import only_query
+from torchrec_eval import cli
+from torchrec_eval.trec import keys, order, ranking_order, read_qrels, read_run, to_ranked
+from torchrec_eval.trec import parse as trec_parse
+from torchrec_eval.trec.formats import only_query
 
 SCORES = ["1.5", "-0.25", "+3", "1e-5", "2E3", ".5", "5.", "007", "0.12345678901234567", "12345678901234567890",
           "-0", "3.000000", "99999999999999.9", "1234567.1234567", "-.75"]
@@ -219,7 +220,7 @@ def test_ranx_order_without_numba(tmp_path, capsys, monkeypatch):
     def no_numba():
         raise ImportError("No module named 'numba'")
 
-    monkeypatch.setattr(trec, "_segment_argsort", no_numba)
+    monkeypatch.setattr(order, "_segment_argsort", no_numba)
     short_run, short_qrels = tied_files(tmp_path, [3, 8, 15, 15, 11] * 6, seed=1)
     assert cli.main(["evaluate", str(short_run), str(short_qrels), "--convention", "ranx", "--json", "-m",
                      *RANX_METRICS]) == 0
@@ -260,7 +261,7 @@ def test_hash_collisions_fall_back_to_exact_comparisons(tmp_path, monkeypatch, c
             "ndcg_cut.5", "set_recall"]
     assert cli.main(args) == 0
     expected = capsys.readouterr().out
-    monkeypatch.setattr(trec, "_hash_words", lambda keys, seed=None: np.zeros(len(keys), dtype=np.uint64))
+    monkeypatch.setattr(keys, "_hash_words", lambda keys, seed=None: np.zeros(len(keys), dtype=np.uint64))
     assert cli.main(args) == 0
     assert capsys.readouterr().out == expected
     lines = run_path.read_text().splitlines()

@@ -17,6 +17,11 @@ from sklearn.metrics import roc_auc_score
 from torchrec_eval import collection
 from torchrec_eval.functional import pairwise as P
 from torchrec_eval.metrics import pairwise as M
+from torchrec_eval.pairwise import sorted_rows
+from torchrec_eval.pairwise.member import PairwiseMember
+from torchrec_eval.pairwise.ranks import rank_sums
+from torchrec_eval.pairwise.sorted_rows import SortedRows
+from torchrec_eval.ranking.member_steps import prepare
 
 try:
     from tests.reference import pairwise as ref
@@ -57,7 +62,7 @@ def _data(seed, B=40, N=30, levels=4, tie_levels=5, p_rel=0.3, masked=True):
 @pytest.fixture(params=["sparse", "dense"])
 def rank_path(request, monkeypatch):
     """Run with the CPU searchsorted path and with the cumulative-sum path used on other devices."""
-    monkeypatch.setattr(P, "rank_sums", functools.partial(P.rank_sums, sparse=request.param == "sparse"))
+    monkeypatch.setattr(sorted_rows, "rank_sums", functools.partial(rank_sums, sparse=request.param == "sparse"))
     return request.param
 
 
@@ -166,11 +171,11 @@ def test_rank_sum_paths_agree_on_random_floats():
     preds = torch.randn(64, 3000, generator=g).half().float()  # ~2k distinct values: many ties
     target = torch.rand(64, 3000, generator=g) < 0.05
     mask = torch.rand(64, 3000, generator=g) < 0.9
-    cand = P.prepare([P.PairwiseMember([("auc", None)])], preds, target, ties="index",
-                     relevance_threshold=None, validate_args=True, mask=mask).candidates
-    rows = P.SortedRows(cand)
-    r1, a1 = P.rank_sums(rows, cand.relevant, sparse=True)
-    r2, a2 = P.rank_sums(rows, cand.relevant, sparse=False)
+    cand = prepare([PairwiseMember([("auc", None)])], preds, target, ties="index",
+                   relevance_threshold=None, validate_args=True, mask=mask).candidates
+    rows = SortedRows(cand)
+    r1, a1 = rank_sums(rows, cand.relevant, sparse=True)
+    r2, a2 = rank_sums(rows, cand.relevant, sparse=False)
     torch.testing.assert_close(r1, r2, rtol=0, atol=0)
     torch.testing.assert_close(a1, a2, rtol=0, atol=0)
 
@@ -301,7 +306,7 @@ def test_suite_shares_one_member(suite_modules, rank_path):
     preds, target, mask = _data(10)
     suite = collection.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ctr@10", "ndcg@10", "ctr@3"],
                                       options={"mpr": {"average": "query"}})
-    assert sum(isinstance(m, P.PairwiseMember) for m in suite.members) == 1
+    assert sum(isinstance(m, PairwiseMember) for m in suite.members) == 1
     suite.update(preds, target, mask=mask)
     got = suite.compute()
     assert list(got) == ["auc", "gauc", "mpr", "fcp", "ctr@10", "ndcg@10", "ctr@3"]

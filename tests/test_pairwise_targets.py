@@ -24,6 +24,10 @@ from torch.utils._pytree import tree_leaves
 import torchrec_eval as tre
 from torchrec_eval.functional import pairwise as P
 from torchrec_eval.metrics import pairwise as M
+from torchrec_eval.pairwise.member import PairwiseMember
+from torchrec_eval.pairwise.ranks import rank_sums
+from torchrec_eval.pairwise.sorted_rows import SortedRows
+from torchrec_eval.ranking.member_steps import prepare
 
 try:
     from tests.reference import pairwise as ref
@@ -230,14 +234,14 @@ def test_cumulative_sum_path_allocates_no_float64_full_size_tensor():
     """The dense form's path for accelerators and torch.compile counts in int32 along the sorted rows."""
     scores, graded, _ = _bench_like()
     scores = scores.half().float()  # ties
-    candidates = P.prepare([P.PairwiseMember([("auc", None)])], scores, graded > 0, ties="index",
-                           relevance_threshold=None, validate_args=False).candidates
-    rows = P.SortedRows(candidates)
-    expected = P.rank_sums(rows, candidates.relevant, sparse=True)
+    candidates = prepare([PairwiseMember([("auc", None)])], scores, graded > 0, ties="index",
+                         relevance_threshold=None, validate_args=False).candidates
+    rows = SortedRows(candidates)
+    expected = rank_sums(rows, candidates.relevant, sparse=True)
     assert rows.order.shape == scores.shape  # sorted again, outside the recording: the CPU freed it
     recorder = WideOutputs(scores.numel())
     with recorder:
-        got = P.rank_sums(rows, candidates.relevant, sparse=False)
+        got = rank_sums(rows, candidates.relevant, sparse=False)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
     wide = [dtype for _, _, dtype in recorder.seen if dtype.itemsize > 4 and dtype != torch.int64]
     assert recorder.seen and not wide, recorder.seen

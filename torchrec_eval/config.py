@@ -36,6 +36,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from torchrec_eval.validation import is_int
+
 __all__ = ["ALLOWED_KEYS", "POINTWISE_KEYS", "load_yaml", "pointwise_suite_kwargs", "suite_kwargs"]
 
 #: The keys of a suite config, in the order of :class:`~torchrec_eval.RankingMetrics`' signature.
@@ -55,10 +57,6 @@ ALLOWED_KEYS = (
 
 #: The ready-made suites shipped in the package: name -> file (``from_config("recsys")``).
 SUITES: dict[str, Path] = {file.stem: file for file in sorted((Path(__file__).parent / "suites").glob("*.yaml"))}
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _where(source: str | None) -> str:
@@ -212,10 +210,10 @@ def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if "k" in kwargs:
         k = kwargs["k"]
         if isinstance(k, (list, tuple)):
-            if not k or not all(_is_int(one) for one in k):
+            if not k or not all(is_int(one) for one in k):
                 raise ValueError(f"`k`{where} must be an int or a non-empty list of ints, got {k!r}")
             kwargs["k"] = list(k)
-        elif not _is_int(k):
+        elif not is_int(k):
             raise ValueError(f"`k`{where} must be an int or a non-empty list of ints, got {k!r}")
 
     _check_options(kwargs, where)
@@ -277,7 +275,7 @@ def pointwise_suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[s
     if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(isinstance(t, str) for t in tasks)):
         raise ValueError(f"`tasks`{where} must be a list of task names, got {tasks!r}")
     for key in ("num_groups", "window", "max_updates"):
-        if key in kwargs and not _is_int(kwargs[key]):
+        if key in kwargs and not is_int(kwargs[key]):
             raise ValueError(f"`{key}`{where} must be an int, got {kwargs[key]!r}")
     if "window_unit" in kwargs and not isinstance(kwargs["window_unit"], str):
         raise ValueError(f"`window_unit`{where} must be a string, got {kwargs['window_unit']!r}")

@@ -32,6 +32,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from torchrec_eval.validation import check_int, is_int
+
 __all__ = [
     "Interactions",
     "RatedInteractions",
@@ -186,12 +188,6 @@ class RatedInteractions(Interactions):
         )
 
 
-def _check_positive_int(name: str, value: object, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"Expected `{name}` to be an int >= {minimum}, but got {value!r}")
-    return value
-
-
 def generate_interactions(
     num_users: int = 500,
     num_items: int = 1000,
@@ -248,28 +244,24 @@ def generate_interactions(
         >>> bool((data.timestamp[1:3] > data.timestamp[0:2]).all())  # user 0's events in time order
         True
     """
-    _check_positive_int("num_users", num_users)
-    _check_positive_int("num_items", num_items)
-    _check_positive_int("dim", dim)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"Expected `seed` to be an int, but got {seed!r}")
-    if isinstance(interactions_per_user, int) and not isinstance(interactions_per_user, bool):
-        lo = hi = interactions_per_user
+    num_users = check_int("num_users", num_users, 1)
+    num_items = check_int("num_items", num_items, 1)
+    dim = check_int("dim", dim, 1)
+    seed = check_int("seed", seed)
+    if is_int(interactions_per_user):
+        lo = hi = check_int("interactions_per_user", interactions_per_user)
     elif (
         isinstance(interactions_per_user, Sequence)
         and len(interactions_per_user) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in interactions_per_user)
+        and all(is_int(v) for v in interactions_per_user)
     ):
-        lo, hi = interactions_per_user
+        lo, hi = (check_int("interactions_per_user", v) for v in interactions_per_user)
     else:
-        raise ValueError(
-            "Expected `interactions_per_user` to be an int or a pair of ints, "
-            f"but got {interactions_per_user!r}"
-        )
+        raise ValueError(f"`interactions_per_user` must be an int or a pair of ints, got {interactions_per_user!r}")
     if not 1 <= lo <= hi <= num_items:
         raise ValueError(
-            "Expected `interactions_per_user` between 1 and `num_items` "
-            f"({num_items}), with lo <= hi, but got {interactions_per_user!r}"
+            f"`interactions_per_user` must lie between 1 and `num_items` ({num_items}), with lo <= hi, "
+            f"got {interactions_per_user!r}"
         )
 
     gen = torch.Generator().manual_seed(seed)
@@ -410,12 +402,9 @@ def padded_item_lists(
     """
     if num_users is None:
         num_users = interactions.num_users
-    _check_positive_int("num_users", num_users, minimum=0)
-    if len(interactions) and int(interactions.user.max()) >= num_users:
-        raise ValueError(
-            f"Expected `num_users` to exceed every user id ({int(interactions.user.max())}), "
-            f"but got {num_users}"
-        )
+    largest = int(interactions.user.max()) if len(interactions) else -1
+    reason = f"one more than the largest user id, {largest}" if largest >= 0 else ""
+    num_users = check_int("num_users", num_users, largest + 1, reason=reason)
     data = interactions.select(_sort_by_user_time(interactions))
     counts = torch.bincount(data.user, minlength=num_users)
     width = int(counts.max()) if num_users and len(data) else 0

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from torchrec_eval.cli.progress import NoBar
 from torchrec_eval.collection import RankingMetrics
 from torchrec_eval.datasets import (
     Interactions,
@@ -155,14 +156,6 @@ def format_row(label: str, loss: str, seconds: str, values: dict[str, float]) ->
     return f"{label:>6} {loss:>8} {seconds:>6} " + " ".join(f"{v:>12.4f}" for v in values.values())
 
 
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def run_demo(
     *,
     epochs: int = 10,
@@ -223,7 +216,7 @@ def run_demo(
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
         bar = progress(total=len(data.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress \
-            else _NoBar()
+            else NoBar()
         try:
             loss = train_epoch(model, optimizer, data.train.user, data.train.item, items, batch_size,
                                weight_decay, gen, on_batch=bar.update)

@@ -13,9 +13,8 @@ with ``q`` the ``(1 + level) / 2`` quantile of Student's t with ``n - 1`` degree
 treated as an i.i.d. sample of the population of queries (the usual "significance over topics" of
 IR evaluation); the interval is about that population mean, not about the items.
 
-Student-t quantiles come from Hill's (1970, CACM Algorithm 396) approximation, exact for 1 and 2
-degrees of freedom and within about 1e-5 relative for more (tested against scipy). ``n < 2`` gives
-a NaN interval.
+Student-t quantiles are exact to about 1e-12 (:func:`~torchrec_eval.statistics.student_t_quantile`,
+no SciPy). ``n < 2`` gives a NaN interval.
 
 :class:`PairedComparison` scores two models on the same queries in one pass and keeps the same
 three sums for the per-query differences ``d = a - b``: mean difference, its interval, and a
@@ -40,30 +39,16 @@ from torch import Tensor
 from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
-from torchrec_eval.validation import describe_any
+from torchrec_eval.statistics import check_method, interval_from_moments, student_t_quantile
+from torchrec_eval.validation import check_probability, describe_any
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
-
-METHODS = ("t", "normal")
-
-
-def _check_level(level: object) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise ValueError(f"`level` must be a number in (0, 1), such as 0.95, got {level!r}")
-    return float(level)
-
-
-def _check_method(method: object) -> str:
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
-    return str(method)
-
 
 def t_quantile(probability: float, df: Tensor) -> Tensor:
     """The ``probability`` (> 0.5) quantile of Student's t with ``df`` degrees of freedom, elementwise.
 
-    Hill (1970) Algorithm 396: closed forms for df = 1 and 2, an expansion around the normal
-    quantile for large df and a tail series otherwise. ``df <= 0`` gives NaN.
+    Exact to about 1e-12 (:func:`~torchrec_eval.statistics.student_t_quantile`); ``df`` holds whole
+    numbers, and ``df <= 0`` gives NaN.
 
     Example:
         >>> import torch
@@ -73,52 +58,7 @@ def t_quantile(probability: float, df: Tensor) -> Tensor:
     """
     if not 0.5 < probability < 1:
         raise ValueError(f"`probability` must lie in (0.5, 1), got {probability!r}")
-    n = torch.as_tensor(df, dtype=torch.float64)
-    p = torch.full_like(n, 2.0 * (1.0 - probability))  # two-sided tail probability
-    safe_n = torch.where(n > 0, n, torch.ones_like(n))
-    a = 1.0 / (safe_n - 0.5)
-    b = 48.0 / (a * a)
-    c = ((20700.0 * a / b - 98.0) * a - 16.0) * a + 96.36
-    d = ((94.5 / (b + c) - 3.0) / b + 1.0) * torch.sqrt(a * math.pi / 2) * safe_n
-    y = (d * p) ** (2.0 / safe_n)
-    # normal-expansion branch
-    x = torch.special.ndtri(p / 2)  # negative
-    c_normal = c + torch.where(safe_n < 5, 0.3 * (safe_n - 4.5) * (x + 0.6), torch.zeros_like(c))
-    c_normal = (((0.05 * d * x - 5.0) * x - 7.0) * x - 2.0) * x + b + c_normal
-    xx = x * x
-    y_normal = (((((0.4 * xx + 6.3) * xx + 36.0) * xx + 94.5) / c_normal - xx - 3.0) / b + 1.0) * x
-    y_normal = torch.expm1(a * y_normal * y_normal)
-    # tail branch
-    y_tail = (
-        (
-            1.0 / (((safe_n + 6.0) / (safe_n * y) - 0.089 * d - 0.822) * (safe_n + 2.0) * 3.0)
-            + 0.5 / (safe_n + 4.0)
-        )
-        * y
-        - 1.0
-    ) * (safe_n + 1.0) / (safe_n + 2.0) + 1.0 / y
-    q = torch.sqrt(safe_n * torch.where(y > 0.05 + a, y_normal, y_tail))
-    q = torch.where(n == 2, torch.sqrt(2.0 / (p * (2.0 - p)) - 2.0), q)
-    q = torch.where(n == 1, 1.0 / torch.tan(p * math.pi / 2), q)
-    return torch.where(n > 0, q, torch.full_like(q, float("nan")))
-
-
-def interval_from_moments(
-    total: Tensor, total_sq: Tensor, count: Tensor, level: float = 0.95, method: str = "t"
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """(mean, low, high, standard error) of the mean from a sum, a sum of squares and a count."""
-    level, method = _check_level(level), _check_method(method)
-    total, total_sq, count = (torch.as_tensor(x, dtype=torch.float64) for x in (total, total_sq, count))
-    mean = total / count
-    variance = ((total_sq - total * mean) / (count - 1)).clamp(min=0)
-    variance = torch.where(count >= 2, variance, torch.full_like(variance, float("nan")))
-    stderr = torch.sqrt(variance / count)
-    probability = (1.0 + level) / 2.0
-    if method == "t":
-        q = t_quantile(probability, count - 1)
-    else:
-        q = torch.special.ndtri(torch.full_like(stderr, probability))
-    return mean, mean - q * stderr, mean + q * stderr, stderr
+    return student_t_quantile(probability, df)
 
 
 def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
@@ -163,7 +103,7 @@ def confidence_interval(
         >>> round(mean.item(), 4), round(low.item(), 4), round(high.item(), 4)
         (0.5, -0.4187, 1.4187)
     """
-    level, method = _check_level(level), _check_method(method)
+    level, method = check_probability("level", level), check_method(method)
     if not isinstance(metric, RankingMetric):
         raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
     if getattr(metric, "weighted", False):
@@ -262,7 +202,7 @@ class PairedComparison(SafeMetric):
     ) -> None:
         common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
         super().__init__(**kwargs)
-        self.level, self.method = _check_level(level), _check_method(method)
+        self.level, self.method = check_probability("level", level), check_method(method)
         if isinstance(metrics, RankingMetric):
             template = metrics
         elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):

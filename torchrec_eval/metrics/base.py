@@ -13,11 +13,12 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.conventions import preset, resolve_common
-from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics import compiled
-from torchrec_eval.metrics.lifecycle import Apply, SafeMetric, keywords_checked
-from torchrec_eval.validation import describe_any
+from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
+from torchrec_eval.metrics.move_only import MoveOnly
+from torchrec_eval.ranking.member_steps import check_common, prepare
+from torchrec_eval.validation import check_optional_int, describe_any
 
 
 def fingerprint(value: Any) -> str:
@@ -65,7 +66,7 @@ def _shown(value: Any) -> Any:
     return value
 
 
-class RankingMetric(SafeMetric):
+class RankingMetric(MoveOnly):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
@@ -133,10 +134,7 @@ class RankingMetric(SafeMetric):
         check_common(empty_target_action, relevance_threshold)
         if ties not in TIES:
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
-        if num_groups is not None and (
-            isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1
-        ):
-            raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
+        num_groups = check_optional_int("num_groups", num_groups, 1)
         self.members = list(members)
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):
@@ -205,26 +203,6 @@ class RankingMetric(SafeMetric):
                 f"Cannot merge a state of another configuration: expected states "
                 f"{sorted(self._defaults)}, got {sorted(states)}"
             )
-
-    def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
-        """Move the states with the module (``.to(device)``), but never cast them: the sufficient
-        statistics stay float64 under ``module.to(torch.bfloat16)`` and Lightning's "16-true" /
-        "bf16-true" precision. ``set_dtype`` remains the explicit way to change their dtype."""
-        if self._dtype_convert:
-            return super()._apply(fn, exclude_state)
-        states = {name: (getattr(self, name), self._defaults[name]) for name in self._defaults}
-        buffers = dict(self._buffers)
-        this = super()._apply(fn, exclude_state)
-        for name, (state, default) in states.items():
-            moved = getattr(this, name)
-            if isinstance(moved, Tensor) and moved.dtype != state.dtype:  # cast by fn: move only
-                setattr(this, name, state.to(moved.device))
-                this._defaults[name] = default.to(moved.device)
-        for name, buffer in buffers.items():
-            moved = this._buffers.get(name)
-            if buffer is not None and moved is not None and moved.dtype != buffer.dtype:
-                this._buffers[name] = buffer.to(moved.device)
-        return this
 
     _FLAT_COLUMNS = ("preds", "target", "mask", "groups")
 

@@ -26,9 +26,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional._plan import Plan
 from torchrec_eval.functional.pairwise import PairwiseMember
 from torchrec_eval.inputs import Batch
+from torchrec_eval.ranking.plan import Plan
 
 __all__ = ["per_query", "query_values", "to_frame"]
 

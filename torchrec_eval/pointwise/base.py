@@ -16,8 +16,10 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.base import fingerprint
-from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.metrics.lifecycle import Apply
+from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.pointwise.inputs import PointwiseBatch, prepare_pointwise
+from torchrec_eval.validation import check_optional_int
 
 
 def _check_tasks(tasks: Any) -> list[str] | None:
@@ -55,24 +57,6 @@ def document_common(key: str, preds: str = "probabilities in [0, 1]", target: st
     return wrap
 
 
-class MoveOnly(SafeMetric):
-    """A metric whose states follow the module's device but keep their dtype (float64 statistics stay
-    float64 under ``module.to(torch.bfloat16)`` or Lightning's "bf16-true"); ``set_dtype`` still casts."""
-
-    def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
-        if self._dtype_convert:
-            return super()._apply(fn, exclude_state)
-        this = super()._apply(fn, exclude_state=tuple(self._defaults))  # sets the device, leaves the states
-        for name, default in this._defaults.items():
-            state = getattr(this, name)
-            if isinstance(default, Tensor):
-                this._defaults[name] = default.to(this.device)
-                setattr(this, name, state.to(this.device))
-            else:
-                setattr(this, name, [item.to(this.device) for item in state])
-        return this
-
-
 class PointwiseMetric(MoveOnly):
     """One prediction per sample (and task): ``update(preds, target, sample_weight=None, groups=None)``.
 
@@ -97,10 +81,7 @@ class PointwiseMetric(MoveOnly):
     def __init__(self, *, tasks: Sequence[str] | None = None, num_groups: int | None = None,
                  validate_args: bool = True, single_key: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if num_groups is not None and (
-            isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1
-        ):
-            raise ValueError(f"`num_groups` must be an int >= 1 or None, got {num_groups!r}")
+        num_groups = check_optional_int("num_groups", num_groups, 1)
         self.tasks = _check_tasks(tasks)
         self.num_groups = num_groups
         self.validate_args = validate_args

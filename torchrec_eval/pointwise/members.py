@@ -22,6 +22,7 @@ from torchrec_eval.pointwise.curves import histogram, histogram_areas, histogram
 from torchrec_eval.pointwise.entropy import ETA, cross_entropy_bits, log_loss_from_sums, ne_from_sums
 from torchrec_eval.pointwise.inputs import PointwiseBatch, group_sum
 from torchrec_eval.pointwise.rates import calibration_from_sums, mean_from_sums, rmse_from_sums
+from torchrec_eval.validation import check_int
 
 #: weighted per-sample quantities that the sum metrics add up; "cross_entropy" takes the clamp eta
 COLUMNS: dict[str, Callable[..., Tensor]] = {
@@ -72,8 +73,8 @@ def check_option(key: str, option: str, value: Any) -> None:
         raise ValueError(f"`eta` of {key} must be a number in (0, 0.5), got {value!r}")
     if option == "log_base" and not (_is_number(value) and value > 0 and value != 1):
         raise ValueError(f"`log_base` of {key} must be a number > 0 other than 1, got {value!r}")
-    if option == "bins" and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        raise ValueError(f"`bins` of {key} must be an int >= 1, got {value!r}")
+    if option == "bins":
+        check_int("bins", value, 1, of=key)
 
 
 class SumsMember:
@@ -128,7 +129,7 @@ class HistogramMember:
     binary_target = True
 
     def __init__(self, keys: list[str], bins: int = DEFAULT_BINS) -> None:
-        check_option("/".join(keys), "bins", bins)
+        bins = check_int("bins", bins, 1, of="/".join(keys))
         self.keys, self.bins, self.size = list(keys), bins, 2 * bins
 
     def statistics(self, batch: PointwiseBatch, num_groups: int | None) -> Tensor:

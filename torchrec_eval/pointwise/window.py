@@ -34,8 +34,8 @@ from torchmetrics.utilities.data import dim_zero_sum
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.pointwise.base import MoveOnly
-from torchrec_eval.validation import describe_any
+from torchrec_eval.metrics.move_only import MoveOnly
+from torchrec_eval.validation import check_int, describe_any
 
 __all__ = ["Windowed"]
 
@@ -98,16 +98,14 @@ class Windowed(MoveOnly):
                 f"`metric` {type(metric).__name__} has states that are not tensors summed across processes "
                 f"({bad}); a window needs fixed sufficient statistics (for AUC/AUPRC use BinnedAUC/BinnedAUPRC)"
             )
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"`window` must be an int >= 1, got {window!r}")
+        window = check_int("window", window, 1)
         if unit not in UNITS:
             raise ValueError(f"`unit` must be one of {UNITS}, got {unit!r}")
         if unit == "updates" and max_updates is not None:
             raise ValueError(f"`max_updates` applies to unit='samples' only, got {max_updates!r}")
         if max_updates is None:
             max_updates = window if unit == "updates" else min(window, TORCHREC_MAX_UPDATES)
-        if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 1:
-            raise ValueError(f"`max_updates` must be an int >= 1, got {max_updates!r}")
+        max_updates = check_int("max_updates", max_updates, 1)
         self.metric = metric
         self.window, self.unit, self.capacity = window, unit, max_updates
         self.__dict__["higher_is_better"] = getattr(metric, "higher_is_better", None)  # a class constant in torchmetrics

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from torchrec_eval.ranking.registry import REGISTRY, check_option
+from torchrec_eval.validation import check_int, check_optional_int
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,4 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
 
 def check_k(k: object, optional: bool = False) -> int | None:
     """``k`` as a Python int >= 1 (any integer type: int, numpy integer, 0-d integer tensor)."""
-    if k is None and optional:
-        return None
-    try:
-        value = None if isinstance(k, bool) else operator.index(k)
-    except TypeError:
-        value = None
-    if value is None or value < 1:
-        raise ValueError(f"`k` must be an int >= 1{' or None' if optional else ''}, got {k!r}")
-    return value
+    return check_optional_int("k", k, 1) if optional else check_int("k", k, 1)

@@ -1,15 +1,15 @@
 """trec_eval's ``-R`` (relevance format), ``-T`` (results format), ``-D`` (debug level) and ``-Z`` options.
 
-* ``-R qrels`` (default): :mod:`torchrec_eval.trec_measures`; ``-R prefs`` / ``-R qrels_prefs``:
-  :mod:`torchrec_eval.trec_prefs` (``-m all_prefs``, ``-m prefs``, ``prefs_*``); ``-R qrels_jg``:
-  :mod:`torchrec_eval.trec_jg` (``-m qrels_jg``, ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``).
+* ``-R qrels`` (default): :mod:`torchrec_eval.trec.measures`; ``-R prefs`` / ``-R qrels_prefs``:
+  :mod:`torchrec_eval.trec.prefs` (``-m all_prefs``, ``-m prefs``, ``prefs_*``); ``-R qrels_jg``:
+  :mod:`torchrec_eval.trec.jg` (``-m qrels_jg``, ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``).
   ``runid`` and ``num_q`` go with every format; any other measure needs its own format, as in
   trec_eval (which stops with "Can't calculate measure").
 * ``-T trec_results`` is trec_eval 10's only results format.
 * ``-D LEVEL[.QID]``: with ``.QID`` only that query is evaluated, as in trec_eval; with ``-R prefs`` and
   ``-R qrels_prefs``, ``LEVEL`` 3-5 prints trec_eval's form_prefs_counts printouts
-  (:mod:`torchrec_eval.trec_debug_prefs`); ``-R qrels_jg`` has none.
-* ``-Z FILE``: :mod:`torchrec_eval.trec_zscore`.
+  (:mod:`torchrec_eval.trec.debug_prefs`); ``-R qrels_jg`` has none.
+* ``-Z FILE``: :mod:`torchrec_eval.trec.zscore`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def parse_debug(text: str) -> tuple[int, str | None]:
 
 def only_query(table, qid: str):
     """The entries of one query of a run or judgement table (:class:`torchrec_eval.trec.Run`, ``Qrels``,
-    :class:`torchrec_eval.trec_prefs.Prefs`): the same table type, with that query alone (none if absent)."""
+    :class:`torchrec_eval.trec.prefs.Prefs`): the same table type, with that query alone (none if absent)."""
     code = np.flatnonzero(table.queries == qid)
     keep = table.query_index == code[0] if code.size else np.zeros(len(table.query_index), dtype=bool)
     changes = {}
@@ -68,8 +68,8 @@ def only_query(table, qid: str):
 def _measures(rel_format: str, names: Sequence[str]):
     """The measures ``names`` ask for under ``rel_format`` (not qrels), or a ``ValueError`` naming
     those that need another format."""
-    from torchrec_eval.trec_jg import jg_measures
-    from torchrec_eval.trec_prefs import prefs_measures
+    from torchrec_eval.trec.jg import jg_measures
+    from torchrec_eval.trec.prefs import prefs_measures
 
     parse = jg_measures if rel_format == "qrels_jg" else prefs_measures
     if not names:
@@ -88,8 +88,8 @@ def _measures(rel_format: str, names: Sequence[str]):
 
 def misplaced_measures(names: Sequence[str]) -> list[str]:
     """The names among ``names`` that are measures of the prefs or qrels_jg formats (not of qrels)."""
-    from torchrec_eval.trec_jg import jg_measures
-    from torchrec_eval.trec_prefs import prefs_measures
+    from torchrec_eval.trec.jg import jg_measures
+    from torchrec_eval.trec.prefs import prefs_measures
 
     return [name for name in names if name not in _ANY_FORMAT
             and (prefs_measures([name]) is not None or _jg_name(name, jg_measures))]
@@ -106,14 +106,14 @@ def evaluate_format(rel_format: str, run, judgements_path: str, names: Sequence[
                     max_docs: int | None = None, relevance_level: int = 1, debug_query: str | None = None,
                     judged_only: bool = False, progress=None):
     """Read ``judgements_path`` in ``rel_format`` (prefs, qrels_prefs or qrels_jg) and evaluate ``run``
-    on the measures ``names``; returns a :class:`torchrec_eval.trec_measures.Evaluation`. ``judged_only``
+    on the measures ``names``; returns a :class:`torchrec_eval.trec.measures.Evaluation`. ``judged_only``
     (``-J``) applies to qrels_jg; trec_eval ignores it for preferences, and so does this.
 
     Raises:
         ValueError: a measure of another format, a malformed file, or a ``debug_query`` without judgements.
     """
-    from torchrec_eval.trec_jg import evaluate_jg, read_qrels_jg
-    from torchrec_eval.trec_prefs import evaluate_prefs, read_prefs, read_qrels_prefs
+    from torchrec_eval.trec.jg import evaluate_jg, read_qrels_jg
+    from torchrec_eval.trec.prefs import evaluate_prefs, read_prefs, read_qrels_prefs
 
     measures = _measures(rel_format, names)
     reader = {"prefs": read_prefs, "qrels_prefs": read_qrels_prefs, "qrels_jg": read_qrels_jg}[rel_format]

@@ -19,20 +19,20 @@ non-relevant ones (``0 <= rel < level``), ``r_i`` the rank of the i-th relevant 
 * ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret`` (sums over queries), ``runid`` (the run tag)
 
 and the rest of ``all_trec``: the gain measures (``ndcg``, ``dcg``, ``G``, ``rbp``, ...) in
-:mod:`torchrec_eval.trec_gains`, the others (``infAP``, ``Rprec_mult``, ``utility``, ``relstring``, ...)
-in :mod:`torchrec_eval.trec_more`. Measure names and parameters: :mod:`torchrec_eval.trec_spec`.
+:mod:`torchrec_eval.trec.gains`, the others (``infAP``, ``Rprec_mult``, ``utility``, ``relstring``, ...)
+in :mod:`torchrec_eval.trec.more`. Measure names and parameters: :mod:`torchrec_eval.trec.spec`.
 
 A query with ``R = 0`` scores 0 almost everywhere. Summary values are means over the evaluated queries
 (sums for ``num_*``; the geometric mean for ``gm_map`` and ``gm_bpref``).
 
 Example:
     >>> import numpy as np
-    >>> from torchrec_eval.trec_measures import Judgements, evaluate, parse_measures
+    >>> from torchrec_eval.trec.measures import Judgements, evaluate_measures, parse_measures
     >>> judgements = Judgements(  # one query: relevant documents at ranks 1 and 3 of 4, R = 3
     ...     qids=np.array(["q1"]), num_ret=np.array([4]), hit_query=np.array([0, 0, 0]),
     ...     hit_rank=np.array([1, 2, 3]), hit_rel=np.array([1, 0, 2]), judged_query=np.array([0, 0, 0, 0]),
     ...     judged_rel=np.array([1, 0, 2, 1]), runid="bm25")
-    >>> result = evaluate(judgements, parse_measures("num_rel") + parse_measures("map") + parse_measures("P.2,4"))
+    >>> result = evaluate_measures(judgements, parse_measures("num_rel") + parse_measures("map") + parse_measures("P.2,4"))
     >>> print(result.format().replace("\\t", " | "))  # name padded to 22, tab, qid, tab, value
     num_rel                | all | 3
     map                    | all | 0.5556
@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from torchrec_eval import trec_gains, trec_more
-from torchrec_eval.trec_spec import FAMILIES, OFFICIAL, Measure, parse_measures, resolve
-from torchrec_eval.trec_stats import Judgements, Queries, ratio
+from torchrec_eval.trec import gains, more
+from torchrec_eval.trec.spec import FAMILIES, OFFICIAL, Measure, parse_measures, resolve
+from torchrec_eval.trec.stats import Judgements, Queries, ratio
 
-__all__ = ["FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate", "format_line",
+__all__ = ["FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate_measures", "format_line",
            "from_library", "parse_measures", "resolve"]
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor of a query's value in gm_map and gm_bpref
@@ -97,8 +97,8 @@ def _basic() -> dict[str, Callable[[Queries, Measure], np.ndarray]]:
     }
 
 
-PER_QUERY: dict[str, Callable[[Queries, Measure], np.ndarray]] = {**_basic(), **trec_gains.MEASURES,
-                                                                 **trec_more.MEASURES}
+PER_QUERY: dict[str, Callable[[Queries, Measure], np.ndarray]] = {**_basic(), **gains.MEASURES,
+                                                                 **more.MEASURES}
 
 
 def _summary(measure: Measure, values: np.ndarray | None, stats: Queries) -> float | int | str | None:
@@ -128,7 +128,7 @@ class Evaluation:
     measures: list[Measure]
     per_query: dict[str, np.ndarray] = field(default_factory=dict)
     summary: dict[str, float | int | str] = field(default_factory=dict)
-    debug: list[str] | None = None  # trec_eval -D: each query's printouts (torchrec_eval.trec_debug)
+    debug: list[str] | None = None  # trec_eval -D: each query's printouts (torchrec_eval.trec.debug)
 
     def format(self, queries: bool = False, summary: bool = True) -> str:
         """trec_eval's output: with ``queries`` (``-q``) each query's lines first, then (unless
@@ -189,7 +189,7 @@ def format_line(name: str, qid: str, value: float | int | str, kind: str = "doub
     return f"{name:<22}\t{qid}\t{_c_double(float(value))}"
 
 
-def evaluate(judgements: Judgements, measures: list[Measure], relevance_level: int = 1,
+def evaluate_measures(judgements: Judgements, measures: list[Measure], relevance_level: int = 1,
              version: int = 10, num_docs: int = 0) -> Evaluation:
     """trec_eval's values of ``measures`` on ``judgements``.
 

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from torchrec_eval.trec_parse import decode_keys
+from torchrec_eval.trec.parse import decode_keys
 
 __all__ = ["PrefsDebug", "debug_evaluation", "prefs_debug_blocks"]
 
@@ -305,8 +305,8 @@ def prefs_debug_blocks(run, prefs, rel_format: str, qids: Sequence[str], calls: 
                        max_docs: int | None) -> list[str]:
     """trec_eval's ``-D level`` printouts of each evaluated query ``qids`` (in order), ``calls`` the number
     of ``prefs_*`` measures asked (each calls form_prefs_counts): one str per query, for
-    :meth:`torchrec_eval.trec_measures.Evaluation.output`. ``run`` a :class:`torchrec_eval.trec.Run`,
-    ``prefs`` a :class:`torchrec_eval.trec_prefs.Prefs` read as ``rel_format``."""
+    :meth:`torchrec_eval.trec.measures.Evaluation.output`. ``run`` a :class:`torchrec_eval.trec.Run`,
+    ``prefs`` a :class:`torchrec_eval.trec.prefs.Prefs` read as ``rel_format``."""
     if level < 3 or calls == 0:
         return [""] * len(qids)
     state = PrefsDebug(level, max_docs)
@@ -337,9 +337,9 @@ def prefs_debug_blocks(run, prefs, rel_format: str, qids: Sequence[str], calls: 
 def debug_evaluation(rel_format: str, run, judgements_path: str, result, debug: tuple[int, str | None],
                      max_docs: int | None) -> list[str] | None:
     """The printouts of ``trec_eval -R rel_format -D LEVEL[.QID]`` for the queries of ``result`` (an
-    :class:`torchrec_eval.trec_measures.Evaluation`); None below level 3. Reads the judgements again."""
-    from torchrec_eval.trec_formats import only_query
-    from torchrec_eval.trec_prefs import read_prefs, read_qrels_prefs
+    :class:`torchrec_eval.trec.measures.Evaluation`); None below level 3. Reads the judgements again."""
+    from torchrec_eval.trec.formats import only_query
+    from torchrec_eval.trec.prefs import read_prefs, read_qrels_prefs
 
     level, qid = debug
     calls = sum(measure.kind in ("long", "double") for measure in result.measures)

@@ -1,6 +1,6 @@
 """trec_eval's other measures of ``all_trec``, for every query at once: ``infAP``, ``Rprec_mult``,
 ``utility``, ``11pt_avg``, ``binG``, ``relative_P``, ``set_relative_P``, ``set_map``, ``set_F``, ``unj``,
-``rbp_resid``, ``relstring`` and ``yaap`` (``set_P``, ``set_recall``: :mod:`torchrec_eval.trec_measures`).
+``rbp_resid``, ``relstring`` and ``yaap`` (``set_P``, ``set_recall``: :mod:`torchrec_eval.trec.measures`).
 
 With ``R`` relevant judged documents, ``num_ret`` retrieved, ``rel_ret`` of them relevant, ``r_i`` the
 rank of the i-th relevant retrieved one and ``hits(k)`` the relevant ones at ranks ``<= k``:
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from torchrec_eval.trec_gains import powers, rbp_persistence
-from torchrec_eval.trec_spec import Measure
-from torchrec_eval.trec_stats import Queries, first_of_groups, group_sum, lround, ratio
+from torchrec_eval.trec.gains import powers, rbp_persistence
+from torchrec_eval.trec.spec import Measure
+from torchrec_eval.trec.stats import Queries, first_of_groups, group_sum, lround, ratio
 
 __all__ = ["MEASURES"]
 

@@ -19,7 +19,7 @@ Errors are ``ValueError`` messages starting with ``FILE:LINE:``.
 
 Example:
     >>> import os, tempfile
-    >>> from torchrec_eval.trec_parse import decode_keys, read_columns
+    >>> from torchrec_eval.trec.parse import decode_keys, read_columns
     >>> path = os.path.join(tempfile.mkdtemp(), "run")
     >>> with open(path, "w") as f:
     ...     _ = f.write("q1 Q0 doc-7 1 2.5 tag\\n# a comment\\nq1 Q0 d2 2 -0.125 tag\\n")
@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["Columns", "decode_keys", "line_numbers", "read_columns"]
+__all__ = ["Columns", "decode_keys", "index_dtype", "line_numbers", "read_columns"]
 
 CHUNK_BYTES = 1 << 18  # small enough for the per-chunk temporaries to stay in cache
 _SPACE, _TAB, _NEWLINE, _HASH, _DOT, _MINUS, _PLUS, _ZERO = 32, 9, 10, 35, 46, 45, 43, 48
@@ -47,10 +47,15 @@ _EXACT_DIGITS = 15  # a decimal mantissa of <= 15 digits is an exact float64 int
 _POWERS_OF_TEN = np.array([10.0**i for i in range(_EXACT_DIGITS + 1)])  # exact doubles
 
 
+def index_dtype(size: int) -> type:
+    """The integer type of positions into ``size`` entries: int32 where it holds them."""
+    return np.int32 if size < (1 << 31) else np.int64
+
+
 def line_numbers(lines: np.ndarray | None, count: int) -> np.ndarray:
     """[count] the 1-based line of each entry: ``lines``, or for None (a file whose every line is an
     entry, held without an array) 1, 2, ..., count."""
-    return lines if lines is not None else np.arange(1, count + 1, dtype=np.int32 if count < (1 << 31) else np.int64)
+    return lines if lines is not None else np.arange(1, count + 1, dtype=index_dtype(count))
 
 
 @dataclass
@@ -72,6 +77,16 @@ class Columns:
     @property
     def line(self) -> np.ndarray:
         return line_numbers(self.lines, self.size)
+
+    def finite(self, column: int, name: str) -> np.ndarray:
+        """[M] the numbers of ``column`` (``name`` in messages); a ``FILE:LINE:`` ValueError where one is
+        not finite."""
+        values = self.numbers[column]
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise ValueError(f"{self.path}:{int(self.line[bad[0]])}: the {name} must be a finite "
+                             f"number, got {float(values[bad[0]])!r}")
+        return values
 
 
 def decode_keys(keys: np.ndarray) -> np.ndarray:
@@ -205,7 +220,7 @@ class _Columns:
         if self.line is None:
             if line[0] == self.size + 1 and line[-1] == self.size + len(line):  # every line an entry so far
                 return
-            self.line = np.empty(self.capacity, dtype=np.int32 if self.capacity < (1 << 31) else np.int64)
+            self.line = np.empty(self.capacity, dtype=index_dtype(self.capacity))
             self.line[: self.size] = np.arange(1, self.size + 1)
         self.line[self.size : self.size + len(line)] = line
 

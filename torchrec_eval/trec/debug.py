@@ -6,10 +6,10 @@ that query's ``-q`` lines), measures in its measure table's order: ``binG``, ``G
 ``rbp`` at ``-D 1`` and above, ``gm_bpref`` (one line per query, *without* a newline, as trec_eval's
 ``printf`` has none) and ``ndcg_cut``'s per-document lines at ``-D 2`` and above. (``ndcg_p`` prints
 too, but it is not in trec_eval 10's measure table; the preference formats' levels 3-5 are
-:mod:`torchrec_eval.trec_debug_prefs`.)
+:mod:`torchrec_eval.trec.debug_prefs`.)
 
 Each printed number follows the C loop that prints it: a document's line at every rank, running sums
-added in rank order (:func:`torchrec_eval.trec_stats.segment_cumsum`), trec_eval's sorted gains
+added in rank order (:func:`torchrec_eval.trec.stats.segment_cumsum`), trec_eval's sorted gains
 (``setup_gains``: level places, levels without documents kept, ``qsort`` order) for the level it prints,
 and C's ``%6.4f`` / ``%3.1f`` (``nan``/``-nan`` as glibc prints them). The lines of all queries are
 built as numpy arrays and joined; this runs only when ``-D`` is above 0.
@@ -18,8 +18,8 @@ Example:
     >>> import re
 
 import numpy as np
-    >>> from torchrec_eval.trec_debug import debug_blocks
-    >>> from torchrec_eval.trec_measures import Judgements, parse_measures
+    >>> from torchrec_eval.trec.debug import debug_blocks
+    >>> from torchrec_eval.trec.measures import Judgements, parse_measures
     >>> j = Judgements(qids=np.array(["q1"]), num_ret=np.array([3]), hit_query=np.array([0, 0]),
     ...                hit_rank=np.array([1, 3]), hit_rel=np.array([1, 2]), judged_query=np.array([0, 0]),
     ...                judged_rel=np.array([1, 2]))
@@ -35,9 +35,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from torchrec_eval.trec_gains import _glibc_msort, _valid_level, powers, rbp_persistence
-from torchrec_eval.trec_spec import Measure, atol
-from torchrec_eval.trec_stats import Judgements, Queries, first_of_groups, segment_cumsum
+from torchrec_eval.trec.gains import glibc_msort, powers, rbp_persistence, valid_level
+from torchrec_eval.trec.spec import Measure, atol
+from torchrec_eval.trec.stats import Judgements, Queries, first_of_groups, segment_cumsum
 
 __all__ = ["DEBUG_FAMILIES", "debug_blocks"]
 
@@ -140,7 +140,7 @@ class _SortedGains:
         width = int(levels.max(initial=0))
         counts = np.zeros((size, max(width, 1)), dtype=np.int64)
         np.add.at(counts, (query, rel), 1)
-        given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
+        given = [(atol(name), gain) for name, gain in pairs if valid_level(name)]
         distinct = np.unique(levels)
         places = len(given) + width
         gain = np.zeros((len(distinct), max(places, 1)))
@@ -155,7 +155,7 @@ class _SortedGains:
             first: dict[int, int] = {}
             for index, name, _ in entries:
                 first.setdefault(name, index)
-            ranked = _glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
+            ranked = glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
             num[row] = len(ranked)
             seen: set[int] = set()
             for place, (index, name, value) in enumerate(ranked):

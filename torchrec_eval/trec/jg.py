@@ -18,7 +18,7 @@ in their order, so that a document's rank is 1 + the judged documents above it.
 Example:
     >>> import os, tempfile
     >>> from torchrec_eval.trec import read_run
-    >>> from torchrec_eval.trec_jg import evaluate_jg, jg_measures, read_qrels_jg
+    >>> from torchrec_eval.trec.jg import evaluate_jg, jg_measures, read_qrels_jg
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "qrels"), "w") as f:
     ...     _ = f.write("q1 alice d1 1\\nq1 bob d2 1\\n")
@@ -39,19 +39,18 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from torchrec_eval.trec import Run, _evaluated
-from torchrec_eval.trec_measures import Evaluation
-from torchrec_eval.trec_parse import decode_keys
-from torchrec_eval.trec_prefs import (
-    Prefs,
-    PrefsMeasure,
-    _position_in_group,
-    _prefs,
-    _ranked_run,
-    _starts,
-    _word_columns,
+from torchrec_eval.trec.measures import Evaluation
+from torchrec_eval.trec.parse import decode_keys
+from torchrec_eval.trec.pref_docs import (
+    group_starts,
     judged_docs,
+    position_in_group,
+    ranked_run,
+    word_columns,
 )
+from torchrec_eval.trec.prefs import Prefs, PrefsMeasure, read_prefs_columns
+from torchrec_eval.trec.ranked import evaluated_rows
+from torchrec_eval.trec.tables import Run
 
 __all__ = ["JG_FAMILIES", "evaluate_jg", "jg_measures", "read_qrels_jg"]
 
@@ -121,11 +120,11 @@ def read_qrels_jg(path: str | os.PathLike, progress: Callable[[int], None] | Non
     Raises:
         ValueError: ``"FILE:LINE: ..."`` on a malformed line or a document judged twice in one JG.
     """
-    table = _prefs(path, QRELS_JG_COLUMNS, progress, jsg=None)
+    table = read_prefs_columns(path, QRELS_JG_COLUMNS, progress, jsg=None)
     table.rel = np.trunc(table.rel)
-    order = np.lexsort(_word_columns(table.doc_key) + _word_columns(table.jg_key) + [table.query_index])
+    order = np.lexsort(word_columns(table.doc_key) + word_columns(table.jg_key) + [table.query_index])
     keys = np.column_stack([table.query_index.astype(np.uint64), table.jg_key, table.doc_key])[order]
-    twice = np.flatnonzero(~_starts(keys))
+    twice = np.flatnonzero(~group_starts(keys))
     if twice.size:
         first, second = sorted((int(order[twice[0] - 1]), int(order[twice[0]])), key=lambda e: table.line[e])
         raise ValueError(f"{table.path}:{int(table.line[second])}: document "
@@ -148,17 +147,17 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
         max_docs: keep the first ``max_docs`` documents of each ranking (``-M``).
         judged_only: rank, in each JG, only the retrieved documents it judges (``-J``), after ``-M``.
     """
-    qids, run_rows, judged_rows = _evaluated(run, qrels, complete)
+    qids, run_rows, judged_rows = evaluated_rows(run, qrels, complete)
     size = len(qids)
-    entries, rank = _ranked_run(run, run_rows, max_docs, docno_ascending=False)
+    entries, rank = ranked_run(run, run_rows, max_docs, docno_ascending=False)
     judged = np.flatnonzero(judged_rows >= 0)
     row_of = judged_rows[judged]
     judged_group, _, position = judged_docs(run, qids, entries, row_of, qrels.doc_key[judged])
     hit_rank = np.where(position >= 0, rank[position] + 1, -1)[judged_group]
     # judgement groups, in (query, jg string) order
     jg_key = qrels.jg_key[judged]
-    order = np.lexsort(_word_columns(jg_key) + [row_of])
-    head = _starts(np.column_stack([row_of[order].astype(np.uint64), jg_key[order]]))
+    order = np.lexsort(word_columns(jg_key) + [row_of])
+    head = group_starts(np.column_stack([row_of[order].astype(np.uint64), jg_key[order]]))
     jg = np.empty(len(order), dtype=np.int64)
     jg[order] = np.cumsum(head) - 1
     jg_row = row_of[order][head]
@@ -168,7 +167,7 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
         ranked = np.flatnonzero((rel >= 0) & (hit_rank > 0))
         ranked = ranked[np.lexsort((hit_rank[ranked], jg[ranked]))]
         hit_rank = np.full(len(rel), -1, dtype=np.int64)
-        hit_rank[ranked] = _position_in_group(jg[ranked]) + 1
+        hit_rank[ranked] = position_in_group(jg[ranked]) + 1
     relevant = (rel >= 0) & (rel >= relevance_level)
     num_rel = np.bincount(jg[relevant], minlength=num_jgs)
     hits = np.flatnonzero(relevant & (hit_rank > 0))

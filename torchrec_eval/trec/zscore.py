@@ -16,8 +16,8 @@ AP and bpref), and every numeric line is printed ``Z`` + name, the value as ``%6
 
 Example:
     >>> import numpy as np
-    >>> from torchrec_eval.trec_measures import Evaluation, Measure
-    >>> from torchrec_eval.trec_zscore import ZScores, zscore_evaluation
+    >>> from torchrec_eval.trec.measures import Evaluation, Measure
+    >>> from torchrec_eval.trec.zscore import ZScores, zscore_evaluation
     >>> raw = Evaluation(np.array(["q1", "q2"]), [Measure("map", "map")], per_query={"map": np.array([0.5, 0.2])},
     ...                  summary={"map": 0.35})
     >>> table = ZScores.from_rows([("q1", "map", 0.3, 0.1), ("q2", "map", 0.2, 0.0)])
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from torchrec_eval.trec_measures import Evaluation, format_line
-from torchrec_eval.trec_parse import decode_keys, read_columns
+from torchrec_eval.trec.measures import Evaluation, format_line
+from torchrec_eval.trec.parse import decode_keys, read_columns
 
 __all__ = ["MISSING_ZSCORE", "ZScores", "read_zscores", "zscore_evaluation", "zscore_trec"]
 
@@ -150,11 +150,11 @@ def zscore_evaluation(evaluation: Evaluation, zscores: ZScores,
 
 
 def zscore_trec(judgements, evaluation: Evaluation, zscores: ZScores, **options) -> ZEvaluation:
-    """:func:`zscore_evaluation` of a qrels evaluation (``trec_measures.evaluate(judgements, ...)``), the
+    """:func:`zscore_evaluation` of a qrels evaluation (:func:`torchrec_eval.trec.measures.evaluate_measures`), the
     geometric means' per-query values computed with ``options`` (``relevance_level``, ``version``)."""
-    from torchrec_eval.trec_measures import FAMILIES, Measure, evaluate
+    from torchrec_eval.trec.measures import FAMILIES, Measure, evaluate_measures
 
     bases = [Measure(m.name, GEOMETRIC_BASE[m.name]) for m in evaluation.measures
              if m.name in GEOMETRIC_BASE and m.name not in evaluation.per_query and GEOMETRIC_BASE[m.name] in FAMILIES]
-    extra = evaluate(judgements, bases, **options).per_query if bases else {}
+    extra = evaluate_measures(judgements, bases, **options).per_query if bases else {}
     return zscore_evaluation(evaluation, zscores, extra)

@@ -5,7 +5,7 @@ written for this package, for every measure ``torchrec-eval evaluate`` computes 
 judgement-group measures), its nicknames and its default parameters.
 
 Example:
-    >>> from torchrec_eval.trec_help import describe
+    >>> from torchrec_eval.trec.help import describe
     >>> print(describe(["P.5,10"]).splitlines()[0])
     P
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from torchrec_eval.trec_spec import FAMILIES, NICKNAMES, ORDER
+from torchrec_eval.trec.spec import FAMILIES, NICKNAMES, ORDER
 
 __all__ = ["DESCRIPTIONS", "describe", "nicknames"]
 
@@ -99,13 +99,13 @@ DESCRIPTIONS: dict[str, str] = {
 
 def nicknames() -> dict[str, tuple[str, ...]]:
     """Every nickname (``official``, ``all_trec``, ``set``, ``all_prefs``, ``prefs``, ``qrels_jg``) and its measures."""
-    from torchrec_eval import trec_jg, trec_prefs
+    from torchrec_eval.trec import jg, prefs
 
-    return {**NICKNAMES, **trec_prefs.NICKNAMES, **trec_jg.NICKNAMES}
+    return {**NICKNAMES, **prefs.NICKNAMES, **jg.NICKNAMES}
 
 
 def _defaults(family: str) -> str:
-    from torchrec_eval.trec_jg import JG_FAMILIES
+    from torchrec_eval.trec.jg import JG_FAMILIES
 
     values = FAMILIES[family].defaults if family in FAMILIES else (JG_FAMILIES.get(family, (None,))[0] or ())
     if not values:

@@ -24,13 +24,13 @@ from functools import cached_property
 
 import numpy as np
 
-from torchrec_eval.trec_spec import Measure, atol
-from torchrec_eval.trec_stats import Queries, first_of_groups, group_sum, ratio, segment_cumsum
+from torchrec_eval.trec.spec import Measure, atol
+from torchrec_eval.trec.stats import Queries, first_of_groups, group_sum, ratio, segment_cumsum
 
 __all__ = ["MEASURES", "Gains"]
 
 
-def _valid_level(name: str) -> bool:
+def valid_level(name: str) -> bool:
     digits = name[1:] if name[:1] in "+-" else name
     return digits.isdigit()
 
@@ -38,7 +38,7 @@ def _valid_level(name: str) -> bool:
 def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarray:
     """[max_level + 1] the gain of each relevance value: its own value, or the first pair's gain."""
     table = np.arange(max(max_level, 0) + 1, dtype=np.float64)
-    for name, gain in reversed([(atol(name), gain) for name, gain in pairs if _valid_level(name)]):
+    for name, gain in reversed([(atol(name), gain) for name, gain in pairs if valid_level(name)]):
         if name < 0:
             raise ValueError(f"measure {family!r}: a gain for relevance {name} (unjudged documents) is not "
                              f"supported, got the pairs {pairs!r}")
@@ -47,12 +47,12 @@ def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarra
     return table
 
 
-def _glibc_msort(items: list, compare) -> list:
+def glibc_msort(items: list, compare) -> list:
     """glibc's ``qsort`` (a top-down merge sort) with its comparison: the same order for
     comparisons that are not transitive, such as trec_eval's gain order."""
     if len(items) <= 1:
         return items
-    left, right = _glibc_msort(items[: len(items) // 2], compare), _glibc_msort(items[len(items) // 2 :], compare)
+    left, right = glibc_msort(items[: len(items) // 2], compare), glibc_msort(items[len(items) // 2 :], compare)
     out = []
     while left and right:
         out.append(left.pop(0) if compare(left[0], right[0]) <= 0 else right.pop(0))
@@ -71,7 +71,7 @@ def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.
     * ``lookup`` [L + 1, max_level + 1]: ``get_gain``, the gain of a value's first entry in sorted order
       (a value given twice: the pair sorted first, which the ideal ranking may not use)
     """
-    given = [(atol(name), gain) for name, gain in pairs if _valid_level(name)]
+    given = [(atol(name), gain) for name, gain in pairs if valid_level(name)]
     places = np.zeros((int(levels.max(initial=0)) + 1, max_level + 1), dtype=np.int64)
     lookup = np.zeros(places.shape)
     top_dead = np.ones(len(places), dtype=bool)
@@ -79,7 +79,7 @@ def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.
         named = {level for level, _ in given}
         entries = [(index, level, gain) for index, (level, gain) in enumerate(given)]
         entries += [(len(given) + level, level, float(level)) for level in range(count) if level not in named]
-        ranked = _glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
+        ranked = glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
         top_dead[count] = not ranked or ranked[-1][2] <= 0
         first = {}
         for index, level, _ in entries:
@@ -253,7 +253,7 @@ def _rbp(stats: Queries, measure: Measure) -> np.ndarray:
     j = stats.j
     # the query's gains: its relevance values 0 .. max and the pairs; scaled into [0, 1] when outside
     levels = g.levels - 1  # the query's highest relevance value, -1 when it has none
-    pair_gains = [gain for name, gain in measure.args if _valid_level(name)]
+    pair_gains = [gain for name, gain in measure.args if valid_level(name)]
     low = np.minimum(0.0, min(pair_gains, default=0.0))
     high = np.maximum(0.0, max(pair_gains, default=0.0))
     cumulative_min = np.minimum.accumulate(g.table)

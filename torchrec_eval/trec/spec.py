@@ -20,7 +20,7 @@ A family that takes no parameters ignores them (``map.5`` is ``map``), as trec_e
 measure.
 
 Example:
-    >>> from torchrec_eval.trec_spec import resolve
+    >>> from torchrec_eval.trec.spec import resolve
     >>> [m.name for m in resolve(["P.5,7,3", "ndcg.1=3,2=9", "P.10", "map.1"])]
     ['P_3', 'P_5', 'P_7', 'ndcg_1=3,2=9', 'map']
 """

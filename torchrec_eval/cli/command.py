@@ -1,0 +1,25 @@
+"""``main``: parse the command line, run its sub-command, and turn a user error into exit status 2."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from torchrec_eval.cli.errors import PROG, CliError
+from torchrec_eval.cli.parser import build_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0, or 2 on a user error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "demo" and args.items < 2:
+        parser.error("--items must be >= 2")
+    try:
+        return args.handler(args)
+    except (CliError, ValueError) as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130

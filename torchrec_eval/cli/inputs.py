@@ -1,0 +1,131 @@
+"""The rows to evaluate with the library's metrics: saved tensors (``.pt`` / ``.npz``), or a TREC run
+ranked against its qrels."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+from torchrec_eval.cli.errors import CliError
+from torchrec_eval.cli.trec_files import coverage_note
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from torchrec_eval.trec import Qrels, Run
+
+# the order of equal scores in a TREC run, per convention (torchrec_eval.trec.ranking_order); the
+# other presets' "index" ties are the order of their inputs: the file's
+TIES = {None: "trec", "trec": "trec", "ranx": "ranx"}
+
+TENSOR_SUFFIXES = (".pt", ".pth", ".npz")
+TENSOR_KEYS = {
+    "preds": ("preds", "scores"),
+    "target": ("target", "relevance"),
+    "ranked_ids": ("ranked_ids",),
+    "target_ids": ("target_ids",),
+    "target_gains": ("target_gains",),
+    "mask": ("mask",),
+    "exclude_ids": ("exclude_ids",),
+}
+
+
+def is_tensor_file(path: str) -> bool:
+    return path.lower().endswith(TENSOR_SUFFIXES)
+
+
+def load_tensors(path: str) -> dict[str, Tensor]:
+    """Read a ``.pt`` / ``.pth`` (a dict of tensors, saved with ``torch.save``) or ``.npz`` file."""
+    import torch
+
+    if not os.path.isfile(path):
+        raise CliError(f"{path}: no such file")
+    try:
+        if path.lower().endswith(".npz"):
+            import numpy as np
+
+            with np.load(path, allow_pickle=False) as archive:
+                raw = {key: torch.from_numpy(archive[key]) for key in archive.files}
+        else:
+            raw = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 - any reader failure is a bad input file
+        raise CliError(f"{path}: cannot read tensors ({type(error).__name__}: {error})") from None
+    if not isinstance(raw, dict) or not all(isinstance(v, torch.Tensor) for v in raw.values()):
+        raise CliError(f"{path}: expected a dict of named tensors, got {type(raw).__name__}")
+    known = {alias: key for key, aliases in TENSOR_KEYS.items() for alias in aliases}
+    out: dict[str, Tensor] = {}
+    for name, value in raw.items():
+        if name not in known:
+            raise CliError(f"{path}: unknown tensor {name!r}; expected some of {sorted(known)}")
+        key = known[name]
+        if key in out:
+            raise CliError(f"{path}: {key!r} is given twice (as {name!r} and another alias)")
+        if key.endswith("_ids"):
+            value = value.long()
+        elif key == "mask":
+            value = value.bool()
+        elif key == "preds" and not value.is_floating_point():
+            value = value.double()
+        out[key] = value
+    return out
+
+
+class Inputs:
+    """The rows to evaluate: query labels, keyword tensors for ``update`` and the full list depth."""
+
+    def __init__(self, qids: list[str], tensors: dict[str, Tensor], full_depth: int, note: str = "") -> None:
+        self.qids, self.tensors, self.full_depth, self.note = qids, tensors, full_depth, note
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def batches(self, rows: int, width: int | None = None):
+        import torch
+
+        for start in range(0, len(self), rows):
+            batch = {key: value[start : start + rows] for key, value in self.tensors.items()}
+            if width is not None and "ranked_ids" in batch and batch["ranked_ids"].shape[1] < width:
+                ranked = batch["ranked_ids"]
+                batch["ranked_ids"] = torch.nn.functional.pad(ranked, (0, width - ranked.shape[1]), value=-1)
+            yield start, batch
+
+
+def load_trec(run: Run, qrels: Qrels, args: argparse.Namespace) -> Inputs:
+    """The run ranked into the library's input form (``ranked_ids``, ``target_ids``, ``target_gains``)."""
+    from torchrec_eval.trec import to_ranked
+
+    data = to_ranked(run, qrels, complete=args.complete, relevance_level=args.relevance_level,
+                     max_docs=args.max_docs, ties=TIES.get(args.convention, "file"),
+                     integer_relevance=args.convention == "trec")
+    note = coverage_note(run, qrels, len(data), args.complete)
+    num_relevant = int((data.target_ids >= 0).sum(1).max())
+    tensors = {"ranked_ids": data.ranked_ids, "target_ids": data.target_ids,
+               "target_gains": data.target_gains}
+    return Inputs(data.qids, tensors, max(data.depth, num_relevant), note)
+
+
+def load_tensor_inputs(run_path: str, qrels_path: str | None) -> Inputs:
+    tensors = load_tensors(run_path)
+    if qrels_path is not None:
+        extra = load_tensors(qrels_path)
+        for key in set(tensors) & set(extra):
+            raise CliError(f"{key!r} is in both {run_path} and {qrels_path}")
+        tensors.update(extra)
+    main_key = "ranked_ids" if "ranked_ids" in tensors else "preds"
+    if main_key not in tensors:
+        raise CliError(f"{run_path}: expected 'preds' (or 'scores') [B, N], or 'ranked_ids' [B, L]; "
+                       f"got {sorted(tensors)}")
+    rows = tensors[main_key].shape[0] if tensors[main_key].ndim else 0
+    for key, value in tensors.items():
+        if value.ndim < 1 or value.shape[0] != rows:
+            raise CliError(f"{key!r} must have one row per query ({rows} rows, like {main_key!r}), "
+                           f"got shape {tuple(value.shape)}")
+    if main_key == "ranked_ids":
+        width = tensors["ranked_ids"].shape[1] if tensors["ranked_ids"].ndim == 2 else 1
+        targets = tensors.get("target_ids")
+        if targets is not None and targets.ndim == 2:
+            width = max(width, int((targets >= 0).sum(1).max()) if targets.numel() else 0)
+    else:
+        width = tensors["preds"].shape[1] if tensors["preds"].ndim == 2 else 1
+    return Inputs([str(i) for i in range(rows)], tensors, max(width, 1), f"{rows} queries evaluated")

@@ -1,0 +1,78 @@
+"""What the command prints: a table, JSON, trec_eval's lines, and ``--per-query`` files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def _format_table(results: dict[str, float]) -> str:
+    width = max(len("metric"), *(len(name) for name in results))
+    lines = [f"{'metric':<{width}}  {'value':>8}"]
+    lines += [f"{name:<{width}}  {value:>8.4f}" for name, value in results.items()]
+    return "\n".join(lines)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _write_per_query(path: str, qids: Sequence[str], values: dict[str, Sequence[float]]) -> None:
+    names = list(values)
+    lines = ["\t".join(["qid", *names])]
+    for row, qid in enumerate(qids):
+        lines.append("\t".join([qid, *(repr(float(values[name][row])) for name in names)]))
+    text = "\n".join(lines) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _trec_layout(args: argparse.Namespace) -> bool:
+    """trec_eval's output lines (``name\\tqid\\tvalue``) instead of a table."""
+    return not args.json and (args.convention == "trec" or args.query_eval)
+
+
+def print_evaluation(args: argparse.Namespace, result: Any) -> None:
+    """A trec_eval :class:`torchrec_eval.trec.measures.Evaluation`: ``--per-query`` file, then ``--json`` or
+    trec_eval's lines (``-q`` per query, ``-n`` no summary; nothing printed when there is no line)."""
+    if args.per_query:  # numbers only (a measure such as relstring is text)
+        numbers = {name: values for name, values in result.per_query.items() if values.dtype.kind in "fiub"}
+        _write_per_query(args.per_query, result.qids.tolist(), numbers)
+    if args.json:
+        print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
+    elif getattr(result, "debug", None):  # trec_eval -D: printouts between the lines, some without newline
+        sys.stdout.write(result.output(queries=args.query_eval, summary=not args.nosummary))
+    else:
+        text = result.format(queries=args.query_eval, summary=not args.nosummary)
+        if text:
+            print(text)
+
+
+def print_results(args: argparse.Namespace, qids: Sequence[str], results: dict[str, float],
+                  per_query: dict[str, list[float]]) -> None:
+    """The library's metrics (``per_query``: each metric's values, filled for ``--per-query`` and ``-q``):
+    ``--per-query`` file, then ``--json``, trec_eval's lines (``-q`` per query, ``-n`` no summary) or a table."""
+    from torchrec_eval.trec.measures import format_line
+
+    if args.per_query:
+        _write_per_query(args.per_query, qids, per_query)
+    if args.json:
+        print(json.dumps({name: _json_value(value) for name, value in results.items()}))
+    elif _trec_layout(args):
+        lines = []
+        if args.query_eval:
+            lines += [format_line(name, qid, per_query[name][row]) for row, qid in enumerate(qids) for name in per_query]
+        if not args.nosummary:
+            lines += [format_line(name, "all", value) for name, value in results.items()]
+        print("\n".join(lines))
+    else:
+        print(_format_table(results))

@@ -1,0 +1,182 @@
+"""The state member of the pairwise family: every requested AUC, GAUC, MPR, FCP and CTR@k from one batch.
+
+One :class:`PairwiseMember` serves every key of this family in a metric or a suite: the full-ranking
+keys share one sort per batch (:class:`~torchrec_eval.pairwise.sorted_rows.SortedRows`), CTR@k reads the
+shared top-k ranking. Every value is a ratio of two sums (a numerator and a denominator per query), so a
+metric keeps float64 columns per key, whatever the number of queries. The member's class name and
+instance attributes name its checkpoint state (``config_<sha>``, see
+:func:`~torchrec_eval.metrics.base.fingerprint`): tables live at module level, not on the instance.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.functional._kernels import check_k
+from torchrec_eval.functional._plan import accumulate
+from torchrec_eval.inputs import Batch
+from torchrec_eval.pairwise.auc import auc_columns
+from torchrec_eval.pairwise.ctr import UNLOGGED_MODES, ctr_counts
+from torchrec_eval.pairwise.fcp import fcp_columns
+from torchrec_eval.pairwise.gauc import gauc_columns
+from torchrec_eval.pairwise.mpr import AVERAGES, mpr_columns
+from torchrec_eval.pairwise.sorted_rows import SortedRows
+
+#: families of this module -> "k" if they need "@k", "none" if they take no cut-off
+FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}
+FULL_RANKING = ("auc", "gauc", "mpr", "fcp")
+OPTIONS: dict[str, dict[str, tuple]] = {"mpr": {"average": AVERAGES}, "ctr": {"unlogged": UNLOGGED_MODES}}
+
+
+def _parse_requests(requests: Sequence[tuple[str, int | None]]) -> tuple[list[int], list[str], list[str]]:
+    """The CTR cut-offs, the full-ranking families and every key (in request order) of ``requests``."""
+    ctr_ks: list[int] = []
+    families: list[str] = []
+    keys: list[str] = []
+    for family, k in requests:
+        if family not in FAMILIES:
+            raise ValueError(f"Unknown metric {family!r}; this module has {sorted(FAMILIES)}")
+        if FAMILIES[family] == "none":
+            if k is not None:
+                raise ValueError(f"{family} ranks every candidate and takes no cut-off; "
+                                 f"got '{family}@{k}'")
+            if family in families:
+                raise ValueError(f"Metric {family!r} is requested twice")
+            families.append(family)
+            keys.append(family)
+        else:
+            if k is None:
+                raise ValueError(f"{family} needs a cut-off: write '{family}@10' or pass `k`")
+            k = check_k(k)
+            if k in ctr_ks:
+                raise ValueError(f"Metric '{family}@{k}' is requested twice")
+            ctr_ks.append(k)
+            keys.append(f"{family}@{k}")
+    return ctr_ks, families, keys
+
+
+def _check_options(options: dict[str, dict[str, Any]]) -> None:
+    """Every option names a family of this module, one of its options and an allowed value."""
+    for family, values in options.items():
+        if family not in FAMILIES:
+            raise ValueError(f"Unknown metric {family!r} in `options`; "
+                             f"this module has {sorted(FAMILIES)}")
+        allowed = OPTIONS.get(family, {})
+        for name, value in values.items():
+            if name not in allowed:
+                raise ValueError(f"{family} has no option {name!r}; its options are {sorted(allowed)}")
+            if value not in allowed[name]:
+                raise ValueError(f"`{name}` of {family} must be one of {allowed[name]}, got {value!r}")
+
+
+class PairwiseMember:
+    """AUC, GAUC, MPR, FCP and CTR@k of one :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Every value is a ratio of two sums: the state is [G, 3P] float64 (numerator, denominator and the sum
+    of squared numerators of each of the P keys, the last for confidence intervals), reduced with ``"sum"``.
+
+    Args:
+        requests: (family, cut-off) pairs: ``("auc", None)``, ``("ctr", 10)``, ...
+        options: per-family options: ``{"mpr": {"average": "query"}}``.
+    """
+
+    needs_ideal = False
+    to_num_relevant = False
+    supports_weights = True  # every value is a ratio of sums over queries
+
+    ctr_unlogged = "drop"  # an instance value only for "rank": the other members keep their state names
+
+    def __init__(self, requests: Sequence[tuple[str, int | None]],
+                 options: dict[str, dict[str, Any]] | None = None, *, marks_unlogged: bool = False) -> None:
+        options = options or {}
+        self.ctr_ks, self.families, self.keys = _parse_requests(requests)
+        _check_options(options)
+        self.mpr_average = options.get("mpr", {}).get("average", "pooled")
+        # `unlogged="rank"` changes something only where unlogged items are marked (CTR's `ignore_index`,
+        # whose target then comes encoded); a suite has no such mark: every candidate is logged
+        if marks_unlogged and options.get("ctr", {}).get("unlogged") == "rank":
+            self.ctr_unlogged = "rank"
+        self.depth = max(self.ctr_ks, default=0)
+        self.needs_candidates = any(family in FULL_RANKING for family in self.families)
+        self.state_name = "pairwise_" + "_".join(key.replace("@", "_at_") for key in self.keys)
+
+    def ratios(self, batch: Batch, empty_target_action: str) -> tuple[Tensor, Tensor]:
+        """Numerators and denominators [B, P] (float64) of every key for one batch."""
+        columns: dict[str, tuple[Tensor, Tensor]] = {}
+        if self.needs_candidates:
+            # a catalogue streamed in chunks brings its counts (TargetRanks) instead of every candidate
+            rows = batch.candidates if hasattr(batch.candidates, "rank_sums") else SortedRows(batch.candidates)
+            if {"auc", "gauc", "mpr"} & set(self.families):
+                columns.update(self._rank_columns(rows, empty_target_action))
+            if "fcp" in self.families:
+                columns["fcp"] = fcp_columns(*rows.pair_counts())
+        if self.ctr_ks:
+            clicks, shown = ctr_counts(batch.ranked, self.ctr_ks, self.ctr_unlogged)
+            for i, k in enumerate(self.ctr_ks):
+                columns[f"ctr@{k}"] = (clicks[:, i], shown[:, i])
+        numerators = torch.stack([columns[key][0] for key in self.keys], dim=1)
+        denominators = torch.stack([columns[key][1] for key in self.keys], dim=1)
+        return numerators, denominators
+
+    def _rank_columns(self, rows: Any, action: str) -> dict[str, tuple[Tensor, Tensor]]:
+        """AUC, GAUC and MPR columns from one pass of rank sums (``rows``: SortedRows or TargetRanks)."""
+        relevant_count, rank_sum = rows.rank_sums()
+        num_valid = rows.num_valid.to(torch.float64)
+        out: dict[str, tuple[Tensor, Tensor]] = {}
+        if "auc" in self.families or "gauc" in self.families:
+            auc, counted = auc_columns(relevant_count, rank_sum, num_valid, action)
+            out["auc"] = (auc, counted)
+            out["gauc"] = gauc_columns(auc, counted, relevant_count)
+        if "mpr" in self.families:
+            out["mpr"] = mpr_columns(relevant_count, rank_sum, num_valid, action, self.mpr_average)
+        return out
+
+    def legacy(self) -> PairwiseMember:
+        """The member as it was before ``unlogged`` (self without it): names an older checkpoint's state."""
+        if "ctr_unlogged" not in self.__dict__:
+            return self
+        older = copy.copy(self)
+        del older.__dict__["ctr_unlogged"]
+        return older
+
+    # member protocol of RankingMetric
+    def add_states(self, metric: Any, num_groups: int) -> None:
+        default = torch.zeros(num_groups, 3 * len(self.keys), dtype=torch.float64)
+        metric.add_state(self.state_name, default=default, dist_reduce_fx="sum")
+
+    def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
+        """Compute the batch's sums (may raise); the returned call adds them to the state."""
+        numerators, denominators = self.ratios(batch, metric.empty_target_action)
+        rows = torch.cat([numerators, denominators, numerators * numerators], dim=1)
+        return lambda: accumulate(getattr(metric, self.state_name), rows, batch.groups, batch.weights)
+
+    def compute(self, metric: Any) -> dict[str, Tensor]:
+        state = getattr(metric, self.state_name)
+        count = len(self.keys)
+        return {key: state[:, i] / state[:, count + i] for i, key in enumerate(self.keys)}
+
+    def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+        """(sum, sum of squares, count) of the per-query means (AUC; MPR with ``average="query"``), for
+        :func:`torchrec_eval.uncertainty.confidence_interval`. Pooled ratios (GAUC, pooled MPR, FCP,
+        CTR) are not means of independent per-query values and get no interval here."""
+        state = getattr(metric, self.state_name)
+        count = len(self.keys)
+        per_query = {"auc"} | ({"mpr"} if self.mpr_average == "query" else set())
+        return {key: (state[:, i], state[:, 2 * count + i], state[:, count + i])
+                for i, key in enumerate(self.keys) if key in per_query}
+
+
+def build_member(requests: list[tuple[str, int | None]],
+                 options: dict[str, dict[str, Any]]) -> PairwiseMember:
+    """One member for every family of this module requested by a suite (they share one sort per batch).
+
+    Args:
+        requests: (family, cut-off or None) pairs, e.g. ``[("auc", None), ("ctr", 10)]``.
+        options: per-family options, e.g. ``{"mpr": {"average": "query"}}``.
+    """
+    return PairwiseMember(requests, options)

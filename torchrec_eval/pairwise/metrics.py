@@ -1,0 +1,230 @@
+"""AUC, GAUC, MPR, FCP and CTR@k as torchmetrics ``Metric`` classes (public as :mod:`torchrec_eval.metrics`).
+
+``AUC``, ``GAUC``, ``MPR`` and ``FCP`` rank every candidate of a query (one sort per batch, shared
+when several are in a :class:`~torchrec_eval.RankingMetrics` suite), so they need a score for every
+candidate: the dense, ids or flat input form, not ``ranked_ids``. ``CTR`` reads the top-k ranking and
+works with every form. Each keeps two float64 sums per value (numerator and denominator), per group,
+in the state of one :class:`~torchrec_eval.pairwise.member.PairwiseMember`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from torchrec_eval.conventions import resolve_options
+from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.pairwise.ctr import (
+    UNLOGGED_THRESHOLD,
+    apply_ignore_index,
+    check_ignore_index,
+    check_unlogged,
+    ctr_cutoffs,
+    encode_unlogged,
+)
+from torchrec_eval.pairwise.member import PairwiseMember
+
+__all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR"]
+
+
+class AUC(RankingMetric):
+    r"""AUC per query, averaged over queries: the share of (relevant, non-relevant) pairs ranked right.
+
+    .. math:: \mathrm{AUC}_q = \frac{1}{R\,(N-R)} \sum_{i\,\mathrm{rel}} \sum_{j\,\mathrm{non\text{-}rel}}
+        \left(\mathbb{1}[s_i > s_j] + \tfrac12 \mathbb{1}[s_i = s_j]\right)
+
+    over the N valid candidates of a query, R of them relevant (``sklearn.metrics.roc_auc_score`` of the
+    query). Computed from the mean ranks of one sort per row, without [N, N] pairs. A query without a
+    relevant or without a non-relevant candidate follows ``empty_target_action``. ``ties`` has no
+    effect (tied pairs count 1/2).
+
+    ``update`` takes the dense, ids or flat form of :mod:`torchrec_eval.inputs`, with ``mask`` /
+    ``exclude_ids`` for non-candidates; not ``ranked_ids``.
+
+    Args:
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Raises:
+        ValueError: on bad arguments, with ``ranked_ids``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics import AUC
+        >>> metric = AUC()
+        >>> metric.update(torch.tensor([[0.9, 0.5, 0.5, 0.1]]), torch.tensor([[1, 1, 0, 0]]))
+        >>> metric.update(torch.tensor([[0.2, 0.8, 0.4, 0.6]]), torch.tensor([[1, 0, 0, 0]]))
+        >>> metric.compute()
+        tensor(0.4375, dtype=torch.float64)
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__([PairwiseMember([("auc", None)])], single_key=True, **kwargs)
+
+
+class GAUC(RankingMetric):
+    r"""GAUC: the per-query AUC weighted by the query's number of relevant items R (RecBole).
+
+    .. math:: \mathrm{GAUC} = \sum_q R_q\, \mathrm{AUC}_q \Big/ \sum_q R_q
+
+    With ``empty_target_action="neg"``/``"pos"`` a query without a non-relevant candidate scores 0/1
+    with its weight R; a query with R = 0 weighs nothing. See :class:`AUC` for inputs.
+
+    Args:
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Raises:
+        ValueError: on bad arguments, with ``ranked_ids``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics import GAUC
+        >>> metric = GAUC()
+        >>> metric.update(torch.tensor([[0.9, 0.5, 0.5, 0.1], [0.2, 0.8, 0.4, 0.6]]),
+        ...               torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0]]))
+        >>> metric.compute()  # (2 * 0.875 + 1 * 0) / 3
+        tensor(0.5833, dtype=torch.float64)
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__([PairwiseMember([("gauc", None)])], single_key=True, **kwargs)
+
+
+class MPR(RankingMetric):
+    r"""MPR: mean percentile rank of the relevant items, 0 = top, 100 = bottom (Hu et al. 2008).
+
+    Lower is better.
+
+    .. math:: \mathrm{pr}_i = 100 \cdot \frac{\mathrm{rank}_i - 1}{N - 1}
+
+    rank: 1-based among the N valid candidates of the query by descending score, the mean rank of the
+    tie group for tied scores (constant scores give 50); pr = 0 when N = 1.
+
+    Args:
+        average: ``"pooled"`` (default): the mean over every relevant item seen; ``"query"``: the mean
+            over queries of each query's mean. With ``"query"``, a query without a relevant item
+            follows ``empty_target_action`` (``"neg"`` scores 100, the worst; ``"pos"`` 0, the best);
+            pooled, it adds nothing (``"error"`` raises with either).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Raises:
+        ValueError: on a bad ``average``, with ``ranked_ids``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics import MPR
+        >>> metric = MPR()
+        >>> metric.update(torch.tensor([[0.9, 0.7, 0.5, 0.1, 0.0]]), torch.tensor([[1, 0, 1, 0, 0]]))
+        >>> metric.compute()  # ranks 1 and 3 of 5 -> (0 + 50) / 2
+        tensor(25., dtype=torch.float64)
+    """
+
+    higher_is_better = False
+
+    def __init__(self, *, average: str = "pooled", **kwargs: Any) -> None:
+        member = PairwiseMember([("mpr", None)], {"mpr": {"average": average}})
+        super().__init__([member], single_key=True, **kwargs)
+        self._show(average=None if average == "pooled" else average)
+
+
+class FCP(RankingMetric):
+    r"""FCP, the fraction of concordant pairs (Koren & Sill 2011), pooled over queries.
+
+    .. math:: \mathrm{FCP} = \frac{\sum_q n_c(q)}{\sum_q n_c(q) + \sum_q n_d(q)}
+
+    over the pairs of valid candidates of a query with different target values: concordant when the
+    higher target has the higher score, discordant when it has the lower score, neither when the scores
+    are equal. Target values are used as they are (``relevance_threshold`` and ``empty_target_action``
+    do not apply). One sort per row plus one pass per distinct target value; one host sync per batch.
+
+    Args:
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Raises:
+        ValueError: with ``ranked_ids``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics import FCP
+        >>> metric = FCP()  # true order A > B > C, predicted order B, A, C
+        >>> metric.update(torch.tensor([[0.8, 0.9, 0.1]]), torch.tensor([[3, 2, 1]]))
+        >>> metric.compute()
+        tensor(0.6667, dtype=torch.float64)
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__([PairwiseMember([("fcp", None)])], single_key=True, **kwargs)
+
+
+class CTR(RankingMetric):
+    r"""CTR@k: clicks over the observed (shown) items among the top k, pooled over queries.
+
+    .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \min(k, N_q)}
+
+    The target is 1 for a click and 0 for shown-not-clicked; unobserved items are marked with ``mask``
+    False (or ``target == ignore_index``): they are not candidates, so the top k are the k best-scored
+    observed items and N_q is the number of observed items of query q. ``empty_target_action`` does
+    not apply. Works with every input form (with ``ranked_ids``: the list shown, and the clicked ids).
+
+    ``unlogged="rank"`` (set by ``convention="jurity"``) keeps the items with ``target ==
+    ignore_index`` in the ranking, as Jurity's CTR@k takes the top k of every recommended item and
+    then joins them to the logged responses: the top k are taken over every candidate and only the
+    logged items among them count,
+
+    .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \sum_{i \le k} o_{q,i}}
+
+    with :math:`o_{q,i}` = 1 for a logged item at rank i (NaN when no logged item reaches a top k).
+
+    Args:
+        k: cut-off(s): an int, or a sequence of ints for a dict ``{"ctr@5": ..., "ctr@10": ...}``.
+        ignore_index: a ``target`` value marking unobserved items (e.g. -1), or None.
+        unlogged: how the ``ignore_index`` items count in the cut: ``"drop"`` (default: removed before
+            the top k is taken) or ``"rank"`` (ranked with the others, then left out of the counts:
+            Jurity). Default: the convention's, else ``"drop"``. ``mask`` False is a non-candidate
+            either way.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ignore_index`` or ``unlogged``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics import CTR
+        >>> metric = CTR(k=2, ignore_index=-1)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4]]),
+        ...               torch.tensor([[1, -1, 0, 1], [-1, -1, 1, -1]]))
+        >>> metric.compute()  # (1 + 1) / (2 + 1)
+        tensor(0.6667, dtype=torch.float64)
+        >>> jurity = CTR(k=2, ignore_index=-1, convention="jurity")  # unlogged="rank"
+        >>> jurity.update(torch.tensor([[0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4]]),
+        ...               torch.tensor([[1, -1, 0, 1], [-1, -1, 1, -1]]))
+        >>> jurity.compute()  # top 2 of every item: (1 + 0) / (1 + 0)
+        tensor(1., dtype=torch.float64)
+    """
+
+    def __init__(self, k: int | Sequence[int] = 10, *, ignore_index: float | None = None,
+                 unlogged: str | None = None, **kwargs: Any) -> None:
+        ks = ctr_cutoffs(k)
+        check_ignore_index(ignore_index)
+        if unlogged is not None:
+            check_unlogged(unlogged)
+        self.ignore_index = ignore_index
+        options = resolve_options(kwargs.get("convention"), "ctr", {"unlogged": unlogged})
+        self.unlogged = options.get("unlogged", "drop")
+        self._ranks_unlogged = self.unlogged == "rank" and ignore_index is not None
+        member = PairwiseMember([("ctr", one) for one in ks], {"ctr": options}, marks_unlogged=self._ranks_unlogged)
+        super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        self._show(ignore_index=ignore_index, unlogged=unlogged)
+
+    def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The inputs with ``target == ignore_index`` turned into ``mask`` False (unobserved items), or,
+        with ``unlogged="rank"``, into the encoded target of :func:`~torchrec_eval.pairwise.ctr.encode_unlogged`."""
+        if self.ignore_index is None:
+            return inputs
+        if self._ranks_unlogged:
+            target = encode_unlogged(inputs["target"], inputs.get("mask"), self.ignore_index, self.relevance_threshold)
+            return {**inputs, "target": target}
+        target, mask = apply_ignore_index(inputs["target"], inputs.get("mask"), self.ignore_index)
+        return {**inputs, "target": target, "mask": mask}
+
+    def _ranking_threshold(self) -> float | None:
+        return UNLOGGED_THRESHOLD if self._ranks_unlogged else self.relevance_threshold

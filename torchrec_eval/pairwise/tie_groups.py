@@ -1,0 +1,47 @@
+"""Groups of equal values along the rows of an ascending [B, N] tensor: ties of a sorted row of scores.
+
+The first position of a group is the number of values strictly below it, which is what every rank and
+pair count of :mod:`torchrec_eval.pairwise` needs for tied scores.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+class TieGroups:
+    """Groups of equal values along each row of an ascending [B, N] tensor."""
+
+    def __init__(self, values: Tensor) -> None:
+        self.values = values
+        self._starts: Tensor | None = None
+        self._group_start: Tensor | None = None
+
+    @property
+    def starts(self) -> Tensor:
+        """[B, N] bool: the position opens a new group of equal values."""
+        if self._starts is None:
+            starts = torch.ones(self.values.shape, dtype=torch.bool, device=self.values.device)
+            if torch.compiler.is_compiling():  # compile refuses a strided `out=`
+                starts[:, 1:] = self.values[:, 1:] != self.values[:, :-1]
+            else:  # no temporary [B, N] mask
+                torch.ne(self.values[:, 1:], self.values[:, :-1], out=starts[:, 1:])
+            self._starts = starts
+        return self._starts
+
+    def at_group_start(self, running: Tensor, overwrite: bool = False) -> Tensor:
+        """The value of a non-decreasing [B, N] tensor at the first position of each position's group
+        (``overwrite``: ``running`` is scratch space, which saves a [B, N] temporary)."""
+        if overwrite:
+            return running.mul_(self.starts).cummax(1).values
+        zero = torch.zeros((), dtype=running.dtype, device=running.device)
+        return torch.where(self.starts, running, zero).cummax(1).values
+
+    @property
+    def group_start(self) -> Tensor:
+        """[B, N] float64: the first position of each position's group = the number of values below it."""
+        if self._group_start is None:
+            positions = torch.arange(self.values.shape[1], dtype=torch.float64, device=self.values.device)
+            self._group_start = self.at_group_start(positions.expand_as(self.values))
+        return self._group_start

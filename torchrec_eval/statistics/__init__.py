@@ -1,0 +1,26 @@
+"""Statistics written once: Student-t quantiles and confidence intervals of a mean.
+
+:mod:`torchrec_eval.splits` (intervals over cross-validation folds) and
+:mod:`torchrec_eval.uncertainty` (intervals from a metric's running sums) are thin over these:
+
+* :mod:`~torchrec_eval.statistics.student_t` -- the quantile of Student's t, exact, vectorized;
+* :mod:`~torchrec_eval.statistics.intervals` -- the interval ``mean +- q * stderr`` from samples or
+  from moments (sum, sum of squares, count).
+"""
+
+from torchrec_eval.statistics.intervals import (
+    check_method,
+    interval_from_moments,
+    mean_confidence_interval,
+    mean_interval,
+)
+from torchrec_eval.statistics.student_t import student_t_quantile, t_quantile
+
+__all__ = [
+    "check_method",
+    "interval_from_moments",
+    "mean_confidence_interval",
+    "mean_interval",
+    "student_t_quantile",
+    "t_quantile",
+]

@@ -1,0 +1,194 @@
+"""Preferences of the judgement groups that are partial orders (several sub-groups): the transitive
+closure of their orders, one boolean matrix per group, built in batches of a cell budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from torchrec_eval.trec.pref_docs import doc_text, group_starts
+
+if TYPE_CHECKING:
+    from torchrec_eval.trec.prefs import Prefs
+
+def ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The concatenated index ranges ``starts[i] .. ends[i] - 1``."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths - starts, lengths)
+
+
+def size_batches(size: np.ndarray, cost: np.ndarray, budget: int) -> list[np.ndarray]:
+    """Batches of the items (indices into ``size``): items of one size class (``size`` rounded up to a
+    power of two) together, in their order, about ``budget`` padded cells (``cost`` of the class's
+    largest item) a batch; an item over the budget is a batch alone."""
+    bucket = np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    batches = []
+    for cls in np.flatnonzero(np.bincount(bucket)):  # (not np.unique: it imports numpy.ma)
+        items = order[bucket[order] == cls]
+        per = max(1, budget // max(int(cost[items].max()), 1))
+        batches += [items[i:i + per] for i in range(0, len(items), per)]
+    return batches
+
+
+def lower_products(slot: np.ndarray, doc: np.ndarray, cls: np.ndarray, cls_end: np.ndarray, batch: int, n: int,
+                    k: int) -> np.ndarray:
+    """[batch, n, n] int32: entry (b, i, j) the number of pairs of entries (x, y) of block b with
+    document i of x, j of y, and y in a later class than x's but before ``cls_end`` of x's class.
+    Entries: ``slot`` (block), ``doc`` (< n), ``cls`` (block-local class < k); ``cls_end`` [batch, k]
+    (<= k: the block-local end of each class's segment, k for padding)."""
+    flat = (slot * n + doc) * (k + 1) + cls
+    members = np.bincount(flat, minlength=batch * n * (k + 1)).astype(np.int32).reshape(batch, n, k + 1)
+    del flat
+    after = members[:, :, ::-1].cumsum(axis=2, dtype=np.int32)[:, :, ::-1]  # after[.., c]: entries of classes >= c
+    following = np.minimum(np.arange(1, k + 1), cls_end)[:, None, :]
+    lower = np.take_along_axis(after, following, axis=2) - np.take_along_axis(after, cls_end[:, None, :], axis=2)
+    del after
+    # einsum's own loop, not BLAS: these are thin products, and BLAS threads contend on shared cores
+    return np.einsum("bic,bcj->bij", members[:, :, :k], np.ascontiguousarray(lower.transpose(0, 2, 1)))
+
+
+# cells (documents x documents of a block, padded) of the matrices built at once for partial orders
+# and for prefs_pair
+CELL_BUDGET = 1 << 19
+
+
+def count_partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_start: np.ndarray, jg_end: np.ndarray,
+                    ec_head: np.ndarray, jsg_head: np.ndarray, docid: np.ndarray, rel: np.ndarray,
+                    n_entry: np.ndarray, error: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The JGs ``partial`` (several sub-groups), all at once: each sub-group's order (a document with a
+    higher level preferred), closed under transitivity by repeated boolean matrix products on the JGs'
+    stacked document x document matrices (batched by size); fills their counts in ``out``. Returns
+    their preferences (JG, preferred docid rank, other docid rank), in JG order; ``error(k)`` raises
+    for the first JG ``k`` with a document of levels 0 and non-0, or a preference both ways."""
+    empty = np.zeros(0, dtype=np.int32)
+    if not partial.size:
+        return empty.astype(np.int64), empty, empty
+    num_jgs = len(out["num_rel"])
+    entry = ranges(jg_start[partial], jg_end[partial])
+    k = jg[entry]
+    # the documents of each JG: in (JG, docid) order; each keeps its last entry's level
+    order = np.lexsort((entry, docid[entry], k))
+    doc_head = group_starts(np.column_stack([k[order], docid[entry[order]]]))
+    uid = np.empty(len(entry), dtype=np.int64)
+    uid[order] = np.cumsum(doc_head) - 1
+    u_last = entry[order][np.append(np.flatnonzero(doc_head)[1:] - 1, len(order) - 1)]
+    u_doc, u_level, u_jg = docid[u_last], rel[u_last], jg[u_last]
+    num_docs = len(u_doc)
+    positive = np.bincount(uid, weights=rel[entry] > 0, minlength=num_docs) > 0
+    zero = np.bincount(uid, weights=rel[entry] == 0, minlength=num_docs) > 0
+    bad = np.zeros(num_jgs, dtype=bool)
+    bad[u_jg[positive & zero]] = True
+    u_start = np.searchsorted(u_jg, partial)
+    size = np.diff(np.append(u_start, num_docs))
+    relevant, nonrel = u_level > 0, u_level == 0
+    retrieved = u_doc < n_entry[u_last]
+    for name, mask in (("num_rel", relevant), ("num_nonrel", nonrel), ("num_rel_ret", relevant & retrieved),
+                       ("num_nonrel_ret", nonrel & retrieved)):
+        out[name] += np.bincount(u_jg[mask], minlength=num_jgs)
+    # Rnonrel recalculation: non-relevant documents after the first R (in docid order) are dropped
+    seen = np.cumsum(nonrel)
+    seen -= np.repeat(seen[u_start] - nonrel[u_start], size)
+    dropped = nonrel & (seen > out["num_rel"][u_jg])
+    # classes (sub-group, level) of each JG, numbered within it; a class's segment ends with its sub-group
+    cls_id = np.cumsum(ec_head) - 1
+    jsg_id = np.cumsum(jsg_head) - 1
+    jsg_first_cls = cls_id[jsg_head]
+    first_cls = cls_id[jg_start[partial]]
+    classes = cls_id[jg_end[partial] - 1] + 1 - first_cls
+    p_of = np.zeros(num_jgs, dtype=np.int64)
+    p_of[partial] = np.arange(len(partial))
+    heads = entry[ec_head[entry]]  # each class's first entry
+    head_p = p_of[jg[heads]]
+    next_jsg = jsg_id[heads] + 1
+    seg_end = np.where(next_jsg < len(jsg_first_cls), jsg_first_cls[np.minimum(next_jsg, len(jsg_first_cls) - 1)],
+                       cls_id[-1] + 1)
+    head_local = cls_id[heads] - first_cls[head_p]
+    seg_end_local = np.minimum(seg_end - first_cls[head_p], classes[head_p])
+    pairs = []
+    for items in size_batches(size, np.maximum(size, classes) * size, CELL_BUDGET):
+        batch, n, kk = len(items), int(size[items].max()), int(classes[items].max())
+        slot_of = np.full(len(partial), -1, dtype=np.int64)
+        slot_of[items] = np.arange(batch)
+        sel = np.flatnonzero(slot_of[p_of[k]] >= 0)
+        slot = slot_of[p_of[k[sel]]]
+        local_doc = uid[sel] - u_start[p_of[k[sel]]]
+        local_cls = cls_id[entry[sel]] - first_cls[p_of[k[sel]]]
+        ends = np.full((batch, kk), kk, dtype=np.int64)
+        hsel = np.flatnonzero(slot_of[head_p] >= 0)
+        ends[slot_of[head_p[hsel]], head_local[hsel]] = seg_end_local[hsel]
+        prefer = lower_products(slot, local_doc, local_cls, ends, batch, n, kk) > 0
+        del sel, slot, local_doc, local_cls, ends
+        valid = np.arange(n)[None, :] < size[items][:, None]
+        closure = prefer
+        closure[:, np.arange(n), np.arange(n)] = valid
+        while True:
+            f = closure.astype(np.float32)
+            step = (f @ f) > 0
+            del f
+            if np.array_equal(step, closure):
+                break
+            closure = step
+        closure[:, np.arange(n), np.arange(n)] = False
+        bad[partial[items[(closure & closure.transpose(0, 2, 1)).any(axis=(1, 2))]]] = True
+        g, i, j = np.nonzero(closure)
+        del closure, step, prefer
+        base = u_start[items[g]]
+        pairs.append((items[g], base + i, base + j))
+    if bad.any():
+        error(int(np.flatnonzero(bad)[0]))
+    p, a, b = (np.concatenate(x) for x in zip(*pairs, strict=True))
+    order = np.argsort(p, kind="stable")
+    p, a, b = p[order], a[order], b[order]
+    po_jg = partial[p]
+    kept = ~dropped[a] & ~dropped[b]
+    ka, kb = u_doc[a[kept]], u_doc[b[kept]]
+    n_pair = n_entry[u_last[a[kept]]]
+    kjg = po_jg[kept]
+    out["recalc_ful"] += np.bincount(kjg[(ka < kb) & (ka < n_pair)], minlength=num_jgs)
+    out["recalc_poss"] += np.bincount(kjg, minlength=num_jgs)
+    both = (ka < n_pair) & (kb < n_pair)
+    out["recalc_ret_ful"] += np.bincount(kjg[both & (ka < kb)], minlength=num_jgs)
+    out["recalc_ret_poss"] += np.bincount(kjg[both], minlength=num_jgs)
+    return po_jg, u_doc[a].astype(np.int32), u_doc[b].astype(np.int32)
+
+
+def partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarray, jsg_head: np.ndarray,
+                         prefs: Prefs, source: np.ndarray, qid: str) -> None:
+    """Raises the error of the JG of entries ``start .. end - 1`` (several sub-groups): a document with
+    rel_levels 0 and non-0, or two documents each preferred to the other (its closure recomputed alone)."""
+    line = prefs.line[source]
+    docs, levels = docid[start:end], rel[start:end]
+    subgroup = np.cumsum(jsg_head[start:end])
+    unique, local = np.unique(docs, return_inverse=True)
+    size = len(unique)
+    positive = np.zeros(size, dtype=bool)
+    positive[local[levels > 0]] = True
+    zero = np.zeros(size, dtype=bool)
+    zero[local[levels == 0]] = True
+    clash = np.flatnonzero(positive[local] & zero[local])
+    if clash.size:
+        j = start + int(clash[-1])
+        raise ValueError(f"{prefs.path}:{int(line[j])}: document {doc_text(prefs, source, j)!r} has both 0 and "
+                         f"non-0 rel_levels in one judgement group of query {qid!r}")
+    prefer = np.zeros((size, size), dtype=bool)
+    i, j = np.nonzero((subgroup[:, None] == subgroup[None, :]) & (levels[:, None] > levels[None, :]))
+    prefer[local[i], local[j]] = True
+    closure = prefer | np.eye(size, dtype=bool)
+    while True:
+        step = (closure.astype(np.float32) @ closure.astype(np.float32)) > 0
+        if (step == closure).all():
+            break
+        closure = step
+    np.fill_diagonal(closure, False)
+    conflict = np.argwhere(closure & closure.T)
+    first = start + int(np.flatnonzero(local == conflict[0, 0])[0])
+    second = start + int(np.flatnonzero(local == conflict[0, 1])[0])
+    raise ValueError(f"{prefs.path}:{int(line[first])}: inconsistent preferences in a judgement group of query "
+                     f"{qid!r}: documents {doc_text(prefs, source, first)!r} and "
+                     f"{doc_text(prefs, source, second)!r} (line {int(line[second])}) are each preferred, "
+                     f"through its sub-groups, to the other")
+
