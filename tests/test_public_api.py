@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -310,6 +312,17 @@ def test_every_documented_path_resolves_through_a_golden_module():
         value = importlib.import_module(module)
         for name in parts[cut:]:
             value = getattr(value, name)
+
+
+def test_every_public_module_imports_first_in_a_fresh_process():
+    """A user's first import may be any public module (``import torchrec_eval.catalogue`` failed on an
+    import cycle through the metrics' base); each in its own interpreter, run side by side."""
+    modules = sorted(set(PUBLIC) | OTHER_PATHS)
+    processes = {module: subprocess.Popen([sys.executable, "-c", f"import {module}"], stderr=subprocess.PIPE, text=True)
+                 for module in modules}
+    failed = {module: process.communicate()[1].strip().splitlines()[-1:] for module, process in processes.items()
+              if process.wait() != 0}
+    assert not failed
 
 
 def test_entry_point():

@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics import compiled
@@ -19,6 +18,9 @@ from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
 from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.ranking.member_steps import check_common, prepare
 from torchrec_eval.validation import check_optional_int, describe_any
+
+if TYPE_CHECKING:
+    from torchrec_eval.catalogue import CatalogueBatch
 
 
 def fingerprint(value: Any) -> str:
@@ -367,6 +369,9 @@ class RankingMetric(MoveOnly):
         if self.weighted:
             raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
                              f"every query with weight 1; use `update(..., sample_weight=w)`; got {self!r}")
+        # imported here: torchrec_eval.catalogue imports the metrics' modules (a cycle at import time)
+        from torchrec_eval.catalogue import CatalogueBatch
+
         return CatalogueBatch(
             self,
             num_items,
