@@ -33,8 +33,8 @@ from tests.reference.classes import FACTORIES, POINTWISE, RATING
 from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval import beyond
 from torchrec_eval.functional._kernels import KERNELS
-from torchrec_eval.inputs import TIES
 from torchrec_eval.metrics import pairwise
+from torchrec_eval.pipeline.prepare import TIES
 from torchrec_eval.syncs import host_reads_free, simulate_accelerator, topk_keeps_lowest_index
 
 N = 48  # items: per-row permutations of 0..N-1 are exact in bfloat16 (no accidental ties)

@@ -1,4 +1,4 @@
-"""torchrec_eval.topk against a brute-force reference: a full stable sort by (score desc, tie key).
+"""torchrec_eval.pipeline.topk against a brute-force reference: a full stable sort by (score desc, tie key).
 
 The boundary repair scans column blocks; small blocks are forced here so that a tie group spans many
 of them, in both directions, with -inf (non-candidates), constant rows, bf16-rounded scores.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchrec_eval import topk
+from torchrec_eval.pipeline import topk
 
 
 def reference(scores: torch.Tensor, k: int, ties: str) -> torch.Tensor:
@@ -124,7 +124,7 @@ def test_only_coarse_scores_read_past_the_cut(monkeypatch):
 def test_coarse_scores_with_exclusions(kind, ties, monkeypatch):
     """The deeper read of coarse scores with excluded ids: equal to the full stable sort of the
     scores with the excluded items at -inf (past the candidates any order is fine)."""
-    from torchrec_eval.exclusion import Exclusions
+    from torchrec_eval.pipeline.exclusion import Exclusions
 
     monkeypatch.setattr(topk, "_DEEP_FROM", 0)
     monkeypatch.setattr(topk, "_TIE_MARGIN", 5)

@@ -14,11 +14,11 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.functional._plan import check_common, prepare
-from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics import compiled
 from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
 from torchrec_eval.metrics.move_only import MoveOnly
-from torchrec_eval.validation import check_optional_int, describe_any
+from torchrec_eval.pipeline import TIES, Batch, check_flat
+from torchrec_eval.pipeline.validation import check_optional_int, describe_any
 
 
 def fingerprint(value: Any) -> str:
@@ -224,7 +224,7 @@ class RankingMetric(MoveOnly):
 
         Args:
             preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
-                form of :mod:`torchrec_eval.inputs` (dense, ids, ranked or flat).
+                form of :mod:`torchrec_eval.pipeline.prepare` (dense, ids, ranked or flat).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
             sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
@@ -257,7 +257,7 @@ class RankingMetric(MoveOnly):
         return ", ".join([*self._ordered_keys(), *shown])
 
     def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
+        """The caller's arguments as an input form of :mod:`torchrec_eval.pipeline.prepare` (a subclass may rewrite them)."""
         return inputs
 
     def _ranking_threshold(self) -> float | None:

@@ -28,7 +28,7 @@ from torch import Tensor
 
 from torchrec_eval.functional._plan import Plan
 from torchrec_eval.functional.pairwise import PairwiseMember
-from torchrec_eval.inputs import Batch
+from torchrec_eval.pipeline.batch import Batch
 
 __all__ = ["per_query", "query_values", "to_frame"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.forms import FORMS
-from torchrec_eval.validation import (
+from torchrec_eval.pipeline.forms import FORMS
+from torchrec_eval.pipeline.validation import (
     Checks,
     check_flat_shapes,
     check_scores,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.batch import RankedTargets
-from torchrec_eval.forms.ids import check_target_ids, lookup, table_ranked
-from torchrec_eval.validation import (
+from torchrec_eval.pipeline.batch import RankedTargets
+from torchrec_eval.pipeline.forms.ids import check_target_ids, lookup, table_ranked
+from torchrec_eval.pipeline.validation import (
     Checks,
     check_id_range,
     check_unique_ids,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.batch import Candidates, RankedTargets
-from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.forms.common import count_candidates, is_relevant, ranking_depth
-from torchrec_eval.syncs import host_reads_free
-from torchrec_eval.ties import tie_statistics
-from torchrec_eval.topk import top_indices
-from torchrec_eval.validation import count_true
+from torchrec_eval.pipeline.average_ties import tie_statistics
+from torchrec_eval.pipeline.batch import Candidates, RankedTargets
+from torchrec_eval.pipeline.exclusion import Exclusions
+from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
+from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.topk import top_indices
+from torchrec_eval.pipeline.validation import count_true
 
 
 def dense_batch(
