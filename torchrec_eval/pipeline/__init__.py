@@ -21,4 +21,13 @@ from torchrec_eval.pipeline.forms.flat import check_flat
 from torchrec_eval.pipeline.prepare import TIES, prepare_batch
 from torchrec_eval.pipeline.validation import count_true
 
-__all__ = ["FORMS", "TIES", "Batch", "Candidates", "RankedTargets", "check_flat", "count_true", "prepare_batch"]
+__all__ = [
+    "FORMS",
+    "TIES",
+    "Batch",
+    "Candidates",
+    "RankedTargets",
+    "check_flat",
+    "count_true",
+    "prepare_batch",
+]

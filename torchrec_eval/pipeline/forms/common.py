@@ -1,4 +1,5 @@
-"""What every scored input form shares: relevance from gains, the ranking depth, the candidate count."""
+"""What every scored input form shares: the scores' checks, relevance from gains, the ranking depth, the
+candidate count."""
 
 from __future__ import annotations
 
@@ -7,7 +8,26 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.tensor_cache import filled
-from torchrec_eval.pipeline.validation import count_true
+from torchrec_eval.pipeline.validation import (
+    Checks,
+    check_groups_shape,
+    check_scores,
+    count_true,
+    describe,
+    require_float,
+    require_nonempty,
+)
+
+
+def check_preds(preds: Tensor, groups: Tensor | None, checks: Checks | None) -> None:
+    """``preds``: [B, N] real scores (``-inf`` allowed: not a candidate), one group per row if grouped."""
+    require_float("preds", preds)
+    if preds.ndim != 2:
+        raise ValueError(f"`preds` must have shape [B, N] (one row of item scores per query), got {describe(preds)}")
+    require_nonempty("preds", preds)
+    check_groups_shape(groups, preds.shape[0])
+    if checks is not None:
+        check_scores(checks, "preds", preds)
 
 
 def is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
