@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.topk import tie_keys
+from torchrec_eval.pipeline.tie_order import tie_keys
 
 
 def chunk_order(ties: str) -> str:

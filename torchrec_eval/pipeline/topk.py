@@ -11,13 +11,14 @@ untrained model's constant scores, bf16/fp16 logits under autocast. :func:`top_i
   on each value near the cut: long rows of them are read ``_TIE_MARGIN`` columns deeper, so that the
   tie group usually lies whole in the list and its tie order decides, at a few percent of a ``topk``.
   Otherwise, for ``ties="index"`` (lowest item index first) and ``"reverse_index"``,
-  :func:`_first_equal` finds them by scanning column blocks from the row's start (or end) and
-  stops as soon as every tied row has enough: O(B·k) extra work for constant scores, at most one
-  compare pass for scattered ties, never a sort over all N. The gain-aware orders
+  :mod:`~torchrec_eval.pipeline.boundary_scan` finds them by scanning column blocks from the row's
+  start (or end) and stops as soon as every tied row has enough: O(B·k) extra work for constant
+  scores, at most one compare pass for scattered ties, never a sort over all N. The gain-aware orders
   (``"pessimistic"``, ``"optimistic"``) scan the same way one gain level at a time (lowest or
   highest first) when the gains are a few small integers (binary or graded relevance); other gains
   re-rank the tied rows with a stable sort.
-* **Inside the list**, equal scores are reordered by the tie keys with sorts over k columns.
+* **Inside the list**, equal scores are reordered by the tie keys with sorts over k columns
+  (:mod:`~torchrec_eval.pipeline.tie_order`).
 """
 
 from __future__ import annotations
@@ -27,18 +28,10 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.boundary_scan import gain_levels, resolve_boundary
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.syncs import host_reads_free
-
-# The first column block scanned for boundary ties, and the largest: a constant row finishes in the
-# first block; scattered ties are scanned in blocks of at most this many columns (bounded memory).
-_FIRST_BLOCK, _MAX_BLOCK = 1 << 10, 1 << 14
-
-
-def tie_keys(ties: str) -> tuple[bool, bool | None]:
-    """(index descending?, gain order among equal scores: None, True = descending, False = ascending)."""
-    gain_order = {"pessimistic": False, "optimistic": True}.get(ties)
-    return ties == "reverse_index", gain_order
+from torchrec_eval.pipeline.tie_order import exact_top, gains_of, order_ties, tie_keys
 
 
 class TopK(NamedTuple):
@@ -161,33 +154,33 @@ def _tied_rows(
     exact = idx[:, :k].clone()
     if bool(whole.any()):
         inside = whole.nonzero().squeeze(1)
-        gains = _gains_of(tie_gains, rows[inside], idx[inside])
-        exact[inside] = _order_ties(values[inside], idx[inside], ties, gains)[:, :k]
+        gains = gains_of(tie_gains, rows[inside], idx[inside])
+        exact[inside] = order_ties(values[inside], idx[inside], ties, gains)[:, :k]
     if bool(whole.all()):
         return exact
     part = (~whole).nonzero().squeeze(1)
     rows, values, idx = rows[part], values[part], idx[part]
-    levels = None if tie_gains is None else _gain_levels(tie_gains, rows, ties)
+    levels = None if tie_gains is None else gain_levels(tie_gains, rows, ties)
     if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
         gains = None if tie_gains is None else tie_gains[rows]
         exact[part] = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
     elif tie_keys(ties)[1] is None or levels is not None:
-        exact[part] = _resolve_boundary(scores, rows, values, idx, k, ties, tie_gains, levels)
+        exact[part] = resolve_boundary(scores, rows, values, idx, k, ties, tie_gains, levels)
     else:
-        exact[part] = _exact_top(scores[rows], k, ties, tie_gains[rows])
+        exact[part] = exact_top(scores[rows], k, ties, tie_gains[rows])
     return exact
 
 
 def _ordered(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None, following: Tensor) -> TopK:
     """The list [B, k] with equal scores inside it in tie order."""
     if not host_reads_free(values):
-        return TopK(_order_ties(values, idx, ties, _gains_of(tie_gains, None, idx)), following)
+        return TopK(order_ties(values, idx, ties, gains_of(tie_gains, None, idx)), following)
     # on the CPU a host check is free: reorder only the rows that hold equal scores
     rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
     if rows.numel() == 0:
         return TopK(idx, following)
-    gains = _gains_of(tie_gains, rows, idx[rows])
-    return TopK(idx.index_copy(0, rows, _order_ties(values[rows], idx[rows], ties, gains)), following)
+    gains = gains_of(tie_gains, rows, idx[rows])
+    return TopK(idx.index_copy(0, rows, order_ties(values[rows], idx[rows], ties, gains)), following)
 
 
 def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:
@@ -221,116 +214,6 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
     return values, idx
 
 
-_MAX_LEVELS = 16  # gain levels scanned one at a time; more distinct gains take the sort
-
-
-def _gain_levels(tie_gains: Tensor, rows: Tensor, ties: str) -> list[float] | None:
-    """The gain levels 0, 1, ..., max of the tied rows in tie order, if the gains are small integers."""
-    if tie_gains.dtype == torch.bool:
-        high = 1
-    elif tie_gains.is_floating_point():
-        return None  # float gains: any value may occur
-    else:
-        high = int(tie_gains.amax(dim=1)[rows].max())
-    if high > _MAX_LEVELS:
-        return None
-    levels = list(range(high + 1))
-    return levels if ties == "pessimistic" else levels[::-1]
-
-
-def _resolve_boundary(
-    scores: Tensor,
-    rows: Tensor,
-    values: Tensor,
-    idx: Tensor,
-    k: int,
-    ties: str,
-    tie_gains: Tensor | None = None,
-    levels: list[float] | None = None,
-) -> Tensor:
-    """The exact top k [b, k] of ``rows`` (tied at the cut-off).
-
-    ``values``/``idx`` [b, k + 1] are the rows' ``torch.topk`` result: it holds every item scored above
-    the boundary value. The rest of the list is the first ``k - g`` items scored exactly at it, in tie
-    order: by index, or level by level of the gains (``levels``, in tie order) and by index within one.
-    """
-    boundary = values[:, k - 1]
-    above = values > boundary.unsqueeze(1)
-    need = k - above.sum(1)
-    if levels is None:
-        equal = _first_equal(scores, rows, boundary, need, reverse=ties == "reverse_index")
-    else:
-        parts = []
-        for level in levels:  # each level takes what the levels before it left
-            part = _first_equal(scores, rows, boundary, need, reverse=False, gains=tie_gains, level=level)
-            parts.append(part)
-            need = need - (part >= 0).sum(1)
-            if not bool((need > 0).any()):
-                break
-        equal = torch.cat(parts, dim=1)
-    minus_inf = torch.tensor(float("-inf"), dtype=values.dtype, device=values.device)
-    candidates = torch.cat([idx, equal], dim=1)
-    candidate_values = torch.cat(
-        [torch.where(above, values, minus_inf), torch.where(equal >= 0, boundary.unsqueeze(1), minus_inf)], dim=1
-    )
-    return _order_ties(candidate_values, candidates, ties, _gains_of(tie_gains, rows, candidates))[:, :k]
-
-
-def _first_equal(
-    scores: Tensor,
-    rows: Tensor,
-    value: Tensor,
-    need: Tensor,
-    reverse: bool,
-    gains: Tensor | None = None,
-    level: float | None = None,
-) -> Tensor:
-    """[b, max(need)] column indices: per row of ``rows``, the first ``need`` columns (the last with
-    ``reverse``) whose score equals ``value`` (and whose gain equals ``level``, if given), in that
-    order; -1 past ``need``.
-
-    Column blocks are scanned from the start (or end), growing from ``_FIRST_BLOCK`` to ``_MAX_BLOCK``
-    columns, until every row has found enough; each block is compared in place (a view of all rows,
-    NaN wanted where a row is not searched), so the memory is one bool block.
-    """
-    num_items = scores.shape[1]
-    width = max(int(need.max()), 1)
-    nan = torch.tensor(float("nan"), dtype=scores.dtype, device=scores.device)
-    wanted = torch.full((scores.shape[0],), float("nan"), dtype=scores.dtype, device=scores.device)
-    wanted_need = torch.zeros(scores.shape[0], dtype=torch.long, device=scores.device)
-    wanted_need[rows] = need
-    wanted[rows] = torch.where(need > 0, value.to(scores.dtype), nan)  # a row that needs nothing: NaN
-    out = torch.full((scores.shape[0], width), -1, dtype=torch.long, device=scores.device)
-    found = torch.zeros_like(wanted_need)
-    done, block = 0, _FIRST_BLOCK
-    if not bool((need > 0).any()):
-        done = num_items  # nothing to find
-    while done < num_items:
-        size = min(block, num_items - done)
-        start = num_items - done - size if reverse else done
-        equal = scores[:, start : start + size] == wanted.unsqueeze(1)
-        if gains is not None:
-            equal &= gains[:, start : start + size] == level
-        if reverse:
-            equal = equal.flip(1)
-        row, column = equal.nonzero(as_tuple=True)
-        if row.numel():
-            counts = torch.bincount(row, minlength=scores.shape[0])
-            first = counts.cumsum(0) - counts  # where each row's hits start in `row`
-            rank = found[row] + torch.arange(row.numel(), device=row.device) - first[row]
-            keep = rank < wanted_need[row]
-            position = start + size - 1 - column if reverse else start + column
-            out[row[keep], rank[keep]] = position[keep]
-            found += counts
-            complete = found >= wanted_need
-            wanted = torch.where(complete, nan, wanted)
-            if bool(complete.all()):
-                break
-        done += size
-        block = min(block * 4, _MAX_BLOCK)
-    return out[rows]
-
-
 def _boundary_without_sync(
     scores: Tensor, values: Tensor, idx: Tensor, k: int, ties: str, tie_gains: Tensor | None,
     exclusions: Exclusions | None,
@@ -345,7 +228,7 @@ def _boundary_without_sync(
         gains = None if tie_gains is None else tie_gains
         return top_indices(exclusions.masked_rows(scores, every_row), k, ties, gains).indices
     if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
-        return _exact_top(scores, k, ties, tie_gains)
+        return exact_top(scores, k, ties, tie_gains)
     boundary = values[:, k - 1 : k]
     above = values[:, :k] > boundary
     need = k - above.sum(1, keepdim=True)
@@ -359,39 +242,3 @@ def _boundary_without_sync(
     keep = torch.cat([above, torch.arange(k, device=scores.device) < need], dim=1)
     first = torch.sort((~keep).to(torch.uint8), dim=1, stable=True).indices[:, :k]
     return merged.gather(1, first)
-
-
-def _exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Tensor:
-    """Top-k indices of each row by score descending, then the tie keys, with stable sorts."""
-    index_descending, gain_order = tie_keys(ties)
-    order = torch.arange(scores.shape[1], device=scores.device)
-    if index_descending:
-        order = order.flip(0)
-    order = order.expand_as(scores)
-    if gain_order is not None:
-        order = order.gather(
-            1, torch.sort(tie_gains.gather(1, order), dim=1, descending=gain_order, stable=True).indices
-        )
-    perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
-    return order.gather(1, perm)
-
-
-def _gains_of(tie_gains: Tensor | None, rows: Tensor | None, idx: Tensor) -> Tensor | None:
-    """The gains [b, m] of the items ``idx`` of ``rows`` (all rows if None), without copying rows."""
-    if tie_gains is None:
-        return None
-    if rows is None:
-        return tie_gains.gather(1, idx.clamp(min=0))
-    return tie_gains[rows.unsqueeze(1), idx.clamp(min=0)]
-
-
-def _order_ties(values: Tensor, idx: Tensor, ties: str, gains: Tensor | None) -> Tensor:
-    """Reorder a top-k list so that equal scores follow the documented tie order (``gains``: of ``idx``)."""
-    index_descending, gain_order = tie_keys(ties)
-    perm = torch.sort(idx, dim=1, descending=index_descending).indices
-    idx, values = idx.gather(1, perm), values.gather(1, perm)
-    if gain_order is not None:
-        perm = torch.sort(gains.gather(1, perm), dim=1, descending=gain_order, stable=True).indices
-        idx, values = idx.gather(1, perm), values.gather(1, perm)
-    perm = torch.sort(values, dim=1, descending=True, stable=True).indices
-    return idx.gather(1, perm)
