@@ -18,7 +18,8 @@ from torchrec_eval.metrics import compiled
 from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
 from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.pipeline import TIES, Batch, check_flat
-from torchrec_eval.pipeline.validation import check_optional_int, describe_any
+from torchrec_eval.pipeline.arguments import check_optional_int
+from torchrec_eval.pipeline.validation import describe_any
 
 
 def fingerprint(value: Any) -> str:

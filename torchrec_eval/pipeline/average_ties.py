@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
-from torchrec_eval.pipeline.validation import count_true
 
 
 def tie_statistics(

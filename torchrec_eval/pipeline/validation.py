@@ -1,12 +1,12 @@
-"""Validation of user input: every check names the argument and shows what it received.
+"""Validation of the input tensors: every check names the argument and shows what it received.
 
 Value checks that need the data (NaN, ranges, repeats) are gathered in a :class:`Checks` so that all
 of them cost one host sync; ``validate_args=False`` skips them. Shape and dtype checks are free.
+Plain (non-tensor) arguments are checked in :mod:`~torchrec_eval.pipeline.arguments`.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 
 import torch
@@ -40,52 +40,6 @@ class Checks:
                 self.notes[message] = bool(flag)
             elif flag:
                 raise ValueError(message())
-
-
-def as_int(value: object) -> int | None:
-    """``value`` as a Python int if it is an integer (int, numpy integer, one-element integer tensor), else
-    None; a bool (Python, numpy or tensor) is not an integer here."""
-    if isinstance(value, bool) or (isinstance(value, Tensor) and value.dtype == torch.bool):
-        return None
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        return None
-
-
-def is_int(value: object) -> bool:
-    return as_int(value) is not None
-
-
-def check_int(name: str, value: object, minimum: int | None = None, *, of: str = "", reason: str = "",
-              _or_none: str = "") -> int:
-    """``value`` as a Python int (see :func:`as_int`), or a ValueError naming the argument and showing it.
-
-    Args:
-        name: the argument, shown in backticks.
-        value: what was received.
-        minimum: the smallest allowed value, if any.
-        of: what the argument belongs to, shown after its name (``"`bins` of auc"``).
-        reason: why the minimum, shown after it in parentheses.
-    """
-    number = as_int(value)
-    if number is None or (minimum is not None and number < minimum):
-        rule = "an int" + (f" >= {minimum}" if minimum is not None else "") + (f" ({reason})" if reason else "")
-        where = f" of {of}" if of else ""
-        raise ValueError(f"`{name}`{where} must be {rule}{_or_none}, got {value!r}")
-    return number
-
-
-def check_optional_int(name: str, value: object, minimum: int | None = None, *, of: str = "") -> int | None:
-    """None, or ``value`` as :func:`check_int` takes it (the error says that None is allowed too)."""
-    return None if value is None else check_int(name, value, minimum, of=of, _or_none=" or None")
-
-
-def check_probability(name: str, value: object) -> float:
-    """A probability or confidence level strictly between 0 and 1, as a float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ValueError(f"`{name}` must be a number in (0, 1), such as 0.95, got {value!r}")
-    return float(value)
 
 
 def describe(x: Tensor) -> str:
@@ -215,25 +169,3 @@ def check_flat_shapes(
         raise ValueError(f"`indexes` must be an integer tensor of query ids, got {describe(indexes)}")
     if mask is not None and mask.dtype != torch.bool:
         raise ValueError(f"`mask` must be a bool tensor, got {describe(mask)}")
-
-
-def count_true(flags: Tensor, dtype: torch.dtype = torch.int64) -> Tensor:
-    """Number of True values along dim 1 of a 2-D bool tensor, as ``dtype`` [B] (int64 by default).
-
-    ``bool_tensor.sum(1)`` widens every byte before adding, which costs more than the top-k itself
-    on CPU. Here eight flags are read as one int64 word; sums of at most 255 words cannot carry
-    between byte lanes, and the eight lanes are added at the end. Same result, ~50x less work on
-    large batches (small ones take the plain sum: fewer kernel launches).
-    """
-    rows, cols = flags.shape
-    words = cols // 8
-    dense = flags.stride() == (cols, 1)  # is_contiguous() is also True for a [1, N] slice of a wider row
-    if words < 2 or cols % 8 or not dense or flags.device.type == "mps" or flags.numel() < 1 << 20:
-        return flags.sum(1, dtype=torch.int32).to(dtype)  # an int32 sum: several times faster than float64
-    packed = flags.view(torch.int64)  # [B, words]; each byte is 0 or 1
-    full = words // 255 * 255
-    lanes = packed[:, :full].reshape(rows, -1, 255).sum(2)  # every byte lane <= 255: no carry
-    if full < words:
-        lanes = torch.cat([lanes, packed[:, full:].sum(1, keepdim=True)], dim=1)
-    shifts = torch.arange(0, 64, 8, device=flags.device)
-    return ((lanes.unsqueeze(-1) >> shifts) & 0xFF).sum((1, 2)).to(dtype)

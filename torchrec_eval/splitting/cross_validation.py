@@ -12,7 +12,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from torchrec_eval.datasets import Interactions
-from torchrec_eval.pipeline.validation import check_int, check_probability
+from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.splitting.arguments import check_choice, check_interactions
 from torchrec_eval.splitting.kfold import interaction_kfold, user_kfold
 from torchrec_eval.splitting.ranking_inputs import ranking_inputs

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.datasets import Interactions, padded_item_lists
-from torchrec_eval.pipeline.validation import check_int
+from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.splitting.arguments import check_interactions
 
 __all__ = ["RankingInputs", "ranking_inputs"]

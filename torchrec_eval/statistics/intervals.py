@@ -20,7 +20,7 @@ import math
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.validation import check_probability
+from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.statistics.student_t import student_t_quantile
 
 __all__ = ["METHODS", "check_method", "interval_from_moments", "mean_confidence_interval", "mean_interval"]

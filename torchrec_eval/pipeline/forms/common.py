@@ -6,13 +6,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.tensor_cache import filled
 from torchrec_eval.pipeline.validation import (
     Checks,
     check_groups_shape,
     check_scores,
-    count_true,
     describe,
     require_float,
     require_nonempty,

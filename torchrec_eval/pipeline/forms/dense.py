@@ -7,11 +7,12 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.average_ties import tie_statistics
 from torchrec_eval.pipeline.batch import Candidates, RankedTargets
+from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.topk import top_indices
-from torchrec_eval.pipeline.validation import Checks, check_target_values, count_true, describe, describe_any
+from torchrec_eval.pipeline.validation import Checks, check_target_values, describe, describe_any
 
 
 def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | None, checks: Checks | None) -> None:

@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.batch import RankedTargets
+from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.topk import top_indices
@@ -18,7 +19,6 @@ from torchrec_eval.pipeline.validation import (
     check_id_range,
     check_target_values,
     check_unique_ids,
-    count_true,
     describe,
     require_ids,
 )
