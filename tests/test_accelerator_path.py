@@ -32,8 +32,8 @@ import torchrec_eval as tre
 from tests.reference.classes import FACTORIES, POINTWISE, RATING
 from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval import beyond
-from torchrec_eval.inputs import TIES
 from torchrec_eval.metrics import pairwise
+from torchrec_eval.pipeline.prepare import TIES
 from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.syncs import host_reads_free, simulate_accelerator, topk_keeps_lowest_index
 

@@ -1,4 +1,4 @@
-"""torchrec_eval.topk against a brute-force reference: a full stable sort by (score desc, tie key).
+"""torchrec_eval.pipeline.topk against a brute-force reference: a full stable sort by (score desc, tie key).
 
 The boundary repair scans column blocks; small blocks are forced here so that a tie group spans many
 of them, in both directions, with -inf (non-candidates), constant rows, bf16-rounded scores.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchrec_eval import topk
+from torchrec_eval.pipeline import boundary_scan, topk
 
 
 def reference(scores: torch.Tensor, k: int, ties: str) -> torch.Tensor:
@@ -39,8 +39,8 @@ def tied_scores(kind: str, rows: int, items: int, seed: int) -> torch.Tensor:
 @pytest.mark.parametrize("k", [1, 7, 64])
 @pytest.mark.parametrize("blocks", [(4, 16), (1 << 10, 1 << 14)])
 def test_top_indices_equals_a_full_stable_sort(kind, ties, k, blocks, monkeypatch):
-    monkeypatch.setattr(topk, "_FIRST_BLOCK", blocks[0])
-    monkeypatch.setattr(topk, "_MAX_BLOCK", blocks[1])
+    monkeypatch.setattr(boundary_scan, "_FIRST_BLOCK", blocks[0])
+    monkeypatch.setattr(boundary_scan, "_MAX_BLOCK", blocks[1])
     scores = tied_scores(kind, 9, 300, seed=k)
     got = topk.top_indices(scores, k, ties).indices
     expected = reference(scores, k, ties)
@@ -68,8 +68,8 @@ def reference_by_gain(scores, gains, k, ties):
 @pytest.mark.parametrize("gain_kind", ["bool", "int", "float"])
 @pytest.mark.parametrize("k", [1, 7, 64])
 def test_gain_aware_ties_equal_a_full_stable_sort(kind, ties, gain_kind, k, monkeypatch):
-    monkeypatch.setattr(topk, "_FIRST_BLOCK", 4)
-    monkeypatch.setattr(topk, "_MAX_BLOCK", 16)
+    monkeypatch.setattr(boundary_scan, "_FIRST_BLOCK", 4)
+    monkeypatch.setattr(boundary_scan, "_MAX_BLOCK", 16)
     scores = tied_scores(kind, 9, 300, seed=k + 1)
     gen = torch.Generator().manual_seed(k)
     gains = {
@@ -91,8 +91,8 @@ def test_coarse_scores_read_past_the_cut(kind, ties, margin, monkeypatch):
     one that runs past it is scanned; both equal the full stable sort."""
     monkeypatch.setattr(topk, "_DEEP_FROM", 0)
     monkeypatch.setattr(topk, "_TIE_MARGIN", margin)
-    monkeypatch.setattr(topk, "_FIRST_BLOCK", 4)
-    monkeypatch.setattr(topk, "_MAX_BLOCK", 16)
+    monkeypatch.setattr(boundary_scan, "_FIRST_BLOCK", 4)
+    monkeypatch.setattr(boundary_scan, "_MAX_BLOCK", 16)
     scores = tied_scores(kind, 9, 300, seed=margin)
     gains = torch.randint(0, 3, (9, 300), generator=torch.Generator().manual_seed(margin))
     for k in (1, 7, 64, 299, 300):
@@ -124,12 +124,12 @@ def test_only_coarse_scores_read_past_the_cut(monkeypatch):
 def test_coarse_scores_with_exclusions(kind, ties, monkeypatch):
     """The deeper read of coarse scores with excluded ids: equal to the full stable sort of the
     scores with the excluded items at -inf (past the candidates any order is fine)."""
-    from torchrec_eval.exclusion import Exclusions
+    from torchrec_eval.pipeline.exclusion import Exclusions
 
     monkeypatch.setattr(topk, "_DEEP_FROM", 0)
     monkeypatch.setattr(topk, "_TIE_MARGIN", 5)
-    monkeypatch.setattr(topk, "_FIRST_BLOCK", 4)
-    monkeypatch.setattr(topk, "_MAX_BLOCK", 16)
+    monkeypatch.setattr(boundary_scan, "_FIRST_BLOCK", 4)
+    monkeypatch.setattr(boundary_scan, "_MAX_BLOCK", 16)
     scores = tied_scores(kind, 9, 300, seed=7)
     gen = torch.Generator().manual_seed(8)
     exclude = torch.randint(-1, 300, (9, 40), generator=gen)

@@ -11,7 +11,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import torchrec_eval as tre
 from tests.reference import ranking as ref
-from torchrec_eval import constants
+from torchrec_eval.pipeline import tensor_cache
 
 SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
 
@@ -54,25 +54,25 @@ def test_suite_equals_the_oracle_at_one_and_many_cut_offs(ks, kind):
 
 def test_constants_built_under_inference_mode_serve_a_training_step(monkeypatch):
     """Lightning validates under torch.inference_mode; the next training step reuses the constants."""
-    monkeypatch.setattr(constants, "_CACHE", {})
+    monkeypatch.setattr(tensor_cache, "_CACHE", {})
     preds, target = torch.tensor([[0.9, 0.5, 0.1, 0.3]]), torch.tensor([[0, 1, 1, 0]])
     suite = tre.RankingMetrics(["ndcg", "mrr"], k=[2, 3])
     with torch.inference_mode():
         suite.update(preds, target)
-    assert constants._CACHE and not any(t.is_inference() for t in constants._CACHE.values())
+    assert tensor_cache._CACHE and not any(t.is_inference() for t in tensor_cache._CACHE.values())
     scores = preds.clone().requires_grad_()
     suite.update(scores, target)  # grad mode: no "inference tensors" error
     assert suite.compute()["ndcg@3"].item() == pytest.approx(_oracle("ndcg", preds, target, 3))
 
 
 def test_the_cache_keeps_small_tensors_only(monkeypatch):
-    monkeypatch.setattr(constants, "_CACHE", {})
-    big = constants.constant(("big",), lambda: torch.zeros(constants._MAX_ELEMENTS + 1))
-    assert big.numel() > constants._MAX_ELEMENTS and ("big",) not in constants._CACHE
-    monkeypatch.setattr(constants, "_MAX_ENTRIES", 2)
+    monkeypatch.setattr(tensor_cache, "_CACHE", {})
+    big = tensor_cache.constant(("big",), lambda: torch.zeros(tensor_cache._MAX_ELEMENTS + 1))
+    assert big.numel() > tensor_cache._MAX_ELEMENTS and ("big",) not in tensor_cache._CACHE
+    monkeypatch.setattr(tensor_cache, "_MAX_ENTRIES", 2)
     for i in range(3):
-        constants.constant(("small", i), lambda: torch.zeros(1))
-    assert len(constants._CACHE) <= 2
+        tensor_cache.constant(("small", i), lambda: torch.zeros(1))
+    assert len(tensor_cache._CACHE) <= 2
 
 
 def test_one_update_of_the_suite_dispatches_few_ops():

@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from torchrec_eval.validation import is_int
+from torchrec_eval.pipeline.arguments import is_int
 
 __all__ = ["ALLOWED_KEYS", "POINTWISE_KEYS", "load_yaml", "pointwise_suite_kwargs", "suite_kwargs"]
 

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from torchrec_eval.validation import check_int, is_int
+from torchrec_eval.pipeline.arguments import check_int, is_int
 
 __all__ = [
     "Interactions",

@@ -39,8 +39,9 @@ from torch import Tensor
 from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.pipeline.arguments import check_probability
+from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.statistics import check_method, interval_from_moments, student_t_quantile
-from torchrec_eval.validation import check_probability, describe_any
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
 

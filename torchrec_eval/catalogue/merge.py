@@ -1,7 +1,7 @@
 """The best items of a catalogue from the best items of its chunks, in the documented tie order.
 
 Every chunk contributes its own top ``D`` (the items of one chunk are ranked by
-:func:`~torchrec_eval.topk.top_indices`, exact at the cut-off); the running list and a chunk's list
+:func:`~torchrec_eval.pipeline.topk.top_indices`, exact at the cut-off); the running list and a chunk's list
 are merged by sorting their ``2D`` entries by the full tie key. The order of the chunks does not
 matter: the key (score descending, then the tie order's gain and item-id keys) is a total order.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.topk import tie_keys
+from torchrec_eval.pipeline.tie_order import tie_keys
 
 
 def chunk_order(ties: str) -> str:

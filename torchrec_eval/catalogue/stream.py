@@ -17,17 +17,17 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.batch import Batch
 from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
-from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.forms.common import ranking_depth
-from torchrec_eval.forms.ids import check_target_ids, table_ranked, target_table
 from torchrec_eval.metrics.ownership import own_tensors
-from torchrec_eval.syncs import host_reads_free, topk_keeps_lowest_index
-from torchrec_eval.topk import top_indices
-from torchrec_eval.validation import (
+from torchrec_eval.pipeline.batch import Batch
+from torchrec_eval.pipeline.exclusion import Exclusions
+from torchrec_eval.pipeline.forms.common import ranking_depth
+from torchrec_eval.pipeline.forms.ids import check_target_ids, table_ranked, target_table
+from torchrec_eval.pipeline.syncs import host_reads_free, topk_keeps_lowest_index
+from torchrec_eval.pipeline.topk import top_indices
+from torchrec_eval.pipeline.validation import (
     Checks,
     as_long,
     check_id_range,

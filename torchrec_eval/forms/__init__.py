@@ -1,17 +1,7 @@
-"""The four input forms of a ranking metric, one module each; :func:`torchrec_eval.inputs.prepare_batch`
-picks the one a call uses and turns it into a :class:`~torchrec_eval.batch.Batch`.
-
-* :mod:`~torchrec_eval.forms.dense` -- ``preds`` [B, N] scores, ``target`` [B, N] relevance;
-* :mod:`~torchrec_eval.forms.ids` -- ``preds`` [B, N], ``target_ids`` [B, T] (``target_gains`` [B, T]);
-* :mod:`~torchrec_eval.forms.ranked` -- ``ranked_ids`` [B, L], ``target_ids`` [B, T];
-* :mod:`~torchrec_eval.forms.flat` -- 1-D ``preds``, ``target`` and ``indexes``.
-
-:mod:`~torchrec_eval.forms.common` holds what the scored forms share.
+"""Moved to :mod:`torchrec_eval.pipeline.forms`;
+this path is kept for the modules that still import it (the integrator deletes it after the merge).
 """
 
-FORMS = (
-    "dense: update(preds [B, N], target [B, N]); "
-    "ids: update(preds [B, N], target_ids=[B, T]); "
-    "ranked: update(ranked_ids=[B, L], target_ids=[B, T]); "
-    "flat: update(preds [M], target [M], indexes=[M])"
-)
+from torchrec_eval.pipeline.forms import FORMS
+
+__all__ = ["FORMS"]

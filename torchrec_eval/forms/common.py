@@ -1,35 +1,7 @@
-"""What every scored input form shares: relevance from gains, the ranking depth, the candidate count."""
+"""Moved to :mod:`torchrec_eval.pipeline.forms.common`;
+this path is kept for the modules that still import it (the integrator deletes it after the merge).
+"""
 
-from __future__ import annotations
+from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 
-import torch
-from torch import Tensor
-
-from torchrec_eval.constants import filled
-from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.validation import count_true
-
-
-def is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
-    """Relevance of gains: ``gain > 0``, or ``gain >= relevance_threshold`` when one is given."""
-    if relevance_threshold is None:
-        return values if values.dtype == torch.bool else values > 0
-    return values.to(torch.float64 if values.dtype == torch.float64 else torch.float32) >= relevance_threshold
-
-
-def ranking_depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
-    """How deep to rank: ``min(k, available)``, or down to the batch's largest R for R-Precision."""
-    depth = min(k, available)
-    if to_num_relevant and available > depth:
-        depth = min(available, max(depth, int(num_relevant.max())))  # host sync, R-Precision only
-    return max(depth, 1)
-
-
-def count_candidates(preds: Tensor, valid: Tensor | None, exclusions: Exclusions | None) -> Tensor:
-    """[B] float64 number of candidates of each row."""
-    if valid is not None:
-        return count_true(valid, torch.float64)
-    rows, num_items = preds.shape
-    if exclusions is not None:
-        return (num_items - exclusions.count).to(torch.float64)
-    return filled((rows,), float(num_items), preds.device)
+__all__ = ["count_candidates", "is_relevant", "ranking_depth"]

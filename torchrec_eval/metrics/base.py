@@ -12,12 +12,13 @@ from torch import Tensor
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.conventions import preset, resolve_common
-from torchrec_eval.inputs import TIES, Batch, check_flat
 from torchrec_eval.metrics import compiled
 from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
 from torchrec_eval.metrics.move_only import MoveOnly
+from torchrec_eval.pipeline import TIES, Batch, check_flat
+from torchrec_eval.pipeline.arguments import check_optional_int
+from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.member_steps import check_common, prepare
-from torchrec_eval.validation import check_optional_int, describe_any
 
 if TYPE_CHECKING:
     from torchrec_eval.catalogue import CatalogueBatch
@@ -226,7 +227,7 @@ class RankingMetric(MoveOnly):
 
         Args:
             preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
-                form of :mod:`torchrec_eval.inputs` (dense, ids, ranked or flat).
+                form of :mod:`torchrec_eval.pipeline.prepare` (dense, ids, ranked or flat).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
             sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
@@ -259,7 +260,7 @@ class RankingMetric(MoveOnly):
         return ", ".join([*self._ordered_keys(), *shown])
 
     def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """The caller's arguments as an input form of :mod:`torchrec_eval.inputs` (a subclass may rewrite them)."""
+        """The caller's arguments as an input form of :mod:`torchrec_eval.pipeline.prepare` (a subclass may rewrite them)."""
         return inputs
 
     def _ranking_threshold(self) -> float | None:

@@ -38,7 +38,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from torchrec_eval.metrics.ownership import OwnsTensors
-from torchrec_eval.validation import describe_any
+from torchrec_eval.pipeline.validation import describe_any
 
 Apply = Callable[[], None]
 

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.functional.pairwise import PairwiseMember
-from torchrec_eval.inputs import Batch
+from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.ranking.plan import Plan
 
 __all__ = ["per_query", "query_values", "to_frame"]

@@ -18,8 +18,8 @@ from torch import Tensor
 from torchrec_eval.metrics.base import fingerprint
 from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.metrics.move_only import MoveOnly
+from torchrec_eval.pipeline.arguments import check_optional_int
 from torchrec_eval.pointwise.inputs import PointwiseBatch, prepare_pointwise
-from torchrec_eval.validation import check_optional_int
 
 
 def _check_tasks(tasks: Any) -> list[str] | None:

@@ -18,11 +18,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pointwise.curves import histogram, histogram_areas, histogram_error_bounds
 from torchrec_eval.pointwise.entropy import ETA, cross_entropy_bits, log_loss_from_sums, ne_from_sums
 from torchrec_eval.pointwise.inputs import PointwiseBatch, group_sum
 from torchrec_eval.pointwise.rates import calibration_from_sums, mean_from_sums, rmse_from_sums
-from torchrec_eval.validation import check_int
 
 #: weighted per-sample quantities that the sum metrics add up; "cross_entropy" takes the clamp eta
 COLUMNS: dict[str, Callable[..., Tensor]] = {

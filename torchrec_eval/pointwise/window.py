@@ -35,7 +35,8 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.metrics.move_only import MoveOnly
-from torchrec_eval.validation import check_int, describe_any
+from torchrec_eval.pipeline.arguments import check_int
+from torchrec_eval.pipeline.validation import describe_any
 
 __all__ = ["Windowed"]
 

@@ -12,12 +12,12 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from torchrec_eval.datasets import Interactions
+from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.splitting.arguments import check_choice, check_interactions
 from torchrec_eval.splitting.kfold import interaction_kfold, user_kfold
 from torchrec_eval.splitting.ranking_inputs import ranking_inputs
 from torchrec_eval.splitting.split import Split
 from torchrec_eval.statistics import mean_confidence_interval
-from torchrec_eval.validation import check_int, check_probability
 
 __all__ = ["CrossValidationResult", "DEFAULT_METRICS", "cross_validate"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 from torchrec_eval.datasets import Interactions
+from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.splitting.arguments import check_choice, check_fraction, check_interactions, seeded_rng
 from torchrec_eval.splitting.split import Split, per_user_tail, position_from_end, random_times, split_by_mask
-from torchrec_eval.validation import check_int
 
 __all__ = ["leave_last_out", "random_split", "temporal_split"]
 

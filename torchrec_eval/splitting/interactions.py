@@ -6,7 +6,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.datasets import Interactions
-from torchrec_eval.validation import check_int
+from torchrec_eval.pipeline.arguments import check_int
 
 __all__ = ["as_interactions"]
 

@@ -9,8 +9,8 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.datasets import Interactions, padded_item_lists
+from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.splitting.arguments import check_interactions
-from torchrec_eval.validation import check_int
 
 __all__ = ["RankingInputs", "ranking_inputs"]
 

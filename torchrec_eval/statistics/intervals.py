@@ -20,8 +20,8 @@ import math
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.statistics.student_t import student_t_quantile
-from torchrec_eval.validation import check_probability
 
 __all__ = ["METHODS", "check_method", "interval_from_moments", "mean_confidence_interval", "mean_interval"]
 

@@ -23,7 +23,7 @@ import math
 import torch
 from torch import Tensor
 
-from torchrec_eval.validation import check_int, check_probability
+from torchrec_eval.pipeline.arguments import check_int, check_probability
 
 __all__ = ["SERIES_LIMIT", "student_t_quantile", "t_quantile"]
 

@@ -5,16 +5,50 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.batch import RankedTargets
-from torchrec_eval.forms.ids import check_target_ids, lookup, table_ranked
-from torchrec_eval.validation import (
+from torchrec_eval.pipeline.batch import Batch, RankedTargets
+from torchrec_eval.pipeline.forms.ids import check_target_ids, lookup, table_ranked
+from torchrec_eval.pipeline.validation import (
     Checks,
+    check_groups_shape,
     check_id_range,
     check_unique_ids,
     describe,
+    describe_any,
     require_ids,
     require_nonempty,
 )
+
+
+def ranked_batch(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_gains: Tensor | None,
+    mask: Tensor | None,
+    exclude_ids: Tensor | None,
+    groups: Tensor | None,
+    k: int,
+    relevance_threshold: float | None,
+    need_ideal: bool,
+    to_num_relevant: bool,
+    need_candidates: bool,
+    checks: Checks | None,
+    duplicates: str,
+) -> Batch:
+    """The ranked form's batch: no scores, so no candidate view."""
+    if mask is not None:
+        raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`, got "
+                         f"`mask` of {describe_any(mask)}")
+    if need_candidates:
+        raise ValueError(
+            "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
+            f"(dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
+        )
+    check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
+    ranked = ranked_form(
+        ranked_ids, target_ids, target_gains, exclude_ids, k, relevance_threshold, need_ideal, to_num_relevant,
+        checks, duplicates == "count",
+    )
+    return Batch(ranked, None, groups)
 
 
 def ranked_form(

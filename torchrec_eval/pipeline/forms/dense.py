@@ -5,13 +5,31 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.batch import Candidates, RankedTargets
-from torchrec_eval.exclusion import Exclusions
-from torchrec_eval.forms.common import count_candidates, is_relevant, ranking_depth
-from torchrec_eval.syncs import host_reads_free
-from torchrec_eval.ties import tie_statistics
-from torchrec_eval.topk import top_indices
-from torchrec_eval.validation import count_true
+from torchrec_eval.pipeline.average_ties import tie_statistics
+from torchrec_eval.pipeline.batch import Candidates, RankedTargets
+from torchrec_eval.pipeline.counting import count_true
+from torchrec_eval.pipeline.exclusion import Exclusions
+from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
+from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.topk import top_indices
+from torchrec_eval.pipeline.validation import Checks, check_target_values, describe, describe_any
+
+
+def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | None, checks: Checks | None) -> None:
+    """The dense ``target``: the shape of ``preds``, real relevance >= 0, no ``target_gains``."""
+    if target_gains is not None:
+        raise ValueError(
+            "`target_gains` goes with `target_ids` (ids form); with a dense `target` the gains are the "
+            f"target values themselves. Got `target` of {describe(target)} and `target_gains` of "
+            f"{describe_any(target_gains)}"
+        )
+    if target.shape != preds.shape:
+        raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {describe(target)}")
+    if target.is_complex():
+        raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
+    if checks is not None:
+        check_target_values(checks, "target", target)
+        checks.run()
 
 
 def dense_batch(
@@ -30,7 +48,7 @@ def dense_batch(
 ) -> tuple[RankedTargets | None, Candidates | None]:
     """The dense form's top-k view (to depth ``k``; none for ``k = 0``) and full candidate view (if
     ``need_candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
-    rows, num_items = preds.shape
+    num_items = preds.shape[1]
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
         target = target.masked_fill(~valid, 0)  # a non-candidate is neither relevant nor ideal
@@ -38,31 +56,22 @@ def dense_batch(
     # Graded targets with NDCG: the ideal top-k also yields R for every row with fewer than k relevant
     # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
     # relevance flags of every candidate for nothing else).
-    from_ideal = (
-        k > 0
-        and graded
-        and need_ideal
-        and not to_num_relevant
-        and not need_candidates
-        and not averaging
-        and exclusions is None
-    )
+    from_ideal = k > 0 and graded and need_ideal and exclusions is None
+    from_ideal = from_ideal and not (to_num_relevant or need_candidates or averaging)
     relevant_all = None if from_ideal else is_relevant(target, relevance_threshold)
     candidates = Candidates(preds, target, relevant_all, valid) if need_candidates else None
     if k == 0:
         return None, candidates
     num_candidates = count_candidates(preds, valid, exclusions)
-    ideal = None
     if from_ideal:
         depth = min(k, num_items)
         ideal = torch.topk(target, depth, dim=1).values
         num_relevant = _relevant_from_ideal(target, ideal, relevance_threshold)
         ideal = ideal.to(torch.float64)
     else:
-        num_relevant = count_true(relevant_all, torch.float64)
-        if exclusions is not None:
-            num_relevant = num_relevant - exclusions.count_flags(relevant_all)
+        num_relevant = _relevant_count(relevant_all, exclusions)
         depth = ranking_depth(k, num_items, num_relevant, to_num_relevant)
+        ideal = _ideal_gains(target, exclusions, depth) if need_ideal and graded else None
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
     idx, following = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
     restricted = valid is not None or exclusions is not None
@@ -77,18 +86,35 @@ def dense_batch(
         tie_stats = tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
-    if need_ideal and ideal is None:
-        if graded and exclusions is not None:
-            ideal = exclusions.top_values(target, depth).to(torch.float64)
-        elif graded:
-            ideal = torch.topk(target, depth, dim=1).values.to(torch.float64)
-        # a binary target needs no ideal list: its ideal DCG is tabulated by R (functional._kernels)
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
-    if tie_stats is not None:
-        averaged = ranked.with_tie_statistics(*tie_stats)
-        ranked = averaged if ties == "average" else ranked
-        ranked.averaged = averaged
-    return ranked, candidates
+    return ranked if tie_stats is None else _with_averaged_view(ranked, tie_stats, ties), candidates
+
+
+def _with_averaged_view(
+    ranked: RankedTargets, tie_stats: tuple[Tensor, Tensor, Tensor, Tensor], ties: str
+) -> RankedTargets:
+    """The view averaged over tie orders, attached as ``averaged`` (and returned itself under
+    ``ties="average"``)."""
+    averaged = ranked.with_tie_statistics(*tie_stats)
+    ranked = averaged if ties == "average" else ranked
+    ranked.averaged = averaged
+    return ranked
+
+
+def _relevant_count(relevant_all: Tensor, exclusions: Exclusions | None) -> Tensor:
+    """[B] float64 R: the relevant candidates of each row (excluded ones left out)."""
+    num_relevant = count_true(relevant_all, torch.float64)
+    if exclusions is not None:
+        num_relevant = num_relevant - exclusions.count_flags(relevant_all)
+    return num_relevant
+
+
+def _ideal_gains(target: Tensor, exclusions: Exclusions | None, depth: int) -> Tensor:
+    """[B, depth] float64 best gains of each row's candidates, for a graded target's ideal DCG (a binary
+    target needs no ideal list: its ideal DCG is tabulated by R, in the ranking kernels)."""
+    if exclusions is not None:
+        return exclusions.top_values(target, depth).to(torch.float64)
+    return torch.topk(target, depth, dim=1).values.to(torch.float64)
 
 
 def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: float | None) -> Tensor:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.forms import FORMS
-from torchrec_eval.validation import (
+from torchrec_eval.pipeline.forms import FORMS
+from torchrec_eval.pipeline.validation import (
     Checks,
     check_flat_shapes,
     check_scores,
     check_target_values,
     describe,
+    describe_any,
     require_tensor,
 )
 
@@ -68,3 +69,28 @@ def check_flat(inputs: dict[str, Tensor | None], validate_args: bool) -> None:
         check_scores(checks, "preds", preds)
         check_target_values(checks, "target", target)
         checks.run()
+
+
+def flat_rows(
+    preds: Tensor,
+    target: Tensor | None,
+    indexes: Tensor,
+    target_ids: Tensor | None,
+    target_gains: Tensor | None,
+    mask: Tensor | None,
+    exclude_ids: Tensor | None,
+    groups: Tensor | None,
+    checks: Checks | None,
+) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    """The flat form's checks and its rows: (preds, target, mask, groups) as [Q, L]."""
+    if target is None or target_ids is not None or target_gains is not None:
+        raise ValueError(
+            f"The flat form takes `preds`, `target` and `indexes` (graded relevance goes in `target`, "
+            f"not `target_gains`); expected one of: {FORMS}. Got `target` {describe_any(target)}, `target_ids` "
+            f"{describe_any(target_ids)}, `target_gains` {describe_any(target_gains)}"
+        )
+    if exclude_ids is not None:
+        raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M], got "
+                         f"`exclude_ids` of {describe_any(exclude_ids)}")
+    check_flat_shapes(preds, target, indexes, mask, groups, checks)
+    return flat_to_dense(preds, target, indexes, mask, groups)

@@ -1,0 +1,38 @@
+"""The batch pipeline: from the user's input tensors to one validated, ranked :class:`Batch`.
+
+:func:`prepare_batch` is the only entry that ranks and the only one that validates a metric's input,
+so a whole suite of metrics costs one ``torch.topk``. Its steps, one job per module:
+
+* :mod:`~torchrec_eval.pipeline.arguments` -- checks of plain arguments (ints, probabilities), package-wide;
+* :mod:`~torchrec_eval.pipeline.validation` -- tensor checks, gathered so that they cost one host sync;
+* :mod:`~torchrec_eval.pipeline.prepare` -- which input form a call uses, and the call handed to it;
+* :mod:`~torchrec_eval.pipeline.forms` -- the four input forms (dense, ids, ranked, flat), one module each;
+* :mod:`~torchrec_eval.pipeline.candidate_mask` -- which items are candidates (``mask``, ``-inf``, exclusions);
+* :mod:`~torchrec_eval.pipeline.exclusion` -- ``exclude_ids`` kept as sorted ids, not a [B, N] mask;
+* :mod:`~torchrec_eval.pipeline.topk` -- the top k of each row, exact at the cut-off, with the help of
+  :mod:`~torchrec_eval.pipeline.tie_order` (the tie keys) and :mod:`~torchrec_eval.pipeline.boundary_scan`
+  (the items tied at the cut-off);
+* :mod:`~torchrec_eval.pipeline.average_ties` -- the tie-group statistics of ``ties="average"``;
+* :mod:`~torchrec_eval.pipeline.batch` -- what comes out: the ranked view, the candidate view, the groups;
+* :mod:`~torchrec_eval.pipeline.counting` -- ``count_true``, the row counts of bool tensors;
+* :mod:`~torchrec_eval.pipeline.syncs` -- where a host read is free and where it must not happen
+  (public as :mod:`torchrec_eval.syncs`);
+* :mod:`~torchrec_eval.pipeline.tensor_cache` -- small constant tensors built once per device.
+"""
+
+from torchrec_eval.pipeline.batch import Batch, Candidates, RankedTargets
+from torchrec_eval.pipeline.counting import count_true
+from torchrec_eval.pipeline.forms import FORMS
+from torchrec_eval.pipeline.forms.flat import check_flat
+from torchrec_eval.pipeline.prepare import TIES, prepare_batch
+
+__all__ = [
+    "FORMS",
+    "TIES",
+    "Batch",
+    "Candidates",
+    "RankedTargets",
+    "check_flat",
+    "count_true",
+    "prepare_batch",
+]

@@ -1,0 +1,165 @@
+"""What a validated batch is: the ranked (top-k) view, the full candidate view, the groups.
+
+Every top-k metric is a pure function of :class:`RankedTargets`; AUC, MPR, FCP and CTR read
+:class:`Candidates`. :mod:`torchrec_eval.pipeline.prepare` builds both from any input form.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+from torch import Tensor
+
+
+def cached(compute: Callable[[RankedTargets], Tensor]) -> property:
+    """``functools.cached_property`` without its lock (Python 3.11), which ``torch.compile`` cannot trace."""
+    slot = "_cached_" + compute.__name__
+
+    @functools.wraps(compute)
+    def read(self: RankedTargets) -> Tensor:
+        value = self.__dict__.get(slot)
+        if value is None:
+            value = self.__dict__[slot] = compute(self)
+        return value
+
+    return property(read)
+
+
+@dataclass
+class RankedTargets:
+    """What every top-k metric needs of a batch of ``B`` queries, ranked to depth ``K``.
+
+    Attributes:
+        gains: [B, K] float64 gain (target value) of the item at each rank; 0 past the list.
+        relevant: [B, K] bool, whether the item at each rank is relevant.
+        num_relevant: [B] float64, ``R``: relevant items of the query among its candidates.
+        num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``;
+            the ids form without a mask counts them within the list: min(K, candidates), as every
+            reader takes min(k, num_candidates) for k <= K).
+        ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
+        item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
+        max_relevant: a bound on R known without a host sync (the number of items or target ids).
+        tie_size, tie_hits, tie_offset: [B, K] tie-group statistics, with ``ties="average"`` only.
+        averaged: the view averaged over tie orders (itself under ``ties="average"``), when a metric
+            asks for it (``average_ties=True``).
+    """
+
+    gains: Tensor
+    relevant: Tensor
+    num_relevant: Tensor
+    num_candidates: Tensor
+    ideal_gains: Tensor | None = None
+    item_ids: Tensor | None = None
+
+    max_relevant: int = 0
+    tie_size: Tensor | None = None
+    tie_hits: Tensor | None = None
+    tie_offset: Tensor | None = None
+    averaged: RankedTargets | None = None
+
+    def with_tie_statistics(
+        self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
+    ) -> RankedTargets:
+        """The expected view over all orderings of tied items (``ties="average"``, McSherry & Najork 2008).
+
+        Each position then holds the mean gain and the mean relevance of its tie group; metrics that
+        are not linear in the relevance (HitRate, MRR, MAP, MAR) also read the group statistics.
+        """
+        return replace(self, gains=gain_sum / size, tie_size=size, tie_hits=hits, tie_offset=offset)
+
+    @property
+    def depth(self) -> int:
+        return self.gains.shape[1]
+
+    @cached
+    def relevant_column(self) -> Tensor:
+        """[B, 1] float64 ``num_relevant``, as the column that divides per-query values."""
+        return self.num_relevant.unsqueeze(1)
+
+    @cached
+    def hits(self) -> Tensor:
+        """[B, K] float64 relevance of each rank (its expectation under ``ties="average"``)."""
+        if self.tie_size is not None:
+            return self.tie_hits / self.tie_size
+        return self.relevant.to(torch.float64)
+
+    @cached
+    def hits_before_and_at(self) -> Tensor:
+        """[B, K] E[h_i r_i]: relevant items within the first i ranks, times r_i (AP and AR numerators)."""
+        if self.tie_size is None:
+            return self.cum_hits * self.hits
+        # h_i = r_i + (earlier ranks). Other tie groups are independent of rank i; the o earlier ranks
+        # of its own group are relevant together with it with probability m(m-1) / (n(n-1)).
+        p, n, m, o = self.hits, self.tie_size, self.tie_hits, self.tie_offset
+        other_groups = p.cumsum(1) - p - o * p
+        pair = torch.where(n > 1, m * (m - 1) / (n * (n - 1)).clamp(min=1), torch.zeros_like(n))
+        return p + p * other_groups + o * pair
+
+    @cached
+    def first_hit(self) -> Tensor:
+        """[B, K] probability that rank i holds the first relevant item (0/1 without averaged ties)."""
+        if self.tie_size is None:
+            return self.hits * (self.cum_hits == 1)
+        n, m, o = self.tie_size, self.tie_hits, self.tie_offset
+        remaining = (n - o).clamp(min=1)
+        # P(no relevant item before rank i) is a product over earlier ranks of P(not relevant | none yet)
+        miss = ((remaining - m) / remaining).clamp(min=0)
+        survival = torch.cumprod(torch.cat([torch.ones_like(miss[:, :1]), miss[:, :-1]], dim=1), dim=1)
+        return survival * m / remaining
+
+    @cached
+    def cum_hits(self) -> Tensor:
+        """[B, K] number of relevant items within the first i ranks."""
+        return self.hits.cumsum(1)
+
+
+@dataclass
+class Candidates:
+    """Every candidate of each query, for metrics over the whole ranking (AUC, GAUC, MPR, FCP).
+
+    The dense form holds the target of every item; the ids form keeps its target items only
+    (``target_ids``), so that no [B, N] target is built: ``gains`` and ``relevant`` are then [B, T],
+    one column per target id.
+
+    Attributes:
+        scores: [B, N] scores, ``-inf`` where an item is not a candidate.
+        gains: [B, N] target values (the caller's dtype), 0 where an item is not a candidate; in the ids
+            form [B, T] float64 gains of the target ids, 0 for padding and for non-candidates.
+        relevant: [B, N] bool relevance, False where an item is not a candidate; in the ids form [B, T].
+        valid: [B, N] bool candidate mask, or None when every item is a candidate.
+        target_ids: [B, T] long ids of the target items (-1 = padding) in the ids form, else None.
+    """
+
+    scores: Tensor
+    gains: Tensor
+    relevant: Tensor
+    valid: Tensor | None
+    target_ids: Tensor | None = None
+
+    @classmethod
+    def from_ids(
+        cls, preds: Tensor, valid: Tensor | None, target_ids: Tensor, gains: Tensor, relevant: Tensor
+    ) -> Candidates:
+        """The ids form's view: ``gains`` and ``relevant`` [B, T] must already be 0 / False for padding
+        and for target ids that are not candidates."""
+        scores = preds if valid is None else preds.masked_fill(~valid, float("-inf"))
+        return cls(scores, gains, relevant, valid, target_ids)
+
+    @property
+    def target_scores(self) -> Tensor:
+        """[B, T] scores of the target ids (ids form only; padding reads item 0: mask it)."""
+        return self.scores.gather(1, self.target_ids.clamp(min=0))
+
+
+@dataclass
+class Batch:
+    """A validated batch: its top-k view, its full candidate view (each if requested), its groups, and
+    the float64 [B] weight of each query when the metric is ``weighted``."""
+
+    ranked: RankedTargets | None
+    candidates: Candidates | None
+    groups: Tensor | None
+    weights: Tensor | None = None

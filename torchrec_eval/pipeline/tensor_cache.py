@@ -1,0 +1,63 @@
+"""Small constant tensors (ranks, discounts, cut-off rows), built once per device and reused.
+
+Rebuilding them in every ``update`` costs a handful of kernel launches and Python dispatches each, which
+dominates small batches (and every launch counts on a GPU). They are read-only: nothing writes into a
+tensor this module returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import torch
+from torch import Tensor
+
+_CACHE: dict[Hashable, Tensor] = {}
+_MAX_ENTRIES = 512  # a bound for programs that evaluate at ever new sizes
+_MAX_ELEMENTS = 1 << 16  # larger tensors are rebuilt each time rather than kept
+
+
+def constant(key: Hashable, build: Callable[[], Tensor]) -> Tensor:
+    """The tensor ``build()`` returns, built once per ``key`` (which must name the device).
+
+    Built outside inference mode, so that a constant first made under Lightning's validation
+    (``torch.inference_mode``) can still be used in a training step. Under ``torch.compile`` it is
+    built in the graph instead (a cached tensor would be a guarded global).
+
+    Example:
+        >>> import torch
+        >>> ranks = constant(("doc-ranks", 3, torch.device("cpu")), lambda: torch.arange(1.0, 4.0))
+        >>> ranks is constant(("doc-ranks", 3, torch.device("cpu")), lambda: torch.arange(1.0, 4.0))
+        True
+    """
+    if torch.compiler.is_compiling():
+        return build()
+    value = _CACHE.get(key)
+    if value is None:
+        with torch.inference_mode(False), torch.no_grad():
+            value = build()
+        if value.numel() > _MAX_ELEMENTS:
+            return value
+        if len(_CACHE) >= _MAX_ENTRIES:
+            _CACHE.clear()
+        _CACHE[key] = value
+    return value
+
+
+def ranks(length: int, device: torch.device) -> Tensor:
+    """[length] float64 ranks 1..length."""
+    return constant(
+        ("ranks", length, device), lambda: torch.arange(1, length + 1, dtype=torch.float64, device=device)
+    )
+
+
+def row(values: tuple[float, ...], device: torch.device) -> Tensor:
+    """[len(values)] float64 tensor of ``values`` (cut-offs as a row)."""
+    return constant(("row", values, device), lambda: torch.tensor(values, dtype=torch.float64, device=device))
+
+
+def filled(shape: tuple[int, ...], value: float, device: torch.device) -> Tensor:
+    """A float64 tensor of ``shape`` holding ``value`` everywhere."""
+    return constant(
+        ("filled", shape, value, device), lambda: torch.full(shape, value, dtype=torch.float64, device=device)
+    )

@@ -1,0 +1,244 @@
+"""Ranking: the top k of each row of scores, with the documented tie order, exactly, for any batch size.
+
+``torch.topk`` returns the k best scores but no defined order among equal ones, and which of several
+items tied at the k-th score it keeps is unspecified. Ties are common in training loops: an
+untrained model's constant scores, bf16/fp16 logits under autocast. :func:`top_indices` keeps the
+``torch.topk`` result and repairs only what ties leave open:
+
+* **At the cut-off**, a row whose k-th score ``v`` equals its (k+1)-th holds ``g < k`` items scored
+  above ``v`` (all inside the top-k result) and must take the first ``k - g`` items scored exactly
+  ``v`` in tie order. Coarse scores (bf16/fp16 precision, as logits under autocast) put a few items
+  on each value near the cut: long rows of them are read ``_TIE_MARGIN`` columns deeper, so that the
+  tie group usually lies whole in the list and its tie order decides, at a few percent of a ``topk``.
+  Otherwise, for ``ties="index"`` (lowest item index first) and ``"reverse_index"``,
+  :mod:`~torchrec_eval.pipeline.boundary_scan` finds them by scanning column blocks from the row's
+  start (or end) and stops as soon as every tied row has enough: O(B·k) extra work for constant
+  scores, at most one compare pass for scattered ties, never a sort over all N. The gain-aware orders
+  (``"pessimistic"``, ``"optimistic"``) scan the same way one gain level at a time (lowest or
+  highest first) when the gains are a few small integers (binary or graded relevance); other gains
+  re-rank the tied rows with a stable sort.
+* **Inside the list**, equal scores are reordered by the tie keys with sorts over k columns
+  (:mod:`~torchrec_eval.pipeline.tie_order`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.pipeline.boundary_scan import gain_levels, resolve_boundary
+from torchrec_eval.pipeline.exclusion import Exclusions
+from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.tie_order import exact_top, gains_of, order_ties, tie_keys
+
+
+class TopK(NamedTuple):
+    """The ranked list and what lies just past it.
+
+    Attributes:
+        indices: [B, k] item indices in rank order.
+        following: [B] the best score left out of the list (-inf if none); where it equals the list's
+            last score, the last tie group goes on past the cut.
+    """
+
+    indices: Tensor
+    following: Tensor
+
+
+def top_indices(
+    scores: Tensor,
+    k: int,
+    ties: str = "index",
+    tie_gains: Tensor | None = None,
+    check_boundary: bool = True,
+    exclusions: Exclusions | None = None,
+) -> TopK:
+    """The k best items of each row, in rank order, ties broken as documented.
+
+    ``scores`` may hold ``-inf`` for items that are not candidates; those rank last.
+
+    Args:
+        scores: [B, N] float scores.
+        k: the depth, 1 <= k <= N.
+        ties: ``"index"``, ``"reverse_index"``, ``"pessimistic"``, ``"optimistic"`` (``"average"``
+            ranks as ``"index"``; its expectation is computed elsewhere).
+        tie_gains: [B, N] gains, for the gain-aware tie orders.
+        check_boundary: repair ties at the cut-off (a host sync; CUDA's ``topk`` already keeps the
+            lowest indices among boundary ties, so ``"index"`` may skip it there).
+        exclusions: items that are not candidates, by id: the top k of the rest is read from the top
+            k + S of all (positions past a row's candidates then hold excluded items, at -inf).
+
+    Returns:
+        :class:`TopK`: ``indices`` [B, k] and ``following`` [B].
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.pipeline.topk import top_indices
+        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3).indices
+        tensor([[1, 0, 2]])
+        >>> top_indices(torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]]), 3, ties="reverse_index").indices
+        tensor([[1, 3, 2]])
+    """
+    num_items = scores.shape[1]
+    # one extra column tells whether the k-th score ties past the cut; coarse scores read a few more,
+    # so that most tie groups at the cut lie whole inside the list
+    take = min(k + 1 + _tie_margin(scores), num_items)
+    if exclusions is None:
+        values, idx = torch.topk(scores, take, dim=1)
+    else:
+        values, idx = _topk_excluding(scores, take, exclusions)
+    following = values[:, k] if take > k else values.new_full((values.shape[0],), float("-inf"))
+    if take <= k or not check_boundary:
+        return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
+    if torch.compiler.is_compiling():  # no host read: repair every row
+        idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
+        return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
+    repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
+    if host_reads_free(values) and not bool(repeats.any()):  # the common case on the CPU: no ties at all
+        return TopK(idx[:, :k], following)
+    boundary = values[:, k - 1]
+    tied = repeats[:, k - 1] & (boundary > float("-inf"))
+    if bool(tied.any()):
+        rows = tied.nonzero().squeeze(1)
+        exact = _tied_rows(scores, values[rows], idx[rows], rows, k, ties, tie_gains, exclusions)
+        idx = idx[:, :k].index_copy(0, rows, exact)
+        values = _values_at(scores, idx, exclusions)
+    return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
+
+
+# Rows at least this long with coarse scores (bf16/fp16 precision) read ``_TIE_MARGIN`` more columns:
+# there a few items share each score near the cut, and reading them costs less than finding them by
+# scanning the row. Shorter rows scan cheaply.
+_DEEP_FROM, _TIE_MARGIN = 1 << 14, 32
+_SAMPLE = 1 << 10  # scores of the first row looked at
+
+
+def _tie_margin(scores: Tensor) -> int:
+    """``_TIE_MARGIN`` for long rows of half-precision scores (or float scores that hold only such
+    values: low mantissa bits all zero in a sample, as logits cast up from bf16/fp16), else 0."""
+    if scores.shape[1] < _DEEP_FROM or scores.shape[0] == 0 or not host_reads_free(scores):
+        return 0
+    if scores.dtype in (torch.bfloat16, torch.float16):
+        return _TIE_MARGIN
+    if scores.dtype not in (torch.float32, torch.float64):
+        return 0
+    bits = (torch.int32, 13) if scores.dtype == torch.float32 else (torch.int64, 42)  # below fp16's mantissa
+    sample = scores[0, :_SAMPLE].view(bits[0])
+    return 0 if bool((sample & ((1 << bits[1]) - 1)).any()) else _TIE_MARGIN
+
+
+def _values_at(scores: Tensor, idx: Tensor, exclusions: Exclusions | None) -> Tensor:
+    values = scores.gather(1, idx)
+    return values if exclusions is None else values.masked_fill(exclusions.contains(idx), float("-inf"))
+
+
+def _tied_rows(
+    scores: Tensor,
+    values: Tensor,
+    idx: Tensor,
+    rows: Tensor,
+    k: int,
+    ties: str,
+    tie_gains: Tensor | None,
+    exclusions: Exclusions | None,
+) -> Tensor:
+    """The exact top k [b, k] of ``rows``, tied at the cut-off; ``values``/``idx`` [b, take] their top list.
+
+    A row whose list ends below the boundary score holds its whole tie group: the tie order of the list
+    decides. Other rows find the first tied items by scanning (or, for float gains, by a stable sort).
+    """
+    boundary = values[:, k - 1]
+    whole = (values[:, -1] < boundary) | (values.shape[1] == scores.shape[1])
+    exact = idx[:, :k].clone()
+    if bool(whole.any()):
+        inside = whole.nonzero().squeeze(1)
+        gains = gains_of(tie_gains, rows[inside], idx[inside])
+        exact[inside] = order_ties(values[inside], idx[inside], ties, gains)[:, :k]
+    if bool(whole.all()):
+        return exact
+    part = (~whole).nonzero().squeeze(1)
+    rows, values, idx = rows[part], values[part], idx[part]
+    levels = None if tie_gains is None else gain_levels(tie_gains, rows, ties)
+    if exclusions is not None:  # rare (ties and exclusions): mask a copy of those rows
+        gains = None if tie_gains is None else tie_gains[rows]
+        exact[part] = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
+    elif tie_keys(ties)[1] is None or levels is not None:
+        exact[part] = resolve_boundary(scores, rows, values, idx, k, ties, tie_gains, levels)
+    else:
+        exact[part] = exact_top(scores[rows], k, ties, tie_gains[rows])
+    return exact
+
+
+def _ordered(values: Tensor, idx: Tensor, ties: str, tie_gains: Tensor | None, following: Tensor) -> TopK:
+    """The list [B, k] with equal scores inside it in tie order."""
+    if not host_reads_free(values):
+        return TopK(order_ties(values, idx, ties, gains_of(tie_gains, None, idx)), following)
+    # on the CPU a host check is free: reorder only the rows that hold equal scores
+    rows = (values[:, 1:] == values[:, :-1]).any(1).nonzero().squeeze(1)
+    if rows.numel() == 0:
+        return TopK(idx, following)
+    gains = gains_of(tie_gains, rows, idx[rows])
+    return TopK(idx.index_copy(0, rows, order_ties(values[rows], idx[rows], ties, gains)), following)
+
+
+def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[Tensor, Tensor]:
+    """The ``take`` best [B, take] of each row with excluded items last (at -inf), other order kept.
+
+    On the CPU it reads a top list deep enough for ``min(S, max(16, take / 4))`` excluded items among
+    the best (a topk's cost grows with its depth: a quarter more columns cost a few percent); rows
+    with more excluded items up there are read again, to ``take + S``. On an accelerator it reads
+    ``take + S`` at once (deciding would need a host sync).
+    """
+    num_items = scores.shape[1]
+
+    def read(part: Tensor, excluded: Exclusions, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+        values, idx = torch.topk(part, min(depth, num_items), dim=1)
+        dropped = excluded.contains(idx)
+        values = values.masked_fill(dropped, float("-inf"))
+        order = torch.sort(values, dim=1, descending=True, stable=True).indices
+        return values.gather(1, order)[:, :take], idx.gather(1, order)[:, :take], dropped.sum(1)
+
+    if not host_reads_free(scores):  # no host sync on an accelerator: read deep enough at once
+        return read(scores, exclusions, take + exclusions.width)[:2]
+    depth = take + min(exclusions.width, max(16, take // 4))
+    values, idx, dropped = read(scores, exclusions, depth)
+    # a row whose excluded items filled every extra column holds too few: read it deeper
+    short = (depth - dropped < take) & (depth < num_items)
+    if bool(short.any()):
+        rows = short.nonzero().squeeze(1)
+        subset = Exclusions(exclusions.ids[rows], exclusions.count[rows])
+        deep_values, deep_idx, _ = read(scores[rows], subset, take + exclusions.width)
+        values, idx = values.index_copy(0, rows, deep_values), idx.index_copy(0, rows, deep_idx)
+    return values, idx
+
+
+def _boundary_without_sync(
+    scores: Tensor, values: Tensor, idx: Tensor, k: int, ties: str, tie_gains: Tensor | None,
+    exclusions: Exclusions | None,
+) -> Tensor:
+    """The exact top k of every row, ties at the cut-off in tie order, without reading anything on the host.
+
+    Masked work over every row instead of a repair of the tied rows: the items scored above the k-th
+    score stay, and the first ``k - g`` items scored equal to it (in index order) fill the list.
+    """
+    if exclusions is not None:
+        every_row = torch.arange(scores.shape[0], device=scores.device)
+        gains = None if tie_gains is None else tie_gains
+        return top_indices(exclusions.masked_rows(scores, every_row), k, ties, gains).indices
+    if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
+        return exact_top(scores, k, ties, tie_gains)
+    boundary = values[:, k - 1 : k]
+    above = values[:, :k] > boundary
+    need = k - above.sum(1, keepdim=True)
+    equal = scores == boundary
+    reverse = ties == "reverse_index"
+    rank = equal.flip(1).cumsum(1).flip(1) if reverse else equal.cumsum(1)  # 1 = first in tie order
+    positions = torch.arange(scores.shape[1], device=scores.device)
+    priority = positions + 1 if reverse else scores.shape[1] - positions  # > 0, larger = earlier
+    picked = torch.topk(torch.where(equal & (rank <= need), priority, 0), k, dim=1).indices
+    merged = torch.cat([idx[:, :k], picked], dim=1)
+    keep = torch.cat([above, torch.arange(k, device=scores.device) < need], dim=1)
+    first = torch.sort((~keep).to(torch.uint8), dim=1, stable=True).indices[:, :k]
+    return merged.gather(1, first)
