@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from torchrec_eval.metrics.base import RankingMetric
-from torchrec_eval.metrics.pairwise import build_member
+from torchrec_eval.pairwise.member import build_member
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import (  # noqa: E402  (interleaved synchronised median timing, shared by the benchmarks)

@@ -473,7 +473,7 @@ def section_pairwise(
 ) -> str:
     try:
         from torchrec_eval.metrics.base import RankingMetric
-        from torchrec_eval.metrics.pairwise import build_member
+        from torchrec_eval.pairwise.member import build_member
     except ImportError as error:
         return f"3. AUC / MPR: skipped, torchrec_eval.metrics.pairwise is not importable ({error})"
     from torchmetrics.retrieval import RetrievalAUROC

@@ -236,8 +236,8 @@ def test_a_trained_model_counts_only_the_items_near_its_targets(monkeypatch):
     from torchrec_eval.catalogue import counts
 
     calls = []
-    original = counts._compact
-    monkeypatch.setattr(counts, "_compact", lambda *args: calls.append(1) or original(*args))
+    original = counts.compact
+    monkeypatch.setattr(counts, "compact", lambda *args: calls.append(1) or original(*args))
     gen = torch.Generator().manual_seed(12)
     rows, num_items = 9, 400
     scores = torch.randint(0, 60, (rows, num_items), generator=gen).float()  # ties among the contenders too

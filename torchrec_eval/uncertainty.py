@@ -36,11 +36,12 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional._plan import Plan, accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.validation import describe_any
+from torchrec_eval.ranking.member_steps import accumulate
+from torchrec_eval.ranking.plan import Plan
 from torchrec_eval.statistics import check_method, interval_from_moments, student_t_quantile
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]

@@ -14,9 +14,9 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.beyond.registry import REGISTRY
-from torchrec_eval.functional._kernels import check_k
-from torchrec_eval.functional._plan import accumulate
 from torchrec_eval.pipeline.batch import Batch
+from torchrec_eval.ranking.entries import check_k
+from torchrec_eval.ranking.member_steps import accumulate
 
 # options newer than the configuration state's name: kept in `settings` only when not the default, and
 # dropped to name the state of a checkpoint saved before them (see BeyondMember.legacy)

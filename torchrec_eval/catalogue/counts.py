@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional.pairwise import _compact, _graded_pairs
+from torchrec_eval.pairwise.compaction import compact
+from torchrec_eval.pairwise.pairs import graded_pairs
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
 
@@ -49,7 +50,7 @@ class TargetCounts:
         count = count_true(contending)
         if int(count.max()) * 4 > items.shape[1]:  # most of the chunk: compacting would not pay
             return items
-        return _compact(contending, count, (items, float("-inf")))[1][0]
+        return compact(contending, count, (items, float("-inf")))[1][0]
 
     def _count(self, items: Tensor) -> Tensor:
         """[B, 2T]: items above each target, then items at or above it."""
@@ -137,6 +138,6 @@ class TargetRanks:
             grades = self.gains.masked_fill(~graded, 0.0).gather(1, order)
             levels = torch.unique(grades[graded.gather(1, order)])
             if levels.numel() > 1:
-                more_c, more_d = _graded_pairs(values, grades, (~graded).sum(1).to(torch.float64), levels)
+                more_c, more_d = graded_pairs(values, grades, (~graded).sum(1).to(torch.float64), levels)
                 concordant, discordant = concordant + more_c, discordant + more_d
         return concordant, discordant

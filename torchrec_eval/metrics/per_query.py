@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional.pairwise import PairwiseMember
+from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.ranking.plan import Plan
 

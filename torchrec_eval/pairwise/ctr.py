@@ -18,9 +18,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.constants import constant, row
-from torchrec_eval.forms.common import is_relevant
-from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.pipeline import RankedTargets
+from torchrec_eval.pipeline.forms.common import is_relevant
+from torchrec_eval.pipeline.tensor_cache import constant, row
 
 #: ``unlogged`` of CTR: how the items with ``target == ignore_index`` count in the cut
 UNLOGGED_MODES = ("drop", "rank")

@@ -21,7 +21,6 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional._plan import check_common, prepare
 from torchrec_eval.pairwise.ctr import (
     UNLOGGED_THRESHOLD,
     apply_ignore_index,
@@ -31,13 +30,14 @@ from torchrec_eval.pairwise.ctr import (
 )
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import AVERAGES
+from torchrec_eval.ranking.member_steps import check_common, prepare
 
 __all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
 
 _INPUT_ARGS = """
         validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
             skips the checks that need a host sync.
-        **inputs: the other input forms of :mod:`torchrec_eval.inputs`: ``indexes`` (flat form),
+        **inputs: the other input forms of :mod:`torchrec_eval.pipeline`: ``indexes`` (flat form),
             ``target_ids`` and ``target_gains`` (ids form), and ``mask``, ``exclude_ids``
             (non-candidates are left out of every count)."""
 
@@ -241,7 +241,7 @@ def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inpu
             the others, so they take places in the top k, and then counts only the logged items
             there (Jurity's CTR@k: top k of every recommended item, then the logged ones). ``mask``
             False stays a non-candidate either way.""" + _THRESHOLD + """
-        ties: how equal scores are ordered at the cut-off, any mode of :mod:`torchrec_eval.inputs`:
+        ties: how equal scores are ordered at the cut-off, any mode of :mod:`torchrec_eval.pipeline`:
             ``"index"`` (default: lower item index first), ``"pessimistic"`` (clicked items last),
             ``"average"`` (the expected value over all orders of the tied items), ...""",
            """
@@ -268,7 +268,7 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, u
 
     with :math:`o_{q,i}` = 1 for a logged item at rank i (0/0 = NaN when no logged item is in any top k).
 
-    Shapes: any input form of :mod:`torchrec_eval.inputs`.
+    Shapes: any input form of :mod:`torchrec_eval.pipeline`.
 
     Args:
         preds: scores; any real values.

@@ -17,15 +17,15 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.functional._kernels import check_k
-from torchrec_eval.functional._plan import accumulate
-from torchrec_eval.inputs import Batch
 from torchrec_eval.pairwise.auc import auc_columns
 from torchrec_eval.pairwise.ctr import UNLOGGED_MODES, ctr_counts
 from torchrec_eval.pairwise.fcp import fcp_columns
 from torchrec_eval.pairwise.gauc import gauc_columns
 from torchrec_eval.pairwise.mpr import AVERAGES, mpr_columns
 from torchrec_eval.pairwise.sorted_rows import SortedRows
+from torchrec_eval.pipeline import Batch
+from torchrec_eval.ranking.entries import check_k
+from torchrec_eval.ranking.member_steps import accumulate
 
 #: families of this module -> "k" if they need "@k", "none" if they take no cut-off
 FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}

@@ -38,7 +38,7 @@ class AUC(RankingMetric):
     relevant or without a non-relevant candidate follows ``empty_target_action``. ``ties`` has no
     effect (tied pairs count 1/2).
 
-    ``update`` takes the dense, ids or flat form of :mod:`torchrec_eval.inputs`, with ``mask`` /
+    ``update`` takes the dense, ids or flat form of :mod:`torchrec_eval.pipeline`, with ``mask`` /
     ``exclude_ids`` for non-candidates; not ``ranked_ids``.
 
     Args:

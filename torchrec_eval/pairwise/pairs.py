@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
-from torchrec_eval.inputs import Candidates
 from torchrec_eval.pairwise.compaction import compact
 from torchrec_eval.pairwise.tie_groups import TieGroups
+from torchrec_eval.pipeline import Candidates
 
 if TYPE_CHECKING:
     from torchrec_eval.pairwise.sorted_rows import SortedRows

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
-from torchrec_eval.inputs import count_true
 from torchrec_eval.pairwise.compaction import compact
+from torchrec_eval.pipeline import count_true
 from torchrec_eval.syncs import host_reads_free
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.inputs import Candidates, count_true
 from torchrec_eval.pairwise.pairs import pair_counts
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.tie_groups import TieGroups
+from torchrec_eval.pipeline import Candidates, count_true
 from torchrec_eval.syncs import host_reads_free
 
 

@@ -1,6 +1,6 @@
 """The top-k ranking family: Precision, Recall, F1, HitRate, MRR, ARHR, MAP, MAR, DCG, NDCG, CG, R-Precision.
 
-Every formula maps a ranked batch (:class:`~torchrec_eval.inputs.RankedTargets`) and a list of cut-offs to
+Every formula maps a ranked batch (:class:`~torchrec_eval.pipeline.batch.RankedTargets`) and a list of cut-offs to
 [B, len(ks)] float64 per-query values, from sums along the rank axis, so all cut-offs of a family cost one
 pass and all families of a suite share one top-k.
 

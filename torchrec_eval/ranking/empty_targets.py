@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from torchrec_eval.constants import filled
+from torchrec_eval.pipeline.tensor_cache import filled
 
 EMPTY_TARGET_ACTIONS = ("skip", "neg", "pos", "error")
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from torchrec_eval.pipeline.arguments import check_int, check_optional_int
 from torchrec_eval.ranking.registry import REGISTRY, check_option
-from torchrec_eval.validation import check_int, check_optional_int
 
 
 @dataclass(frozen=True)

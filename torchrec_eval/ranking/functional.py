@@ -1,6 +1,6 @@
 """Functional top-k ranking metrics: one call, one batch, a mean (or per-query values).
 
-Every function accepts any input form of :mod:`torchrec_eval.inputs` and the same common arguments.
+Every function accepts any input form of :mod:`torchrec_eval.pipeline` and the same common arguments.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _COMMON_ARGS = """
             Gains (DCG, NDCG, CG) are always the raw target values.
         ties: order of equal scores: ``"index"`` (default: lower item index first),
             ``"reverse_index"``, ``"pessimistic"`` (lower gain first), ``"optimistic"``, or ``"average"``
-            (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.inputs`.
+            (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.pipeline`.
         validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
             skips the checks that need a host sync.
         empty_list_action: a query whose list is empty (no candidate: a ``ranked_ids`` row of

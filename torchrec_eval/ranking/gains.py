@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from torchrec_eval.constants import constant
-from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.pipeline import RankedTargets
+from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.discount_sum import discount_sum
 from torchrec_eval.ranking.rank_sums import discounts, summed
 from torchrec_eval.ranking.ratios import as_row, divide

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.ranking.rank_sums import at_cutoffs, summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.inputs import Batch, prepare_batch
+from torchrec_eval.pipeline import Batch, prepare_batch
 from torchrec_eval.ranking.empty_targets import EMPTY_TARGET_ACTIONS
 
 

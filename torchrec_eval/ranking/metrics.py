@@ -3,7 +3,7 @@
 Every class takes ``k`` (an int, or a sequence of ints for a dict ``{"ndcg@5": ..., "ndcg@10": ...}``)
 and the common arguments of :class:`~torchrec_eval.metrics.base.RankingMetric`
 (``empty_target_action``, ``relevance_threshold``, ``ties``, ``validate_args``, ``num_groups`` and the
-torchmetrics kwargs). ``update`` takes any input form of :mod:`torchrec_eval.inputs`.
+torchmetrics kwargs). ``update`` takes any input form of :mod:`torchrec_eval.pipeline`.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.constants import constant
-from torchrec_eval.inputs import Batch, RankedTargets
+from torchrec_eval.pipeline import Batch, RankedTargets
+from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.count_layout import NEWER_OPTIONS, count_layout, zero_kinds
 from torchrec_eval.ranking.empty_targets import counted_values
 from torchrec_eval.ranking.entries import Entry

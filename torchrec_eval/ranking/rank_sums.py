@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from torchrec_eval.constants import constant, ranks, row
+from torchrec_eval.pipeline.tensor_cache import constant, ranks, row
 
 
 def at_cutoffs(cumulative: Tensor, ks: Sequence[int]) -> Tensor:

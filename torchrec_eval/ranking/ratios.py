@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from torchrec_eval.constants import row
+from torchrec_eval.pipeline.tensor_cache import row
 
 
 def as_row(values: Sequence[float], like: Tensor) -> Tensor:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from torch import Tensor
 
-from torchrec_eval.inputs import RankedTargets
+from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.ranking.hit_counts import hits_within
 from torchrec_eval.ranking.rank_sums import summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
