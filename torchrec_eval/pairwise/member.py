@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.metrics.member import Member
 from torchrec_eval.pairwise.auc import auc_columns
 from torchrec_eval.pairwise.ctr import UNLOGGED_MODES, ctr_counts
 from torchrec_eval.pairwise.fcp import fcp_columns
@@ -74,7 +75,7 @@ def _check_options(options: dict[str, dict[str, Any]]) -> None:
                 raise ValueError(f"`{name}` of {family} must be one of {allowed[name]}, got {value!r}")
 
 
-class PairwiseMember:
+class PairwiseMember(Member):
     """AUC, GAUC, MPR, FCP and CTR@k of one :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Every value is a ratio of two sums: the state is [G, 3P] float64 (numerator, denominator and the sum
@@ -88,6 +89,8 @@ class PairwiseMember:
     needs_ideal = False
     to_num_relevant = False
     supports_weights = True  # every value is a ratio of sums over queries
+    # a query's ratio n_q / d_q is not what the pooled sum_q n_q / sum_q d_q averages: no paired comparison
+    paired = False
 
     ctr_unlogged = "drop"  # an instance value only for "rank": the other members keep their state names
 
@@ -144,7 +147,17 @@ class PairwiseMember:
         del older.__dict__["ctr_unlogged"]
         return older
 
-    # member protocol of RankingMetric
+    # the member interface (torchrec_eval.metrics.member)
+    @property
+    def query_keys(self) -> list[str]:
+        """Every key: a query's value is its own ratio (see :mod:`torchrec_eval.metrics.per_query`)."""
+        return list(self.keys)
+
+    def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
+        """Each query's ratio [B, P] and the counted mask [B, P] (a denominator > 0)."""
+        numerators, denominators = self.ratios(batch, metric.empty_target_action)
+        return numerators / denominators.clamp(min=1e-300), denominators > 0
+
     def add_states(self, metric: Any, num_groups: int) -> None:
         default = torch.zeros(num_groups, 3 * len(self.keys), dtype=torch.float64)
         metric.add_state(self.state_name, default=default, dist_reduce_fx="sum")
