@@ -19,19 +19,18 @@ from torch import Tensor
 
 from torchrec_eval.metrics.member import Member
 from torchrec_eval.pairwise.auc import auc_columns
-from torchrec_eval.pairwise.ctr import UNLOGGED_MODES, ctr_counts
+from torchrec_eval.pairwise.ctr import ctr_counts
 from torchrec_eval.pairwise.fcp import fcp_columns
 from torchrec_eval.pairwise.gauc import gauc_columns
-from torchrec_eval.pairwise.mpr import AVERAGES, mpr_columns
+from torchrec_eval.pairwise.mpr import mpr_columns
+from torchrec_eval.pairwise.registry import REGISTRY
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.ranking.entries import check_k
 from torchrec_eval.ranking.member_steps import accumulate
 
-#: families of this module -> "k" if they need "@k", "none" if they take no cut-off
-FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}
-FULL_RANKING = ("auc", "gauc", "mpr", "fcp")
-OPTIONS: dict[str, dict[str, tuple]] = {"mpr": {"average": AVERAGES}, "ctr": {"unlogged": UNLOGGED_MODES}}
+#: families of this module -> "k" if they need "@k", "none" if they take no cut-off (from the registry)
+FAMILIES: dict[str, str] = {family: spec.cutoff for family, spec in REGISTRY.items()}
 
 
 def _parse_requests(requests: Sequence[tuple[str, int | None]]) -> tuple[list[int], list[str], list[str]]:
@@ -67,7 +66,7 @@ def _check_options(options: dict[str, dict[str, Any]]) -> None:
         if family not in FAMILIES:
             raise ValueError(f"Unknown metric {family!r} in `options`; "
                              f"this module has {sorted(FAMILIES)}")
-        allowed = OPTIONS.get(family, {})
+        allowed = REGISTRY[family].options
         for name, value in values.items():
             if name not in allowed:
                 raise ValueError(f"{family} has no option {name!r}; its options are {sorted(allowed)}")
@@ -105,7 +104,7 @@ class PairwiseMember(Member):
         if marks_unlogged and options.get("ctr", {}).get("unlogged") == "rank":
             self.ctr_unlogged = "rank"
         self.depth = max(self.ctr_ks, default=0)
-        self.needs_candidates = any(family in FULL_RANKING for family in self.families)
+        self.needs_candidates = any(REGISTRY[family].full_ranking for family in self.families)
         self.state_name = "pairwise_" + "_".join(key.replace("@", "_at_") for key in self.keys)
 
     def ratios(self, batch: Batch, empty_target_action: str) -> tuple[Tensor, Tensor]:
