@@ -10,58 +10,28 @@ from typing import Any
 from torch import Tensor, nn
 from torchmetrics import Metric
 
-from torchrec_eval import beyond as _beyond
-from torchrec_eval.beyond.registry import REGISTRY as BEYOND_REGISTRY
-from torchrec_eval.conventions import resolve_options
-from torchrec_eval.metrics import pairwise as _pairwise
 from torchrec_eval.metrics.base import RankingMetric
-from torchrec_eval.ranking.entries import check_k, make_entry
-from torchrec_eval.ranking.plan import Plan
-from torchrec_eval.ranking.registry import REGISTRY as RANKING_REGISTRY
-
-# Which way each family is better, for tools that read ``higher_is_better`` (absent: higher).
-DIRECTION = {
-    **{family: spec.higher_is_better for family, spec in RANKING_REGISTRY.items()},
-    "mpr": False,
-    **{family: spec.higher_is_better for family, spec in BEYOND_REGISTRY.items()
-       if spec.higher_is_better is not True},
-}
-
-ALIASES = {
-    "hr": "hitrate",
-    "hit_rate": "hitrate",
-    "r_precision": "rprecision",
-    "r-precision": "rprecision",
-    "ap": "map",
-    "recip_rank": "mrr",
-}
-
-
-# Modules of other metric families usable in a suite. Each has FAMILIES (the names it answers,
-# with whether "@k" is required/allowed) and build_member(requests, options) -> a member object.
-MEMBER_MODULES: tuple[Any, ...] = (_pairwise, _beyond)
-
-
-def _member_module(family: str) -> Any | None:
-    return next((module for module in MEMBER_MODULES if family in module.FAMILIES), None)
-
-
-def _known() -> list[str]:
-    return sorted([*RANKING_REGISTRY, *(family for module in MEMBER_MODULES for family in module.FAMILIES)])
+from torchrec_eval.metrics.families import FAMILIES, build_members, canonical, find_family
+from torchrec_eval.ranking.entries import check_k
 
 
 def _parse(name: str) -> tuple[str, int | None]:
     if not isinstance(name, str):
         raise ValueError(f"Metric names must be strings such as 'ndcg@10', got {name!r}")
     family, _, cutoff = name.strip().lower().partition("@")
-    family = ALIASES.get(family, family)
-    if family not in RANKING_REGISTRY and _member_module(family) is None:
-        raise ValueError(f"Unknown metric {name!r}; known metrics: {_known()} (with '@k', e.g. 'ndcg@10')")
+    family = canonical(family)
+    if find_family(family) is None:
+        raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(FAMILIES)} (with '@k', e.g. 'ndcg@10')")
     if not cutoff:
         return family, None
     if not cutoff.isdigit() or int(cutoff) < 1:
         raise ValueError(f"The cut-off in {name!r} must be an int >= 1, as in 'ndcg@10'")
     return family, int(cutoff)
+
+
+def _direction(key: str) -> bool | None:
+    """``higher_is_better`` of a value key (``"mpr"``, ``"ndcg@10"``)."""
+    return FAMILIES[key.partition("@")[0]].higher_is_better
 
 
 class RankingMetrics(RankingMetric):
@@ -119,11 +89,9 @@ class RankingMetrics(RankingMetric):
         order: list[str] = []
         for name in metrics:
             family, cutoff = _parse(name)
-            cutoffs = [cutoff] if cutoff is not None or not extra_ks else extra_ks
-            module = _member_module(family)
-            if module is not None:
-                cutoffs = [cutoff] if cutoff is not None or module.FAMILIES[family] == "none" else cutoffs
-            elif cutoff is None and not extra_ks and not RANKING_REGISTRY[family].optional_k:
+            spec = FAMILIES[family]
+            cutoffs = [cutoff] if cutoff is not None or not extra_ks or spec.cutoff == "none" else extra_ks
+            if cutoff is None and not extra_ks and spec.checks_cutoff:
                 raise ValueError(f"Metric {name!r} needs a cut-off: write '{family}@10' or pass `k`")
             for one in cutoffs:
                 key = family if one is None else f"{family}@{one}"
@@ -133,27 +101,14 @@ class RankingMetrics(RankingMetric):
                 requested.setdefault(family, []).append(one)
         options = options or {}
         for family in options:
-            if ALIASES.get(family, family) not in requested:
+            if canonical(family) not in requested:
                 raise ValueError(f"`options` names {family!r}, which is not in the suite {sorted(requested)}")
-        options = {ALIASES.get(family, family): value for family, value in options.items()}
-        convention = kwargs.get("convention")
-        entries = [
-            make_entry(family, ks, resolve_options(convention, family, options.get(family, {}), kwargs.get("ties")))
-            for family, ks in requested.items()
-            if family in RANKING_REGISTRY
-        ]
-        members: list[Any] = [Plan(entries)] if entries else []
-        for module in MEMBER_MODULES:
-            requests = [
-                (family, one) for family, ks in requested.items() if family in module.FAMILIES for one in ks
-            ]
-            if requests:
-                family_options = {f: resolve_options(convention, f, options.get(f, {})) for f, _ in requests}
-                members.append(module.build_member(requests, family_options))
+        options = {canonical(family): value for family, value in options.items()}
+        members = build_members(requested, options, kwargs.get("convention"), kwargs.get("ties"))
         super().__init__(members, **kwargs)
         self.order = order
         self.prefix, self.postfix = prefix, postfix
-        directions = {DIRECTION.get(key.partition("@")[0], True) for key in order}
+        directions = {_direction(key) for key in order}
         # a class constant in torchmetrics; a suite is better when higher only if each of its values is
         self.__dict__["higher_is_better"] = directions.pop() if len(directions) == 1 else None
         self._show(options=options or None, prefix=prefix, postfix=postfix)
@@ -245,8 +200,7 @@ class SuiteValue(Metric):
         super().__init__()
         self.__dict__["_suite"] = suite  # not registered as a submodule: the suite is the parent
         self.key = key
-        family = key.partition("@")[0]
-        self.__dict__["higher_is_better"] = DIRECTION.get(family, True)  # a class constant in torchmetrics
+        self.__dict__["higher_is_better"] = _direction(key)  # a class constant in torchmetrics
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(f"Update the suite, not its value {self.key!r}: call suite.update(...)")

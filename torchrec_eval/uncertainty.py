@@ -41,7 +41,6 @@ from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.member_steps import accumulate
-from torchrec_eval.ranking.plan import Plan
 from torchrec_eval.statistics import check_method, interval_from_moments, student_t_quantile
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
@@ -66,8 +65,7 @@ def t_quantile(probability: float, df: Tensor) -> Tensor:
 def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     out: dict[str, tuple[Tensor, Tensor, Tensor]] = {}
     for member in metric.members:
-        if hasattr(member, "moments"):
-            out.update(member.moments(metric))
+        out.update(member.moments(metric))
     return out
 
 
@@ -130,14 +128,6 @@ def confidence_interval(
             mean, low, high = mean[0], low[0], high[0]
         out[key] = (mean, low, high)
     return out
-
-
-def _query_keys(member: Any) -> list[str] | None:
-    if isinstance(member, Plan):
-        return list(member.keys)
-    if hasattr(member, "per_query") and hasattr(member, "query_keys"):
-        return list(member.query_keys)
-    return None
 
 
 class PairedComparison(SafeMetric):
@@ -223,12 +213,12 @@ class PairedComparison(SafeMetric):
         self.members = []
         keys: list[str] = []
         for member in template.members:
-            member_keys = _query_keys(member)
-            if member_keys is None:
+            if not member.paired:
                 raise ValueError(
-                    f"{member.keys} do not expose per-query values (their member has no `per_query` and "
-                    "`query_keys`): a paired comparison takes top-k and per-query beyond-accuracy metrics"
+                    f"{member.keys} do not expose per-query values to difference (their member is not "
+                    "`paired`): a paired comparison takes top-k and per-query beyond-accuracy metrics"
                 )
+            member_keys = member.query_keys
             catalogue = [key for key in member.keys if key not in member_keys]
             if catalogue:
                 raise ValueError(
@@ -254,14 +244,9 @@ class PairedComparison(SafeMetric):
     def _per_query(self, batch: Any) -> tuple[Tensor, Tensor]:
         values, counted = [], []
         for member in self.members:
-            if isinstance(member, Plan):
-                v, c = member.per_query(batch.ranked, self.template.empty_target_action)
-                values.append(v)
-                counted.append(c)
-            else:
-                v, c = member.per_query(self.template, batch)
-                values.append(v)
-                counted.append(c)
+            v, c = member.per_query(self.template, batch)
+            values.append(v)
+            counted.append(c)
         values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
         return values_t[:, self._columns], counted_t[:, self._columns]
 

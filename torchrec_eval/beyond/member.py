@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.beyond.registry import REGISTRY
+from torchrec_eval.metrics.member import Member
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.ranking.entries import check_k
 from torchrec_eval.ranking.member_steps import accumulate
@@ -36,7 +37,7 @@ def _check_options(family: str, options: dict[str, Any]) -> None:
             )
 
 
-class BeyondMember:
+class BeyondMember(Member):
     """All requested beyond-accuracy metrics of a suite, sharing one count state (member protocol).
 
     States (float64, ``dist_reduce_fx="sum"``):
@@ -108,7 +109,7 @@ class BeyondMember:
         self.list_cols = {k: 3 * len(self.query_requests) + i for i, k in enumerate(list_ks)}
         self.num_stats = 3 * len(self.query_requests) + len(list_ks)
 
-    # member protocol ------------------------------------------------------------------------------
+    # the member interface (torchrec_eval.metrics.member) -----------------------------------------
     def add_states(self, metric: Any, num_groups: int) -> None:
         for name, table in self.buffers.items():
             metric.register_buffer(name, table.clone(), persistent=False)

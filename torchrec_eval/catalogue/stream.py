@@ -63,7 +63,7 @@ class CatalogueBatch:
     ) -> None:
         self.metric = metric
         self.num_items = _check_count("num_items", num_items)
-        if metric.ties == "average" or any(getattr(m, "needs_average", False) for m in metric.members):
+        if metric.ties == "average" or any(m.needs_average for m in metric.members):
             raise ValueError(
                 "A chunked catalogue is evaluated for ties 'index', 'reverse_index', 'pessimistic' and "
                 "'optimistic'; averaging over tie orders (ties='average' or average_ties=True) needs every "

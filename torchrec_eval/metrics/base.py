@@ -14,6 +14,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.metrics import compiled
 from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
+from torchrec_eval.metrics.member import Member
 from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.pipeline import TIES, Batch, check_flat
 from torchrec_eval.pipeline.arguments import check_optional_int
@@ -42,10 +43,10 @@ def fingerprint(value: Any) -> str:
     return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
 
 
-def _check_weighted(weighted: Any, members: Sequence[Any]) -> bool:
+def _check_weighted(weighted: Any, members: Sequence[Member]) -> bool:
     if not isinstance(weighted, bool):
         raise ValueError(f"`weighted` must be True or False, got {weighted!r}")
-    unsupported = [key for member in members if not getattr(member, "supports_weights", False) for key in member.keys]
+    unsupported = [key for member in members if not member.supports_weights for key in member.keys]
     if weighted and unsupported:
         raise ValueError(f"`weighted`: {unsupported} are catalogue metrics with no per-query weight")
     return weighted
@@ -79,7 +80,8 @@ class RankingMetric(MoveOnly):
     collective. Subclasses only choose the members; see :class:`torchrec_eval.RankingMetrics` for a suite.
 
     Args:
-        members: what to evaluate; every member reads the same ranking of each batch.
+        members: what to evaluate (:class:`~torchrec_eval.metrics.member.Member` s); every member reads
+            the same ranking of each batch.
         convention: reproduce another library's numbers: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
             ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"`` or ``"rectools"`` (see
             :mod:`torchrec_eval.conventions`); explicit arguments override it.
@@ -111,7 +113,7 @@ class RankingMetric(MoveOnly):
 
     def __init__(
         self,
-        members: Sequence[Any],
+        members: Sequence[Member],
         *,
         convention: str | None = None,
         empty_target_action: str | None = None,
@@ -150,13 +152,13 @@ class RankingMetric(MoveOnly):
         self.num_groups = num_groups
         self.single_key = single_key
         for member in self.members:
-            getattr(member, "check_ties", lambda ties: None)(ties)
+            member.check_ties(ties)
             member.add_states(self, num_groups or 1)
         # MetricCollection's compute groups merge metrics whose states look alike; an empty state named
         # after the configuration keeps different metrics apart (it costs nothing and is never synced),
         # and makes merge_state refuse a state of another configuration. The name must be the same in
         # every process: it hashes a canonical description, never a repr of a tensor.
-        def state_name(members: list[Any]) -> str:
+        def state_name(members: list[Member]) -> str:
             signature = hashlib.sha1(
                 fingerprint(
                     [type(self).__name__, self.value_keys, members, empty_target_action, relevance_threshold, ties]
@@ -169,9 +171,9 @@ class RankingMetric(MoveOnly):
         self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
         # the name this configuration had before options were added to it (a preset that gained
         # `empty_list_action`, ...): a checkpoint saved then still loads
-        legacy = state_name([member.legacy() if hasattr(member, "legacy") else member for member in self.members])
+        legacy = state_name([member.legacy() for member in self.members])
         # and before `empty_mean` alone (a preset that gained it after the options above)
-        previous = state_name([member.previous() if hasattr(member, "previous") else member for member in self.members])
+        previous = state_name([member.previous() for member in self.members])
         self._legacy_config_states = list(dict.fromkeys(
             name for name in (legacy, previous) if name != self._config_state))
 
@@ -194,9 +196,7 @@ class RankingMetric(MoveOnly):
             if own not in state_dict and prefix + legacy in state_dict:
                 state_dict[own] = state_dict.pop(prefix + legacy)
         for member in self.members:
-            adapt = getattr(member, "adapt_loaded", None)
-            if adapt is not None:
-                adapt(self, state_dict, prefix)
+            member.adapt_loaded(self, state_dict, prefix)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _check_merge(self, states: dict[str, Any]) -> None:

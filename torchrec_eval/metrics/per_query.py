@@ -26,9 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pipeline.batch import Batch
-from torchrec_eval.ranking.plan import Plan
 
 __all__ = ["per_query", "query_values", "to_frame"]
 
@@ -44,15 +42,8 @@ def query_values(metric: Any, batch: Batch) -> dict[str, Tensor]:
         ValueError: as ``update`` would on the batch (``empty_target_action="error"``, ids out of range).
     """
     out: dict[str, Tensor] = {}
-    for member in metric.members:
-        if isinstance(member, Plan):
-            values, counted = member.per_query(batch.ranked, metric.empty_target_action)
-            out.update(zip(member.keys, _nan_where_not(counted, values).unbind(1), strict=True))
-        elif isinstance(member, PairwiseMember):
-            numerators, denominators = member.ratios(batch, metric.empty_target_action)
-            ratios = _nan_where_not(denominators > 0, numerators / denominators.clamp(min=1e-300))
-            out.update(zip(member.keys, ratios.unbind(1), strict=True))
-        elif getattr(member, "query_keys", None):  # the beyond-accuracy member's per-query families
+    for member in metric.members:  # a member of catalogue-level keys only has no column
+        if member.query_keys:
             values, counted = member.per_query(metric, batch)
             out.update(zip(member.query_keys, _nan_where_not(counted, values).unbind(1), strict=True))
     return out

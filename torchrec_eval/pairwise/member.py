@@ -17,20 +17,20 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.metrics.member import Member
 from torchrec_eval.pairwise.auc import auc_columns
-from torchrec_eval.pairwise.ctr import UNLOGGED_MODES, ctr_counts
+from torchrec_eval.pairwise.ctr import ctr_counts
 from torchrec_eval.pairwise.fcp import fcp_columns
 from torchrec_eval.pairwise.gauc import gauc_columns
-from torchrec_eval.pairwise.mpr import AVERAGES, mpr_columns
+from torchrec_eval.pairwise.mpr import mpr_columns
+from torchrec_eval.pairwise.registry import REGISTRY
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.ranking.entries import check_k
 from torchrec_eval.ranking.member_steps import accumulate
 
-#: families of this module -> "k" if they need "@k", "none" if they take no cut-off
-FAMILIES: dict[str, str] = {"auc": "none", "gauc": "none", "mpr": "none", "fcp": "none", "ctr": "k"}
-FULL_RANKING = ("auc", "gauc", "mpr", "fcp")
-OPTIONS: dict[str, dict[str, tuple]] = {"mpr": {"average": AVERAGES}, "ctr": {"unlogged": UNLOGGED_MODES}}
+#: families of this module -> "k" if they need "@k", "none" if they take no cut-off (from the registry)
+FAMILIES: dict[str, str] = {family: spec.cutoff for family, spec in REGISTRY.items()}
 
 
 def _parse_requests(requests: Sequence[tuple[str, int | None]]) -> tuple[list[int], list[str], list[str]]:
@@ -66,7 +66,7 @@ def _check_options(options: dict[str, dict[str, Any]]) -> None:
         if family not in FAMILIES:
             raise ValueError(f"Unknown metric {family!r} in `options`; "
                              f"this module has {sorted(FAMILIES)}")
-        allowed = OPTIONS.get(family, {})
+        allowed = REGISTRY[family].options
         for name, value in values.items():
             if name not in allowed:
                 raise ValueError(f"{family} has no option {name!r}; its options are {sorted(allowed)}")
@@ -74,7 +74,7 @@ def _check_options(options: dict[str, dict[str, Any]]) -> None:
                 raise ValueError(f"`{name}` of {family} must be one of {allowed[name]}, got {value!r}")
 
 
-class PairwiseMember:
+class PairwiseMember(Member):
     """AUC, GAUC, MPR, FCP and CTR@k of one :class:`~torchrec_eval.metrics.base.RankingMetric`.
 
     Every value is a ratio of two sums: the state is [G, 3P] float64 (numerator, denominator and the sum
@@ -88,6 +88,8 @@ class PairwiseMember:
     needs_ideal = False
     to_num_relevant = False
     supports_weights = True  # every value is a ratio of sums over queries
+    # a query's ratio n_q / d_q is not what the pooled sum_q n_q / sum_q d_q averages: no paired comparison
+    paired = False
 
     ctr_unlogged = "drop"  # an instance value only for "rank": the other members keep their state names
 
@@ -102,7 +104,7 @@ class PairwiseMember:
         if marks_unlogged and options.get("ctr", {}).get("unlogged") == "rank":
             self.ctr_unlogged = "rank"
         self.depth = max(self.ctr_ks, default=0)
-        self.needs_candidates = any(family in FULL_RANKING for family in self.families)
+        self.needs_candidates = any(REGISTRY[family].full_ranking for family in self.families)
         self.state_name = "pairwise_" + "_".join(key.replace("@", "_at_") for key in self.keys)
 
     def ratios(self, batch: Batch, empty_target_action: str) -> tuple[Tensor, Tensor]:
@@ -144,7 +146,17 @@ class PairwiseMember:
         del older.__dict__["ctr_unlogged"]
         return older
 
-    # member protocol of RankingMetric
+    # the member interface (torchrec_eval.metrics.member)
+    @property
+    def query_keys(self) -> list[str]:
+        """Every key: a query's value is its own ratio (see :mod:`torchrec_eval.metrics.per_query`)."""
+        return list(self.keys)
+
+    def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
+        """Each query's ratio [B, P] and the counted mask [B, P] (a denominator > 0)."""
+        numerators, denominators = self.ratios(batch, metric.empty_target_action)
+        return numerators / denominators.clamp(min=1e-300), denominators > 0
+
     def add_states(self, metric: Any, num_groups: int) -> None:
         default = torch.zeros(num_groups, 3 * len(self.keys), dtype=torch.float64)
         metric.add_state(self.state_name, default=default, dist_reduce_fx="sum")

@@ -23,6 +23,7 @@ from torchrec_eval.pairwise.ctr import (
     encode_unlogged,
 )
 from torchrec_eval.pairwise.member import PairwiseMember
+from torchrec_eval.pairwise.registry import REGISTRY
 
 __all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR"]
 
@@ -118,7 +119,7 @@ class MPR(RankingMetric):
         tensor(25., dtype=torch.float64)
     """
 
-    higher_is_better = False
+    higher_is_better = REGISTRY["mpr"].higher_is_better
 
     def __init__(self, *, average: str = "pooled", **kwargs: Any) -> None:
         member = PairwiseMember([("mpr", None)], {"mpr": {"average": average}})

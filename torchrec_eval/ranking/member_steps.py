@@ -5,12 +5,15 @@ per-query rows into a state."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from torch import Tensor
 
 from torchrec_eval.pipeline import Batch, prepare_batch
 from torchrec_eval.ranking.empty_targets import EMPTY_TARGET_ACTIONS
+
+if TYPE_CHECKING:
+    from torchrec_eval.metrics.member import Member
 
 
 def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:
@@ -25,7 +28,7 @@ def check_common(empty_target_action: str, relevance_threshold: float | None) ->
 
 
 def prepare(
-    members: Sequence[Any],
+    members: Sequence[Member],
     preds: Tensor | None,
     target: Tensor | None,
     *,
@@ -47,7 +50,7 @@ def prepare(
         need_ideal=any(member.needs_ideal for member in members),
         to_num_relevant=any(member.to_num_relevant for member in members),
         need_candidates=any(member.needs_candidates for member in members),
-        average_view=any(getattr(member, "needs_average", False) for member in members),
+        average_view=any(member.needs_average for member in members),
         **inputs,
     )
 

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.metrics.member import Member
 from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.count_layout import NEWER_OPTIONS, count_layout, zero_kinds
@@ -23,7 +24,7 @@ from torchrec_eval.ranking.member_steps import accumulate
 from torchrec_eval.ranking.registry import PLAN_OPTIONS, REGISTRY
 
 
-class Plan:
+class Plan(Member):
     """Top-k metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order.
 
     As a member of a :class:`~torchrec_eval.metrics.base.RankingMetric` its state is ``stats``
@@ -127,13 +128,18 @@ class Plan:
         which = constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
         return values * counts.index_select(1, which), counts
 
-    def per_query(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
+    # the member interface (torchrec_eval.metrics.member)
+    @property
+    def query_keys(self) -> list[str]:
+        """Every key: each top-k value is a mean over queries."""
+        return list(self.keys)
+
+    def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and the counted mask [B, P]."""
-        values, counts = self.counted(ranked, empty_target_action)
+        values, counts = self.counted(batch.ranked, metric.empty_target_action)
         counted = counts[:, list(self.count_columns)] > 0
         return values, counted
 
-    # member protocol of RankingMetric
     def add_states(self, metric: Any, num_groups: int) -> None:
         default = torch.zeros(num_groups, 2 * len(self.keys) + len(self.count_kinds), dtype=torch.float64)
         metric.add_state("stats", default=default, dist_reduce_fx="sum")

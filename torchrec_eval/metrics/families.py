@@ -1,0 +1,119 @@
+"""One registry of every family a suite takes: its cut-off rule, options, direction and the member it builds.
+
+Each family package keeps the table its engine needs (:data:`torchrec_eval.ranking.registry.REGISTRY`,
+:data:`torchrec_eval.pairwise.registry.REGISTRY`, :data:`torchrec_eval.beyond.registry.REGISTRY`: formulas,
+state layouts); :data:`FAMILIES` reads them into one :class:`Family` schema, and
+:func:`find_family` looks a name up, aliases included. :class:`~torchrec_eval.RankingMetrics` reads
+nothing else, and every class reads its ``higher_is_better`` from its package's table, so each fact is
+written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from torchrec_eval.beyond import member as beyond_member
+from torchrec_eval.beyond.registry import REGISTRY as BEYOND
+from torchrec_eval.conventions import resolve_options
+from torchrec_eval.metrics.member import Member
+from torchrec_eval.pairwise import member as pairwise_member
+from torchrec_eval.pairwise.registry import REGISTRY as PAIRWISE
+from torchrec_eval.ranking.entries import make_entry
+from torchrec_eval.ranking.plan import Plan
+from torchrec_eval.ranking.registry import REGISTRY as RANKING
+
+#: (family, its cut-offs in request order) pairs, the suite's options per family, convention, ties -> a member
+Build = Callable[[list[tuple[str, list[int | None]]], dict[str, dict[str, Any]], str | None, str | None], Member]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of a suite.
+
+    Attributes:
+        name: its name in metric names (``"ndcg"`` in ``"ndcg@10"``).
+        cutoff: ``"k"``: it needs one; ``"k_or_r"``: it may take none (a cut at R); ``"none"``: it takes none.
+        options: option name -> its allowed values; ``()``: any value, checked when the member is built.
+        higher_is_better: which way is better (None: neither), for tools that read it.
+        build: builds one member for every requested family sharing this ``build``.
+    """
+
+    name: str
+    cutoff: str
+    options: dict[str, tuple]
+    higher_is_better: bool | None
+    build: Build
+
+    @property
+    def checks_cutoff(self) -> bool:
+        """Whether the suite refuses the name without a cut-off itself (top-k families; the other members
+        say it in their own words)."""
+        return self.build is _plan and self.cutoff == "k"
+
+
+def _plan(requests: list[tuple[str, list[int | None]]], options: dict[str, dict[str, Any]],
+          convention: str | None, ties: str | None) -> Member:
+    """One :class:`~torchrec_eval.ranking.plan.Plan` for every top-k family (an explicit ``ties`` overrides a
+    preset's ``average_ties``)."""
+    return Plan([make_entry(family, ks, resolve_options(convention, family, options.get(family, {}), ties))
+                 for family, ks in requests])
+
+
+def _builder(module: Any) -> Build:
+    def build(requests: list[tuple[str, list[int | None]]], options: dict[str, dict[str, Any]],
+              convention: str | None, ties: str | None) -> Member:
+        pairs = [(family, one) for family, ks in requests for one in ks]
+        family_options = {family: resolve_options(convention, family, options.get(family, {})) for family, _ in pairs}
+        return module.build_member(pairs, family_options)
+
+    return build
+
+
+_pairwise, _beyond = _builder(pairwise_member), _builder(beyond_member)
+
+#: every family, in the order of the members a suite builds (top-k, pairwise, beyond-accuracy)
+FAMILIES: dict[str, Family] = {
+    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _plan) for name, spec in RANKING.items()},
+    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _pairwise)
+       for name, spec in PAIRWISE.items()},
+    **{name: Family(name, "k", dict.fromkeys(spec.options, ()), spec.higher_is_better, _beyond)
+       for name, spec in BEYOND.items()},
+}
+
+ALIASES = {
+    "hr": "hitrate",
+    "hit_rate": "hitrate",
+    "r_precision": "rprecision",
+    "r-precision": "rprecision",
+    "ap": "map",
+    "recip_rank": "mrr",
+}
+
+
+def canonical(family: str) -> str:
+    """The family an alias stands for (any other name unchanged)."""
+    return ALIASES.get(family, family)
+
+
+def find_family(family: str) -> Family | None:
+    """The family of a name or alias (lower case, without ``@k``), or None."""
+    return FAMILIES.get(canonical(family))
+
+
+def build_members(requested: dict[str, list[int | None]], options: dict[str, dict[str, Any]],
+                  convention: str | None, ties: str | None) -> list[Member]:
+    """The members of a suite: one per ``build``, in the order of :data:`FAMILIES`.
+
+    Args:
+        requested: family -> its cut-offs, in request order.
+        options: per-family options (aliases resolved).
+        convention, ties: the suite's, for the presets' options.
+    """
+    groups: dict[Build, list[tuple[str, list[int | None]]]] = {}
+    for spec in FAMILIES.values():
+        groups.setdefault(spec.build, [])
+    for family, ks in requested.items():
+        groups[FAMILIES[family].build].append((family, ks))
+    return [build(requests, options, convention, ties) for build, requests in groups.items() if requests]

@@ -1,0 +1,88 @@
+"""The member interface: what a :class:`~torchrec_eval.metrics.base.RankingMetric` asks of each family it holds.
+
+A *member* owns the float64 states of one family of metrics (the top-k
+:class:`~torchrec_eval.ranking.plan.Plan`, the :class:`~torchrec_eval.pairwise.member.PairwiseMember`, the
+:class:`~torchrec_eval.beyond.member.BeyondMember`) and turns one ranked batch into increments of them.
+Suites, per-query output (:mod:`torchrec_eval.metrics.per_query`), intervals and paired comparisons
+(:mod:`torchrec_eval.uncertainty`) and catalogue streams (:mod:`torchrec_eval.catalogue`) talk to every
+member through :class:`Member` alone, never by its type.
+
+The members subclass :class:`Member` to inherit the defaults of its optional parts (no tie rule, no
+checkpoint adapters, every per-query key paired). A member's class name and instance attributes name
+the configuration state of checkpoints (:func:`~torchrec_eval.metrics.base.fingerprint`): what the
+interface adds lives on the class (attributes, methods, properties), never on the instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from torch import Tensor
+
+#: per key: (sum of the per-query values [G], sum of their squares [G], number of counted queries [G])
+Moments = dict[str, tuple[Tensor, Tensor, Tensor]]
+
+
+@runtime_checkable
+class Member(Protocol):
+    """One family of metrics inside a :class:`~torchrec_eval.metrics.base.RankingMetric`.
+
+    Attributes:
+        keys: its value keys, in ``compute`` order (``"ndcg@10"``, ``"auc"``, ``"coverage@5"``).
+        depth: the top-k ranking it reads (0: none).
+        needs_ideal, to_num_relevant, needs_candidates, needs_average: what the shared ranking of a
+            batch must hold for it (the ideal gains, a ranking down to R, every candidate's score, the
+            view averaged over tied scores).
+        supports_weights: whether every value is a mean or a ratio of sums over queries, so that a
+            per-query weight applies (``weighted=True``).
+        query_keys: the keys with a value per query (the columns of :meth:`per_query`); catalogue-level
+            keys are left out.
+        paired: whether a :class:`~torchrec_eval.uncertainty.PairedComparison` may difference its
+            per-query values query by query.
+    """
+
+    keys: list[str]
+    query_keys: list[str]
+    depth: int
+    needs_ideal: bool
+    to_num_relevant: bool
+    needs_candidates: bool
+    needs_average: bool = False
+    supports_weights: bool = False
+    paired: bool = True
+
+    def add_states(self, metric: Any, num_groups: int) -> None:
+        """Add its float64 states ([num_groups, ...], reduced with ``"sum"``) to ``metric``."""
+        ...
+
+    def stage(self, metric: Any, batch: Any) -> Callable[[], None]:
+        """Compute a batch's increments (may raise); the returned call adds them to the states."""
+        ...
+
+    def per_query(self, metric: Any, batch: Any) -> tuple[Tensor, Tensor]:
+        """Per-query values [B, Q] and the counted mask [B, Q] (bool) of :attr:`query_keys` for one batch,
+        the values ``stage`` counts; a value where the mask is False is not counted."""
+        ...
+
+    def moments(self, metric: Any) -> Moments:
+        """The keys whose value is a mean over queries -> their moments, for confidence intervals."""
+        ...
+
+    def compute(self, metric: Any) -> dict[str, Tensor]:
+        """key -> its value per group [G], from the (synced) states."""
+        ...
+
+    def check_ties(self, ties: str) -> None:
+        """Raise a ValueError if the metric's ``ties`` rule cannot give its values (default: any can)."""
+
+    def legacy(self) -> Member:
+        """The member as an older release configured it: names the state of an older checkpoint."""
+        return self
+
+    def previous(self) -> Member:
+        """The member as the release between :meth:`legacy` and this one configured it."""
+        return self
+
+    def adapt_loaded(self, metric: Any, state_dict: dict[str, Any], prefix: str) -> None:
+        """Rewrite in place a checkpoint's states of an older layout into this member's (default: none)."""

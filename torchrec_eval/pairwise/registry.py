@@ -1,0 +1,42 @@
+"""The registry of pairwise families: how each takes a cut-off, its options, which way is better.
+
+:data:`REGISTRY` maps a family name to a :class:`FamilySpec`; the member
+(:class:`~torchrec_eval.pairwise.member.PairwiseMember`), the classes and a suite
+(:mod:`torchrec_eval.metrics.families`) read it, and nothing else names these facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torchrec_eval.pairwise.ctr import UNLOGGED_MODES
+from torchrec_eval.pairwise.mpr import AVERAGES
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One pairwise family.
+
+    Attributes:
+        cutoff: ``"none"``: it ranks every candidate and takes no cut-off; ``"k"``: it needs one.
+        options: option name -> its allowed values.
+        higher_is_better: for tools that read it.
+    """
+
+    cutoff: str = "none"
+    options: dict[str, tuple] = field(default_factory=dict)
+    higher_is_better: bool = True
+
+    @property
+    def full_ranking(self) -> bool:
+        """Whether it ranks every candidate (one shared sort per batch) rather than reading the top k."""
+        return self.cutoff == "none"
+
+
+REGISTRY: dict[str, FamilySpec] = {
+    "auc": FamilySpec(),
+    "gauc": FamilySpec(),
+    "mpr": FamilySpec(options={"average": AVERAGES}, higher_is_better=False),
+    "fcp": FamilySpec(),
+    "ctr": FamilySpec("k", {"unlogged": UNLOGGED_MODES}),
+}
