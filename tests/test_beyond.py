@@ -320,7 +320,7 @@ def test_suite_errors(suites):
 
 
 def test_constructor_errors():
-    with pytest.raises(ValueError, match=r"`num_items` must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match=r"`num_items` of coverage must be an int >= 1, got 0"):
         Coverage(k=2, num_items=0)
     with pytest.raises(ValueError, match=r"`k` must be an int >= 1, got 0"):
         Coverage(k=0, num_items=3)
@@ -340,7 +340,7 @@ def test_constructor_errors():
         Entropy(k=2, num_items=3, normalization="max")
     with pytest.raises(ValueError, match="`base` must be"):
         Entropy(k=2, num_items=3, base=1)
-    with pytest.raises(ValueError, match="`baseline_size` must be an int >= 0, got -1"):
+    with pytest.raises(ValueError, match="`baseline_size` of serendipity must be an int >= 0, got -1"):
         Serendipity(k=2, item_popularity=torch.ones(3), baseline_size=-1)
     with pytest.raises(ValueError, match="non-empty sequence"):
         Coverage(k=[], num_items=3)

@@ -17,6 +17,7 @@ from torch import Tensor
 from torchrec_eval.beyond.concentration import ENTROPY_NORMALIZATIONS
 from torchrec_eval.beyond.diversity import FEATURELESS, SINGLE_ITEM, unit_rows
 from torchrec_eval.beyond.popularity import COLD_ITEMS, popularity_rank, self_information
+from torchrec_eval.pipeline.arguments import check_int
 
 ALL_ZERO = ("error", "zero")
 
@@ -30,12 +31,6 @@ class Configured:
     settings: dict[str, Any] = field(default_factory=dict)
     table: Tensor | None = None
     limit: tuple[str, int] | None = None
-
-
-def check_int(name: str, value: object, family: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{family}: `{name}` must be an int >= {minimum}, got {value!r}")
-    return value
 
 
 def check_vector(name: str, value: object, family: str, all_zero: bool = False) -> Tensor:
@@ -90,7 +85,7 @@ def _check_choice(family: str, name: str, value: object, choices: tuple[str, ...
 
 def configure_catalogue(family: str, options: dict[str, Any]) -> Configured:
     """Coverage, Gini index, inter-list diversity: the catalogue size ``num_items``."""
-    num_items = check_int("num_items", options["num_items"], family)
+    num_items = check_int("num_items", options["num_items"], 1, of=family)
     return Configured({"num_items": num_items}, limit=(f"{family}: `num_items`", num_items))
 
 
@@ -138,7 +133,7 @@ def configure_novelty(family: str, options: dict[str, Any]) -> Configured:
     popularity = check_vector("item_popularity", options["item_popularity"], family)
     num_users = options.get("num_users")
     if num_users is not None:
-        check_int("num_users", num_users, family)
+        num_users = check_int("num_users", num_users, 1, of=family)
         if float(popularity.max()) > num_users:
             raise ValueError(
                 f"novelty: `item_popularity` counts users, so it cannot exceed "
@@ -155,7 +150,7 @@ def configure_serendipity(family: str, options: dict[str, Any]) -> Configured:
     popularity = check_vector("item_popularity", options["item_popularity"], family)
     baseline = options.get("baseline_size")
     if baseline is not None:
-        check_int("baseline_size", baseline, family, minimum=0)
+        baseline = check_int("baseline_size", baseline, 0, of=family)
     rank = popularity_rank(popularity)
     return Configured({"baseline_size": baseline}, rank, _popularity_limit(family, popularity))
 

@@ -11,7 +11,6 @@ the T targets (:mod:`~torchrec_eval.catalogue.counts`).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import torch
@@ -21,6 +20,7 @@ from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
 from torchrec_eval.metrics.ownership import own_tensors
+from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import ranking_depth
@@ -62,7 +62,7 @@ class CatalogueBatch:
         process_group: Any = None,
     ) -> None:
         self.metric = metric
-        self.num_items = _check_count("num_items", num_items)
+        self.num_items = check_int("num_items", num_items, 1)
         if metric.ties == "average" or any(m.needs_average for m in metric.members):
             raise ValueError(
                 "A chunked catalogue is evaluated for ties 'index', 'reverse_index', 'pessimistic' and "
@@ -153,8 +153,7 @@ class CatalogueBatch:
         """Add the scores [B, C] of items ``offset .. offset + C - 1`` (``-inf``: not a candidate)."""
         if self.closed:
             raise ValueError("This catalogue batch is closed; open a new one with `metric.catalogue(...)`")
-        self._check_chunk(scores, offset)
-        offset = operator.index(offset)
+        offset = self._check_chunk(scores, offset)
         rows, size = scores.shape
         self.coverage.claim(offset, size)  # the last check: from here on nothing raises
         self.dtype = scores.dtype
@@ -175,7 +174,8 @@ class CatalogueBatch:
         if self.depth:
             self._merge(scores, removed, offset)
 
-    def _check_chunk(self, scores: Tensor, offset: Any) -> None:
+    def _check_chunk(self, scores: Tensor, offset: Any) -> int:
+        """The chunk's ``offset`` as an int, once ``scores`` and ``offset`` are checked."""
         require_tensor("scores", scores)
         require_float("scores", scores)
         rows = self.target_ids.shape[0]
@@ -187,14 +187,12 @@ class CatalogueBatch:
                              f"got {scores.device}")
         if self.dtype is not None and scores.dtype != self.dtype:
             raise ValueError(f"Every chunk must have the dtype of the first ({self.dtype}), got {scores.dtype}")
-        try:
-            offset = operator.index(offset)
-        except TypeError:
-            raise ValueError(f"`offset` must be an int (the id of the chunk's first item), got {offset!r}") from None
+        offset = check_int("offset", offset, reason="the id of the chunk's first item")
         self.coverage.check(offset, scores.shape[1])
         if self.checks is not None:
             check_scores(self.checks, "scores", scores)
             self.checks.run()
+        return offset
 
     @staticmethod
     def _local(ids: Tensor, offset: int, size: int) -> Tensor:
@@ -269,14 +267,4 @@ def _count_neg_inf(scores: Tensor) -> Tensor:
     count = torch.zeros(scores.shape[0], dtype=torch.int64)
     if rows.numel():
         count[rows] = torch.isneginf(scores[rows]).sum(1)
-    return count
-
-
-def _check_count(name: str, value: Any) -> int:
-    try:
-        count = operator.index(value)
-    except TypeError:
-        count = None
-    if count is None or isinstance(value, bool) or count < 1:
-        raise ValueError(f"`{name}` must be an int >= 1, got {value!r}")
     return count
