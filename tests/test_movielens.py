@@ -85,7 +85,7 @@ def test_format_is_detected_from_the_first_line_whatever_the_file_name(tmp_path)
         load_movielens(path, format="csv")  # the override is obeyed
     with pytest.raises(ValueError, match=r"x\.txt:1: cannot tell the format .* pass format="):
         load_movielens(_write(tmp_path, "x.txt", "1 2 3 4\n"))
-    with pytest.raises(ValueError, match="`format` to be one of"):
+    with pytest.raises(ValueError, match="`format` must be one of"):
         load_movielens(path, format="parquet")
 
 

@@ -88,16 +88,15 @@ class Interactions:
                     if isinstance(value, Tensor)
                     else type(value).__name__
                 )
-                raise ValueError(f"Expected `{name}` to be a 1-D long tensor, but got {got}")
+                raise ValueError(f"`{name}` must be a 1-D long tensor, got {got}")
         if not (self.user.shape == self.item.shape == self.timestamp.shape):
             raise ValueError(
-                "Expected `user`, `item` and `timestamp` to have the same shape, but got "
+                "`user`, `item` and `timestamp` must have the same shape, got "
                 f"{tuple(self.user.shape)}, {tuple(self.item.shape)} and {tuple(self.timestamp.shape)}"
             )
         if self.num_users < 0 or self.num_items < 0:
             raise ValueError(
-                "Expected `num_users` and `num_items` to be >= 0, "
-                f"but got {self.num_users} and {self.num_items}"
+                f"`num_users` and `num_items` must be >= 0, got {self.num_users} and {self.num_items}"
             )
 
     def __len__(self) -> int:
@@ -167,11 +166,11 @@ class RatedInteractions(Interactions):
         super().__post_init__()
         if not isinstance(self.rating, Tensor) or self.rating.shape != self.user.shape:
             got = tuple(self.rating.shape) if isinstance(self.rating, Tensor) else type(self.rating).__name__
-            raise ValueError(f"Expected `rating` to be a tensor of shape {tuple(self.user.shape)}, but got {got}")
+            raise ValueError(f"`rating` must be a tensor of shape {tuple(self.user.shape)}, got {got}")
         for name, size in (("user_ids", self.num_users), ("item_ids", self.num_items)):
             ids = getattr(self, name)
             if len(ids) != size:
-                raise ValueError(f"Expected `{name}` to have {size} entries (one per index), but got {len(ids)}")
+                raise ValueError(f"`{name}` must have {size} entries (one per index), got {len(ids)}")
 
     def select(self, keep: Tensor) -> RatedInteractions:
         """The interactions (and their ratings) where the ``[M]`` bool tensor ``keep`` is True (or at
@@ -350,9 +349,9 @@ def train_test_split_by_time(
         [0, 1, 2, 3]
     """
     if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)):
-        raise ValueError(f"Expected `test_fraction` to be a float in [0, 1), but got {test_fraction!r}")
+        raise ValueError(f"`test_fraction` must be a float in [0, 1), got {test_fraction!r}")
     if not 0.0 <= test_fraction < 1.0:
-        raise ValueError(f"Expected `test_fraction` to be a float in [0, 1), but got {test_fraction!r}")
+        raise ValueError(f"`test_fraction` must be a float in [0, 1), got {test_fraction!r}")
 
     data = interactions.select(_sort_by_user_time(interactions))
     counts = data.user_counts()

@@ -77,12 +77,12 @@ class FrameBatch(dict):
 
 def _check_frame(name: str, frame: Any, columns: list[str], pd: Any) -> None:
     if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"Expected `{name}` to be a pandas DataFrame, but got {type(frame).__name__}")
+        raise ValueError(f"`{name}` must be a pandas DataFrame, got {type(frame).__name__}")
     missing = [column for column in columns if column not in frame.columns]
     if missing:
         raise ValueError(
-            f"Expected `{name}` to have the columns {columns}, but it has no {missing} "
-            f"(its columns: {list(frame.columns)}); name them with user_col=, item_col=, ..."
+            f"`{name}` must have the columns {columns}, got the columns {list(frame.columns)} (no {missing}); "
+            "name them with user_col=, item_col=, ..."
         )
     for column in columns:
         bad = frame[column].isna().to_numpy()
@@ -93,15 +93,14 @@ def _check_frame(name: str, frame: Any, columns: list[str], pd: Any) -> None:
 
 def _check_numbers(name: str, frame: Any, column: str, pd: Any, *, nonnegative: bool = False) -> np.ndarray:
     if not pd.api.types.is_numeric_dtype(frame[column]):
-        raise ValueError(f"Expected column {column!r} of `{name}` to be numeric, but got {frame[column].dtype}")
+        raise ValueError(f"Column {column!r} of `{name}` must be numeric, got {frame[column].dtype}")
     values = frame[column].to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values) | ((values < 0) if nonnegative else False)
     if bad.any():
         first = int(np.argmax(bad))
         rule = "finite and >= 0" if nonnegative else "finite"
         raise ValueError(
-            f"Expected column {column!r} of `{name}` to be {rule}, but row {frame.index[first]!r} "
-            f"has {values[first]!r}"
+            f"Column {column!r} of `{name}` must be {rule}, got {values[first]!r} in row {frame.index[first]!r}"
         )
     return values
 
@@ -120,8 +119,8 @@ def _check_id_kinds(recommendations: Any, relevance: Any, column: str, pd: Any) 
     numeric = [pd.api.types.is_numeric_dtype(frame[column]) for frame in (recommendations, relevance)]
     if numeric[0] != numeric[1]:
         raise ValueError(
-            f"Expected column {column!r} to hold ids of one kind in both tables, but `recommendations` has "
-            f"{recommendations[column].dtype} and `relevance` {relevance[column].dtype}: no id would match; "
+            f"Column {column!r} must hold ids of one kind in both tables, got {recommendations[column].dtype} in "
+            f"`recommendations` and {relevance[column].dtype} in `relevance`: no id would match; "
             "convert one of them (e.g. .astype(str))"
         )
 
@@ -211,10 +210,10 @@ def to_batch(
             f"Pass exactly one of `score_col` and `rank_col`, got score_col={score_col!r}, rank_col={rank_col!r}"
         )
     if users not in USERS:
-        raise ValueError(f"Expected `users` to be one of {USERS}, but got {users!r}")
+        raise ValueError(f"`users` must be one of {USERS}, got {users!r}")
     if ties not in FRAME_TIES:
         hint = " (it needs the scores: use the dense form)" if ties == "average" else ""
-        raise ValueError(f"Expected `ties` to be one of {FRAME_TIES}, but got {ties!r}{hint}")
+        raise ValueError(f"`ties` must be one of {FRAME_TIES}, got {ties!r}{hint}")
     order_col = score_col if score_col is not None else rank_col
     _check_frame("recommendations", recommendations, [user_col, item_col, order_col], pd)
     _check_frame("relevance", relevance, [user_col, item_col, *([relevance_col] if relevance_col else [])], pd)

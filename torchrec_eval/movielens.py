@@ -167,7 +167,7 @@ def load_movielens(path: str | Path, format: str | None = None) -> RatedInteract
     pd = require_pandas()
     path = Path(path)
     if format is not None and format not in FORMATS:
-        raise ValueError(f"Expected `format` to be one of {FORMATS}, but got {format!r}")
+        raise ValueError(f"`format` must be one of {FORMATS}, got {format!r}")
     with path.open(encoding="utf-8") as lines:
         first_line = lines.readline().rstrip("\r\n")
     if not first_line:
