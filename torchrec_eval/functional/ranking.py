@@ -1,6 +1,5 @@
 """Functional top-k ranking metrics; the code lives in :mod:`torchrec_eval.ranking.functional`."""
 
-from torchrec_eval.ranking.evaluate import evaluate
 from torchrec_eval.ranking.functional import (
     arhr,
     cg,
@@ -15,6 +14,7 @@ from torchrec_eval.ranking.functional import (
     recall,
     rprecision,
 )
+from torchrec_eval.ranking.named_metric import compute_named_metric as evaluate  # the old name, in __all__
 
 __all__ = [
     "arhr",

@@ -56,11 +56,12 @@ def _document(args: str, raises: str = _FULL_RAISES) -> Any:
     return wrap
 
 
-def evaluate(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]],
-             preds: Tensor | None, target: Tensor | None, reduction: str, empty_target_action: str,
-             relevance_threshold: float | None, ties: str, validate_args: bool,
-             inputs: dict[str, Tensor | None], marks_unlogged: bool = False) -> dict[str, Tensor]:
-    """Shared body of the functional metrics of this module: {key: 0-d mean or [B] per query}."""
+def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]],
+                       preds: Tensor | None, target: Tensor | None, reduction: str, empty_target_action: str,
+                       relevance_threshold: float | None, ties: str, validate_args: bool,
+                       inputs: dict[str, Tensor | None], marks_unlogged: bool = False) -> dict[str, Tensor]:
+    """The metrics ``requests`` ((name, k) pairs) of one batch, through one :class:`PairwiseMember`: the
+    shared body of the functions of this module. Returns {key: 0-d mean or [B] per query}."""
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     check_common(empty_target_action, relevance_threshold)
@@ -119,7 +120,7 @@ def auc(preds=None, target=None, *, reduction="mean", empty_target_action="skip"
         >>> auc(preds, target)
         tensor(0.4375, dtype=torch.float64)
     """
-    return evaluate([("auc", None)], {}, preds, target, reduction, empty_target_action, relevance_threshold,
+    return _compute_requests([("auc", None)], {}, preds, target, reduction, empty_target_action, relevance_threshold,
                     "index", validate_args, inputs)["auc"]
 
 
@@ -148,7 +149,7 @@ def gauc(preds=None, target=None, *, empty_target_action="skip", relevance_thres
         >>> gauc(preds, target)  # (2 * 0.875 + 1 * 0) / 3
         tensor(0.5833, dtype=torch.float64)
     """
-    return evaluate([("gauc", None)], {}, preds, target, "mean", empty_target_action, relevance_threshold,
+    return _compute_requests([("gauc", None)], {}, preds, target, "mean", empty_target_action, relevance_threshold,
                     "index", validate_args, inputs)["gauc"]
 
 
@@ -191,7 +192,7 @@ def mpr(preds=None, target=None, *, average="pooled", reduction="mean", empty_ta
     """
     if average not in AVERAGES:
         raise ValueError(f"`average` must be 'pooled' or 'query', got {average!r}")
-    return evaluate([("mpr", None)], {"mpr": {"average": average}}, preds, target, reduction,
+    return _compute_requests([("mpr", None)], {"mpr": {"average": average}}, preds, target, reduction,
                     empty_target_action, relevance_threshold, "index", validate_args, inputs)["mpr"]
 
 
@@ -226,7 +227,7 @@ def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inpu
         >>> fcp(torch.tensor([[0.8, 0.9, 0.1]]), torch.tensor([[3, 2, 1]]))
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate([("fcp", None)], {}, preds, target, reduction, "skip", None, "index", validate_args,
+    return _compute_requests([("fcp", None)], {}, preds, target, reduction, "skip", None, "index", validate_args,
                     inputs)["fcp"]
 
 
@@ -295,7 +296,7 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, u
         relevance_threshold = UNLOGGED_THRESHOLD
     else:
         target, mask = apply_ignore_index(target, mask, ignore_index)
-    results = evaluate([("ctr", one) for one in ks], {"ctr": {"unlogged": unlogged}}, preds, target, reduction,
+    results = _compute_requests([("ctr", one) for one in ks], {"ctr": {"unlogged": unlogged}}, preds, target, reduction,
                        "skip", relevance_threshold, ties, validate_args, {**inputs, "mask": mask},
                        marks_unlogged=ranks_unlogged)
     return results if isinstance(k, (list, tuple)) else results[f"ctr@{k}"]

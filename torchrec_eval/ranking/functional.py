@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchrec_eval.ranking.evaluate import evaluate
+from torchrec_eval.ranking.named_metric import compute_named_metric
 
 _COMMON_ARGS = """
     Args:
@@ -78,7 +78,7 @@ def precision(
         >>> precision(preds, target, k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate("precision", locals())
+    return compute_named_metric("precision", locals())
 
 
 @_document()
@@ -109,7 +109,7 @@ def recall(
         >>> recall(preds, target, k=[1, 3], reduction="none")
         {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
     """
-    return evaluate("recall", locals())
+    return compute_named_metric("recall", locals())
 
 
 @_document()
@@ -135,7 +135,7 @@ def f1(
         >>> f1(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate("f1", locals())
+    return compute_named_metric("f1", locals())
 
 
 @_document()
@@ -161,7 +161,7 @@ def hitrate(
         >>> hitrate(torch.tensor([[0.9, 0.8, 0.1], [0.1, 0.2, 0.3]]), torch.tensor([[0, 0, 1], [0, 0, 1]]), k=1)
         tensor(0.5000, dtype=torch.float64)
     """
-    return evaluate("hitrate", locals())
+    return compute_named_metric("hitrate", locals())
 
 
 @_document()
@@ -189,7 +189,7 @@ def mrr(
         >>> mrr(ranked_ids=ranked, target_ids=relevant, k=5)
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate("mrr", locals())
+    return compute_named_metric("mrr", locals())
 
 
 @_document()
@@ -215,7 +215,7 @@ def arhr(
         >>> arhr(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[1, 0, 1, 0]]), k=3)
         tensor(1.3333, dtype=torch.float64)
     """
-    return evaluate("arhr", locals())
+    return compute_named_metric("arhr", locals())
 
 
 @_document()
@@ -247,7 +247,7 @@ def map(
         >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
         tensor(0.7000, dtype=torch.float64)
     """
-    return evaluate("map", locals())
+    return compute_named_metric("map", locals())
 
 
 @_document()
@@ -274,7 +274,7 @@ def mar(
         >>> mar(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[1, 0, 1]]), k=3)
         tensor(0.7500, dtype=torch.float64)
     """
-    return evaluate("mar", locals())
+    return compute_named_metric("mar", locals())
 
 
 _GAIN_ARGS = """
@@ -313,7 +313,7 @@ def dcg(
         >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(4.4923, dtype=torch.float64)
     """
-    return evaluate("dcg", locals())
+    return compute_named_metric("dcg", locals())
 
 
 @_document(_GAIN_ARGS)
@@ -345,7 +345,7 @@ def ndcg(
         >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(0.9434, dtype=torch.float64)
     """
-    return evaluate("ndcg", locals())
+    return compute_named_metric("ndcg", locals())
 
 
 @_document()
@@ -371,7 +371,7 @@ def cg(
         >>> cg(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[3, 0, 2]]), k=2)
         tensor(3., dtype=torch.float64)
     """
-    return evaluate("cg", locals())
+    return compute_named_metric("cg", locals())
 
 
 @_document()
@@ -409,4 +409,4 @@ def rprecision(
         >>> rprecision(torch.tensor([[0.9, 0.8, 0.7, 0.6]]), torch.tensor([[1, 0, 1, 1]]))
         tensor(0.6667, dtype=torch.float64)
     """
-    return evaluate("rprecision", locals())
+    return compute_named_metric("rprecision", locals())

@@ -1,4 +1,5 @@
-"""The shared body of the functional top-k metrics: check the arguments, rank the batch once, reduce."""
+"""The shared body of the functional top-k metrics: :func:`compute_named_metric` checks the arguments,
+ranks the batch once and reduces."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ _COMMON = (
 )
 
 
-def evaluate(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]:
-    """Shared body of the functional metrics: ``arguments`` are the caller's parameters (its ``locals()``);
-    those that are not common arguments are the metric's own options."""
+def compute_named_metric(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]:
+    """The top-k metric ``name`` of one batch, the shared body of the functional metrics: ``arguments``
+    are the caller's parameters (its ``locals()``); those that are not common arguments are the metric's
+    own options."""
     args = dict(arguments)
     inputs = args.pop("inputs")
     options = {key: args.pop(key) for key in list(args) if key not in _COMMON}
