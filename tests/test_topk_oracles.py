@@ -1,6 +1,7 @@
 """Top-k metrics against independent oracles.
 
-* the published worked examples of design.md section 4;
+* the worked examples of ``docs/metrics/graded.md`` (DCG/NDCG), ``docs/metrics/hits.md`` (Recall@5,
+  Precision@2) and ``docs/metrics/rank.md`` (AP@6, MRR);
 * trec_eval (pytrec_eval), ranx, scikit-learn and torchmetrics.retrieval on the conventions they share
   with this library (distinct continuous scores, so no library's tie rule matters);
 * the brute-force loop reference in ``tests/reference/ranking.py`` for every metric and option, with
@@ -59,7 +60,7 @@ def _graded_data(seed, B=120, N=25, binary=False, empty_rows=(0, 7, 33)):
 
 
 # ==============================================================================================
-# design.md worked examples
+# the worked examples of docs/metrics/graded.md, hits.md and rank.md
 # ==============================================================================================
 GRADED_EXAMPLE = torch.tensor([[3.0, 1.0, 0.0, 2.0, 0.0]])
 DESC_SCORES = torch.tensor([[5.0, 4.0, 3.0, 2.0, 1.0]])

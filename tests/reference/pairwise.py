@@ -1,4 +1,5 @@
-"""Brute-force per-query references for AUC, GAUC, MPR, FCP and CTR@k (design.md section 4).
+"""Brute-force per-query references for AUC, GAUC, MPR, FCP and CTR@k (the formulas of
+``docs/metrics/full-ranking.md`` and ``docs/metrics/clicks-ratings.md``).
 
 Plain Python on lists, one query at a time, every pair of candidates looked at explicitly: written to
 be obviously right rather than fast. A query is given by the scores and the target values of its

@@ -1,4 +1,5 @@
-"""Brute-force per-query oracle for the top-k ranking metrics (design.md section 4).
+"""Brute-force per-query oracle for the top-k ranking metrics (the formulas of ``docs/metrics/hits.md``,
+``docs/metrics/rank.md`` and ``docs/metrics/graded.md``).
 
 Plain Python on lists, one query at a time, written to be obviously right rather than fast.
 Inputs may be torch tensors or nested lists; they are converted with ``.tolist()`` first.
