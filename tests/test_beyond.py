@@ -1,4 +1,4 @@
-"""Beyond-accuracy metrics (torchrec_eval/beyond.py) against the brute force of tests/reference/beyond.py.
+"""Beyond-accuracy metrics (torchrec_eval/beyond/) against the brute force of tests/reference/beyond.py.
 
 Every metric on random top-k lists with padding (short and empty lists), several batches and
 cut-offs; the dense form with masks (lists shorter than k); suites through RankingMetrics;

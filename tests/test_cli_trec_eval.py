@@ -397,7 +397,6 @@ def test_trec_eval_own_test_files(capsys):
         assert got == expected, out_file
 
 
-
 def test_readme_commands_run(cases, capsys, monkeypatch, tmp_path):
     """The ``torchrec-eval evaluate run.trec qrels.trec ...`` lines of the README's command-line section."""
     readme = (ROOT / "README.md").read_text()

@@ -3,7 +3,7 @@
 Libraries disagree on almost every normalisation (Tamm et al., RecSys 2021, found five MAP values
 for one input). A preset is a small named bundle of the explicit options below; an option passed
 explicitly always wins over the preset. Sources: each library's own code (see
-``shared/conventions-survey.md`` and the references in ``tests/reference/conventions.py``).
+``docs/conventions.md`` and the references in ``tests/reference/conventions.py``).
 
 ========================  ===========  ==========  ===========  =============  =========  ========  ==============
 convention                empty query  ties        P@k divides  AP@k divides   NDCG gain  log base  IDCG

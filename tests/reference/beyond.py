@@ -1,4 +1,4 @@
-"""Brute-force oracles for the beyond-accuracy metrics (torchrec_eval/beyond.py docstrings).
+"""Brute-force oracles for the beyond-accuracy metrics (the formulas of ``torchrec_eval/beyond/`` and ``docs/metrics/beyond.md``).
 
 Plain Python, one list and one pair of lists at a time: every pair of users for inter-list
 diversity, every pair of items for intra-list diversity, written to be obviously right rather than

@@ -87,7 +87,6 @@ class FlatStream:
         """The stream once its held-back query is evaluated: that query may not continue."""
         return FlatStream(None, self.last, evaluated=self.pending is not None or self.evaluated)
 
-
     def entries(self) -> dict[str, Tensor]:
         """The stream as ``_flat_stream_*`` tensors (empty before any flat-form row): for ``state_dict``."""
         if self.last is None:

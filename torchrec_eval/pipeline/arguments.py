@@ -54,4 +54,3 @@ def check_probability(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise ValueError(f"`{name}` must be a number in (0, 1), such as 0.95, got {value!r}")
     return float(value)
-

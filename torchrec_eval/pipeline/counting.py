@@ -26,4 +26,3 @@ def count_true(flags: Tensor, dtype: torch.dtype = torch.int64) -> Tensor:
         lanes = torch.cat([lanes, packed[:, full:].sum(1, keepdim=True)], dim=1)
     shifts = torch.arange(0, 64, 8, device=flags.device)
     return ((lanes.unsqueeze(-1) >> shifts) & 0xFF).sum((1, 2)).to(dtype)
-

@@ -22,6 +22,7 @@ from torchrec_eval.pointwise.members import DEFAULT_BINS, HistogramMember, SumsM
 __all__ = ["NE", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR", "PointwiseMAE",
            "PointwiseMSE", "PointwiseRMSE"]
 
+
 class _Sum(StatisticsMetric):
     """One value of :class:`~torchrec_eval.pointwise.members.SumsMember`, the class's ``key``."""
 

@@ -24,7 +24,6 @@ __all__ = ["CrossValidationResult", "DEFAULT_METRICS", "cross_validate"]
 DEFAULT_METRICS = ("ndcg@10", "recall@20", "map@10", "mrr@10", "hitrate@10", "precision@10")
 
 
-
 @dataclass(frozen=True, eq=False)
 class CrossValidationResult:
     """The per-fold values of every metric and their summary over folds.

@@ -14,7 +14,6 @@ __all__ = ["HOLDOUTS", "interaction_kfold", "user_kfold"]
 HOLDOUTS = ("time", "random")
 
 
-
 def user_kfold(
     interactions: Interactions,
     n_folds: int = 5,

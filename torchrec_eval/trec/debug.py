@@ -469,4 +469,3 @@ def debug_blocks(judgements: Judgements, measures: Sequence[Measure], relevance_
     ends = np.cumsum(np.bincount(query, weights=lengths, minlength=size).astype(np.int64))
     starts = ends - np.bincount(query, weights=lengths, minlength=size).astype(np.int64)
     return [whole[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-

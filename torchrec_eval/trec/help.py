@@ -97,6 +97,7 @@ DESCRIPTIONS: dict[str, str] = {
     "Rprec_mult_avgjg": _JG + "Rprec_mult within each judgement group, averaged over the groups.",
 }
 
+
 def nicknames() -> dict[str, tuple[str, ...]]:
     """Every nickname (``official``, ``all_trec``, ``set``, ``all_prefs``, ``prefs``, ``qrels_jg``) and its measures."""
     from torchrec_eval.trec import jg, prefs

@@ -82,7 +82,6 @@ class PairIndex:
         return np.flatnonzero(prefix[1:] == prefix[:-1])
 
 
-
 def _str_keys(values: np.ndarray) -> np.ndarray:
     """[n, k] uint64 big-endian keys of strings (as :mod:`torchrec_eval.trec.parse` reads them)."""
     raw = np.char.encode(np.asarray(values, dtype=str), "utf-8") if len(values) else np.zeros(0, dtype="S8")
@@ -156,4 +155,3 @@ def lookup(run: Run, codes: np.ndarray, keys: np.ndarray) -> np.ndarray:
             found[want[equal]] = entry[equal]
             pending, position = pending[~equal], position[~equal] + 1
     return found
-

@@ -15,6 +15,7 @@ from torchrec_eval.trec.tables import Run
 if TYPE_CHECKING:
     from torchrec_eval.trec.prefs import Prefs
 
+
 def word_columns(keys: np.ndarray) -> list[np.ndarray]:
     """np.lexsort keys (least significant first) ordering [M, k] byte keys as strcmp orders them."""
     return [keys[:, w] for w in range(keys.shape[1] - 1, -1, -1)]
@@ -97,4 +98,3 @@ def doc_text(prefs: Prefs, source: np.ndarray, i: int) -> str:
 
 # entries whose temporaries (some fifteen int64 arrays, 2 MB) are computed at once when counting classes
 ENTRY_CHUNK = 1 << 14
-

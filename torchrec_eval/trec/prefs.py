@@ -197,4 +197,3 @@ def evaluate_prefs(run: Run, prefs: Prefs, measures: Sequence[PrefsMeasure], *, 
             else:
                 result.summary[measure.name] = float(np.cumsum(values)[-1] / size) if size else 0.0
     return result
-

@@ -94,4 +94,3 @@ def recalc_classes(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray,
                                                       minlength=num_jgs).astype(np.int64)
             entries += np.bincount(k, minlength=num_jgs)
         out[f"recalc{suffix}_poss"] += entries * np.bincount(jg[chosen], minlength=num_jgs)
-

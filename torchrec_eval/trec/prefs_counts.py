@@ -24,6 +24,7 @@ from torchrec_eval.trec.tables import Run
 if TYPE_CHECKING:
     from torchrec_eval.trec.prefs import Prefs
 
+
 @dataclass
 class PrefCounts:
     """Per JG (``jg_row`` its query row, JGs in (row, jg) order) counts of preferences by area, the
@@ -193,5 +194,3 @@ def _block_codes(rows: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     code = np.empty(len(heads), dtype=np.int32)
     code[order] = np.cumsum(distinct) - 1
     return np.repeat(code, np.diff(np.append(heads, len(rows))))
-
-

@@ -13,6 +13,7 @@ from torchrec_eval.trec.pref_docs import doc_text, group_starts
 if TYPE_CHECKING:
     from torchrec_eval.trec.prefs import Prefs
 
+
 def ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The concatenated index ranges ``starts[i] .. ends[i] - 1``."""
     lengths = ends - starts
@@ -191,4 +192,3 @@ def partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarray
                      f"{qid!r}: documents {doc_text(prefs, source, first)!r} and "
                      f"{doc_text(prefs, source, second)!r} (line {int(line[second])}) are each preferred, "
                      f"through its sub-groups, to the other")
-

@@ -146,5 +146,3 @@ def measure_values(counts: PrefCounts, name: str) -> np.ndarray:
         pairs = kinds[:, 0] + kinds[:, 1] + (kinds[:, 2] if name == "prefs_pair" else 0)
         return _ratio(one, pairs)
     raise ValueError(f"not a prefs measure: {name!r}")
-
-

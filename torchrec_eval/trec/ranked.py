@@ -47,7 +47,6 @@ def _ranked_entries(run: Run, run_rows: np.ndarray, ties: str, max_docs: int | N
     return order, rows, rank
 
 
-
 @dataclass
 class TrecRanked:
     """A run and its qrels in the ranked input form, one row per evaluated query.
@@ -208,4 +207,3 @@ def _judged_only(query: np.ndarray, rel: np.ndarray, num: int):
     count = np.bincount(query, minlength=num)
     first = np.cumsum(count) - count
     return query, np.arange(1, len(query) + 1) - first[query], rel, count
-

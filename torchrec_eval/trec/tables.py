@@ -22,7 +22,6 @@ RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
 
 
-
 @dataclass
 class Table:
     """The entries of a TREC file: query codes into the sorted ``queries`` and document keys."""
@@ -126,4 +125,3 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
     """
     _, common, rel = _read(path, QRELS_COLUMNS, "qrels", 3, progress, repeats, comment="column0")
     return Qrels(**common, rel=rel)
-
