@@ -31,7 +31,7 @@ def metric_family(name: str) -> tuple[str, str]:
     family, _, cutoff = name.lower().partition("@")
     if family in _CANONICAL:
         return family, cutoff
-    from torchrec_eval.collection import ALIASES  # imports torch: only for the other names
+    from torchrec_eval.metrics.families import ALIASES  # imports torch: only for the other names
 
     return ALIASES.get(family, family), cutoff
 
