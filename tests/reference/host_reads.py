@@ -11,7 +11,7 @@ nothing else catches them: run an update on the CPU under
 the accelerator path would make raises :class:`HostRead`, naming the operation.
 
 ``Tensor.tolist`` reads the data pointer without going through the dispatcher, so the mode also
-patches it for as long as it is active (``tests/test_accelerator_path.py`` checks every listed read).
+patches it for as long as it is active (``tests/pipeline/test_accelerator_path.py`` checks every listed read).
 Not seen here: ``torch.tensor(scalar, device=...)`` (a 0-dim tensor from a Python scalar is let through,
 as ``where(mask, x, 0.0)`` makes one with no copy) and explicit moves such as ``.cpu()`` (a no-op on the
 CPU).

@@ -9,7 +9,7 @@ order and compares stdout and exit status byte for byte::
 
     python tests/scripts/fuzz_trec_eval.py --trec-eval /path/to/trec_eval --seeds 500
 
-Not collected by pytest (``tests/test_cli_trec_fuzz.py`` replays a few seeds). Inputs on which
+Not collected by pytest (``tests/trec/test_cli_trec_fuzz.py`` replays a few seeds). Inputs on which
 trec_eval's behaviour is undefined are not generated; each exclusion is commented where it is made
 (and listed in docs/trec_eval.md).
 """

@@ -8,7 +8,7 @@ random ``prefs_*`` measures, ``prefs``, ``all_prefs``). Compares stdout and exit
 
     python tests/scripts/fuzz_trec_prefs.py --trec-eval /path/to/trec_eval --seeds 300
 
-Not collected by pytest (``tests/test_cli_trec_prefs.py`` replays a few seeds). Where trec_eval reads
+Not collected by pytest (``tests/trec/test_cli_trec_prefs.py`` replays a few seeds). Where trec_eval reads
 memory it has not written, those values are left out of the comparison (each case is commented where
 it is made, and listed in docs/trec_eval.md).
 """

@@ -183,9 +183,8 @@ class BeyondMember(Member):
         values, counted = [], []
         for family, k in self.query_requests:
             table = getattr(metric, f"beyond_{family}_table")
-            spec = REGISTRY[family]
-            assert spec.per_query is not None  # query_requests holds the per-query families only
-            value, flag = spec.per_query(ranked, k, table, self.settings[family], metric.empty_target_action)
+            per_query = REGISTRY[family].per_query  # set: query_requests holds the per-query families only
+            value, flag = per_query(ranked, k, table, self.settings[family], metric.empty_target_action)  # type: ignore[misc]
             values.append(value)
             counted.append(flag)
         return torch.stack(values, dim=1), torch.stack(counted, dim=1)

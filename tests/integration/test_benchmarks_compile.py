@@ -1,0 +1,28 @@
+"""benchmarks/bench_compile.py --quick runs for real: eager and compiled updates side by side."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_compile_quick(tmp_path: Path) -> None:
+    out = tmp_path / "compile.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_compile.py"), "--quick", "--json", str(out)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [row["case"] for row in rows] == ["torch.topk(scores, 20) (floor)", "eager update", "compile_update()"]
+    for row in rows:
+        assert f"{row['ratio']:.2f}x" in proc.stdout and row["ms"] > 0

@@ -1,0 +1,74 @@
+"""The examples run for real: a subprocess, as a user would start them, plus an in-process call."""
+
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TRAIN_LOOP = ROOT / "examples" / "train_loop.py"
+METRICS = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10"]
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["OMP_NUM_THREADS"] = "1"  # small tensors: avoid oversubscribing the CPU when tests run in parallel
+    return env
+
+
+def _parse_table(stdout: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Rows of the per-epoch table keyed by their label ("pop", "1", "2", ...) and the final line."""
+    lines = stdout.splitlines()
+    header_at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["epoch"])
+    columns = lines[header_at].split()
+    rows = {}
+    for line in lines[header_at + 1 :]:
+        cells = line.split()
+        if len(cells) != len(columns):
+            break
+        rows[cells[0]] = {name: float(cells[columns.index(name)]) for name in METRICS}
+    final_line = next(line for line in lines if line.startswith("final:"))
+    final = {key: float(value) for key, value in re.findall(r"(\S+)=([-+0-9.naNinf]+)", final_line)}
+    return rows, final
+
+
+def test_train_loop_runs_and_improves():
+    epochs = 3
+    proc = subprocess.run(
+        [sys.executable, str(TRAIN_LOOP), "--epochs", str(epochs), "--users", "200", "--items", "300"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    rows, final = _parse_table(proc.stdout)
+    assert list(rows) == ["pop"] + [str(e) for e in range(1, epochs + 1)], proc.stdout
+    assert set(final) == set(METRICS), proc.stdout
+    for values in (*rows.values(), final):
+        for name, value in values.items():
+            assert math.isfinite(value) and 0.0 <= value <= 1.0, f"{name}={value}\n{proc.stdout}"
+    # the final line repeats the last epoch (to the printed precision)
+    for name in METRICS:
+        assert final[name] == pytest.approx(rows[str(epochs)][name], abs=1e-4)
+    # training visibly helps: final ndcg@10 well above the first epoch's
+    assert final["ndcg@10"] > rows["1"]["ndcg@10"] + 0.01, proc.stdout
+    assert final["recall@20"] > rows["1"]["recall@20"], proc.stdout
+
+
+def test_train_loop_main_returns_metrics(capsys):
+    spec = importlib.util.spec_from_file_location("train_loop_example", TRAIN_LOOP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.main(["--epochs", "1", "--users", "50", "--items", "80", "--seed", "1"])
+    assert set(result) == set(METRICS)
+    assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in result.values())
+    out = capsys.readouterr().out
+    assert "final: ndcg@10=" in out

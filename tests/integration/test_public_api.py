@@ -1,0 +1,357 @@
+"""The public surface, golden: every name a user imports, every module path the README, the docs and
+the examples import, the ``torchrec-eval`` entry point, and the state names (and shapes) inside
+``persistent(True)`` checkpoints. A redesign may move code anywhere behind these; a change here is
+a change of the public API (and, for the states, of every saved checkpoint) and needs a CHANGELOG line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+import torch  # noqa: F401  (the checkpoint cases construct with it)
+
+import torchrec_eval
+from torchrec_eval import *  # noqa: F403  (the names the checkpoint cases below construct)
+from torchrec_eval.uncertainty import PairedComparison  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# module -> names it must provide (its ``__all__`` where it has one, exactly)
+PUBLIC = {
+    "torchrec_eval": [
+        "ARHR",
+        "AUC",
+        "AveragePopularity",
+        "BinaryAUC",
+        "BinaryAUPRC",
+        "BinnedAUC",
+        "BinnedAUPRC",
+        "CG",
+        "CTR",
+        "Calibration",
+        "Coverage",
+        "DCG",
+        "Entropy",
+        "F1",
+        "FCP",
+        "GAUC",
+        "GiniIndex",
+        "HitRate",
+        "InterListDiversity",
+        "IntraListDiversity",
+        "LogLoss",
+        "MAE",
+        "MAP",
+        "MAR",
+        "MPR",
+        "MRR",
+        "MSE",
+        "NDCG",
+        "NE",
+        "Novelty",
+        "PointwiseCTR",
+        "PointwiseMAE",
+        "PointwiseMSE",
+        "PointwiseMetrics",
+        "PointwiseRMSE",
+        "Precision",
+        "RMSE",
+        "RPrecision",
+        "RankingMetrics",
+        "Recall",
+        "Serendipity",
+        "Windowed",
+        "functional",
+        "pointwise",
+        "uncertainty",
+    ],
+    "torchrec_eval.functional": [
+        "arhr",
+        "auc",
+        "cg",
+        "ctr",
+        "dcg",
+        "f1",
+        "fcp",
+        "gauc",
+        "hitrate",
+        "map",
+        "mar",
+        "mpr",
+        "mrr",
+        "ndcg",
+        "precision",
+        "recall",
+        "rprecision",
+    ],
+    "torchrec_eval.metrics": [
+        "ARHR",
+        "AUC",
+        "CG",
+        "CTR",
+        "DCG",
+        "F1",
+        "FCP",
+        "GAUC",
+        "HitRate",
+        "MAE",
+        "MAP",
+        "MAR",
+        "MPR",
+        "MRR",
+        "MSE",
+        "NDCG",
+        "Precision",
+        "RMSE",
+        "RPrecision",
+        "RankingMetric",
+        "Recall",
+    ],
+    "torchrec_eval.pointwise": [
+        "BinaryAUC",
+        "BinaryAUPRC",
+        "BinnedAUC",
+        "BinnedAUPRC",
+        "Calibration",
+        "LogLoss",
+        "NE",
+        "PointwiseCTR",
+        "PointwiseMAE",
+        "PointwiseMSE",
+        "PointwiseMetrics",
+        "PointwiseRMSE",
+        "Windowed",
+        "functional",
+    ],
+    "torchrec_eval.beyond": [
+        "AveragePopularity",
+        "BeyondMember",
+        "Coverage",
+        "Entropy",
+        "FAMILIES",
+        "GiniIndex",
+        "InterListDiversity",
+        "IntraListDiversity",
+        "Novelty",
+        "Serendipity",
+        "build_member",
+        "cooccurrence_similarity",
+    ],
+    "torchrec_eval.uncertainty": ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"],
+    "torchrec_eval.splits": [
+        "CrossValidationResult",
+        "RankingInputs",
+        "Split",
+        "as_interactions",
+        "cross_validate",
+        "interaction_kfold",
+        "leave_last_out",
+        "mean_confidence_interval",
+        "random_split",
+        "ranking_inputs",
+        "t_quantile",
+        "temporal_split",
+        "user_kfold",
+    ],
+    "torchrec_eval.frames": ["FRAME_TIES", "FrameBatch", "USERS", "evaluate", "to_batch"],
+    "torchrec_eval.datasets": [
+        "Interactions",
+        "RatedInteractions",
+        "generate_interactions",
+        "interaction_matrix",
+        "item_popularity",
+        "padded_item_lists",
+        "train_test_split_by_time",
+    ],
+    "torchrec_eval.movielens": ["FORMATS", "load_movielens"],
+    "torchrec_eval.demo": [
+        "BPRMF",
+        "DemoData",
+        "METRICS",
+        "evaluate",
+        "prepare_data",
+        "run_demo",
+        "split_data",
+        "train_epoch",
+    ],
+    "torchrec_eval.config": ["ALLOWED_KEYS", "POINTWISE_KEYS", "load_yaml", "pointwise_suite_kwargs", "suite_kwargs"],
+    "torchrec_eval.syncs": ["host_reads_free", "simulate_accelerator", "topk_keeps_lowest_index"],
+    "torchrec_eval.catalogue": ["CatalogueBatch"],
+    "torchrec_eval.cli": ["CONVENTIONS", "main", "progress_factory"],
+    "torchrec_eval.trec": [
+        "Qrels",
+        "Run",
+        "TIES",
+        "TrecRanked",
+        "rank_judgements",
+        "ranking_order",
+        "read_qrels",
+        "read_run",
+        "to_ranked",
+    ],
+    "torchrec_eval.plotting": ["plot_metric", "plot_values"],
+    "torchrec_eval.metrics.base": ["RankingMetric", "fingerprint"],
+    "torchrec_eval.collection": ["RankingMetrics"],
+    "torchrec_eval.distributed": ["UnpaddedDistributedSampler"],
+    "torchrec_eval.conventions": ["PRESETS"],
+    "torchrec_eval.pointwise.functional": [],
+}
+HAS_ALL = [
+    "torchrec_eval",
+    "torchrec_eval.functional",
+    "torchrec_eval.metrics",
+    "torchrec_eval.pointwise",
+    "torchrec_eval.beyond",
+    "torchrec_eval.uncertainty",
+    "torchrec_eval.splits",
+    "torchrec_eval.frames",
+    "torchrec_eval.datasets",
+    "torchrec_eval.movielens",
+    "torchrec_eval.demo",
+    "torchrec_eval.config",
+    "torchrec_eval.syncs",
+    "torchrec_eval.catalogue",
+    "torchrec_eval.cli",
+    "torchrec_eval.trec",
+    "torchrec_eval.plotting",
+]
+
+# (constructor, {state name: shape}) of a metric's ``persistent(True)`` state_dict
+CHECKPOINT_STATES = [
+    ("NDCG(k=10)", {"config_7462ad08d82d": (0,), "stats": (1, 3)}),
+    ("MAP(k=[5, 10])", {"config_75504591455b": (0,), "stats": (1, 5)}),
+    ("RPrecision()", {"config_5a24d506e32f": (0,), "stats": (1, 3)}),
+    ("AUC()", {"config_7250a87d52f9": (0,), "pairwise_auc": (1, 3)}),
+    ("GAUC()", {"config_8089f03ac872": (0,), "pairwise_gauc": (1, 3)}),
+    ("MPR()", {"config_58fd783fe45c": (0,), "pairwise_mpr": (1, 3)}),
+    ("FCP()", {"config_213edfd6c011": (0,), "pairwise_fcp": (1, 3)}),
+    ("CTR(k=5)", {"config_f4555dc4e934": (0,), "pairwise_ctr_at_5": (1, 3)}),
+    (
+        'RankingMetrics(["ndcg@5", "ndcg@10", "recall@10", "mrr@10", "auc"])',
+        {"config_e726ba1f90e3": (0,), "pairwise_auc": (1, 3), "stats": (1, 9)},
+    ),
+    ('PairedComparison(["ndcg@10", "recall@5"])', {"paired": (1, 10)}),
+    ("Coverage(k=5, num_items=20)", {"beyond_items": (1, 1, 20), "config_a7b9370bd584": (0,)}),
+    ("Entropy(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_2733350ff409": (0,)}),
+    ("GiniIndex(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_015a40819afa": (0,)}),
+    (
+        "InterListDiversity(k=3, num_items=7)",
+        {"beyond_items": (1, 3, 7), "beyond_stats": (1, 1), "config_f32095f507dd": (0,)},
+    ),
+    ("Novelty(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_117ee3745752": (0,)}),
+    ("AveragePopularity(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_91af359889a0": (0,)}),
+    ("Serendipity(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_758005b3a1b1": (0,)}),
+    ("IntraListDiversity(k=3, item_features=torch.eye(7))", {"beyond_stats": (1, 3), "config_9fe82384d2c1": (0,)}),
+    ("NE()", {"stats_9a15e5398b71": (1, 1, 3)}),
+    (
+        "BinaryAUC()",
+        {"sample_groups": "list", "sample_preds": "list", "sample_target": "list", "sample_weight": "list"},
+    ),
+    (
+        "Windowed(NE(), window=3)",
+        {
+            "lifetime_stats_9a15e5398b71": (1, 1, 3),
+            "ring_next": (),
+            "ring_samples": (3,),
+            "ring_stats_9a15e5398b71": (3, 1, 1, 3),
+            "window_stats_9a15e5398b71": (1, 1, 3),
+        },
+    ),
+    ('PointwiseMetrics(["ne", "auc"])', {"stats_42e7d30ececc": (1, 1, 20003)}),
+]
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_public_names_resolve(module):
+    imported = importlib.import_module(module)
+    missing = [name for name in PUBLIC[module] if not hasattr(imported, name)]
+    assert not missing, f"{module} lost {missing}"
+
+
+@pytest.mark.parametrize("module", HAS_ALL)
+def test_all_is_unchanged(module):
+    assert sorted(importlib.import_module(module).__all__) == PUBLIC[module]
+
+
+# module paths kept beyond the modules above: the docs and tests import them, old pickles name them
+OTHER_PATHS = {
+    "torchrec_eval.functional.ranking",
+    "torchrec_eval.functional.pairwise",
+    "torchrec_eval.metrics.ranking",
+    "torchrec_eval.metrics.pairwise",
+    "torchrec_eval.functional._plan",  # pickles of older versions name its Plan
+}
+
+
+def _documented_paths() -> set[str]:
+    """Dotted paths imported, or auto-documented, by the README, the docs and the examples."""
+    found = set()
+    for path in [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("examples/*.py")]:
+        text = path.read_text()
+        found |= set(re.findall(r"(?:from|import) (torchrec_eval(?:\.\w+)*)", text))
+        found |= set(re.findall(r"\.\. auto\w+:: (torchrec_eval[\w.]*)", text))
+    return found
+
+
+def test_every_documented_path_resolves_through_a_golden_module():
+    for path in sorted(_documented_paths()):
+        parts = path.split(".")
+        # the longest importable prefix is the module; the rest are attributes of it
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            try:
+                importlib.import_module(module)
+                break
+            except ImportError:
+                continue
+        assert module in set(PUBLIC) | OTHER_PATHS, f"{path}: its module {module} is not in the golden list"
+        value = importlib.import_module(module)
+        for name in parts[cut:]:
+            value = getattr(value, name)
+
+
+FIRST_IMPORTS = """
+import importlib, sys
+import torch  # loaded once: what matters is the order in which the package's own modules load
+failed = []
+for module in sys.argv[1:]:
+    for name in [name for name in sys.modules if name == "torchrec_eval" or name.startswith("torchrec_eval.")]:
+        del sys.modules[name]
+    try:
+        importlib.import_module(module)
+    except Exception as error:  # noqa: BLE001
+        failed.append(f"{module}: {type(error).__name__}: {error}")
+print("\\n".join(failed))
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_every_public_module_imports_first():
+    """A user's first import may be any public module (``import torchrec_eval.catalogue`` failed on an
+    import cycle through the metrics' base): each is imported with none of the package loaded before it."""
+    modules = sorted(set(PUBLIC) | OTHER_PATHS)
+    result = subprocess.run([sys.executable, "-c", FIRST_IMPORTS, *modules], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr[-2000:]
+
+
+def test_entry_point():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"torchrec-eval": "torchrec_eval.cli:main"}
+    assert callable(torchrec_eval.cli.main)
+
+
+@pytest.mark.parametrize(("constructor", "states"), CHECKPOINT_STATES, ids=[case[0] for case in CHECKPOINT_STATES])
+def test_checkpoint_state_names(constructor, states):
+    metric = eval(constructor)  # noqa: S307  (the golden constructors above)
+    metric.persistent(True)
+    got = {
+        name: tuple(value.shape) if hasattr(value, "shape") else type(value).__name__
+        for name, value in metric.state_dict().items()
+    }
+    assert got == states
