@@ -1,76 +1,40 @@
-"""The stateful base of every top-k metric: a few float64 sufficient statistics per group."""
+"""The stateful base of every top-k metric: a few float64 sufficient statistics per group.
+
+:class:`RankingMetric` coordinates its members; each job around it lives in its own module, mixed in:
+the configuration state and older checkpoints (:mod:`~torchrec_eval.metrics.state_names`, with
+:func:`fingerprint`), the inputs of a batch (:mod:`~torchrec_eval.metrics.batch_inputs`), ``catalogue``,
+``compile_update`` and ``per_query`` (:mod:`~torchrec_eval.metrics.entry_points`), the repr
+(:mod:`~torchrec_eval.metrics.settings`), all-or-nothing updates (:mod:`~torchrec_eval.metrics.lifecycle`).
+"""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import torch
 from torch import Tensor
-from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.conventions import preset, resolve_common
-from torchrec_eval.metrics import compiled
-from torchrec_eval.metrics.lifecycle import Apply, keywords_checked
+from torchrec_eval.metrics.batch_inputs import BatchInputs, check_weighted
+from torchrec_eval.metrics.entry_points import EntryPoints
+from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.metrics.member import Member
 from torchrec_eval.metrics.move_only import MoveOnly
-from torchrec_eval.pipeline import TIES, Batch, check_flat
+from torchrec_eval.metrics.settings import (
+    Settings,
+    _TensorShape,  # noqa: F401 - pickles of older metrics' repr name it here
+    given_settings,
+)
+from torchrec_eval.metrics.state_names import ConfigState, fingerprint
+from torchrec_eval.pipeline import TIES, Batch
 from torchrec_eval.pipeline.arguments import check_optional_int
-from torchrec_eval.pipeline.validation import describe_any
-from torchrec_eval.ranking.member_steps import check_common, prepare
+from torchrec_eval.ranking.member_steps import check_common
 
-if TYPE_CHECKING:
-    from torchrec_eval.catalogue import CatalogueBatch
+__all__ = ["RankingMetric", "fingerprint"]
 
 
-def fingerprint(value: Any) -> str:
-    """A description of a configuration that is the same in every process, on every device, under any
-    print options: tensors by dtype, shape and the bytes of their values, objects by their fields."""
-    if isinstance(value, Tensor):
-        data = value.detach().to("cpu").contiguous()
-        digest = hashlib.sha1(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"").hexdigest()
-        return f"tensor({str(data.dtype)},{tuple(data.shape)},{digest})"
-    if isinstance(value, dict):
-        items = sorted((str(key), fingerprint(item)) for key, item in value.items())
-        return "{" + ",".join(f"{key}:{item}" for key, item in items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(fingerprint(item) for item in value) + "]"
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return repr(value)
-    fields = getattr(value, "__dict__", None)
-    return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
-
-
-def _check_weighted(weighted: Any, members: Sequence[Member]) -> bool:
-    if not isinstance(weighted, bool):
-        raise ValueError(f"`weighted` must be True or False, got {weighted!r}")
-    unsupported = [key for member in members if not member.supports_weights for key in member.keys]
-    if weighted and unsupported:
-        raise ValueError(f"`weighted`: {unsupported} are catalogue metrics with no per-query weight")
-    return weighted
-
-
-class _TensorShape:
-    """A tensor in a repr: its dtype and shape, not its values (``<tensor float64 [500]>``)."""
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.text = f"<tensor {str(tensor.dtype).removeprefix('torch.')} {list(tensor.shape)}>"
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-def _shown(value: Any) -> Any:
-    if isinstance(value, Tensor):
-        return _TensorShape(value)
-    if isinstance(value, dict):
-        return {key: _shown(item) for key, item in value.items()}
-    return value
-
-
-class RankingMetric(MoveOnly):
+class RankingMetric(ConfigState, BatchInputs, EntryPoints, Settings, MoveOnly):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
@@ -111,6 +75,7 @@ class RankingMetric(MoveOnly):
     higher_is_better = True
     full_state_update = False
 
+
     def __init__(
         self,
         members: Sequence[Member],
@@ -128,12 +93,7 @@ class RankingMetric(MoveOnly):
         super().__init__(**kwargs)
         given = {"convention": convention, "empty_target_action": empty_target_action,
                  "relevance_threshold": relevance_threshold, "ties": ties, "num_groups": num_groups}
-        # the arguments that differ from the defaults, for repr
-        self._settings = {name: value for name, value in given.items() if value is not None}
-        if not validate_args:
-            self._settings["validate_args"] = False
-        if weighted:
-            self._settings["weighted"] = True
+        self._settings = given_settings(given, validate_args, weighted)  # for repr
         empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
         self.duplicates = preset(convention).duplicates
         check_common(empty_target_action, relevance_threshold)
@@ -144,7 +104,7 @@ class RankingMetric(MoveOnly):
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):
             raise ValueError(f"A metric is requested twice: {self.value_keys}")
-        self.weighted = _check_weighted(weighted, self.members)
+        self.weighted = check_weighted(weighted, self.members)
         self.empty_target_action = empty_target_action
         self.relevance_threshold = relevance_threshold
         self.ties = ties
@@ -154,58 +114,7 @@ class RankingMetric(MoveOnly):
         for member in self.members:
             member.check_ties(ties)
             member.add_states(self, num_groups or 1)
-        # MetricCollection's compute groups merge metrics whose states look alike; an empty state named
-        # after the configuration keeps different metrics apart (it costs nothing and is never synced),
-        # and makes merge_state refuse a state of another configuration. The name must be the same in
-        # every process: it hashes a canonical description, never a repr of a tensor.
-        def state_name(members: list[Member]) -> str:
-            signature = hashlib.sha1(
-                fingerprint(
-                    [type(self).__name__, self.value_keys, members, empty_target_action, relevance_threshold, ties]
-                    + (["weighted"] if weighted else [])  # unweighted metrics keep their state names
-                ).encode()
-            ).hexdigest()
-            return f"config_{signature[:12]}"
-
-        self._config_state = state_name(self.members)
-        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
-        # the name this configuration had before options were added to it (a preset that gained
-        # `empty_list_action`, ...): a checkpoint saved then still loads
-        legacy = state_name([member.legacy() for member in self.members])
-        # and before `empty_mean` alone (a preset that gained it after the options above)
-        previous = state_name([member.previous() for member in self.members])
-        self._legacy_config_states = list(dict.fromkeys(
-            name for name in (legacy, previous) if name != self._config_state))
-
-    def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
-        """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
-        state, so that a metric object costs the collectives of its statistics only."""
-        empty = {name: fx for name, fx in self._reductions.items() if getattr(self, name).numel() == 0}
-        for name in empty:
-            del self._reductions[name]
-        try:
-            super()._sync_dist(dist_sync_fn, process_group)
-        finally:
-            self._reductions.update(empty)
-
-    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
-        """torchmetrics' loading, after the members adapt a checkpoint of an older state layout (a
-        one-count ``stats``) and the configuration state's older name is renamed to this one."""
-        own = prefix + self._config_state
-        for legacy in self._legacy_config_states:
-            if own not in state_dict and prefix + legacy in state_dict:
-                state_dict[own] = state_dict.pop(prefix + legacy)
-        for member in self.members:
-            member.adapt_loaded(self, state_dict, prefix)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-
-    def _check_merge(self, states: dict[str, Any]) -> None:
-        """``merge_state`` refuses the state of a metric configured differently."""
-        if set(states) != set(self._defaults):
-            raise ValueError(
-                f"Cannot merge a state of another configuration: expected states "
-                f"{sorted(self._defaults)}, got {sorted(states)}"
-            )
+        self._add_config_state()
 
     _FLAT_COLUMNS = ("preds", "target", "mask", "groups")
 
@@ -246,28 +155,6 @@ class RankingMetric(MoveOnly):
             }
         )
 
-    def _show(self, **arguments: Any) -> None:
-        """Show these constructor arguments in repr, those that are not None (tensors by dtype and shape)."""
-        self._settings.update({name: _shown(value) for name, value in arguments.items() if value is not None})
-
-    def _ordered_keys(self) -> list[str]:
-        """The value keys in the order of ``compute``."""
-        return self.value_keys
-
-    def extra_repr(self) -> str:
-        """The value keys and the arguments that differ from the defaults: ``ndcg@5, ndcg@10, ties='average'``."""
-        shown = (f"{name}={value!r}" for name, value in self._settings.items())
-        return ", ".join([*self._ordered_keys(), *shown])
-
-    def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """The caller's arguments as an input form of :mod:`torchrec_eval.pipeline.prepare` (a subclass may rewrite them)."""
-        return inputs
-
-    def _ranking_threshold(self) -> float | None:
-        """The relevance threshold of the inputs after :meth:`_inputs` (a subclass that encodes them may
-        change it)."""
-        return self.relevance_threshold
-
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         weight = inputs.get("sample_weight")
         inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
@@ -285,34 +172,6 @@ class RankingMetric(MoveOnly):
         for name, increment in increments.items():
             getattr(self, name).add_(increment)
 
-    def compile_update(self, **compile_kwargs: Any) -> RankingMetric:
-        """Run every later ``update`` as one ``torch.compile(fullgraph=True)`` graph per batch shape.
-
-        One graph means one launch sequence with no host sync on an accelerator, and no Python per
-        operation anywhere. Values equal the eager update's (float64 sums may differ in the last bit).
-        Needs ``validate_args=False``; refuses FCP, R-Precision without a cut-off and
-        ``empty_target_action="error"``, which read the data on the host (see
-        :mod:`torchrec_eval.metrics.compiled`). The flat form stays eager.
-
-        Args:
-            compile_kwargs: passed to ``torch.compile`` (``mode=``, ``dynamic=``, ``backend=``).
-
-        Returns:
-            the metric itself.
-
-        Raises:
-            ValueError: with ``validate_args=True`` or a family that cannot be one graph.
-
-        Example:
-            >>> import torch
-            >>> from torchrec_eval import RankingMetrics
-            >>> suite = RankingMetrics(["ndcg@2"], validate_args=False).compile_update(backend="eager")
-            >>> suite.update(torch.tensor([[0.9, 0.1, 0.5]]), torch.tensor([[0, 1, 1]]))
-            >>> suite.compute()
-            {'ndcg@2': tensor(0.3869, dtype=torch.float64)}
-        """
-        return compiled.compile_update(self, **compile_kwargs)
-
     def _stage_batch(self, batch: Batch) -> Apply:
         applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
 
@@ -321,139 +180,6 @@ class RankingMetric(MoveOnly):
                 one()
 
         return apply
-
-    def catalogue(
-        self,
-        num_items: int,
-        *,
-        target_ids: Tensor,
-        target_gains: Tensor | None = None,
-        target_scores: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        process_group: Any = None,
-    ) -> CatalogueBatch:
-        """Evaluate one query batch against a catalogue scored in chunks: no [B, N] score matrix.
-
-        Give the batch's targets and exclusions once, then ``add(scores, offset)`` for each chunk of
-        items, in any order and of any sizes; ``close()`` (or leaving the ``with`` block) adds to the
-        metric exactly what ``update(preds=<all N scores>, target_ids=..., ...)`` would have. Memory
-        is O(B·(k + T)) whatever ``num_items``. With ``process_group`` (an item-parallel group whose
-        ranks hold the same queries and score one contiguous item range each), ``close`` combines the
-        ranks with one ``all_gather`` and the group's first rank adds the batch.
-
-        Args:
-            num_items: N, the size of the catalogue (item ids 0..N-1).
-            target_ids, target_gains, exclude_ids, groups: as in ``update`` (ids form).
-            target_scores: [B, T] the scores of the target items, needed by AUC, GAUC, MPR and FCP
-                (which count the items above each target in every chunk); they stand for the chunks'
-                entries at the targets, which are then not read.
-            process_group: the item-parallel group, or None (one process scores the whole catalogue).
-
-        Returns:
-            a :class:`~torchrec_eval.catalogue.CatalogueBatch`, also a context manager.
-
-        Raises:
-            ValueError: see :class:`~torchrec_eval.catalogue.CatalogueBatch`; ``ties="average"``.
-
-        Example:
-            >>> import torch
-            >>> from torchrec_eval import NDCG
-            >>> metric = NDCG(k=2)
-            >>> scores = torch.tensor([[0.1, 0.9, 0.3, 0.8, 0.2]])
-            >>> with metric.catalogue(5, target_ids=torch.tensor([[3, 4]])) as batch:
-            ...     batch.add(scores[:, :2], offset=0)
-            ...     batch.add(scores[:, 2:], offset=2)
-            >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
-            (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
-        """
-        if self.weighted:
-            raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
-                             f"every query with weight 1; use `update(..., sample_weight=w)`; got {self!r}")
-        # imported here: torchrec_eval.catalogue imports the metrics' modules (a cycle at import time)
-        from torchrec_eval.catalogue import CatalogueBatch
-
-        return CatalogueBatch(
-            self,
-            num_items,
-            target_ids=target_ids,
-            target_gains=target_gains,
-            target_scores=target_scores,
-            exclude_ids=exclude_ids,
-            groups=groups,
-            process_group=process_group,
-        )
-
-    def _check_flat(self, inputs: dict[str, Any]) -> None:
-        if inputs.get("sample_weight") is not None:
-            raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
-                             "(one row per query), not with the flat form (`indexes`); got `sample_weight` of "
-                             f"{describe_any(inputs['sample_weight'])}")
-        self._require_groups(inputs.get("groups"))
-        check_flat(self._inputs(inputs), self.validate_args)
-
-    def _require_groups(self, groups: Tensor | None) -> None:
-        if (groups is None) != (self.num_groups is None):
-            raise ValueError(
-                "`groups` must be given exactly when the metric was built with `num_groups` "
-                f"(num_groups={self.num_groups}, groups {'missing' if groups is None else 'given'})"
-            )
-
-    def batch(
-        self,
-        preds: Tensor | None = None,
-        target: Tensor | None = None,
-        *,
-        groups: Tensor | None = None,
-        **inputs: Tensor | None,
-    ) -> Batch:
-        """Validate and rank one batch once for every member, with this metric's settings and groups."""
-        self._require_groups(groups)
-        batch = prepare(
-            self.members,
-            preds,
-            target,
-            ties=self.ties,
-            relevance_threshold=self._ranking_threshold(),
-            validate_args=self.validate_args,
-            groups=groups,
-            duplicates=self.duplicates,
-            **inputs,
-        )
-        if batch.groups is not None:
-            batch.groups = self._check_groups(batch.groups)
-        return batch
-
-    def _check_weight(self, weight: Any, batch: Batch) -> Tensor | None:
-        """The [B] float64 query weights on this metric's device (None: unweighted)."""
-        if weight is None:
-            return None
-        if not self.weighted:
-            raise ValueError("`sample_weight` needs a metric built with `weighted=True`; got `sample_weight` of "
-                             f"{describe_any(weight)} for an unweighted metric")
-        rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
-        if (not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool
-                or weight.is_complex()):
-            shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
-            raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
-                             f"query, got {shape}")
-        weight = weight.to(device=self.device, dtype=torch.float64)
-        if self.validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
-            raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
-                             f"to {weight.max().item()}")
-        return weight
-
-    def _check_groups(self, groups: Tensor) -> Tensor:
-        if groups.is_floating_point() or groups.dtype == torch.bool:
-            raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
-        if self.validate_args:
-            low, high = torch.aminmax(groups)
-            if bool((low < 0) | (high >= self.num_groups)):
-                raise ValueError(
-                    f"`groups` must lie in [0, {self.num_groups}), got values from {low.item()} "
-                    f"to {high.item()}"
-                )
-        return groups.to(self.device)
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""
@@ -469,60 +195,6 @@ class RankingMetric(MoveOnly):
         ordered = {key: results[key] for key in self._ordered_keys() if key in results}
         return next(iter(ordered.values())) if self.single_key else ordered
 
-    @keywords_checked
-    def per_query(
-        self,
-        preds: Tensor | None = None,
-        target: Tensor | None = None,
-        *,
-        indexes: Tensor | None = None,
-        target_ids: Tensor | None = None,
-        target_gains: Tensor | None = None,
-        ranked_ids: Tensor | None = None,
-        mask: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        query_ids: Any = None,
-        as_frame: bool = False,
-    ) -> Any:
-        """Every value of the metric for each query of one batch, without touching the state.
-
-        Takes ``update``'s arguments, with the same checks (and ``ValueError`` s). The value of a query is
-        the one ``update`` would count for it; NaN marks a query the metric does not count. ``compute()``
-        after ``update`` on the same batch is the mean of these values over the counted queries, or for a
-        pooled ratio their mean weighted by the query's denominator: see
-        :mod:`torchrec_eval.metrics.per_query`, which also says why catalogue metrics (coverage, Gini,
-        entropy, inter-list diversity) have no per-query values and are left out.
-
-        Args:
-            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups: as
-                for ``update``. In the flat form every query of the call is complete (none is held back),
-                and the queries come in ascending ``indexes`` order.
-            query_ids: labels of the rows of the DataFrame (``as_frame=True`` only), one per query;
-                default: the ``indexes`` of the flat form, else 0..B-1.
-            as_frame: return a ``pandas.DataFrame`` indexed by ``query_id`` (plus a ``group`` column
-                with ``groups``) instead of tensors.
-
-        Returns:
-            A dict ``{key: [B] float64 tensor}`` in the order of ``compute()`` (a [B] tensor where
-            ``compute()`` returns a tensor), or the DataFrame.
-
-        Raises:
-            ValueError: as ``update`` on bad input; if the metric has no per-query value; on
-                ``query_ids`` of the wrong length or without ``as_frame``.
-            ImportError: with ``as_frame=True`` when pandas is not installed.
-
-        Example:
-            >>> import torch
-            >>> import torchrec_eval as tre
-            >>> suite = tre.RankingMetrics(["ndcg@2", "mrr@2"])
-            >>> suite.per_query(torch.tensor([[0.9, 0.8, 0.1], [0.3, 0.2, 0.1]]),
-            ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
-            {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
-        """
-        from torchrec_eval.metrics.per_query import per_query
-
-        inputs = {"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
-                  "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
-                  "exclude_ids": exclude_ids, "groups": groups}
-        return per_query(self, inputs, query_ids, as_frame)
+    def _ordered_keys(self) -> list[str]:
+        """The value keys in the order of ``compute``."""
+        return self.value_keys

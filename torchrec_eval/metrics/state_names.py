@@ -1,0 +1,97 @@
+"""The configuration state of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its name, and
+checkpoints that name it as an older release did.
+
+MetricCollection's compute groups merge metrics whose states look alike; an empty state named after the
+configuration (``config_<sha>``) keeps different metrics apart (it costs nothing and is never synced), and
+makes ``merge_state`` refuse a state of another configuration. The name must be the same in every process:
+it hashes a canonical description (:func:`fingerprint`), never a repr of a tensor. The names the same
+configuration had in older releases are kept, so that their checkpoints still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics.utilities.distributed import gather_all_tensors
+
+from torchrec_eval.metrics.member import Member
+
+__all__ = ["ConfigState", "config_state_name", "fingerprint"]
+
+
+def fingerprint(value: Any) -> str:
+    """A description of a configuration that is the same in every process, on every device, under any
+    print options: tensors by dtype, shape and the bytes of their values, objects by their fields."""
+    if isinstance(value, Tensor):
+        data = value.detach().to("cpu").contiguous()
+        digest = hashlib.sha1(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"").hexdigest()
+        return f"tensor({str(data.dtype)},{tuple(data.shape)},{digest})"
+    if isinstance(value, dict):
+        items = sorted((str(key), fingerprint(item)) for key, item in value.items())
+        return "{" + ",".join(f"{key}:{item}" for key, item in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(fingerprint(item) for item in value) + "]"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    fields = getattr(value, "__dict__", None)
+    return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
+
+
+def config_state_name(metric: Any, members: Sequence[Member]) -> str:
+    """``config_<sha>``: the name of the configuration state of ``metric`` holding ``members``."""
+    description = [type(metric).__name__, metric.value_keys, list(members), metric.empty_target_action,
+                   metric.relevance_threshold, metric.ties]
+    if metric.weighted:  # unweighted metrics keep their state names
+        description.append("weighted")
+    return f"config_{hashlib.sha1(fingerprint(description).encode()).hexdigest()[:12]}"
+
+
+class ConfigState:
+    """Mixin for a :class:`~torchrec_eval.metrics.base.RankingMetric`: the configuration state, its older
+    names when a checkpoint loads, left out of the sync, and checked by ``merge_state``."""
+
+    def _add_config_state(self) -> None:
+        """Add the empty configuration state (after the members' states) and remember its older names."""
+        self._config_state = config_state_name(self, self.members)
+        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
+        # the name this configuration had before options were added to it (a preset that gained
+        # `empty_list_action`, ...): a checkpoint saved then still loads
+        legacy = config_state_name(self, [member.legacy() for member in self.members])
+        # and before `empty_mean` alone (a preset that gained it after the options above)
+        previous = config_state_name(self, [member.previous() for member in self.members])
+        self._legacy_config_states = list(dict.fromkeys(
+            name for name in (legacy, previous) if name != self._config_state))
+
+    def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
+        """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
+        state, so that a metric object costs the collectives of its statistics only."""
+        empty = {name: fx for name, fx in self._reductions.items() if getattr(self, name).numel() == 0}
+        for name in empty:
+            del self._reductions[name]
+        try:
+            super()._sync_dist(dist_sync_fn, process_group)
+        finally:
+            self._reductions.update(empty)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' loading, after the members adapt a checkpoint of an older state layout (a
+        one-count ``stats``) and the configuration state's older name is renamed to this one."""
+        own = prefix + self._config_state
+        for legacy in self._legacy_config_states:
+            if own not in state_dict and prefix + legacy in state_dict:
+                state_dict[own] = state_dict.pop(prefix + legacy)
+        for member in self.members:
+            member.adapt_loaded(self, state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def _check_merge(self, states: dict[str, Any]) -> None:
+        """``merge_state`` refuses the state of a metric configured differently."""
+        if set(states) != set(self._defaults):
+            raise ValueError(
+                f"Cannot merge a state of another configuration: expected states "
+                f"{sorted(self._defaults)}, got {sorted(states)}"
+            )
