@@ -2,14 +2,14 @@
 
 :class:`RankingMetric` coordinates its members; each job around it lives in its own module, mixed in:
 the configuration state and older checkpoints (:mod:`~torchrec_eval.metrics.state_names`, with
-:func:`fingerprint`), the inputs of a batch (:mod:`~torchrec_eval.metrics.batch_inputs`), ``catalogue``,
+:func:`fingerprint`), the inputs of a batch (:mod:`~torchrec_eval.metrics.batch_inputs`), the members'
+increments of a batch (:mod:`~torchrec_eval.metrics.staging`), ``catalogue``,
 ``compile_update`` and ``per_query`` (:mod:`~torchrec_eval.metrics.entry_points`), the repr
 (:mod:`~torchrec_eval.metrics.settings`), all-or-nothing updates (:mod:`~torchrec_eval.metrics.lifecycle`).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +18,6 @@ from torch import Tensor
 from torchrec_eval.conventions import preset, resolve_common
 from torchrec_eval.metrics.batch_inputs import BatchInputs, check_weighted
 from torchrec_eval.metrics.entry_points import EntryPoints
-from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.metrics.member import Member
 from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.metrics.settings import (
@@ -26,15 +25,16 @@ from torchrec_eval.metrics.settings import (
     _TensorShape,  # noqa: F401 - pickles of older metrics' repr name it here
     given_settings,
 )
+from torchrec_eval.metrics.staging import Staging
 from torchrec_eval.metrics.state_names import ConfigState, fingerprint
-from torchrec_eval.pipeline import TIES, Batch
+from torchrec_eval.pipeline import TIES
 from torchrec_eval.pipeline.arguments import check_optional_int
 from torchrec_eval.ranking.member_steps import check_common
 
 __all__ = ["RankingMetric", "fingerprint"]
 
 
-class RankingMetric(ConfigState, BatchInputs, EntryPoints, Settings, MoveOnly):
+class RankingMetric(ConfigState, BatchInputs, Staging, EntryPoints, Settings, MoveOnly):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
@@ -154,32 +154,6 @@ class RankingMetric(ConfigState, BatchInputs, EntryPoints, Settings, MoveOnly):
                 "sample_weight": sample_weight,
             }
         )
-
-    def _stage(self, inputs: dict[str, Any]) -> Apply:
-        weight = inputs.get("sample_weight")
-        inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
-        step = getattr(self, "_compiled_increments", None)
-        if step is not None and weight is None and inputs.get("indexes") is None:  # the flat form stays eager
-            try:
-                return functools.partial(self._add, step(inputs))  # pure: nothing is touched yet
-            except Exception:  # noqa: S110 - bad input: the eager path below raises its named ValueError
-                pass
-        batch = self.batch(**inputs)
-        batch.weights = self._check_weight(weight, batch)
-        return self._stage_batch(batch)
-
-    def _add(self, increments: dict[str, Tensor]) -> None:
-        for name, increment in increments.items():
-            getattr(self, name).add_(increment)
-
-    def _stage_batch(self, batch: Batch) -> Apply:
-        applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
-
-        def apply() -> None:
-            for one in applies:
-                one()
-
-        return apply
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""
