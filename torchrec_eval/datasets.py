@@ -247,6 +247,31 @@ def generate_interactions(
     num_items = check_int("num_items", num_items, 1)
     dim = check_int("dim", dim, 1)
     seed = check_int("seed", seed)
+    lo, hi = _count_range(interactions_per_user, num_items)
+    gen = torch.Generator().manual_seed(seed)
+    # the draws below, in this order, are the data set of a seed: a step that draws must not move
+    user_factors = torch.randn(num_users, dim, generator=gen)
+    item_factors = torch.randn(num_items, dim, generator=gen)
+    popularity_rank = torch.randperm(num_items, generator=gen) + 1  # 1 = most popular
+    popularity_logit = -popularity_exponent * torch.log(popularity_rank.double()).float()
+    counts = _user_counts(num_users, lo, hi, gen)
+    taste_scale = preference_strength / math.sqrt(dim)
+    items = _draw_items(user_factors, item_factors, taste_scale, popularity_logit, hi, gen)
+    times = _timestamps(num_users, hi, start_time, gen)
+    valid = torch.arange(hi).unsqueeze(0) < counts.unsqueeze(1)  # [U, hi]: the first n_u draws
+    users = torch.arange(num_users).unsqueeze(1).expand(num_users, hi)
+    data = Interactions(
+        user=users[valid],
+        item=items[valid],
+        timestamp=times[valid],
+        num_users=num_users,
+        num_items=num_items,
+    )
+    return data.select(_sort_by_user_time(data))
+
+
+def _count_range(interactions_per_user: int | Sequence[int], num_items: int) -> tuple[int, int]:
+    """The bounds ``(lo, hi)`` of the per-user counts: ``(n, n)`` for an int ``n``, or the pair given."""
     if is_int(interactions_per_user):
         lo = hi = check_int("interactions_per_user", interactions_per_user)
     elif (
@@ -262,25 +287,23 @@ def generate_interactions(
             f"`interactions_per_user` must lie between 1 and `num_items` ({num_items}), with lo <= hi, "
             f"got {interactions_per_user!r}"
         )
+    return lo, hi
 
-    gen = torch.Generator().manual_seed(seed)
 
-    # Latent factors and Zipf popularity.
-    user_factors = torch.randn(num_users, dim, generator=gen)
-    item_factors = torch.randn(num_items, dim, generator=gen)
-    popularity_rank = torch.randperm(num_items, generator=gen) + 1  # 1 = most popular
-    popularity_logit = -popularity_exponent * torch.log(popularity_rank.double()).float()
-    taste_scale = preference_strength / math.sqrt(dim)
-
-    # Per-user counts: fixed, or log-uniform on [lo, hi].
+def _user_counts(num_users: int, lo: int, hi: int, gen: torch.Generator) -> Tensor:
+    """[U] long: each user's number of interactions, ``lo`` for all, or log-uniform on ``[lo, hi]``."""
     if lo == hi:
-        counts = torch.full((num_users,), lo, dtype=torch.long)
-    else:
-        u = torch.rand(num_users, generator=gen, dtype=torch.float64)
-        log_counts = math.log(lo) + u * (math.log(hi + 1) - math.log(lo))
-        counts = log_counts.exp().floor().long().clamp_(lo, hi)
+        return torch.full((num_users,), lo, dtype=torch.long)
+    u = torch.rand(num_users, generator=gen, dtype=torch.float64)
+    log_counts = math.log(lo) + u * (math.log(hi + 1) - math.log(lo))
+    return log_counts.exp().floor().long().clamp_(lo, hi)
 
-    # Gumbel-top-k sampling without replacement, in chunks of users bounded in memory.
+
+def _draw_items(user_factors: Tensor, item_factors: Tensor, taste_scale: float, popularity_logit: Tensor, hi: int,
+                gen: torch.Generator) -> Tensor:
+    """[U, hi] each user's ``hi`` items drawn without replacement with probability proportional to
+    ``exp(logit)``, in draw order: Gumbel-top-k, in chunks of users bounded in memory."""
+    num_users, num_items = len(user_factors), len(item_factors)
     chunk = max(1, _MAX_CHUNK_ELEMENTS // num_items)
     drawn = []
     for begin in range(0, num_users, chunk):
@@ -289,26 +312,18 @@ def generate_interactions(
         uniform = torch.rand(logits.shape, generator=gen).clamp_(min=1e-20)
         gumbel = -torch.log(-torch.log(uniform).clamp_(max=-1e-20))
         drawn.append(torch.topk(logits + gumbel, hi, dim=1).indices)
-    items = torch.cat(drawn)  # [U, hi], in draw order
+    return torch.cat(drawn)
 
-    # Timestamps: a random start per user plus positive gaps, assigned in a random order, so that time
-    # order is independent of draw order (and so of how strongly the user prefers the item).
+
+def _timestamps(num_users: int, hi: int, start_time: int, gen: torch.Generator) -> Tensor:
+    """[U, hi] increasing times from a random start per user (within 30 days of ``start_time``), 1 to
+    86,400 seconds apart, given to the draws in a random order: time order is independent of draw order
+    (and so of how strongly the user prefers the item)."""
     start = start_time + torch.randint(0, 30 * 86_400, (num_users, 1), generator=gen)
     gaps = torch.randint(1, 86_401, (num_users, hi), generator=gen)
     times = start + torch.cumsum(gaps, dim=1)
     order = torch.argsort(torch.rand(num_users, hi, generator=gen), dim=1)
-    times = torch.gather(times, 1, order)
-
-    valid = torch.arange(hi).unsqueeze(0) < counts.unsqueeze(1)  # [U, hi]: the first n_u draws
-    users = torch.arange(num_users).unsqueeze(1).expand(num_users, hi)
-    data = Interactions(
-        user=users[valid],
-        item=items[valid],
-        timestamp=times[valid],
-        num_users=num_users,
-        num_items=num_items,
-    )
-    return data.select(_sort_by_user_time(data))
+    return torch.gather(times, 1, order)
 
 
 def _sort_by_user_time(interactions: Interactions) -> Tensor:

@@ -65,6 +65,16 @@ def _as_dict(metric: Metric, value: Any) -> dict[str, Tensor]:
     return {type(metric).__name__.lower(): torch.as_tensor(value).detach().double().cpu()}
 
 
+def _check_scores(scores: Any, expected: tuple[int, int]) -> None:
+    """Raises unless ``fit_and_score`` returned a ``[len(users), num_items]`` tensor (or a scorer)."""
+    if not isinstance(scores, Tensor) or tuple(scores.shape) != expected:
+        got = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
+        raise ValueError(
+            "`fit_and_score` must return a scorer or scores of shape "
+            f"[len(users), num_items] = {list(expected)}, got {got}"
+        )
+
+
 def _evaluate_fold(suite: Metric, split: Split, fit_and_score: Callable, batch_size: int
                    ) -> tuple[dict[str, Tensor], int]:
     """Fit on the split's training part, evaluate the held-out users; the values and the user count."""
@@ -76,13 +86,7 @@ def _evaluate_fold(suite: Metric, split: Split, fit_and_score: Callable, batch_s
             return _as_dict(suite, suite.compute()), 0
     scores = fit_and_score(split.train, inputs.users)
     if not callable(scores):
-        expected = (inputs.users.numel(), split.train.num_items)
-        if not isinstance(scores, Tensor) or tuple(scores.shape) != expected:
-            got = tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__
-            raise ValueError(
-                "`fit_and_score` must return a scorer or scores of shape "
-                f"[len(users), num_items] = {list(expected)}, got {got}"
-            )
+        _check_scores(scores, (inputs.users.numel(), split.train.num_items))
     offset = 0
     for batch in inputs.batches(batch_size):
         size = batch.users.numel()
@@ -173,23 +177,31 @@ def cross_validate(
     check_probability("confidence", confidence)
     if not callable(fit_and_score):
         raise ValueError(f"`fit_and_score` must be callable, got {type(fit_and_score).__name__}")
-    if isinstance(metrics, Metric):
-        suite = metrics
-    else:
-        from torchrec_eval.collection import RankingMetrics
-
-        if isinstance(metrics, str):
-            raise ValueError(
-                f"`metrics` must be a list of names such as ['ndcg@10'], got {metrics!r}"
-            )
-        suite = RankingMetrics(list(metrics))
+    suite = _metric_suite(metrics)
     if by == "user":
         folds = user_kfold(data, n_folds, test_fraction=test_fraction, holdout=holdout, seed=seed)
     else:
         folds = interaction_kfold(data, n_folds, seed=seed)
-
     per_fold = [_evaluate_fold(suite, split, fit_and_score, batch_size) for split in folds]
     suite.reset()
+    return _summarise(per_fold, confidence)
+
+
+def _metric_suite(metrics: Sequence[str] | Metric) -> Metric:
+    """The metric to evaluate each fold with: ``metrics`` itself, or a suite of the names it lists."""
+    if isinstance(metrics, Metric):
+        return metrics
+    from torchrec_eval.collection import RankingMetrics
+
+    if isinstance(metrics, str):
+        raise ValueError(
+            f"`metrics` must be a list of names such as ['ndcg@10'], got {metrics!r}"
+        )
+    return RankingMetrics(list(metrics))
+
+
+def _summarise(per_fold: list[tuple[dict[str, Tensor], int]], confidence: float) -> CrossValidationResult:
+    """The folds' (values, users evaluated) stacked per metric, with their mean, std and interval."""
     num_users = torch.tensor([users for _, users in per_fold])
     values = {name: torch.stack([fold[name] for fold, _ in per_fold]) for name in per_fold[0][0]}
     summary = {name: mean_confidence_interval(v, confidence) for name, v in values.items()}

@@ -94,97 +94,128 @@ class PrefsDebug:
         out = [f"Debug: Form_prefs starting query '{qid}'\n"]
         self._reserve_prefs(len(prefs))
         nj, njr = self._form_ranks(out, docnos, scores, prefs)
-        self._dump_groups(out, len(prefs), nj, njr)
+        out.append(_groups_dump(self.prefs[:len(prefs)], nj, njr))
         out += [f"Debug: Form_prefs starting query '{qid}'\n", "Returned Cached Form_prefs\n"] * (calls - 1)
         return "".join(out)
 
     def _form_ranks(self, out: list[str], docnos: list[bytes], scores: list[float],
                     prefs: list[tuple[bytes, bytes, float, bytes]]) -> tuple[int, int]:
-        five = self.level >= 5
+        """form_prefs_counts' ranking steps on the work arrays, with their dumps; returns (nj, njr)."""
+        m = self._rank_results(out, docnos, scores)
+        self._load_prefs(out, prefs)
+        marked = _mark_unjudged(self.results, self.prefs, m, len(prefs))
+        if self.level >= 5:
+            self._dump_results(out, marked, "After marking not judged")
+        njr = _docid_rank_results(self.results, marked)
+        if self.level >= 5:
+            self._dump_results(out, njr, "After assigning docid_ranks")
+        nj = _docid_rank_prefs(self.results, self.prefs, len(prefs), njr)
+        if self.level >= 4:
+            out.append(f"Form_prefs: num_judged {nj}, num_judged_ret {njr}\n")
+            self._dump_prefs(out, len(prefs), "Final prefs")
+        return nj, njr
+
+    def _rank_results(self, out: list[str], docnos: list[bytes], scores: list[float]) -> int:
+        """The run into ``results``: sorted by score, ranked, cut at ``-M``, sorted by docno; returns
+        the number kept."""
         n = len(docnos)
         self._reserve_results(n)
         res = self.results
         for i in range(n):
             res[i][0], res[i][1] = docnos[i], scores[i]
         res[:n] = sorted(res[:n], key=lambda e: (-e[1], e[0]))
-        if five:
+        if self.level >= 5:
             self._dump_results(out, n, "After input, before ranks")
         m = n if self.max_docs is None else min(n, self.max_docs)
         for i in range(m):
             res[i][2] = i + 1
         res[:m] = sorted(res[:m], key=lambda e: e[0])
-        if five:
+        if self.level >= 5:
             self._dump_results(out, m, "After -M, ranks")
+        return m
+
+    def _load_prefs(self, out: list[str], prefs: list[tuple[bytes, bytes, float, bytes]]) -> None:
+        """The judgements into ``prefs`` (their rank slots left as they were), sorted by docno."""
         num_prefs = len(prefs)
         par = self.prefs
         for i, (jg, jsg, rel, docno) in enumerate(prefs):
             par[i][:4] = [jg, jsg, rel, docno]
         par[:num_prefs] = sorted(par[:num_prefs], key=lambda e: e[3])
-        if five:
+        if self.level >= 5:
             self._dump_prefs(out, num_prefs, "Input, before ranks")
-        # mark the retrieved documents without judgements (-1), stopping after the last judged docno
-        ptr, i = 0, 0
-        while i < m and ptr < num_prefs:
-            docno = res[i][0]
-            while ptr < num_prefs and par[ptr][3] < docno:
-                ptr += 1
-            if ptr < num_prefs and par[ptr][3] == docno:
-                while ptr < num_prefs and par[ptr][3] == docno:
-                    ptr += 1
-            else:
-                res[i][2] = -1
-            i += 1
-        res[:i] = sorted(res[:i], key=lambda e: e[2])
-        if five:
-            self._dump_results(out, i, "After marking not judged")
-        njr = 0
-        for k in range(i):  # docno and rank move down; the score stays where it was
-            if res[k][2] > -1:
-                res[njr][0], res[njr][2] = res[k][0], njr
-                njr += 1
-        res[:njr] = sorted(res[:njr], key=lambda e: e[0])
-        if five:
-            self._dump_results(out, njr, "After assigning docid_ranks")
-        # docid ranks of the judgements: retrieved ones from res, the others njr.. in docno order
-        rank_of = {res[k][0]: res[k][2] for k in range(njr)}
-        nj = njr
-        previous = None
-        for entry in par[:num_prefs]:
-            docno = entry[3]
-            if docno != previous:
-                previous = docno
-                if docno in rank_of:
-                    current = rank_of[docno]
-                else:
-                    current, nj = nj, nj + 1
-            entry[4] = current
-        par[:num_prefs] = sorted(par[:num_prefs], key=lambda e: (e[0], e[1], -e[2], e[4]))
-        if self.level >= 4:
-            out.append(f"Form_prefs: num_judged {nj}, num_judged_ret {njr}\n")
-            self._dump_prefs(out, num_prefs, "Final prefs")
-        return nj, njr
 
-    def _dump_groups(self, out: list[str], num_prefs: int, nj: int, njr: int) -> None:
-        entries = self.prefs[:num_prefs]
-        heads = [i for i in range(num_prefs) if i == 0 or entries[i][0] != entries[i - 1][0]]
-        counts = np.zeros((nj, nj), dtype=np.int64)
-        groups = []
-        for start, end in zip(heads, heads[1:] + [num_prefs], strict=True):
-            jg = entries[start:end]
-            if len({e[1] for e in jg}) > 1:
-                groups.append(_array_group(jg, nj, njr, counts))
+def _mark_unjudged(res: list[list], par: list[list], m: int, num_prefs: int) -> int:
+    """Ranks -1 for the first ``m`` results ``res`` without judgements (``res`` and the judgements ``par``
+    in docno order), stopping after the last judged docno; sorts the results walked by rank and returns
+    their number."""
+    ptr, i = 0, 0
+    while i < m and ptr < num_prefs:
+        docno = res[i][0]
+        while ptr < num_prefs and par[ptr][3] < docno:
+            ptr += 1
+        if ptr < num_prefs and par[ptr][3] == docno:
+            while ptr < num_prefs and par[ptr][3] == docno:
+                ptr += 1
+        else:
+            res[i][2] = -1
+        i += 1
+    res[:i] = sorted(res[:i], key=lambda e: e[2])
+    return i
+
+
+def _docid_rank_results(res: list[list], count: int) -> int:
+    """The judged ones of the first ``count`` results ``res`` moved down with their docid ranks
+    0 .. njr - 1 (a score stays where it was), then sorted by docno; returns njr."""
+    njr = 0
+    for k in range(count):
+        if res[k][2] > -1:
+            res[njr][0], res[njr][2] = res[k][0], njr
+            njr += 1
+    res[:njr] = sorted(res[:njr], key=lambda e: e[0])
+    return njr
+
+
+def _docid_rank_prefs(res: list[list], par: list[list], num_prefs: int, njr: int) -> int:
+    """The docid ranks of the judgements ``par``: a retrieved document's from ``res``, the others njr..
+    in docno order; then sorted by (jg, jsg, rel_level descending, docid rank). Returns nj."""
+    rank_of = {res[k][0]: res[k][2] for k in range(njr)}
+    nj = njr
+    previous = None
+    for entry in par[:num_prefs]:
+        docno = entry[3]
+        if docno != previous:
+            previous = docno
+            if docno in rank_of:
+                current = rank_of[docno]
             else:
-                groups.append(_class_group(jg, njr, counts))
-        out.append(f"Results_prefs Dump.  {len(groups)} Judgment Groups\n")
-        out.append(f"  num_judged_ret {njr},  num_judged {nj}\n")
-        for text in groups:
-            out.append(text)
-        out.append(f"  Counts_Array Dump. Num_judged {nj}")
-        signed = ((counts + 32768) % 65536 - 32768).tolist()  # unsigned short, printed with %hd
-        for i, row in enumerate(signed):
-            out.append(f"\n    Row {i:3d}\n    ")
-            out.append(_row(row, "%2d ", "    (%d)\n   "))
-        out.append("\n")
+                current, nj = nj, nj + 1
+        entry[4] = current
+    par[:num_prefs] = sorted(par[:num_prefs], key=lambda e: (e[0], e[1], -e[2], e[4]))
+    return nj
+
+
+def _groups_dump(entries: list[list], nj: int, njr: int) -> str:
+    """The ``Results_prefs`` dump of a query's judgements ``entries`` (in their final order): each JG,
+    then the counts array of all of them."""
+    num_prefs = len(entries)
+    heads = [i for i in range(num_prefs) if i == 0 or entries[i][0] != entries[i - 1][0]]
+    counts = np.zeros((nj, nj), dtype=np.int64)
+    groups = []
+    for start, end in zip(heads, heads[1:] + [num_prefs], strict=True):
+        jg = entries[start:end]
+        if len({e[1] for e in jg}) > 1:
+            groups.append(_array_group(jg, nj, njr, counts))
+        else:
+            groups.append(_class_group(jg, njr, counts))
+    out = [f"Results_prefs Dump.  {len(groups)} Judgment Groups\n", f"  num_judged_ret {njr},  num_judged {nj}\n"]
+    out += groups
+    out.append(f"  Counts_Array Dump. Num_judged {nj}")
+    signed = ((counts + 32768) % 65536 - 32768).tolist()  # unsigned short, printed with %hd
+    for i, row in enumerate(signed):
+        out.append(f"\n    Row {i:3d}\n    ")
+        out.append(_row(row, "%2d ", "    (%d)\n   "))
+    out.append("\n")
+    return "".join(out)
 
 
 def _row(values: list[int], each: str, every20: str) -> str:

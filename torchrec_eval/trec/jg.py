@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -134,6 +135,90 @@ def read_qrels_jg(path: str | os.PathLike, progress: Callable[[int], None] | Non
     return table
 
 
+class _JudgedHits(NamedTuple):
+    """The relevant retrieved documents of every judgement group (JG), in (JG, rank) order."""
+
+    qids: np.ndarray  # [Q] the evaluated queries
+    jg_row: np.ndarray  # [J] each JG's query row; JGs in (query, jg string) order
+    num_rel: np.ndarray  # [J] relevant documents judged by each JG
+    hit_jg: np.ndarray  # [H] each hit's JG
+    hit_rank: np.ndarray  # [H] its rank (1-based)
+    seen: np.ndarray  # [H] the relevant documents of its JG at or above it
+
+
+def _judgement_groups(row_of: np.ndarray, jg_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each judged entry's JG (numbered in (query row, jg string) order) and each JG's query row."""
+    order = np.lexsort(word_columns(jg_key) + [row_of])
+    head = group_starts(np.column_stack([row_of[order].astype(np.uint64), jg_key[order]]))
+    jg = np.empty(len(order), dtype=np.int64)
+    jg[order] = np.cumsum(head) - 1
+    return jg, row_of[order][head]
+
+
+def _rank_among_judged(jg: np.ndarray, rel: np.ndarray, hit_rank: np.ndarray) -> np.ndarray:
+    """trec_eval ``-J``: each retrieved document's rank among its JG's judged retrieved documents
+    (``rel >= 0``), -1 for the others."""
+    ranked = np.flatnonzero((rel >= 0) & (hit_rank > 0))
+    ranked = ranked[np.lexsort((hit_rank[ranked], jg[ranked]))]
+    judged_rank = np.full(len(rel), -1, dtype=np.int64)
+    judged_rank[ranked] = position_in_group(jg[ranked]) + 1
+    return judged_rank
+
+
+def _judged_hits(run: Run, qrels: Prefs, relevance_level: int, complete: bool, max_docs: int | None,
+                 judged_only: bool) -> _JudgedHits:
+    """Ranks the run (score descending, docno descending; ``-M``, ``-J``) and finds, per JG, its
+    relevant documents and the ranks of the retrieved ones (see :func:`evaluate_jg`)."""
+    qids, run_rows, judged_rows = evaluated_rows(run, qrels, complete)
+    entries, rank = ranked_run(run, run_rows, max_docs, docno_ascending=False)
+    judged = np.flatnonzero(judged_rows >= 0)
+    row_of = judged_rows[judged]
+    judged_group, _, position = judged_docs(run, qids, entries, row_of, qrels.doc_key[judged])
+    hit_rank = np.where(position >= 0, rank[position] + 1, -1)[judged_group]
+    jg, jg_row = _judgement_groups(row_of, qrels.jg_key[judged])
+    num_jgs = len(jg_row)
+    rel = qrels.rel[judged]
+    if judged_only:
+        hit_rank = _rank_among_judged(jg, rel, hit_rank)
+    relevant = (rel >= 0) & (rel >= relevance_level)
+    num_rel = np.bincount(jg[relevant], minlength=num_jgs)
+    hits = np.flatnonzero(relevant & (hit_rank > 0))
+    hits = hits[np.lexsort((hit_rank[hits], jg[hits]))]
+    hit_jg, hit_rank = jg[hits], hit_rank[hits]
+    seen = np.arange(1, len(hits) + 1) - (np.cumsum(np.bincount(hit_jg, minlength=num_jgs)) -
+                                          np.bincount(hit_jg, minlength=num_jgs))[hit_jg]
+    return _JudgedHits(qids, jg_row, num_rel, hit_jg, hit_rank, seen)
+
+
+def _hits_within(hits: _JudgedHits, cut: np.ndarray | float) -> np.ndarray:
+    """[J] the relevant documents of each JG at ranks ``<= cut`` (one cut-off, or one per JG)."""
+    limit = cut[hits.hit_jg] if isinstance(cut, np.ndarray) else cut
+    return np.bincount(hits.hit_jg[hits.hit_rank <= limit], minlength=len(hits.jg_row))
+
+
+def _per_jg(measure: PrefsMeasure, hits: _JudgedHits) -> np.ndarray:
+    """[J] the value of a ``map_avgjg``, ``P_avgjg`` or ``Rprec_mult_avgjg`` measure in each JG."""
+    num_jgs = len(hits.jg_row)
+    if measure.family == "map_avgjg":
+        total = np.bincount(hits.hit_jg, weights=hits.seen / hits.hit_rank, minlength=num_jgs)
+        per_jg = np.zeros(num_jgs)
+        np.divide(total, hits.num_rel, out=per_jg, where=np.bincount(hits.hit_jg, minlength=num_jgs) > 0)
+        return per_jg
+    if measure.family == "P_avgjg":
+        return _hits_within(hits, measure.param) / measure.param
+    cut = np.trunc(measure.param * hits.num_rel + 0.9)  # Rprec_mult_avgjg
+    per_jg = np.zeros(num_jgs)
+    np.divide(_hits_within(hits, cut), cut, out=per_jg, where=cut > 0)
+    return per_jg
+
+
+def _over_jgs(per_jg: np.ndarray, jg_row: np.ndarray, size: int) -> np.ndarray:
+    """[Q] each query's value: the sum over its JGs, divided by their number when there are several."""
+    jgs_per_query = np.bincount(jg_row, minlength=size)
+    total = np.bincount(jg_row, weights=per_jg, minlength=size)
+    return np.where(jgs_per_query > 1, total / np.maximum(jgs_per_query, 1), total)
+
+
 def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, relevance_level: int = 1,
                 complete: bool = False, max_docs: int | None = None, judged_only: bool = False) -> Evaluation:
     """trec_eval's values of the judgement-group ``measures`` (:func:`jg_measures`).
@@ -147,63 +232,16 @@ def evaluate_jg(run: Run, qrels: Prefs, measures: Sequence[PrefsMeasure], *, rel
         max_docs: keep the first ``max_docs`` documents of each ranking (``-M``).
         judged_only: rank, in each JG, only the retrieved documents it judges (``-J``), after ``-M``.
     """
-    qids, run_rows, judged_rows = evaluated_rows(run, qrels, complete)
-    size = len(qids)
-    entries, rank = ranked_run(run, run_rows, max_docs, docno_ascending=False)
-    judged = np.flatnonzero(judged_rows >= 0)
-    row_of = judged_rows[judged]
-    judged_group, _, position = judged_docs(run, qids, entries, row_of, qrels.doc_key[judged])
-    hit_rank = np.where(position >= 0, rank[position] + 1, -1)[judged_group]
-    # judgement groups, in (query, jg string) order
-    jg_key = qrels.jg_key[judged]
-    order = np.lexsort(word_columns(jg_key) + [row_of])
-    head = group_starts(np.column_stack([row_of[order].astype(np.uint64), jg_key[order]]))
-    jg = np.empty(len(order), dtype=np.int64)
-    jg[order] = np.cumsum(head) - 1
-    jg_row = row_of[order][head]
-    num_jgs = len(jg_row)
-    rel = qrels.rel[judged]
-    if judged_only:  # the rank among the JG's judged retrieved documents
-        ranked = np.flatnonzero((rel >= 0) & (hit_rank > 0))
-        ranked = ranked[np.lexsort((hit_rank[ranked], jg[ranked]))]
-        hit_rank = np.full(len(rel), -1, dtype=np.int64)
-        hit_rank[ranked] = position_in_group(jg[ranked]) + 1
-    relevant = (rel >= 0) & (rel >= relevance_level)
-    num_rel = np.bincount(jg[relevant], minlength=num_jgs)
-    hits = np.flatnonzero(relevant & (hit_rank > 0))
-    hits = hits[np.lexsort((hit_rank[hits], jg[hits]))]
-    hit_jg, hit_rank = jg[hits], hit_rank[hits]
-    seen = np.arange(1, len(hits) + 1) - (np.cumsum(np.bincount(hit_jg, minlength=num_jgs)) -
-                                          np.bincount(hit_jg, minlength=num_jgs))[hit_jg]
-    jgs_per_query = np.bincount(jg_row, minlength=size)
-
-    def over_jgs(per_jg: np.ndarray) -> np.ndarray:
-        total = np.bincount(jg_row, weights=per_jg, minlength=size)
-        return np.where(jgs_per_query > 1, total / np.maximum(jgs_per_query, 1), total)
-
-    def within(cut: np.ndarray | float) -> np.ndarray:
-        limit = cut[hit_jg] if isinstance(cut, np.ndarray) else cut
-        return np.bincount(hit_jg[hit_rank <= limit], minlength=num_jgs)
-
-    result = Evaluation(qids, list(measures))
+    hits = _judged_hits(run, qrels, relevance_level, complete, max_docs, judged_only)
+    size = len(hits.qids)
+    result = Evaluation(hits.qids, list(measures))
     for measure in measures:
         if measure.kind == "runid":
             result.summary[measure.name] = run.tag
-            continue
-        if measure.kind == "num_q":
+        elif measure.kind == "num_q":
             result.summary[measure.name] = size
-            continue
-        if measure.family == "map_avgjg":
-            total = np.bincount(hit_jg, weights=seen / hit_rank, minlength=num_jgs)
-            per_jg = np.zeros(num_jgs)
-            np.divide(total, num_rel, out=per_jg, where=np.bincount(hit_jg, minlength=num_jgs) > 0)
-        elif measure.family == "P_avgjg":
-            per_jg = within(measure.param) / measure.param
-        else:  # Rprec_mult_avgjg
-            cut = np.trunc(measure.param * num_rel + 0.9)
-            per_jg = np.zeros(num_jgs)
-            np.divide(within(cut), cut, out=per_jg, where=cut > 0)
-        values = over_jgs(per_jg)
-        result.per_query[measure.name] = values
-        result.summary[measure.name] = float(np.cumsum(values)[-1] / size) if size else 0.0
+        else:
+            values = _over_jgs(_per_jg(measure, hits), hits.jg_row, size)
+            result.per_query[measure.name] = values
+            result.summary[measure.name] = float(np.cumsum(values)[-1] / size) if size else 0.0
     return result

@@ -4,7 +4,7 @@ fulfilment, for every query at once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -102,12 +102,24 @@ def _areas(a: np.ndarray, b: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, ...
     return ful_ret, poss_ret, ful_imp, poss_imp, ~a_ret & ~b_ret
 
 
-def count_prefs(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> PrefCounts:
-    qids, entries, rows, docid, njr, nj = _docid_ranks(run, prefs, complete, max_docs)
+class _Sorted(NamedTuple):
+    """The evaluated judgements in trec_eval's order: query, jg, jsg, rel_level descending, docid rank."""
+
+    rows: np.ndarray  # each entry's query row
+    docid: np.ndarray  # its docid rank
+    rel: np.ndarray  # its rel_level
+    source: np.ndarray  # its place in the table: its line and docno for errors
+    jg_head: np.ndarray  # the first entry of each judgement group (JG)
+    jsg_head: np.ndarray  # ... of each sub-group
+    ec_head: np.ndarray  # ... of each class (sub-group, rel_level)
+
+
+def _sort_judgements(prefs: Prefs, entries: np.ndarray, rows: np.ndarray, docid: np.ndarray) -> _Sorted:
+    """The judgements ``entries`` (their query ``rows``, ``docid`` ranks) in trec_eval's order."""
     rel = prefs.rel[entries]
-    # trec_eval's order: jg, jsg, rel_level descending, docid rank; as small integer codes, each
-    # sorted by a radix sort (16 bits) where they fit. The codes are of the whole table, in (query,
-    # strcmp) order, the order of the evaluated rows too: no copy of the byte keys is made
+    # as small integer codes, each sorted by a radix sort (16 bits) where they fit. The codes are of the
+    # whole table, in (query, strcmp) order, the order of the evaluated rows too: no copy of the byte
+    # keys is made
     jg_code = _block_codes(prefs.query_index, prefs.jg_key)[entries]
     jsg_code = _block_codes(prefs.query_index, prefs.jg_key, prefs.jsg_key)[entries]
     levels = np.sort(rel)
@@ -115,69 +127,107 @@ def count_prefs(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) ->
     descending = len(levels) - 1 - np.searchsorted(levels, rel)
     order = np.lexsort([radix(docid), radix(descending), radix(jsg_code)])
     del descending
-    rows, docid, rel, jg_code, jsg_code = rows[order], docid[order], rel[order], jg_code[order], jsg_code[order]
-    source = entries[order]  # each sorted entry's place in the table: its line and docno for errors
-    del entries, order
-    jg_head = group_starts(jg_code)
-    jsg_head = group_starts(jsg_code)
-    ec_head = jsg_head | group_starts(rel)
-    del jg_code, jsg_code
-    jg = np.cumsum(jg_head, dtype=np.int32) - 1
-    num_jgs = int(jg_head.sum())
-    jg_start = np.flatnonzero(jg_head)
-    jg_end = np.append(jg_start[1:], len(rows))
-    jg_row = rows[jg_start]
-    n_entry = njr.astype(np.int32)[rows]
-    subgroups = np.bincount(jg[jsg_head], minlength=num_jgs)
-    ec_jg = subgroups[jg] == 1  # one sub-group: equivalence classes of rel_level
+    rel = rel[order]
+    jg_head = group_starts(jg_code[order])
+    jsg_head = group_starts(jsg_code[order])
+    return _Sorted(rows[order], docid[order], rel, entries[order], jg_head, jsg_head, jsg_head | group_starts(rel))
 
-    out = {name: np.zeros(num_jgs, dtype=np.int64) for name in (
-        "ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur", "num_rel", "num_nonrel", "num_rel_ret",
-        "num_nonrel_ret", "recalc_ful", "recalc_poss", "recalc_ret_ful", "recalc_ret_poss")}
 
-    # ---- equivalence-class JGs: every entry against every entry of a lower class of its JG
-    ec = np.cumsum(ec_head, dtype=np.int32) - 1
-    ec_start = np.flatnonzero(ec_head)
+class _Groups(NamedTuple):
+    """The judgement groups (JGs) of the sorted judgements, in (query row, jg) order."""
+
+    jg: np.ndarray  # [M] int32 each entry's JG
+    start: np.ndarray  # [J] each JG's first entry
+    end: np.ndarray  # [J] its end (exclusive)
+    row: np.ndarray  # [J] its query row
+    subgroups: np.ndarray  # [J] its number of sub-groups (1: equivalence classes of rel_level)
+
+
+def _judgement_groups(judgements: _Sorted) -> _Groups:
+    jg = np.cumsum(judgements.jg_head, dtype=np.int32) - 1
+    start = np.flatnonzero(judgements.jg_head)
+    end = np.append(start[1:], len(judgements.rows))
+    subgroups = np.bincount(jg[judgements.jsg_head], minlength=len(start))
+    return _Groups(jg, start, end, judgements.rows[start], subgroups)
+
+
+def _count_class_jgs(out: dict, judgements: _Sorted, groups: _Groups, ec: np.ndarray, n_entry: np.ndarray,
+                     nj: np.ndarray, prefs: Prefs, qids: np.ndarray) -> None:
+    """Adds the counts of the equivalence-class JGs (one sub-group) to ``out``: every entry against
+    every entry of a lower class of its JG (``ec``: each entry's class)."""
+    num_jgs = len(groups.row)
+    rows, docid, rel = judgements.rows, judgements.docid, judgements.rel
+    ec_jg = groups.subgroups[groups.jg] == 1
+    ec_start = np.flatnonzero(judgements.ec_head)
     big = int(nj.max(initial=0)) + 1
-    last_ec = ec[jg_end - 1]  # each JG's last class (used for the equivalence-class JGs)
-    count_classes(out, jg, ec, ec_start, ec_jg, last_ec, docid, n_entry, num_jgs, big, (prefs, source, rel, rows, qids))
+    last_ec = ec[groups.end - 1]  # each JG's last class (used for the equivalence-class JGs)
+    count_classes(out, groups.jg, ec, ec_start, ec_jg, last_ec, docid, n_entry, num_jgs, big,
+                  (prefs, judgements.source, rel, rows, qids))
     # masks over all entries, not an index array of the equivalence-class ones (as long as the table)
     relevant = ec_jg & (rel > 0)
     retrieved = ec_jg & (docid < n_entry)
     for name, mask in (("num_rel", relevant), ("num_nonrel", ec_jg & ~relevant), ("num_rel_ret", relevant & retrieved),
                        ("num_nonrel_ret", retrieved & ~relevant)):
-        out[name] += np.bincount(jg[mask], minlength=num_jgs)
+        out[name] += np.bincount(groups.jg[mask], minlength=num_jgs)
     del relevant, retrieved
-    recalc_classes(out, jg, ec, ec_jg, last_ec, docid, n_entry, num_jgs, big)
-    # the document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class JG
-    # without a repeated document (each pair once, its ratio 1 or 0); enumerated in the others
-    repeated = np.zeros(num_jgs, dtype=bool)
+    recalc_classes(out, groups.jg, ec, ec_jg, last_ec, docid, n_entry, num_jgs, big)
+
+
+def _pair_lists(judgements: _Sorted, groups: _Groups, ec: np.ndarray, num_queries: int) -> tuple[np.ndarray, dict]:
+    """The document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class
+    JG without a repeated document (each pair once, its ratio 1 or 0), enumerated in the others.
+    Returns the ``simple`` queries [Q] and the entries listed for the others (:class:`PrefCounts`)."""
+    jg, docid, rows = groups.jg, judgements.docid, judgements.rows
+    repeated = np.zeros(len(groups.row), dtype=bool)
     repeated[jg[1:][(ec[1:] == ec[:-1]) & (docid[1:] == docid[:-1])]] = True
-    simple = np.bincount(jg_row, minlength=len(qids)) == 1
-    simple[jg_row[repeated | (subgroups > 1)]] = False
-    listed = np.flatnonzero(ec_jg & ~simple[rows])
-    heads = ec_head[listed]
+    simple = np.bincount(groups.row, minlength=num_queries) == 1
+    simple[groups.row[repeated | (groups.subgroups > 1)]] = False
+    listed = np.flatnonzero((groups.subgroups[jg] == 1) & ~simple[rows])
+    heads = judgements.ec_head[listed]
     cls_jg = jg[listed[heads]]
     pair = {"pair_row": rows[listed], "pair_doc": docid[listed], "pair_cls": np.cumsum(heads, dtype=np.int32) - 1,
             "cls_end": np.searchsorted(cls_jg, cls_jg, "right"), "cls_row": rows[listed[heads]]}
-    del listed, heads, cls_jg
+    return simple, {key: value.astype(np.int32, copy=False) for key, value in pair.items()}
 
-    # ---- partial-order JGs (several sub-groups): transitive closure of stacked matrices, batched by size
-    partial = np.flatnonzero(subgroups > 1)
+
+def _count_partial_jgs(out: dict, judgements: _Sorted, groups: _Groups, n_entry: np.ndarray, njr: np.ndarray,
+                       prefs: Prefs, qids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Adds the counts of the partial-order JGs (several sub-groups) to ``out``, their preferences by
+    area among them; returns the preferences (JG, preferred docid rank, other docid rank)."""
+    partial = np.flatnonzero(groups.subgroups > 1)
+    docid, rel = judgements.docid, judgements.rel
 
     def error(k: int) -> None:
-        partial_order_error(int(jg_start[k]), int(jg_end[k]), docid, rel, jsg_head, prefs, source, str(qids[jg_row[k]]))
+        partial_order_error(int(groups.start[k]), int(groups.end[k]), docid, rel, judgements.jsg_head, prefs,
+                            judgements.source, str(qids[groups.row[k]]))
 
-    po_jg, po_a, po_b = count_partial_orders(out, partial, jg, jg_start, jg_end, ec_head, jsg_head, docid, rel, n_entry,
-                                        error)
+    po_jg, po_a, po_b = count_partial_orders(out, partial, groups.jg, groups.start, groups.end, judgements.ec_head,
+                                             judgements.jsg_head, docid, rel, n_entry, error)
     for name, mask in zip(("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"),
-                          _areas(po_a, po_b, njr[jg_row[po_jg]]), strict=True):
-        out[name] += np.bincount(po_jg[mask], minlength=num_jgs)
+                          _areas(po_a, po_b, njr[groups.row[po_jg]]), strict=True):
+        out[name] += np.bincount(po_jg[mask], minlength=len(groups.row))
+    return po_jg, po_a, po_b
+
+
+def count_prefs(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> PrefCounts:
+    """trec_eval's preference counts of every evaluated query (``form_prefs_counts``, all queries at once)."""
+    qids, entries, rows, docid, njr, nj = _docid_ranks(run, prefs, complete, max_docs)
+    judgements = _sort_judgements(prefs, entries, rows, docid)
+    del entries, rows, docid
+    groups = _judgement_groups(judgements)
+    n_entry = njr.astype(np.int32)[judgements.rows]
+    out = {name: np.zeros(len(groups.row), dtype=np.int64) for name in (
+        "ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur", "num_rel", "num_nonrel", "num_rel_ret",
+        "num_nonrel_ret", "recalc_ful", "recalc_poss", "recalc_ret_ful", "recalc_ret_poss")}
+    ec = np.cumsum(judgements.ec_head, dtype=np.int32) - 1
+    _count_class_jgs(out, judgements, groups, ec, n_entry, nj, prefs, qids)
+    simple, pair = _pair_lists(judgements, groups, ec, len(qids))
+    del ec
+    po_jg, po_a, po_b = _count_partial_jgs(out, judgements, groups, n_entry, njr, prefs, qids)
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
-    return PrefCounts(qids=qids, jg_row=jg_row, **out, **{key: value.astype(np.int32, copy=False) for key, value in pair.items()},
-                   po_row=jg_row[po_jg].astype(np.int32), po_a=po_a, po_b=po_b,
-                   njr=njr, nj=nj, simple=simple)
+    return PrefCounts(qids=qids, jg_row=groups.row, **out, **pair, po_row=groups.row[po_jg].astype(np.int32),
+                      po_a=po_a, po_b=po_b, njr=njr, nj=nj, simple=simple)
 
 
 def _block_codes(rows: np.ndarray, *keys: np.ndarray) -> np.ndarray:

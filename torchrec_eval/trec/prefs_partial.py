@@ -4,7 +4,7 @@ closure of their orders, one boolean matrix per group, built in batches of a cel
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -57,6 +57,127 @@ def lower_products(slot: np.ndarray, doc: np.ndarray, cls: np.ndarray, cls_end: 
 CELL_BUDGET = 1 << 19
 
 
+def transitive_closure(reflexive: np.ndarray) -> np.ndarray:
+    """The transitive closure of boolean relations ``[..., n, n]`` that hold on their diagonal (the
+    diagonal stays set): repeated boolean matrix products until nothing changes."""
+    closure = reflexive
+    while True:
+        f = closure.astype(np.float32)
+        step = (f @ f) > 0
+        del f
+        if np.array_equal(step, closure):
+            return closure
+        closure = step
+
+
+class _PartialDocs(NamedTuple):
+    """The distinct documents of the partial-order JGs, in (JG, docid) order; each keeps its last entry."""
+
+    uid: np.ndarray  # [E] each entry's document
+    last: np.ndarray  # [D] each document's last entry (its level and docid rank)
+    start: np.ndarray  # [P] each JG's first document
+    size: np.ndarray  # [P] its number of documents
+
+
+def _distinct_docs(entry: np.ndarray, jg: np.ndarray, docid: np.ndarray, partial: np.ndarray) -> _PartialDocs:
+    """The distinct (JG, docid) of the ``entry`` (the entries of the JGs ``partial``, in JG order)."""
+    k = jg[entry]
+    order = np.lexsort((entry, docid[entry], k))
+    doc_head = group_starts(np.column_stack([k[order], docid[entry[order]]]))
+    uid = np.empty(len(entry), dtype=np.int64)
+    uid[order] = np.cumsum(doc_head) - 1
+    last = entry[order][np.append(np.flatnonzero(doc_head)[1:] - 1, len(order) - 1)]
+    start = np.searchsorted(jg[last], partial)
+    size = np.diff(np.append(start, len(last)))
+    return _PartialDocs(uid, last, start, size)
+
+
+def _count_docs(out: dict, level: np.ndarray, doc_jg: np.ndarray, retrieved: np.ndarray, docs: _PartialDocs
+                ) -> np.ndarray:
+    """Adds each JG's relevant / non-relevant (retrieved) documents to ``out``; returns the documents
+    that Rnonrel drops: the non-relevant ones after the first R of their JG (in docid order)."""
+    num_jgs = len(out["num_rel"])
+    relevant, nonrel = level > 0, level == 0
+    for name, mask in (("num_rel", relevant), ("num_nonrel", nonrel), ("num_rel_ret", relevant & retrieved),
+                       ("num_nonrel_ret", nonrel & retrieved)):
+        out[name] += np.bincount(doc_jg[mask], minlength=num_jgs)
+    seen = np.cumsum(nonrel)
+    seen -= np.repeat(seen[docs.start] - nonrel[docs.start], docs.size)
+    return nonrel & (seen > out["num_rel"][doc_jg])
+
+
+class _Classes(NamedTuple):
+    """The classes (sub-group, level) of the partial-order JGs, numbered within each JG; a class's
+    segment (the classes its documents are preferred to) ends with its sub-group."""
+
+    entry_cls: np.ndarray  # [E] each entry's class, numbered over the whole table
+    first: np.ndarray  # [P] each JG's first class (numbered over the whole table)
+    count: np.ndarray  # [P] its number of classes
+    head_jg: np.ndarray  # [C] each class's JG (its index in ``partial``)
+    head_local: np.ndarray  # [C] its number within its JG
+    segment_end: np.ndarray  # [C] the end (exclusive, within its JG) of its segment
+
+
+def _classes(entry: np.ndarray, entry_jg: np.ndarray, partial: np.ndarray, jg_start: np.ndarray, jg_end: np.ndarray,
+             ec_head: np.ndarray, jsg_head: np.ndarray) -> _Classes:
+    """The classes of the ``entry`` (those of the JGs ``partial``; ``entry_jg`` their index in it)."""
+    cls_id = np.cumsum(ec_head) - 1
+    jsg_id = np.cumsum(jsg_head) - 1
+    jsg_first_cls = cls_id[jsg_head]
+    first_cls = cls_id[jg_start[partial]]
+    classes = cls_id[jg_end[partial] - 1] + 1 - first_cls
+    head_entries = ec_head[entry]
+    heads = entry[head_entries]  # each class's first entry
+    head_p = entry_jg[head_entries]
+    next_jsg = jsg_id[heads] + 1
+    seg_end = np.where(next_jsg < len(jsg_first_cls), jsg_first_cls[np.minimum(next_jsg, len(jsg_first_cls) - 1)],
+                       cls_id[-1] + 1)
+    head_local = cls_id[heads] - first_cls[head_p]
+    seg_end_local = np.minimum(seg_end - first_cls[head_p], classes[head_p])
+    return _Classes(cls_id[entry], first_cls, classes, head_p, head_local, seg_end_local)
+
+
+def _batch_closure(items: np.ndarray, entry_jg: np.ndarray, docs: _PartialDocs, classes: _Classes) -> np.ndarray:
+    """[batch, n, n] the preferences of the JGs ``items`` (indices into ``partial``), closed under
+    transitivity, on their stacked document x document matrices (padded to the largest); no diagonal."""
+    batch, n, kk = len(items), int(docs.size[items].max()), int(classes.count[items].max())
+    slot_of = np.full(len(docs.size), -1, dtype=np.int64)
+    slot_of[items] = np.arange(batch)
+    sel = np.flatnonzero(slot_of[entry_jg] >= 0)
+    sel_jg = entry_jg[sel]
+    slot = slot_of[sel_jg]
+    local_doc = docs.uid[sel] - docs.start[sel_jg]
+    local_cls = classes.entry_cls[sel] - classes.first[sel_jg]
+    del sel, sel_jg
+    ends = np.full((batch, kk), kk, dtype=np.int64)
+    hsel = np.flatnonzero(slot_of[classes.head_jg] >= 0)
+    ends[slot_of[classes.head_jg[hsel]], classes.head_local[hsel]] = classes.segment_end[hsel]
+    prefer = lower_products(slot, local_doc, local_cls, ends, batch, n, kk) > 0
+    del slot, local_doc, local_cls, ends
+    prefer[:, np.arange(n), np.arange(n)] = np.arange(n)[None, :] < docs.size[items][:, None]
+    closure = transitive_closure(prefer)
+    del prefer
+    closure[:, np.arange(n), np.arange(n)] = False
+    return closure
+
+
+def _count_recalc(out: dict, po_jg: np.ndarray, a: np.ndarray, b: np.ndarray, dropped: np.ndarray,
+                  doc_rank: np.ndarray, doc_n: np.ndarray) -> None:
+    """Adds the Rnonrel recalculations of the preferences a > b (documents) of the JGs ``po_jg`` to
+    ``out``: those without a dropped document, fulfilled or possible, among all and the retrieved.
+    ``doc_rank``: each document's docid rank; ``doc_n``: the judged retrieved documents of its query."""
+    num_jgs = len(out["num_rel"])
+    kept = ~dropped[a] & ~dropped[b]
+    ka, kb = doc_rank[a[kept]], doc_rank[b[kept]]
+    n_pair = doc_n[a[kept]]
+    kjg = po_jg[kept]
+    out["recalc_ful"] += np.bincount(kjg[(ka < kb) & (ka < n_pair)], minlength=num_jgs)
+    out["recalc_poss"] += np.bincount(kjg, minlength=num_jgs)
+    both = (ka < n_pair) & (kb < n_pair)
+    out["recalc_ret_ful"] += np.bincount(kjg[both & (ka < kb)], minlength=num_jgs)
+    out["recalc_ret_poss"] += np.bincount(kjg[both], minlength=num_jgs)
+
+
 def count_partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_start: np.ndarray, jg_end: np.ndarray,
                     ec_head: np.ndarray, jsg_head: np.ndarray, docid: np.ndarray, rel: np.ndarray,
                     n_entry: np.ndarray, error: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,74 +191,26 @@ def count_partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_star
         return empty.astype(np.int64), empty, empty
     num_jgs = len(out["num_rel"])
     entry = ranges(jg_start[partial], jg_end[partial])
-    k = jg[entry]
-    # the documents of each JG: in (JG, docid) order; each keeps its last entry's level
-    order = np.lexsort((entry, docid[entry], k))
-    doc_head = group_starts(np.column_stack([k[order], docid[entry[order]]]))
-    uid = np.empty(len(entry), dtype=np.int64)
-    uid[order] = np.cumsum(doc_head) - 1
-    u_last = entry[order][np.append(np.flatnonzero(doc_head)[1:] - 1, len(order) - 1)]
-    u_doc, u_level, u_jg = docid[u_last], rel[u_last], jg[u_last]
-    num_docs = len(u_doc)
-    positive = np.bincount(uid, weights=rel[entry] > 0, minlength=num_docs) > 0
-    zero = np.bincount(uid, weights=rel[entry] == 0, minlength=num_docs) > 0
-    bad = np.zeros(num_jgs, dtype=bool)
-    bad[u_jg[positive & zero]] = True
-    u_start = np.searchsorted(u_jg, partial)
-    size = np.diff(np.append(u_start, num_docs))
-    relevant, nonrel = u_level > 0, u_level == 0
-    retrieved = u_doc < n_entry[u_last]
-    for name, mask in (("num_rel", relevant), ("num_nonrel", nonrel), ("num_rel_ret", relevant & retrieved),
-                       ("num_nonrel_ret", nonrel & retrieved)):
-        out[name] += np.bincount(u_jg[mask], minlength=num_jgs)
-    # Rnonrel recalculation: non-relevant documents after the first R (in docid order) are dropped
-    seen = np.cumsum(nonrel)
-    seen -= np.repeat(seen[u_start] - nonrel[u_start], size)
-    dropped = nonrel & (seen > out["num_rel"][u_jg])
-    # classes (sub-group, level) of each JG, numbered within it; a class's segment ends with its sub-group
-    cls_id = np.cumsum(ec_head) - 1
-    jsg_id = np.cumsum(jsg_head) - 1
-    jsg_first_cls = cls_id[jsg_head]
-    first_cls = cls_id[jg_start[partial]]
-    classes = cls_id[jg_end[partial] - 1] + 1 - first_cls
     p_of = np.zeros(num_jgs, dtype=np.int64)
     p_of[partial] = np.arange(len(partial))
-    heads = entry[ec_head[entry]]  # each class's first entry
-    head_p = p_of[jg[heads]]
-    next_jsg = jsg_id[heads] + 1
-    seg_end = np.where(next_jsg < len(jsg_first_cls), jsg_first_cls[np.minimum(next_jsg, len(jsg_first_cls) - 1)],
-                       cls_id[-1] + 1)
-    head_local = cls_id[heads] - first_cls[head_p]
-    seg_end_local = np.minimum(seg_end - first_cls[head_p], classes[head_p])
+    entry_jg = p_of[jg[entry]]
+    docs = _distinct_docs(entry, jg, docid, partial)
+    u_doc, u_jg = docid[docs.last], jg[docs.last]
+    num_docs = len(u_doc)
+    positive = np.bincount(docs.uid, weights=rel[entry] > 0, minlength=num_docs) > 0
+    zero = np.bincount(docs.uid, weights=rel[entry] == 0, minlength=num_docs) > 0
+    bad = np.zeros(num_jgs, dtype=bool)
+    bad[u_jg[positive & zero]] = True
+    u_n = n_entry[docs.last]
+    dropped = _count_docs(out, rel[docs.last], u_jg, u_doc < u_n, docs)
+    classes = _classes(entry, entry_jg, partial, jg_start, jg_end, ec_head, jsg_head)
     pairs = []
-    for items in size_batches(size, np.maximum(size, classes) * size, CELL_BUDGET):
-        batch, n, kk = len(items), int(size[items].max()), int(classes[items].max())
-        slot_of = np.full(len(partial), -1, dtype=np.int64)
-        slot_of[items] = np.arange(batch)
-        sel = np.flatnonzero(slot_of[p_of[k]] >= 0)
-        slot = slot_of[p_of[k[sel]]]
-        local_doc = uid[sel] - u_start[p_of[k[sel]]]
-        local_cls = cls_id[entry[sel]] - first_cls[p_of[k[sel]]]
-        ends = np.full((batch, kk), kk, dtype=np.int64)
-        hsel = np.flatnonzero(slot_of[head_p] >= 0)
-        ends[slot_of[head_p[hsel]], head_local[hsel]] = seg_end_local[hsel]
-        prefer = lower_products(slot, local_doc, local_cls, ends, batch, n, kk) > 0
-        del sel, slot, local_doc, local_cls, ends
-        valid = np.arange(n)[None, :] < size[items][:, None]
-        closure = prefer
-        closure[:, np.arange(n), np.arange(n)] = valid
-        while True:
-            f = closure.astype(np.float32)
-            step = (f @ f) > 0
-            del f
-            if np.array_equal(step, closure):
-                break
-            closure = step
-        closure[:, np.arange(n), np.arange(n)] = False
+    for items in size_batches(docs.size, np.maximum(docs.size, classes.count) * docs.size, CELL_BUDGET):
+        closure = _batch_closure(items, entry_jg, docs, classes)
         bad[partial[items[(closure & closure.transpose(0, 2, 1)).any(axis=(1, 2))]]] = True
         g, i, j = np.nonzero(closure)
-        del closure, step, prefer
-        base = u_start[items[g]]
+        del closure
+        base = docs.start[items[g]]
         pairs.append((items[g], base + i, base + j))
     if bad.any():
         error(int(np.flatnonzero(bad)[0]))
@@ -145,15 +218,7 @@ def count_partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_star
     order = np.argsort(p, kind="stable")
     p, a, b = p[order], a[order], b[order]
     po_jg = partial[p]
-    kept = ~dropped[a] & ~dropped[b]
-    ka, kb = u_doc[a[kept]], u_doc[b[kept]]
-    n_pair = n_entry[u_last[a[kept]]]
-    kjg = po_jg[kept]
-    out["recalc_ful"] += np.bincount(kjg[(ka < kb) & (ka < n_pair)], minlength=num_jgs)
-    out["recalc_poss"] += np.bincount(kjg, minlength=num_jgs)
-    both = (ka < n_pair) & (kb < n_pair)
-    out["recalc_ret_ful"] += np.bincount(kjg[both & (ka < kb)], minlength=num_jgs)
-    out["recalc_ret_poss"] += np.bincount(kjg[both], minlength=num_jgs)
+    _count_recalc(out, po_jg, a, b, dropped, u_doc, u_n)
     return po_jg, u_doc[a].astype(np.int32), u_doc[b].astype(np.int32)
 
 
@@ -178,12 +243,7 @@ def partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarray
     prefer = np.zeros((size, size), dtype=bool)
     i, j = np.nonzero((subgroup[:, None] == subgroup[None, :]) & (levels[:, None] > levels[None, :]))
     prefer[local[i], local[j]] = True
-    closure = prefer | np.eye(size, dtype=bool)
-    while True:
-        step = (closure.astype(np.float32) @ closure.astype(np.float32)) > 0
-        if (step == closure).all():
-            break
-        closure = step
+    closure = transitive_closure(prefer | np.eye(size, dtype=bool))
     np.fill_diagonal(closure, False)
     conflict = np.argwhere(closure & closure.T)
     first = start + int(np.flatnonzero(local == conflict[0, 0])[0])
