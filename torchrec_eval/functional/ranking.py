@@ -1,33 +1,7 @@
 """Functional top-k ranking metrics; the code lives in :mod:`torchrec_eval.ranking.functional`."""
 
-from torchrec_eval.ranking.functional import (
-    arhr,
-    cg,
-    dcg,
-    f1,
-    hitrate,
-    map,
-    mar,
-    mrr,
-    ndcg,
-    precision,
-    recall,
-    rprecision,
-)
+from torchrec_eval.ranking import functional as _home
+from torchrec_eval.ranking.functional import *  # noqa: F403  (the names of its __all__)
 from torchrec_eval.ranking.named_metric import compute_named_metric as evaluate  # the old name, in __all__
 
-__all__ = [
-    "arhr",
-    "cg",
-    "dcg",
-    "evaluate",
-    "f1",
-    "hitrate",
-    "map",
-    "mar",
-    "mrr",
-    "ndcg",
-    "precision",
-    "recall",
-    "rprecision",
-]
+__all__ = [*_home.__all__, "evaluate"]

@@ -1,33 +1,6 @@
 """Top-k ranking metric classes; the code lives in :mod:`torchrec_eval.ranking.metrics`."""
 
-from torchrec_eval.ranking.metrics import (
-    ARHR,
-    CG,
-    DCG,
-    F1,
-    MAP,
-    MAR,
-    MRR,
-    NDCG,
-    HitRate,
-    IntOrSeq,
-    Precision,
-    Recall,
-    RPrecision,
-)
+from torchrec_eval.ranking import metrics as _home
+from torchrec_eval.ranking.metrics import *  # noqa: F403  (the names of its __all__)
 
-__all__ = [
-    "ARHR",
-    "CG",
-    "DCG",
-    "F1",
-    "HitRate",
-    "IntOrSeq",
-    "MAP",
-    "MAR",
-    "MRR",
-    "NDCG",
-    "Precision",
-    "RPrecision",
-    "Recall",
-]
+__all__ = list(_home.__all__)

@@ -9,6 +9,11 @@ from typing import Any
 
 from torchrec_eval.ranking.named_metric import compute_named_metric
 
+__all__ = [
+    "arhr", "cg", "dcg", "f1", "hitrate", "map", "mar", "mrr", "ndcg", "precision", "recall", "rprecision"
+]
+
+
 _COMMON_ARGS = """
     Args:
         preds: [B, N] float scores (any real values; no score is special), or [M] with ``indexes``.

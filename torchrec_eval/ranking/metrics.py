@@ -17,6 +17,12 @@ from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.plan import Plan
 from torchrec_eval.ranking.registry import REGISTRY
 
+__all__ = [
+    "ARHR", "CG", "DCG", "F1", "HitRate", "IntOrSeq", "MAP", "MAR", "MRR", "NDCG", "Precision", "RPrecision",
+    "Recall"
+]
+
+
 IntOrSeq = int | Sequence[int]
 
 
