@@ -9,7 +9,7 @@ import numpy as np
 
 from torchrec_eval.trec.keys import lookup, run_codes
 from torchrec_eval.trec.order import docid_descending, grouped_order
-from torchrec_eval.trec.parse import decode_keys
+from torchrec_eval.trec.parse import decode_keys, index_dtype
 from torchrec_eval.trec.tables import Run
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def judged_docs(run: Run, qids: np.ndarray, entries: np.ndarray, rows: np.ndarra
     del order
     row_of, keys = rows[head], keys[head]
     found = lookup(run, run_codes(run, qids)[row_of], keys)
-    dtype = np.int32 if len(run) < (1 << 31) else np.int64  # run-long: int32 where it holds
+    dtype = index_dtype(len(run))  # run-long: int32 where it holds
     position_of = np.full(len(run), -1, dtype=dtype)
     for start in range(0, len(entries), ENTRY_CHUNK):  # (no run-long range of positions)
         part = entries[start : start + ENTRY_CHUNK]
@@ -64,7 +64,7 @@ def _row_order(rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 def position_in_group(groups: np.ndarray) -> np.ndarray:
     """0-based position of each element within its run of equal (sorted) ``groups``."""
-    dtype = np.int32 if len(groups) < (1 << 31) else np.int64  # as long as the table: int32
+    dtype = index_dtype(len(groups))  # as long as the table
     head = np.flatnonzero(group_starts(groups)).astype(dtype)
     return np.arange(len(groups), dtype=dtype) - np.repeat(head, np.diff(np.append(head, len(groups))))
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from torchrec_eval.trec.parse import index_dtype
 from torchrec_eval.trec.pref_docs import (
     group_starts,
     judged_docs,
@@ -79,7 +80,7 @@ def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
     docid = np.full(len(group_row), -1, dtype=np.int32)
     # the retrieved ones in ranked order (by query, then rank): their positions in the ranking, sorted
     retrieved = position >= 0
-    hit_at = np.full(len(entries), -1, dtype=np.int64 if len(group_row) >= (1 << 31) else np.int32)
+    hit_at = np.full(len(entries), -1, dtype=index_dtype(len(group_row)))
     hit_at[position[retrieved]] = np.flatnonzero(retrieved)
     hits = hit_at[hit_at >= 0]
     del hit_at
