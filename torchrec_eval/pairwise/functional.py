@@ -121,7 +121,7 @@ def auc(preds=None, target=None, *, reduction="mean", empty_target_action="skip"
         tensor(0.4375, dtype=torch.float64)
     """
     return _compute_requests([("auc", None)], {}, preds, target, reduction, empty_target_action, relevance_threshold,
-                    "index", validate_args, inputs)["auc"]
+                             "index", validate_args, inputs)["auc"]
 
 
 @_document(_EMPTY.format(what=_BOTH_CLASSES)
@@ -150,7 +150,7 @@ def gauc(preds=None, target=None, *, empty_target_action="skip", relevance_thres
         tensor(0.5833, dtype=torch.float64)
     """
     return _compute_requests([("gauc", None)], {}, preds, target, "mean", empty_target_action, relevance_threshold,
-                    "index", validate_args, inputs)["gauc"]
+                             "index", validate_args, inputs)["gauc"]
 
 
 @_document("""
@@ -193,7 +193,7 @@ def mpr(preds=None, target=None, *, average="pooled", reduction="mean", empty_ta
     if average not in AVERAGES:
         raise ValueError(f"`average` must be 'pooled' or 'query', got {average!r}")
     return _compute_requests([("mpr", None)], {"mpr": {"average": average}}, preds, target, reduction,
-                    empty_target_action, relevance_threshold, "index", validate_args, inputs)["mpr"]
+                             empty_target_action, relevance_threshold, "index", validate_args, inputs)["mpr"]
 
 
 @_document("""
@@ -228,7 +228,7 @@ def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inpu
         tensor(0.6667, dtype=torch.float64)
     """
     return _compute_requests([("fcp", None)], {}, preds, target, reduction, "skip", None, "index", validate_args,
-                    inputs)["fcp"]
+                             inputs)["fcp"]
 
 
 @_document("""
@@ -297,6 +297,6 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, u
     else:
         target, mask = apply_ignore_index(target, mask, ignore_index)
     results = _compute_requests([("ctr", one) for one in ks], {"ctr": {"unlogged": unlogged}}, preds, target, reduction,
-                       "skip", relevance_threshold, ties, validate_args, {**inputs, "mask": mask},
-                       marks_unlogged=ranks_unlogged)
+                                "skip", relevance_threshold, ties, validate_args, {**inputs, "mask": mask},
+                                marks_unlogged=ranks_unlogged)
     return results if isinstance(k, (list, tuple)) else results[f"ctr@{k}"]
