@@ -1,8 +1,8 @@
 """AUC, GAUC, MPR, FCP and CTR classes and the rating metrics MAE, MSE, RMSE, re-exported.
 
 The pairwise classes live in :mod:`torchrec_eval.pairwise.metrics`, the rating metrics in
-:mod:`torchrec_eval.metrics.rating`. This module is also a suite member module (see
-:mod:`torchrec_eval.collection`): ``FAMILIES`` and ``build_member`` of :mod:`torchrec_eval.pairwise.member`.
+:mod:`torchrec_eval.metrics.rating`; ``FAMILIES`` and ``build_member`` (which suites once read here; they
+now read :mod:`torchrec_eval.metrics.families`) are those of :mod:`torchrec_eval.pairwise.member`.
 """
 
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
