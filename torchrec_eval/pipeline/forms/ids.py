@@ -38,7 +38,7 @@ def lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
     """The ``values`` [B, T] attached to the ids that :func:`lookup` found; 0 where it found none."""
-    return torch.where(found, values.gather(1, order).gather(1, pos), torch.zeros((), dtype=values.dtype))
+    return torch.where(found, values.gather(1, order).gather(1, pos), values.new_zeros(()))
 
 
 def target_table(
@@ -130,7 +130,6 @@ def ids_ranked(
     ties: str,
     need_ideal: bool,
     to_num_relevant: bool,
-    check_boundary: bool,
     neg_inf: bool = False,
 ) -> RankedTargets | None:
     """Top-k of the ids form, looking the ranked items up in the target ids (no dense target).
@@ -145,7 +144,7 @@ def ids_ranked(
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
     depth = ranking_depth(k, num_items, relevant_t.sum(1), to_num_relevant)
-    idx = top_indices(preds, depth, ties, None, check_boundary, exclusions).indices
+    idx = top_indices(preds, depth, ties, None, exclusions).indices
     if neg_inf:
         listed = preds.gather(1, idx) > float("-inf")
         if exclusions is not None:
