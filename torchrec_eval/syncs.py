@@ -2,9 +2,9 @@
 :mod:`torchrec_eval.pipeline.syncs`, which holds the switch (see docs/host-syncs.md).
 
 :func:`simulate_accelerator` sends CPU tensors down the accelerator path (a testing aid);
-:func:`host_reads_free` and :func:`topk_keeps_lowest_index` are the two questions the pipeline asks.
+:func:`host_reads_free` is the question the pipeline asks.
 """
 
-from torchrec_eval.pipeline.syncs import host_reads_free, simulate_accelerator, topk_keeps_lowest_index
+from torchrec_eval.pipeline.syncs import host_reads_free, simulate_accelerator
 
-__all__ = ["host_reads_free", "simulate_accelerator", "topk_keeps_lowest_index"]
+__all__ = ["host_reads_free", "simulate_accelerator"]

@@ -181,7 +181,7 @@ PUBLIC = {
         "train_epoch",
     ],
     "torchrec_eval.config": ["ALLOWED_KEYS", "POINTWISE_KEYS", "load_yaml", "pointwise_suite_kwargs", "suite_kwargs"],
-    "torchrec_eval.syncs": ["host_reads_free", "simulate_accelerator", "topk_keeps_lowest_index"],
+    "torchrec_eval.syncs": ["host_reads_free", "simulate_accelerator"],
     "torchrec_eval.catalogue": ["CatalogueBatch"],
     "torchrec_eval.cli": ["CONVENTIONS", "main", "progress_factory"],
     "torchrec_eval.trec": [

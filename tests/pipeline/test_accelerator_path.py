@@ -2,18 +2,16 @@
 values are the CPU path's.
 
 Most sessions have no GPU, so the CUDA half of ``tests/pipeline/test_devices.py`` rarely runs. Here
-:func:`torchrec_eval.syncs.simulate_accelerator` sends CPU tensors down the branches ``update`` takes
-on CUDA (no host read to skip work; ``torch.topk`` trusted with ties at the cut-off for
-``ties="index"``), and :class:`~tests.reference.host_reads.NoHostReads` fails on every operation that
-reads tensor data on the host (a scalar read, ``nonzero``, a bool-mask index, ``torch.tensor`` of
-Python data, ...). With ``validate_args=False`` every family, input form, tie order, dtype and batch
-size passes, except the documented ones (docs/host-syncs.md, "Host syncs"), which are
-asserted to read, by name.
+:func:`torchrec_eval.syncs.simulate_accelerator` sends CPU tensors down the branches ``update``
+takes on CUDA (no host read to skip work: ties at the cut-off repaired on every row by masked work),
+and :class:`~tests.reference.host_reads.NoHostReads` fails on every operation that reads tensor data
+on the host (a scalar read, ``nonzero``, a bool-mask index, ``torch.tensor`` of Python data, ...).
+With ``validate_args=False`` every family, input form, tie order, dtype and batch size passes,
+except the documented ones (docs/host-syncs.md, "Host syncs"), which are asserted to read, by name.
 
-The simulated values equal the plain CPU path's wherever they do not depend on the order in which
-the device's ``topk`` keeps items tied at the cut-off (the CPU's ``topk`` is not CUDA's): for scores
-without ties, every value; for tied scores, the pairwise AUC/GAUC/MPR, the ranked form (no ``topk``)
-and, under ``ties="average"``, every top-k value.
+The simulated values equal the plain CPU path's, tied scores included: no device's ``topk`` is
+trusted with the items tied at the cut-off (CUDA's keeps neither the lowest nor the highest indices:
+``tests/scripts/topk_tie_order.py``), so the accelerator path repairs them on every row.
 
 Each case warms up first (as the CUDA test does): constants such as the cut-off rows are built on a
 device once, from the host, then reused.
@@ -35,7 +33,7 @@ from torchrec_eval import beyond
 from torchrec_eval.metrics import pairwise
 from torchrec_eval.pipeline.prepare import TIES
 from torchrec_eval.ranking.registry import REGISTRY
-from torchrec_eval.syncs import host_reads_free, simulate_accelerator, topk_keeps_lowest_index
+from torchrec_eval.syncs import host_reads_free, simulate_accelerator
 
 N = 48  # items: per-row permutations of 0..N-1 are exact in bfloat16 (no accidental ties)
 _GEN = torch.Generator().manual_seed(7)
@@ -51,7 +49,6 @@ FAMILIES = {
                  if name != "fcp"],  # FCP reads its grade levels: a documented exception
     "beyond": [f"{name}@5" for name in beyond.FAMILIES],
 }
-ORDER_FREE = {"auc", "gauc", "mpr"}  # never read a top-k list
 FORMS = ("dense", "ids", "exclude_ids", "ranked")
 DTYPES = (torch.float32, torch.bfloat16)
 ROWS = (1, 1024)
@@ -96,14 +93,6 @@ def _inputs(form: str, rows: int, dtype: torch.dtype, tied: bool, seed: int = 0)
     return inputs
 
 
-def _order_free(metrics: list[str], form: str, ties: str) -> list[str]:
-    """The keys whose value does not depend on which tied items ``topk`` keeps at the cut-off."""
-    if form == "ranked":
-        return metrics  # no topk: the caller's order
-    top_k = {*REGISTRY, "ctr"} if ties == "average" else set()  # averaged over every order of a tie group
-    return [key for key in metrics if key.partition("@")[0] in ORDER_FREE | top_k]
-
-
 def _no_host_read(make: Callable[[], Any], call: Callable[[Any], Any]) -> Any:
     """``call(make())`` on the accelerator path, failing on any host read (after a warm-up call)."""
     with simulate_accelerator():
@@ -146,9 +135,7 @@ def test_update_reads_nothing_and_equals_the_cpu_path(family, form, ties, dtype,
     plain = make()
     update(plain)
     want = plain.compute()
-    _assert_values({k: v[0] for k, v in got.items()}, {k: v[0] for k, v in want.items()}, metrics)
-    _assert_values({k: v[1] for k, v in got.items()}, {k: v[1] for k, v in want.items()},
-                   _order_free(metrics, form, ties))
+    _assert_values(got, want, metrics)  # both groups: scores without ties and tied scores
 
 
 @pytest.mark.parametrize("unlogged", ["drop", "rank"])
@@ -262,7 +249,7 @@ def test_catalogue_stream_reads_nothing_and_equals_the_cpu_path(family, ties, dt
         stream(plain)
         results.append((got, plain.compute()))
     _assert_values(*results[0], metrics)
-    _assert_values(*results[1], [key for key in metrics if key in ORDER_FREE])
+    _assert_values(*results[1], metrics)
 
 
 # ------------------------------------------------------------------------------------ the documented exceptions
@@ -305,10 +292,10 @@ def test_the_documented_exceptions_read_the_host(name):
 # ------------------------------------------------------------------------------------ the harness itself
 def test_the_switch_sends_cpu_tensors_down_the_accelerator_path():
     cpu = torch.zeros(2)
-    assert host_reads_free(cpu) and not topk_keeps_lowest_index(cpu)
+    assert host_reads_free(cpu)
     seen = []
     with simulate_accelerator():
-        assert not host_reads_free(cpu) and topk_keeps_lowest_index(cpu)
+        assert not host_reads_free(cpu)
         with simulate_accelerator():  # blocks nest
             assert not host_reads_free(cpu)
         assert not host_reads_free(cpu)
@@ -318,8 +305,8 @@ def test_the_switch_sends_cpu_tensors_down_the_accelerator_path():
     assert seen == [False]
     with pytest.raises(KeyError), simulate_accelerator():
         raise KeyError("an error inside the block")
-    assert host_reads_free(cpu) and not topk_keeps_lowest_index(cpu)  # always switched back
-    assert not topk_keeps_lowest_index(torch.zeros(2, device="meta"))
+    assert host_reads_free(cpu)  # always switched back
+    assert not host_reads_free(torch.zeros(2, device="meta"))
 
 
 def test_without_the_switch_the_cpu_path_reads():

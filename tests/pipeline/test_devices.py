@@ -51,16 +51,19 @@ def _to(inputs: dict, device: torch.device) -> dict:
     return {name: value.to(device) for name, value in inputs.items()}
 
 
+@pytest.mark.parametrize("validate_args", [True, False])
 @pytest.mark.parametrize("rows", [1, 7, 1024])
 @pytest.mark.parametrize("ties", ["index", "reverse_index", "pessimistic", "average"])
 @pytest.mark.parametrize("suite", list(SUITES))
-def test_every_device_gives_the_cpu_values(device, suite, ties, rows):
+def test_every_device_gives_the_cpu_values(device, suite, ties, rows, validate_args):
+    """``validate_args=False`` takes the sync-free path on a GPU (ties at the cut-off repaired by
+    masked work on every row): on an H200 its values once trusted CUDA's ``topk`` with them, and erred."""
     for form in FORMS:
         if form == "ranked" and suite == "full ranking":
             continue
         inputs = _inputs(form, rows)
         on_cpu = _suite(suite, ties=ties)
-        on_device = _suite(suite, ties=ties).to(device)
+        on_device = _suite(suite, ties=ties, validate_args=validate_args).to(device)
         on_cpu.update(**inputs)
         on_device.update(**_to(inputs, device))
         got, want = on_device.compute(), on_cpu.compute()

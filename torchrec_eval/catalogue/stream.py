@@ -25,7 +25,7 @@ from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import ranking_depth
 from torchrec_eval.pipeline.forms.ids import check_target_ids, table_ranked, target_table
-from torchrec_eval.pipeline.syncs import host_reads_free, topk_keeps_lowest_index
+from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.topk import top_indices
 from torchrec_eval.pipeline.validation import (
     Checks,
@@ -202,9 +202,7 @@ class CatalogueBatch:
 
     def _merge(self, scores: Tensor, removed: Exclusions, offset: int) -> None:
         ties = chunk_order(self.metric.ties)
-        check_boundary = not topk_keeps_lowest_index(scores) or self.metric.validate_args or ties != "index"
-        idx = top_indices(scores, min(self.depth, scores.shape[1]), ties, check_boundary=check_boundary,
-                          exclusions=removed).indices
+        idx = top_indices(scores, min(self.depth, scores.shape[1]), ties, exclusions=removed).indices
         values = scores.gather(1, idx).to(torch.float64).masked_fill(removed.contains(idx), float("-inf"))
         values = torch.cat([self.top_values, values], dim=1)
         ids = torch.cat([self.top_ids, idx + offset], dim=1)

@@ -49,7 +49,6 @@ from torchrec_eval.pipeline.forms.dense import check_dense_target, dense_batch
 from torchrec_eval.pipeline.forms.flat import flat_rows
 from torchrec_eval.pipeline.forms.ids import check_target_ids, ids_ranked
 from torchrec_eval.pipeline.forms.ranked import ranked_batch
-from torchrec_eval.pipeline.syncs import topk_keeps_lowest_index
 from torchrec_eval.pipeline.validation import Checks, as_long, require_tensor
 
 __all__ = ["TIES", "prepare_batch"]
@@ -113,8 +112,7 @@ def prepare_batch(
         preds, target, mask, groups = flat_rows(preds, target, indexes, target_ids, target_gains, mask,
                                                 exclude_ids, groups, checks)
     return _scored_batch(preds, target, target_ids, target_gains, mask, exclude_ids, groups, k, ties,
-                         relevance_threshold, need_ideal, to_num_relevant, need_candidates, average_view,
-                         validate_args, checks)
+                         relevance_threshold, need_ideal, to_num_relevant, need_candidates, average_view, checks)
 
 
 def _form(
@@ -170,7 +168,6 @@ def _scored_batch(
     to_num_relevant: bool,
     need_candidates: bool,
     average_view: bool,
-    validate_args: bool,
     checks: Checks | None,
 ) -> Batch:
     """A form with scores ``preds`` [B, N] (dense, ids, or flat grouped into rows): its candidates, then
@@ -184,7 +181,6 @@ def _scored_batch(
     )
     valid, exclusions, neg_inf = candidate_items(preds, mask, exclusions, checks, ids_top_k,
                                                  dense_mask=need_candidates or averaging)
-    check_boundary = not topk_keeps_lowest_index(preds) or validate_args or ties not in ("index", "average")
     if target_ids is None:
         check_dense_target(preds, target, target_gains, checks)
     else:
@@ -200,12 +196,11 @@ def _scored_batch(
             if need_candidates:
                 candidates = Candidates.from_ids(preds, valid, target_ids, gains_t, relevant_t)
             ranked = ids_ranked(preds, valid, exclusions, target_ids, gains_t, relevant_t, k, ties, need_ideal,
-                                to_num_relevant, check_boundary, neg_inf)
+                                to_num_relevant, neg_inf)
             return Batch(ranked, candidates, groups)
         target = _scattered_target(preds, target_ids, gains_t)
     ranked, candidates = dense_batch(preds, target, valid, exclusions, k, ties, averaging,
-                                     relevance_threshold, need_ideal, to_num_relevant, need_candidates,
-                                     check_boundary)
+                                     relevance_threshold, need_ideal, to_num_relevant, need_candidates)
     return Batch(ranked, candidates, groups)
 
 

@@ -4,10 +4,11 @@ On the CPU a host read (``bool(t.any())``, ``nonzero``) is free, and the library
 work: only the rows tied at the cut-off are repaired, only rows with ``-inf`` scores are masked. On an
 accelerator such a read stalls the device (a host sync), and under ``torch.compile`` it breaks the
 graph; there the library takes its sync-free path instead: the same result from masked work on every
-row. :func:`host_reads_free` is the one switch between the two, and :func:`topk_keeps_lowest_index`
-the one place that knows which device's ``torch.topk`` settles ties at the cut-off by itself.
+row. :func:`host_reads_free` is the one switch between the two. (No device's ``torch.topk`` settles
+ties at the cut-off by itself: CUDA's keeps neither the lowest nor the highest indices, see
+``tests/scripts/topk_tie_order.py``, so every device repairs them.)
 
-:func:`simulate_accelerator` makes both answer as on CUDA for CPU tensors: a testing aid, so that the
+:func:`simulate_accelerator` makes it answer as on CUDA for CPU tensors: a testing aid, so that the
 accelerator path runs (and is checked for host reads) on every commit, on a machine with no GPU.
 """
 
@@ -20,7 +21,7 @@ from contextlib import contextmanager
 import torch
 from torch import Tensor
 
-__all__ = ["host_reads_free", "simulate_accelerator", "topk_keeps_lowest_index"]
+__all__ = ["host_reads_free", "simulate_accelerator"]
 
 _simulated = 0  # how many simulate_accelerator() blocks are open (a plain int: torch.compile guards on it)
 _lock = threading.Lock()
@@ -39,29 +40,14 @@ def host_reads_free(tensor: Tensor) -> bool:
     return tensor.device.type == "cpu" and not _simulated and not torch.compiler.is_compiling()
 
 
-def topk_keeps_lowest_index(tensor: Tensor) -> bool:
-    """Whether ``torch.topk`` on ``tensor``'s device keeps, of the items tied at the cut-off, those of
-    the lowest indices: CUDA's does, so ``ties="index"`` may skip the repair of the boundary there (a
-    host read). Inside :func:`simulate_accelerator` a CPU tensor answers as on CUDA too (the CPU's
-    ``topk`` gives no such promise: values then depend on its tie order wherever ties cross the cut).
-
-    Example:
-        >>> import torch
-        >>> from torchrec_eval.syncs import topk_keeps_lowest_index
-        >>> topk_keeps_lowest_index(torch.zeros(2))
-        False
-    """
-    return tensor.device.type == "cuda" or (tensor.device.type == "cpu" and _simulated > 0)
-
-
 @contextmanager
 def simulate_accelerator() -> Iterator[None]:
     """Run CPU tensors down the accelerator path: a testing aid, for machines with no GPU.
 
-    Inside the block :func:`host_reads_free` answers False and :func:`topk_keeps_lowest_index` True
-    for CPU tensors, so ``update`` takes exactly the branches it takes on CUDA. Combined with a
-    dispatch mode that fails on host reads (``tests/reference/host_reads.py``) it proves that
-    ``update(validate_args=False)`` reads nothing on the host, without a GPU. The switch is global to
+    Inside the block :func:`host_reads_free` answers False for CPU tensors, so ``update`` takes
+    exactly the branches it takes on CUDA. Combined with a dispatch mode that fails on host reads
+    (``tests/reference/host_reads.py``) it proves that ``update(validate_args=False)`` reads nothing
+    on the host, without a GPU. The switch is global to
     the process (every thread sees it) and blocks may nest; it is not meant for production use.
 
     Example:

@@ -52,7 +52,6 @@ def top_indices(
     k: int,
     ties: str = "index",
     tie_gains: Tensor | None = None,
-    check_boundary: bool = True,
     exclusions: Exclusions | None = None,
 ) -> TopK:
     """The k best items of each row, in rank order, ties broken as documented.
@@ -65,8 +64,6 @@ def top_indices(
         ties: ``"index"``, ``"reverse_index"``, ``"pessimistic"``, ``"optimistic"`` (``"average"``
             ranks as ``"index"``; its expectation is computed elsewhere).
         tie_gains: [B, N] gains, for the gain-aware tie orders.
-        check_boundary: repair ties at the cut-off (a host sync; CUDA's ``topk`` already keeps the
-            lowest indices among boundary ties, so ``"index"`` may skip it there).
         exclusions: items that are not candidates, by id: the top k of the rest is read from the top
             k + S of all (positions past a row's candidates then hold excluded items, at -inf).
 
@@ -90,9 +87,11 @@ def top_indices(
     else:
         values, idx = _topk_excluding(scores, take, exclusions)
     following = values[:, k] if take > k else values.new_full((values.shape[0],), float("-inf"))
-    if take <= k or not check_boundary:
+    if take <= k:
         return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
-    if torch.compiler.is_compiling():  # no host read: repair every row
+    # No device's topk promises which tied items it keeps at the cut (CUDA's does not keep the lowest
+    # indices: tests/scripts/topk_tie_order.py). Without a host read, every row is repaired.
+    if torch.compiler.is_compiling() or (not host_reads_free(values) and ties in _SYNC_FREE_TIES):
         idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
         return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
     repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
@@ -107,6 +106,10 @@ def top_indices(
         values = _values_at(scores, idx, exclusions)
     return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
 
+
+# Tie orders repaired on an accelerator without a host read; the others read which rows tie and repair
+# those (docs/host-syncs.md).
+_SYNC_FREE_TIES = ("index", "average")
 
 # Rows at least this long with coarse scores (bf16/fp16 precision) read ``_TIE_MARGIN`` more columns:
 # there a few items share each score near the cut, and reading them costs less than finding them by
@@ -221,23 +224,23 @@ def _boundary_without_sync(
     """The exact top k of every row, ties at the cut-off in tie order, without reading anything on the host.
 
     Masked work over every row instead of a repair of the tied rows: the items scored above the k-th
-    score stay, and the first ``k - g`` items scored equal to it (in index order) fill the list.
+    score ``v`` stay, and the first ``k - g`` items scored ``v`` (in index order) fill the list. The
+    j-th item scored ``v`` is the first column where the running count of such items reaches j: one
+    cumulative count over the row and a binary search per list position, no second top-k or sort.
     """
     if exclusions is not None:
         every_row = torch.arange(scores.shape[0], device=scores.device)
-        gains = None if tie_gains is None else tie_gains
-        return top_indices(exclusions.masked_rows(scores, every_row), k, ties, gains).indices
+        return top_indices(exclusions.masked_rows(scores, every_row), k, ties, tie_gains).indices
     if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
         return exact_top(scores, k, ties, tie_gains)
     boundary = values[:, k - 1 : k]
     above = values[:, :k] > boundary
     need = k - above.sum(1, keepdim=True)
-    equal = scores == boundary
-    reverse = ties == "reverse_index"
-    rank = equal.flip(1).cumsum(1).flip(1) if reverse else equal.cumsum(1)  # 1 = first in tie order
-    positions = torch.arange(scores.shape[1], device=scores.device)
-    priority = positions + 1 if reverse else scores.shape[1] - positions  # > 0, larger = earlier
-    picked = torch.topk(torch.where(equal & (rank <= need), priority, 0), k, dim=1).indices
+    running = (scores == boundary).cumsum(1, dtype=torch.int32)  # [B, N]: items scored v up to each column
+    nth = torch.arange(1, k + 1, device=scores.device, dtype=torch.int32).expand(scores.shape[0], k)
+    if ties == "reverse_index":  # the j-th from the row's end
+        nth = running[:, -1:] + 1 - nth
+    picked = torch.searchsorted(running, nth.contiguous()).clamp_(max=scores.shape[1] - 1)
     merged = torch.cat([idx[:, :k], picked], dim=1)
     keep = torch.cat([above, torch.arange(k, device=scores.device) < need], dim=1)
     first = torch.sort((~keep).to(torch.uint8), dim=1, stable=True).indices[:, :k]

@@ -44,7 +44,6 @@ def dense_batch(
     need_ideal: bool,
     to_num_relevant: bool,
     need_candidates: bool,
-    check_boundary: bool,
 ) -> tuple[RankedTargets | None, Candidates | None]:
     """The dense form's top-k view (to depth ``k``; none for ``k = 0``) and full candidate view (if
     ``need_candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
@@ -73,7 +72,7 @@ def dense_batch(
         depth = ranking_depth(k, num_items, num_relevant, to_num_relevant)
         ideal = _ideal_gains(target, exclusions, depth) if need_ideal and graded else None
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    idx, following = top_indices(preds, depth, ties, tie_gains, check_boundary, exclusions)
+    idx, following = top_indices(preds, depth, ties, tie_gains, exclusions)
     restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)
     gains = raw_gains.to(torch.float64)
