@@ -12,7 +12,8 @@ Run it on CPU (gloo)::
     python -m torch.distributed.run --nproc_per_node 2 --standalone examples/ddp_eval.py --users 2000
     python examples/ddp_eval.py            # one process, no torch.distributed: the same numbers
 
-On GPUs nothing changes but the launch: the backend is NCCL when CUDA is available, each process
+On GPUs nothing changes but the launch: the backend is NCCL when each local rank has a GPU of its own
+(else gloo, on the CPU: two processes on a one-GPU machine), each process
 uses ``cuda:LOCAL_RANK``, and the metric states live on that GPU::
 
     torchrun --nproc_per_node 8 examples/ddp_eval.py
@@ -150,19 +151,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--backend",
         choices=["auto", "gloo", "nccl"],
         default="auto",
-        help="auto: nccl when CUDA is available, else gloo",
+        help="auto: nccl when every local rank has a GPU of its own, else gloo",
     )
     parser.add_argument("--json", action="store_true", help="also print the values as one JSON line")
     return parser.parse_args(argv)
+
+
+def _backend(asked: str, local_ranks: int) -> str:
+    """NCCL needs one GPU per process: ``auto`` takes it when this node has a GPU for each local rank
+    (two processes on a one-GPU machine run on gloo, on the CPU); an explicit ``nccl`` without them is
+    refused with the counts."""
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if asked == "auto":
+        return "nccl" if gpus >= local_ranks else "gloo"
+    if asked == "nccl" and gpus < local_ranks:
+        raise SystemExit(f"--backend nccl needs a GPU per process: {local_ranks} local ranks, {gpus} GPU(s); "
+                         "use --backend gloo (or auto)")
+    return asked
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parse_args(argv)
     launched = int(os.environ.get("WORLD_SIZE", "1")) > 1  # torchrun sets RANK, WORLD_SIZE, MASTER_ADDR, ...
     if launched:
-        backend = (
-            args.backend if args.backend != "auto" else ("nccl" if torch.cuda.is_available() else "gloo")
-        )
+        backend = _backend(args.backend, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         dist.init_process_group(backend)

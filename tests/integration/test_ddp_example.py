@@ -100,3 +100,24 @@ def test_unpadded_sampler_keeps_every_sample_once(size: int, world_size: int, sh
         for rank in range(world_size)
     ]
     assert max(map(len, shards)) - min(map(len, shards)) <= 1
+
+
+@pytest.mark.parametrize(("gpus", "local_ranks", "asked", "backend"), [
+    (0, 2, "auto", "gloo"), (1, 2, "auto", "gloo"), (2, 2, "auto", "nccl"), (8, 2, "auto", "nccl"),
+    (1, 2, "gloo", "gloo"), (2, 2, "nccl", "nccl"),
+])
+def test_the_backend_needs_a_gpu_per_local_rank(monkeypatch, gpus, local_ranks, asked, backend):
+    """On a one-GPU machine, two torchrun processes once both took cuda:0/cuda:1 and failed with
+    'invalid device ordinal' (seen on an H200): ``auto`` now runs them on gloo."""
+    example = _load_example()
+    monkeypatch.setattr(example.torch.cuda, "is_available", lambda: gpus > 0)
+    monkeypatch.setattr(example.torch.cuda, "device_count", lambda: gpus)
+    assert example._backend(asked, local_ranks) == backend
+
+
+def test_nccl_without_a_gpu_per_local_rank_is_refused_with_the_counts(monkeypatch):
+    example = _load_example()
+    monkeypatch.setattr(example.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(example.torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(SystemExit, match="2 local ranks, 1 GPU"):
+        example._backend("nccl", 2)
