@@ -94,7 +94,9 @@ def _mpr_rankdata(scores, labels):
         return math.nan
     if len(scores) == 1:
         return 0.0
-    ranks = rankdata(-scores, method="average")
+    # float64 throughout: newer scipy keeps a float32 input's dtype in its ranks (a 1e-7 error, seen on
+    # the GPU machine's image)
+    ranks = rankdata(-scores.astype(np.float64), method="average").astype(np.float64)
     return float(np.mean(100 * (ranks[labels] - 1) / (len(scores) - 1)))
 
 
