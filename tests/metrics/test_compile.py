@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -136,3 +137,37 @@ def test_a_compiled_update_warns_of_nothing():
     done = subprocess.run([sys.executable, "-c", COMPILE_ONCE], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_a_graph_that_fails_is_given_up_once_and_said():
+    """A compiled update that fails where the eager path takes the input (on an H200 every compiled
+    update did: each one traced the graph again, failed, and ran eagerly, 3,800x a top-k, without a
+    word) warns once with the cause and updates eagerly from then on, with the eager values."""
+    torch._dynamo.reset()
+    attempts = []
+
+    def failing_backend(graph, example_inputs):
+        attempts.append(1)
+        raise RuntimeError("no kernel for this device")
+
+    compiled = _suite(SUITES["top-k"]).compile_update(backend=failing_backend)
+    eager = _suite(SUITES["top-k"])
+    with pytest.warns(RuntimeWarning, match="compile_update\\(\\).*failed.*no kernel for this device.*eagerly"):
+        compiled.update(**_inputs("ids", 1))
+    eager.update(**_inputs("ids", 1))
+    tried = len(attempts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        for seed in (2, 3):
+            compiled.update(**_inputs("ids", seed))
+            eager.update(**_inputs("ids", seed))
+    assert tried >= 1 and len(attempts) == tried  # never compiled again
+    _assert_same(compiled, eager)
+
+
+def test_bad_input_to_a_compiled_update_keeps_the_graph():
+    compiled = _suite(SUITES["top-k"]).compile_update(backend="aot_eager")
+    inputs = _inputs("ids", 1)
+    with pytest.raises(ValueError, match="`target_ids`"):
+        compiled.update(preds=inputs["preds"], target_ids=inputs["target_ids"][:3], groups=inputs["groups"])
+    assert compiled._compiled_increments is not None

@@ -7,6 +7,7 @@ the increments come from one compiled graph (:mod:`~torchrec_eval.metrics.compil
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 from torch import Tensor
@@ -24,14 +25,27 @@ class Staging:
         weight = inputs.get("sample_weight")
         inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
         step = getattr(self, "_compiled_increments", None)
+        failure = None
         if step is not None and weight is None and inputs.get("indexes") is None:  # the flat form stays eager
             try:
                 return functools.partial(self._add, step(inputs))  # pure: nothing is touched yet
-            except Exception:  # noqa: S110 - bad input: the eager path below raises its named ValueError
-                pass
+            except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
+                failure = error
         batch = self.batch(**inputs)
         batch.weights = self._check_weight(weight, batch)
+        if failure is not None:  # the eager path takes this input: the graph itself failed
+            self._give_up_compiling(failure)
         return self._stage_batch(batch)
+
+    def _give_up_compiling(self, failure: Exception) -> None:
+        """Update eagerly from now on, and say why once: a graph that fails would otherwise be traced
+        again (and fail again) at every update, at the cost of a compilation each."""
+        self._compiled_increments = None
+        # torch.compile's errors name the inner error on their next lines ("backend=... raised:\nRuntimeError: ...")
+        lines = [line.strip() for line in str(failure).splitlines() if line.strip()][:3]
+        cause = f"{type(failure).__name__}: {' '.join(lines)}"[:400]
+        warnings.warn(f"compile_update(): the compiled update of {type(self).__name__} failed ({cause}); "
+                      "it updates eagerly from now on (same values, no graph)", RuntimeWarning, stacklevel=4)
 
     def _add(self, increments: dict[str, Tensor]) -> None:
         for name, increment in increments.items():
