@@ -16,6 +16,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -53,6 +54,16 @@ def add_device_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", default="cpu", help="cpu (default) or cuda[:N]: synchronised timing on that GPU"
     )
+
+
+def standard_parser(description: str) -> argparse.ArgumentParser:
+    """The options most benchmarks share: ``--quick``, ``--repeats``, ``--json PATH`` and ``--device``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    add_device_option(parser)
+    return parser
 
 
 def resolve_device(parser: argparse.ArgumentParser, name: str) -> torch.device:

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table, add_device_option, device_label, parse_args, synchronize  # noqa: E402
+from bench_core import _interleaved, _table, device_label, parse_args, standard_parser, synchronize  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
@@ -181,11 +181,7 @@ def run(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--json", type=Path, default=None)
-    add_device_option(parser)
+    parser = standard_parser(__doc__.splitlines()[0])
     return parser
 
 
