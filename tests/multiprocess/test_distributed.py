@@ -90,6 +90,10 @@ def expected_collectives(num_states: int) -> dict[str, int]:
     return {key: num_states * n for key, n in PER_STATE.items()}
 
 
+def _plus(counts: dict[str, int], more: dict[str, int]) -> dict[str, int]:
+    return {key: counts.get(key, 0) + more.get(key, 0) for key in counts.keys() | more.keys()}
+
+
 FAMILIES = list(REGISTRY)  # every top-k family
 
 
@@ -335,7 +339,10 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
             metric.reset()
             for i in mine:
                 _update(metric, batches[i])
-        saved["epoch2"] = {name: _flatten(metric.compute()) for name, metric in metrics.items()}
+        saved["epoch2"], saved["epoch2_counts"] = {}, {}
+        for name, metric in metrics.items():
+            value, saved["epoch2_counts"][name] = counter.measure(metric.compute)
+            saved["epoch2"][name] = _flatten(value)
 
         # compute() mid-way, then more updates: the sync must leave each rank's local state intact.
         # compute_with_cache=False: a rank with no new batch must still join the second sync (with
@@ -438,10 +445,16 @@ def test_collective_counts(spawned: dict[str, Any]) -> None:
     """One state per metric -> one gather per compute, whatever the number of metric/k pairs.
 
     torchmetrics' default ``gather_all_tensors`` costs 1 barrier + 2 all_gathers (shapes, then the
-    state) per state tensor; an ``all_reduce`` ``dist_sync_fn`` brings it to 1 collective.
+    state) per state tensor; an ``all_reduce`` ``dist_sync_fn`` brings it to 1 collective. A metric's
+    first sync adds one all_gather, where the ranks compare their configurations; later ones do not.
     """
     for saved in spawned["ranks"]:
-        counts = saved["epoch_counts"]
+        first = saved["epoch_counts"]
+        check = {"all_gather": 1}  # per metric object, at its first sync
+        assert first["ndcg_exp"] == _plus(expected_collectives(1), check), first["ndcg_exp"]
+        assert first["suite_allreduce"] == {"all_reduce": 1, "all_gather": 1}
+        assert first["collection"] == _plus(expected_collectives(11), {"all_gather": 11})
+        counts = saved["epoch2_counts"]
         one = counts["ndcg_exp"]
         assert one == expected_collectives(1), one
         # Every metric class, any number of cut-offs or groups, costs the same as one metric per

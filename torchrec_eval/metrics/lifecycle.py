@@ -36,7 +36,9 @@ from typing import Any
 import torch
 from torch import Tensor
 from torchmetrics import Metric
+from torchmetrics.utilities.distributed import gather_all_tensors
 
+from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_shapes, fixed_shapes
 from torchrec_eval.metrics.ownership import OwnsTensors
 from torchrec_eval.pipeline.validation import describe_any
 
@@ -243,7 +245,20 @@ class SafeMetric(OwnsTensors, Metric):
         super().merge_state(incoming_state)
 
     def _check_merge(self, states: dict[str, Any]) -> None:
-        """Raise a ``ValueError`` on states that cannot merge into this metric (a subclass checks more)."""
+        """Raise a ``ValueError`` on states that cannot merge into this metric: another shape (a subclass
+        checks more)."""
+        check_shapes(self, states, "`incoming_state`")
+
+    def _configuration_key(self) -> str:
+        """What the ranks compare before their first sync: the class and the shapes of its sums (a
+        subclass names its configuration too)."""
+        return f"{type(self).__name__} {fixed_shapes(self)}"
+
+    def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
+        """torchmetrics' sync, once the ranks agree on the configuration
+        (:mod:`~torchrec_eval.metrics.configuration_guard`)."""
+        check_ranks_agree(self, self._configuration_key(), process_group or self.process_group)
+        super()._sync_dist(dist_sync_fn, process_group)
 
     def state_dict(self, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
         """torchmetrics' ``state_dict``; with persistent states, the flat stream too (``_flat_stream_*``), so a
@@ -257,6 +272,8 @@ class SafeMetric(OwnsTensors, Metric):
         entries = {key[len(prefix):]: state_dict[key] for key in state_dict if key.startswith(prefix + STREAM)}
         carries_states = bool(entries) or any(prefix + name in state_dict for name in self._defaults)
         stream = FlatStream.from_entries(entries, self.device) if carries_states else self._flat  # may raise
+        saved = {name: state_dict[prefix + name] for name in self._defaults if prefix + name in state_dict}
+        check_shapes(self, saved, "The state_dict")  # before torchmetrics replaces any state
         for key in entries:
             del state_dict[prefix + key]
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)

@@ -1,11 +1,15 @@
-"""The configuration state of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its name, and
-checkpoints that name it as an older release did.
+"""The configuration state of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its name, the
+checkpoints of another configuration it refuses, and checkpoints that name it as an older release did.
 
 MetricCollection's compute groups merge metrics whose states look alike; an empty state named after the
-configuration (``config_<sha>``) keeps different metrics apart (it costs nothing and is never synced), and
-makes ``merge_state`` refuse a state of another configuration. The name must be the same in every process:
-it hashes a canonical description (:func:`fingerprint`), never a repr of a tensor. The names the same
-configuration had in older releases are kept, so that their checkpoints still load.
+configuration (``config_<sha>``) keeps different metrics apart (it costs nothing and is never synced).
+The name must be the same in every process: it hashes a canonical description (:func:`fingerprint`),
+never a repr of a tensor. ``load_state_dict`` (strict or not) refuses a checkpoint that names another
+configuration or carries states without naming one, before it changes anything; ``merge_state`` refuses
+states of another configuration; the ranks compare the name before their first sync
+(:mod:`~torchrec_eval.metrics.configuration_guard` holds the checks every metric runs).
+
+The names the same configuration had in older releases are kept, so that their checkpoints still load.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import torch
 from torch import Tensor
 from torchmetrics.utilities.distributed import gather_all_tensors
 
+from torchrec_eval.metrics.configuration_guard import describe_state, fixed_shapes
 from torchrec_eval.metrics.member import Member
 
 __all__ = ["ConfigState", "config_state_name", "fingerprint"]
@@ -66,9 +71,46 @@ class ConfigState:
         self._legacy_config_states = list(dict.fromkeys(
             name for name in (legacy, previous) if name != self._config_state))
 
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' loading, after the members adapt a checkpoint of an older state layout (a
+        one-count ``stats``) and the configuration state's older name is renamed to this one; a
+        checkpoint of another configuration raises first, with the metric untouched."""
+        own = prefix + self._config_state
+        for legacy in self._legacy_config_states:
+            if own not in state_dict and prefix + legacy in state_dict:
+                state_dict[own] = state_dict.pop(prefix + legacy)
+        for member in self.members:
+            member.adapt_loaded(self, state_dict, prefix)
+        self._check_loaded_configuration(state_dict, prefix)
+        loads_sums = any(prefix + name in state_dict for name in self._defaults)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        if loads_sums:  # loaded sums are data: compute() need not warn that nothing was updated
+            self._update_count = max(self._update_count, 1)
+
+    def _check_loaded_configuration(self, state_dict: dict[str, Any], prefix: str) -> None:
+        """Raise a ``ValueError`` on a checkpoint that another configuration made (or that does not say)."""
+        own = prefix + self._config_state
+        saved = {key: value for key, value in state_dict.items()
+                 if key.startswith(prefix) and "." not in key[len(prefix):]}
+        states = [name for name in self._defaults if prefix + name in saved]
+        others = sorted(key[len(prefix):] for key in saved if key.startswith(prefix + "config_") and key != own)
+        if own not in saved and (states or others):
+            shapes = {key[len(prefix):]: describe_state(value) for key, value in saved.items()}
+            made_by = f"names configuration {others}" if others else "names no configuration (no config_* entry)"
+            raise ValueError(
+                f"The state_dict was not made by this metric's configuration: it {made_by}, this metric "
+                f"is {self._config_state} ({self!r}); its states {shapes} would be read as this metric's. "
+                "Load it into a metric built with the same metrics, options and arguments"
+            )
+
+    def _configuration_key(self) -> str:
+        """The configuration as the ranks compare it before a sync: its state's name and the shapes."""
+        return f"{self._config_state} {fixed_shapes(self)}"
+
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync (every state summed over all processes), skipping the empty configuration
-        state, so that a metric object costs the collectives of its statistics only."""
+        state, so that a metric object costs the collectives of its statistics only (and one more at
+        its first sync, where the ranks compare their configurations)."""
         empty = {name: fx for name, fx in self._reductions.items() if getattr(self, name).numel() == 0}
         for name in empty:
             del self._reductions[name]
@@ -77,21 +119,11 @@ class ConfigState:
         finally:
             self._reductions.update(empty)
 
-    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
-        """torchmetrics' loading, after the members adapt a checkpoint of an older state layout (a
-        one-count ``stats``) and the configuration state's older name is renamed to this one."""
-        own = prefix + self._config_state
-        for legacy in self._legacy_config_states:
-            if own not in state_dict and prefix + legacy in state_dict:
-                state_dict[own] = state_dict.pop(prefix + legacy)
-        for member in self.members:
-            member.adapt_loaded(self, state_dict, prefix)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-
     def _check_merge(self, states: dict[str, Any]) -> None:
-        """``merge_state`` refuses the state of a metric configured differently."""
+        """``merge_state`` refuses the state of a metric configured differently, or of another shape."""
         if set(states) != set(self._defaults):
             raise ValueError(
                 f"Cannot merge a state of another configuration: expected states "
                 f"{sorted(self._defaults)}, got {sorted(states)}"
             )
+        super()._check_merge(states)
