@@ -8,6 +8,8 @@ backend for real.
 
 from __future__ import annotations
 
+import copy
+import pickle
 import subprocess
 import sys
 import warnings
@@ -15,6 +17,7 @@ import warnings
 import pytest
 import torch
 import torch._dynamo
+import torch.multiprocessing as mp
 
 import torchrec_eval as tre
 
@@ -170,4 +173,40 @@ def test_bad_input_to_a_compiled_update_keeps_the_graph():
     inputs = _inputs("ids", 1)
     with pytest.raises(ValueError, match="`target_ids`"):
         compiled.update(preds=inputs["preds"], target_ids=inputs["target_ids"][:3], groups=inputs["groups"])
-    assert compiled._compiled_increments is not None
+    assert compiled._compile_options is not None and compiled._compiled_step is not None
+
+
+def test_a_compiled_metric_pickles_and_deep_copies():
+    """``pickle.dumps`` failed on the graph's local lambda: ``mp.spawn``, ``ddp_spawn`` and
+    ``torch.save(module)`` could not send a compiled metric. The copy builds its own graph."""
+    compiled = _suite(SUITES["top-k"]).compile_update(backend="aot_eager")
+    eager = _suite(SUITES["top-k"])
+    compiled.update(**_inputs("ids", 1))  # the graph exists now
+    eager.update(**_inputs("ids", 1))
+    for copy_of in (pickle.loads(pickle.dumps(compiled)), copy.deepcopy(compiled)):
+        assert copy_of._compile_options == {"backend": "aot_eager"} and copy_of._compiled_step is None
+        copy_of.update(**_inputs("ids", 2))
+        assert copy_of._compiled_step is not None and copy_of._compiled_step is not compiled._compiled_step
+        expected = copy.deepcopy(eager)
+        expected.update(**_inputs("ids", 2))
+        _assert_same(copy_of, expected)
+
+
+def _spawned_update(rank: int, metric, out: str) -> None:
+    torch.set_num_threads(1)
+    metric.update(**_inputs("ids", 5 + rank))
+    torch.save({key: value for key, value in metric.compute().items()}, f"{out}/{rank}.pt")
+
+
+@pytest.mark.slow
+def test_a_compiled_metric_goes_through_mp_spawn(tmp_path):
+    compiled = _suite(SUITES["top-k"][:3]).compile_update(backend="aot_eager")
+    compiled.update(**_inputs("ids", 1))
+    mp.spawn(_spawned_update, args=(compiled, str(tmp_path)), nprocs=2, join=True)
+    for rank in range(2):
+        eager = _suite(SUITES["top-k"][:3])
+        eager.update(**_inputs("ids", 1))
+        eager.update(**_inputs("ids", 5 + rank))
+        got, want = torch.load(tmp_path / f"{rank}.pt"), eager.compute()
+        for key in want:
+            torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, equal_nan=True, msg=key)

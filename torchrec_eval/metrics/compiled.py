@@ -54,6 +54,14 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     if blocked:
         raise ValueError(f"compile_update(): {blocked} read the batch on the host (FCP's grade levels, "
                          "R-Precision's depth = the largest R) and cannot be one graph")
-    step = torch.compile(lambda inputs: increments(metric, inputs), fullgraph=True, **compile_kwargs)
-    metric._compiled_increments = step
+    metric._compile_options = dict(compile_kwargs)
+    metric._compiled_step = None
     return metric
+
+
+def compiled_step(metric: Any) -> Any:
+    """``metric``'s compiled increments function, built at its first use in this process."""
+    if metric._compiled_step is None:
+        options = metric._compile_options
+        metric._compiled_step = torch.compile(lambda inputs: increments(metric, inputs), fullgraph=True, **options)
+    return metric._compiled_step
