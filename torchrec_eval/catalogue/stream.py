@@ -30,6 +30,7 @@ from torchrec_eval.pipeline.topk import top_indices
 from torchrec_eval.pipeline.validation import (
     Checks,
     as_long,
+    one_column_at_least,
     check_id_range,
     check_scores,
     describe,
@@ -70,8 +71,7 @@ class CatalogueBatch:
                 f"tie group whole and is not supported here (metric ties={metric.ties!r})"
             )
         self.checks = Checks() if metric.validate_args else None
-        self.target_ids = self._targets(target_ids, target_gains)
-        self.target_gains = target_gains
+        self.target_ids, self.target_gains = self._targets(target_ids, target_gains)
         self.exclusions = None if exclude_ids is None else self._exclusions(exclude_ids)
         self.groups = self._groups(groups)
         self.full_ranking = any(member.needs_candidates for member in metric.members)
@@ -101,17 +101,18 @@ class CatalogueBatch:
         own_tensors(self)  # its running top lists and counts, and its metric, private to this process
 
     # ----------------------------------------------------------------------------------- set-up
-    def _targets(self, target_ids: Tensor, target_gains: Tensor | None) -> Tensor:
+    def _targets(self, target_ids: Tensor, target_gains: Tensor | None) -> tuple[Tensor, Tensor | None]:
         require_tensor("target_ids", target_ids)
-        if target_ids.ndim != 2:
-            raise ValueError(f"`target_ids` must have shape [B, T] (-1 padding), got {describe(target_ids)}")
-        target_ids = as_long(target_ids)
+        if target_ids.ndim != 2 or target_ids.shape[0] == 0:
+            raise ValueError(f"`target_ids` must have shape [B, T] (-1 padding) with B >= 1 queries, got "
+                             f"{describe(target_ids)}")
         if target_gains is not None:
             require_tensor("target_gains", target_gains)
+        target_ids, target_gains = one_column_at_least(as_long(target_ids), target_gains)
         # the ids form's checks (ids in range, no repeat, gains >= 0), run with the others
         check_target_ids(target_ids, target_gains, target_ids.shape[0], self.num_items, None,
                           self.metric.relevance_threshold, self.checks)
-        return target_ids
+        return target_ids, target_gains
 
     def _exclusions(self, exclude_ids: Tensor) -> Exclusions:
         require_tensor("exclude_ids", exclude_ids)

@@ -49,7 +49,7 @@ from torchrec_eval.pipeline.forms.dense import check_dense_target, dense_batch
 from torchrec_eval.pipeline.forms.flat import flat_rows
 from torchrec_eval.pipeline.forms.ids import check_target_ids, ids_ranked
 from torchrec_eval.pipeline.forms.ranked import ranked_batch
-from torchrec_eval.pipeline.validation import Checks, as_long, require_tensor
+from torchrec_eval.pipeline.validation import Checks, as_long, one_column_at_least, require_tensor
 
 __all__ = ["TIES", "prepare_batch"]
 
@@ -103,6 +103,8 @@ def prepare_batch(
                      groups=groups)
     # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
     target_ids, ranked_ids, exclude_ids = (as_long(x) for x in (target_ids, ranked_ids, exclude_ids))
+    target_ids, target_gains = one_column_at_least(target_ids, target_gains)
+    exclude_ids, _ = one_column_at_least(exclude_ids, None)
 
     form = _form(preds, target, indexes, target_ids, ranked_ids)
     if form == "ranked":

@@ -58,6 +58,17 @@ def as_long(x: Tensor | None) -> Tensor | None:
     return x.long() if integer else x
 
 
+def one_column_at_least(ids: Tensor | None, gains: Tensor | None) -> tuple[Tensor | None, Tensor | None]:
+    """Ids [B, 0] (no query has an id, as ``pad_sequence`` of empty lists gives) as one padding column
+    [B, 1] of -1, and their gains as [B, 1] zeros: every lookup then has a column to read."""
+    if ids is None or ids.ndim != 2 or ids.shape[1] > 0:
+        return ids, gains
+    padded = ids.new_full((ids.shape[0], 1), -1)
+    if gains is not None and gains.ndim == 2 and gains.shape == ids.shape:
+        gains = gains.new_zeros((gains.shape[0], 1))
+    return padded, gains
+
+
 def require_tensor(name: str, x: object) -> Tensor:
     if not isinstance(x, Tensor):
         raise ValueError(f"`{name}` must be a torch.Tensor, got {type(x).__name__}")
@@ -115,6 +126,8 @@ def check_target_values(checks: Checks, name: str, target: Tensor) -> None:
 
 
 def check_id_range(checks: Checks, name: str, ids: Tensor, num_items: int | None) -> None:
+    if ids.numel() == 0:  # no id to check (and aminmax has no identity)
+        return
     low, high = torch.aminmax(ids)
     checks.add(low < -1, lambda: f"`{name}` must be item ids >= 0 or -1 for padding, got {low.item()}")
     if num_items is not None:
