@@ -15,7 +15,8 @@ epochs, prints the metrics after each epoch and writes a PNG plot (needs matplot
 The modules: ``command`` (:func:`main`), ``parser`` (the arguments), ``evaluate`` (the sub-command,
 ``arguments``: trec_eval's ways with them), its two paths ``library`` (the library's metrics: ``names``,
 ``suite``, ``inputs``) and ``trec_eval`` (trec_eval's measures and formats: ``trec_files``), ``output``,
-``progress`` (:func:`progress_factory`), ``demo`` and ``errors``.
+``paths`` (input files checked, output files refused before the work or written whole), ``progress``
+(:func:`progress_factory`), ``demo`` and ``errors`` (the one error path: one line on stderr, exit status 2).
 """
 
 from torchrec_eval.cli.command import main

@@ -12,6 +12,7 @@ from torchrec_eval.cli.errors import CliError
 from torchrec_eval.cli.inputs import is_tensor_file, load_tensor_inputs, load_trec
 from torchrec_eval.cli.library import evaluate_library
 from torchrec_eval.cli.names import DEFAULT_METRICS, split_metric_names, trec_measures, trec_only
+from torchrec_eval.cli.paths import check_input_file, check_output_file
 from torchrec_eval.cli.progress import progress_factory
 from torchrec_eval.cli.trec_eval import evaluate_judgement_format, evaluate_trec_measures, other_trec_options
 from torchrec_eval.cli.trec_files import read_trec
@@ -44,10 +45,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _evaluate_files(args: argparse.Namespace) -> int:
     trec_eval_order(args)
     run_path, qrels_path = args.run, args.qrels
-    if not os.path.isfile(run_path):
-        raise CliError(f"{run_path}: no such run file")
-    if qrels_path is not None and not os.path.isfile(qrels_path):
-        raise CliError(f"{qrels_path}: no such qrels file")
+    check_input_file(run_path, "run")
+    if qrels_path is not None:
+        check_input_file(qrels_path, "qrels")
+    if args.per_query not in (None, "-"):  # refused now, not after the whole evaluation
+        check_output_file(args.per_query, "--per-query", inputs=(run_path, qrels_path, args.zscores))
     tensors = is_tensor_file(run_path)
     check_options(args, tensors)
     large = os.path.getsize(run_path) >= (1 << 20)

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from torchrec_eval.cli.errors import CliError
+from torchrec_eval.cli.paths import check_input_file
 from torchrec_eval.cli.trec_files import coverage_note
 
 if TYPE_CHECKING:
@@ -39,8 +40,9 @@ def load_tensors(path: str) -> dict[str, Tensor]:
     """Read a ``.pt`` / ``.pth`` (a dict of tensors, saved with ``torch.save``) or ``.npz`` file."""
     import torch
 
-    if not os.path.isfile(path):
-        raise CliError(f"{path}: no such file")
+    check_input_file(path, "tensor")
+    if os.path.getsize(path) == 0:  # the readers' own word for it is a bare EOFError
+        raise CliError(f"{path}: the file is empty (expected tensors saved by torch.save or numpy.savez)")
     try:
         if path.lower().endswith(".npz"):
             import numpy as np
@@ -50,7 +52,8 @@ def load_tensors(path: str) -> dict[str, Tensor]:
         else:
             raw = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # noqa: BLE001 - any reader failure is a bad input file
-        raise CliError(f"{path}: cannot read tensors ({type(error).__name__}: {error})") from None
+        problem = f"{type(error).__name__}: {_reader_problem(error)}"
+        raise CliError(f"{path}: cannot read tensors ({problem})") from None
     if not isinstance(raw, dict) or not all(isinstance(v, torch.Tensor) for v in raw.values()):
         raise CliError(f"{path}: expected a dict of named tensors, got {type(raw).__name__}")
     known = {alias: key for key, aliases in TENSOR_KEYS.items() for alias in aliases}
@@ -62,13 +65,57 @@ def load_tensors(path: str) -> dict[str, Tensor]:
         if key in out:
             raise CliError(f"{path}: {key!r} is given twice (as {name!r} and another alias)")
         if key.endswith("_ids"):
-            value = value.long()
+            value = _integer_ids(path, name, value)
         elif key == "mask":
-            value = value.bool()
+            value = _boolean_mask(path, name, value)
         elif key == "preds" and not value.is_floating_point():
             value = value.double()
         out[key] = value
     return out
+
+
+def _reader_problem(error: Exception) -> str:
+    """The useful line of a reader's message: torch.load's for a file that is no torch.save output is a
+    paragraph about ``weights_only`` whose cause comes last."""
+    text = str(error)
+    detail = text.partition("WeightsUnpickler error:")[2]
+    lines = [line.strip() for line in (detail or text).splitlines() if line.strip()]
+    return lines[0][:200] if lines else "no details"
+
+
+def _integer_ids(path: str, name: str, value: Tensor) -> Tensor:
+    """Item ids as int64. Floats are taken only when each is a whole number: a silent cast made 1.7 item 1
+    and NaN item -2**63 (the library refuses float ids; files written by numpy/pandas often hold them)."""
+    import torch
+
+    if value.dtype == torch.bool or value.is_complex():
+        raise CliError(f"{path}: tensor {name!r} must hold integer item ids, got dtype {value.dtype}")
+    if not value.is_floating_point():
+        return value.long()
+    wrong = ~torch.isfinite(value) | (value != value.round()) | (value.abs() >= 2.0**63)
+    if wrong.any():
+        raise CliError(f"{path}: tensor {name!r} must hold integer item ids, got {_first(value, wrong)} "
+                       f"(dtype {value.dtype})")
+    return value.long()
+
+
+def _boolean_mask(path: str, name: str, value: Tensor) -> Tensor:
+    """A mask as bool: booleans, or 0 and 1 of any dtype (0.5 or 2 are no answer to "is it a candidate?")."""
+    import torch
+
+    if value.dtype == torch.bool:
+        return value
+    wrong = (value != 0) & (value != 1)  # NaN too
+    if wrong.any():
+        raise CliError(f"{path}: tensor {name!r} must hold booleans or 0/1, got {_first(value, wrong)} "
+                       f"(dtype {value.dtype})")
+    return value != 0
+
+
+def _first(value: Tensor, wrong: Tensor) -> str:
+    """The first wrong value and where it is, as ``1.7 at [0, 3]``."""
+    where = wrong.nonzero()[0].tolist()
+    return f"{value[tuple(where)].item():g} at {where}"  # :g: float32's 1.7, not 1.7000000476837158
 
 
 class Inputs:
@@ -107,11 +154,13 @@ def load_trec(run: Run, qrels: Qrels, args: argparse.Namespace) -> Inputs:
 
 def load_tensor_inputs(run_path: str, qrels_path: str | None) -> Inputs:
     tensors = load_tensors(run_path)
+    source = dict.fromkeys(tensors, run_path)  # which file each tensor came from, for the messages
     if qrels_path is not None:
         extra = load_tensors(qrels_path)
         for key in set(tensors) & set(extra):
             raise CliError(f"{key!r} is in both {run_path} and {qrels_path}")
         tensors.update(extra)
+        source.update(dict.fromkeys(extra, qrels_path))
     main_key = "ranked_ids" if "ranked_ids" in tensors else "preds"
     if main_key not in tensors:
         raise CliError(f"{run_path}: expected 'preds' (or 'scores') [B, N], or 'ranked_ids' [B, L]; "
@@ -119,8 +168,10 @@ def load_tensor_inputs(run_path: str, qrels_path: str | None) -> Inputs:
     rows = tensors[main_key].shape[0] if tensors[main_key].ndim else 0
     for key, value in tensors.items():
         if value.ndim < 1 or value.shape[0] != rows:
-            raise CliError(f"{key!r} must have one row per query ({rows} rows, like {main_key!r}), "
-                           f"got shape {tuple(value.shape)}")
+            raise CliError(f"{source[key]}: {key!r} must have one row per query ({rows} rows, like "
+                           f"{main_key!r}), got shape {tuple(value.shape)}")
+    if not rows:  # else the metrics' compute() warns and prints nan, where an empty TREC run is an error
+        raise CliError(f"{source[main_key]}: no query to evaluate ({main_key!r} has 0 rows)")
     if main_key == "ranked_ids":
         width = tensors["ranked_ids"].shape[1] if tensors["ranked_ids"].ndim == 2 else 1
         targets = tensors.get("target_ids")

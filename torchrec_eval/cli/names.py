@@ -25,15 +25,25 @@ def metric_family(name: str) -> tuple[str, str]:
     name = name.strip()
     trec = _TREC_CUT.match(name)
     if trec:
-        return _TREC_FAMILY[trec.group(1)], trec.group(2)
+        return _TREC_FAMILY[trec.group(1)], _checked_cutoff(name, trec.group(2))
     if name in _TREC_BARE:
         return _TREC_BARE[name], ""
-    family, _, cutoff = name.lower().partition("@")
+    family, at, cutoff = name.lower().partition("@")
+    if at:
+        _checked_cutoff(name, cutoff)
     if family in _CANONICAL:
         return family, cutoff
     from torchrec_eval.metrics.families import ALIASES  # imports torch: only for the other names
 
     return ALIASES.get(family, family), cutoff
+
+
+def _checked_cutoff(name: str, cutoff: str) -> str:
+    """The cut-off of ``name``; a bad one is the user's problem to hear about, not an "unknown metric"."""
+    if not (cutoff.isascii() and cutoff.isdigit() and int(cutoff) > 0):
+        raise CliError(f"metric {name!r}: the cut-off must be a positive integer (as in ndcg@10 or P_10), "
+                       f"got {cutoff!r}")
+    return cutoff
 
 
 def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DEFAULT_METRICS) -> list[str]:

@@ -1,4 +1,7 @@
-"""What the command prints: a table, JSON, trec_eval's lines, and ``--per-query`` files."""
+"""What the command prints: a table, JSON, trec_eval's lines, and ``--per-query`` files.
+
+Ids are the files' bytes (read as UTF-8, undecodable bytes kept by surrogateescape): they are written
+back as the same bytes whatever the locale, on stdout as in files."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import math
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+from torchrec_eval.cli.paths import write_file
 
 
 def _format_table(results: dict[str, float]) -> str:
@@ -23,6 +28,22 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def emit(text: str) -> None:
+    """``text`` on stdout, as bytes: an id that is not UTF-8, or not in the locale's encoding (LC_ALL=C,
+    PYTHONIOENCODING=ascii:strict), comes out as it came in."""
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a text-only stand-in for stdout (io.StringIO)
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()  # what print() wrote before comes first
+    binary.write(encode(text))
+    binary.flush()
+
+
 def _write_per_query(path: str, qids: Sequence[str], values: dict[str, Sequence[float]]) -> None:
     names = list(values)
     lines = ["\t".join(["qid", *names])]
@@ -30,10 +51,9 @@ def _write_per_query(path: str, qids: Sequence[str], values: dict[str, Sequence[
         lines.append("\t".join([qid, *(repr(float(values[name][row])) for name in names)]))
     text = "\n".join(lines) + "\n"
     if path == "-":
-        sys.stdout.write(text)
+        emit(text)
     else:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_file(path, encode(text), "--per-query")
 
 
 def _trec_layout(args: argparse.Namespace) -> bool:
@@ -48,13 +68,13 @@ def print_evaluation(args: argparse.Namespace, result: Any) -> None:
         numbers = {name: values for name, values in result.per_query.items() if values.dtype.kind in "fiub"}
         _write_per_query(args.per_query, result.qids.tolist(), numbers)
     if args.json:
-        print(json.dumps({name: _json_value(value) for name, value in result.summary.items()}))
+        emit(json.dumps({name: _json_value(value) for name, value in result.summary.items()}) + "\n")
     elif getattr(result, "debug", None):  # trec_eval -D: printouts between the lines, some without newline
-        sys.stdout.write(result.output(queries=args.query_eval, summary=not args.nosummary))
+        emit(result.output(queries=args.query_eval, summary=not args.nosummary))
     else:
         text = result.format(queries=args.query_eval, summary=not args.nosummary)
         if text:
-            print(text)
+            emit(text + "\n")
 
 
 def print_results(args: argparse.Namespace, qids: Sequence[str], results: dict[str, float],
@@ -66,13 +86,13 @@ def print_results(args: argparse.Namespace, qids: Sequence[str], results: dict[s
     if args.per_query:
         _write_per_query(args.per_query, qids, per_query)
     if args.json:
-        print(json.dumps({name: _json_value(value) for name, value in results.items()}))
+        emit(json.dumps({name: _json_value(value) for name, value in results.items()}) + "\n")
     elif _trec_layout(args):
         lines = []
         if args.query_eval:
             lines += [format_line(name, qid, per_query[name][row]) for row, qid in enumerate(qids) for name in per_query]
         if not args.nosummary:
             lines += [format_line(name, "all", value) for name, value in results.items()]
-        print("\n".join(lines))
+        emit("\n".join(lines) + "\n")
     else:
-        print(_format_table(results))
+        emit(_format_table(results) + "\n")

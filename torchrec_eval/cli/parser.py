@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from torchrec_eval.cli.demo import cmd_demo
-from torchrec_eval.cli.errors import PROG
+from torchrec_eval.cli.errors import PROG, report_error
 from torchrec_eval.cli.evaluate import cmd_evaluate
 from torchrec_eval.cli.names import DEFAULT_METRICS
 from torchrec_eval.conventions import PRESETS
@@ -18,6 +18,18 @@ from torchrec_eval.conventions import PRESETS
 CONVENTIONS = tuple(sorted(PRESETS))
 
 TREC_EVAL_VERSION = "10.0-rc3"  # the trec_eval whose output is reproduced (trec_eval -v)
+
+# the largest count an option takes: numpy and torch hold it in an int64 (a larger -M overflowed there)
+INT64_MAX = (1 << 63) - 1
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's errors as the command's other errors: one line on stderr (no usage block), exit status 2;
+    the sub-commands' parsers are of this class too (add_subparsers passes it on)."""
+
+    def error(self, message: str) -> NoReturn:
+        report_error(f"{message} (see {self.prog} -h)", prog=self.prog)
+        self.exit(2)
 
 
 class _Version(argparse.Action):
@@ -33,32 +45,32 @@ class _Version(argparse.Action):
                             f"(--trec-eval-version 9: trec_eval 9 / pytrec_eval)\n")
 
 
-def _int_at_least(minimum: int) -> Callable[[str], int]:
+def _int_at_least(minimum: int | None) -> Callable[[str], int]:
+    """An int option of at least ``minimum`` (None: any) that fits in an int64, as numpy and torch hold it."""
+    wanted = "an integer" if minimum is None else f"an int >= {minimum}"
+    bounds = "-2**63 to 2**63 - 1" if minimum is None else "at most 2**63 - 1"
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an int >= {minimum}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        if not -INT64_MAX - 1 <= value <= INT64_MAX:
+            raise argparse.ArgumentTypeError(f"expected {wanted} of 64 bits ({bounds}), got {text!r}")
         return value
 
     return parse
 
 
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
 _positive_int = _int_at_least(1)
 _level = _int_at_least(0)
+_integer = _int_at_least(None)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Ranking metrics for recommender and search evaluation (torchrec_eval).",
     )
