@@ -30,6 +30,13 @@ query's ``--prefs-judged`` documents (levels 0..3: every pair of documents is co
 ``prefs_pair``'s hardest case), and ``-R qrels_prefs -m all_prefs`` on the qrels file; trec_eval and
 torchrec-eval side by side, byte-checked, and the baseline of a torchrec-eval process (Python, numpy and
 the modules the command imports, evaluating nothing): the memory over it is the evaluation's own.
+
+A third table (``--long-ids BYTES,...``, default 1 KB, 64 KB and 1 MB) times long document ids, for
+each length two files: one id of that length among the short ids of a ``--long-id-run`` run (default
+10x100; a relevant document tied with the first query's top one, so that trec_eval's order compares the
+ids), and a run whose every id has that length (``--long-id-mb`` MB of them, default 32): ``torchrec-eval
+--convention trec`` and trec_eval, wall time, peak memory and the output checked byte for byte.
+``--quick`` runs ids of 64 bytes and 1 KB.
 """
 
 from __future__ import annotations
@@ -115,6 +122,68 @@ def write_prefs(folder: Path, qrels_path: Path, groups: int, seed: int = 1) -> P
                 levels = rng.choice(4, size=len(docs), p=[0.5, 0.25, 0.15, 0.1]).tolist()
                 out.write("".join(f"{qid} u{group} s {d} {g}\n" for d, g in zip(docs, levels, strict=True)))
     return prefs_path
+
+
+def write_long_ids(folder: Path, length: int, queries: int, docs: int, every: bool, seed: int = 2) -> tuple[Path, Path]:
+    """A run of queries x docs lines whose document ids are ``length`` bytes long (``every``), or whose
+    first query's second document alone has such an id, tied with the first (trec_eval orders the two by
+    id), and its qrels (every other retrieved document and the long one, relevant); scores with 2
+    decimals, so that ids break other ties too."""
+    name = f"{'every' if every else 'one'}_{length}_{queries}x{docs}"
+    run_path, qrels_path = folder / f"run_{name}.trec", folder / f"qrels_{name}.trec"
+    if run_path.exists() and qrels_path.exists():
+        return run_path, qrels_path
+    rng = np.random.default_rng(seed)
+    with open(run_path, "wb") as run_file, open(qrels_path, "wb") as qrels_file:
+        for q in range(queries):
+            scores = np.sort(np.round(rng.gamma(4.0, 0.5, size=docs), 2))[::-1]
+            scores[1:2] = scores[0]
+            for r in range(docs):
+                doc = b"%d-%d-" % (q, r)
+                if every or (q, r) == (0, 1):
+                    doc = doc.ljust(length, b"x")
+                run_file.write(b"q%d Q0 %s %d %.2f long\n" % (q, doc, r + 1, scores[r]))
+                if r % 2 == 0 or (q, r) == (0, 1):
+                    qrels_file.write(b"q%d 0 %s %d\n" % (q, doc, 1 if r == 1 else int(rng.integers(0, 3))))
+    return run_path, qrels_path
+
+
+def long_id_rows(folder: Path, lengths: list[int], run_size: tuple[int, int], every_bytes: int,
+                 trec_eval: str | None) -> dict[str, tuple[Path, dict[str, list[str]]]]:
+    """The long-id table's files and commands: per length, one long id among short ones, then every id long."""
+    python = sys.executable
+    rows = {}
+    for length in lengths:
+        lines = max(8, min(every_bytes // length, 100_000))
+        every_size = (max(1, lines // 100), min(lines, 100))
+        for label, (queries, docs), every in ((f"one {length:,}-byte id", run_size, False),
+                                              (f"every id {length:,} bytes", every_size, True)):
+            run_path, qrels_path = write_long_ids(folder, length, queries, docs, every)
+            commands = {"torchrec-eval": [python, "-m", "torchrec_eval", "evaluate", str(run_path), str(qrels_path),
+                                          "--convention", "trec", "--quiet"]}
+            if trec_eval:
+                commands["trec_eval"] = [trec_eval, str(qrels_path), str(run_path)]
+            rows[f"{label}, {queries * docs:,} lines"] = (run_path, commands)
+    return rows
+
+
+def long_id_report(results: dict[str, tuple[Path, dict[str, dict]]]) -> list[str]:
+    """The long-id table: each file's rows, torchrec-eval against trec_eval (itself without trec_eval)."""
+    out = ["\nLong document ids: torchrec-eval --convention trec (and trec_eval when given) on each file", "",
+           "| tool (file) | seconds | vs trec_eval | peak memory | vs trec_eval | output is trec_eval's |",
+           "|---|---|---|---|---|---|"]
+    for label, (run_path, measured) in results.items():
+        base = measured.get("trec_eval", measured["torchrec-eval"])
+        size = run_path.stat().st_size
+        size_text = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.0f} KB"
+        for tool, result in measured.items():
+            same = ""
+            if tool != "trec_eval" and "trec_eval" in measured:
+                same = "yes" if result["out"] == base["out"] else "NO"
+            out.append(f"| {tool} ({label}, {size_text}) | {result['median_s']:.2f} | "
+                       f"{result['median_s'] / base['median_s']:.2f}x | {result['peak_bytes'] / 1e6:,.0f} MB | "
+                       f"{result['peak_bytes'] / base['peak_bytes']:.2f}x | {same} |")
+    return out
 
 
 BASELINE = "import torchrec_eval.cli, torchrec_eval.trec, torchrec_eval.trec.prefs, torchrec_eval.trec.jg"
@@ -290,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefs-judged", type=int, default=300,
                         help="judged documents per query in that table (default 300)")
     parser.add_argument("--groups", type=int, default=6, help="judgement groups per query in the prefs file (default 6)")
+    parser.add_argument("--long-ids", default="1024,65536,1048576", metavar="BYTES,...",
+                        help="document id lengths of the long-id table (default 1 KB, 64 KB, 1 MB; 'none' skips it)")
+    parser.add_argument("--long-id-run", default="10x100", metavar="QUERIESxDOCS",
+                        help="the run holding one long id among short ones (default 10x100)")
+    parser.add_argument("--long-id-mb", type=float, default=32,
+                        help="MB of ids in the run whose every id is long (default 32)")
     parser.add_argument("--data", metavar="DIR", help="where to write (and reuse) the files (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.trec_eval and not os.access(args.trec_eval, os.X_OK):
@@ -321,6 +396,13 @@ def main(argv: list[str] | None = None) -> int:
             tables += prefs_report(f"Preference formats, -m all_prefs: {queries:,} queries x {docs:,} documents, "
                                    f"{judged} judged per query, {args.groups} judgement groups each judging them all "
                                    f"(-R prefs) or the qrels' one (-R qrels_prefs)", results)
+        if args.long_ids != "none":
+            lengths = [64, 1024] if args.quick else [int(n) for n in args.long_ids.split(",")]
+            run_size = (4, 10) if args.quick else tuple(map(int, args.long_id_run.split("x")))
+            every_bytes = 1 << 16 if args.quick else int(args.long_id_mb * 1e6)
+            rows = long_id_rows(folder, lengths, run_size, every_bytes, args.trec_eval)
+            tables += long_id_report({label: (path, measure(commands, repeats, env))
+                                      for label, (path, commands) in rows.items()})
     print(f"bench_trec_eval: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, median of {repeats} "
           f"interleaved rounds; each tool a fresh process (wall time, peak resident set)")
     print("\n".join(tables))

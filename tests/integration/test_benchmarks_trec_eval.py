@@ -1,4 +1,4 @@
-"""benchmarks/bench_trec_eval.py --quick runs for real (tiny files, fresh processes) and prints its table."""
+"""benchmarks/bench_trec_eval.py --quick runs for real (tiny files, fresh processes) and prints its tables."""
 
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def test_bench_trec_eval_quick(tmp_path: Path) -> None:
     if "pytrec_eval" in rows:  # the values agree to the 4 decimals printed
         gap = float(out.split("max |ours - pytrec_eval| over ")[1].split(": ")[1].split()[0])
         assert gap <= 5.0001e-05
+    long_ids = [name for name in rows if name.startswith("torchrec-eval (")]  # the long-id table, small ids
+    assert [name.removeprefix("torchrec-eval (").rsplit(", ", 1)[0] for name in long_ids] == [
+        "one 64-byte id, 40 lines", "every id 64 bytes, 1,000 lines", "one 1,024-byte id, 40 lines",
+        "every id 1,024 bytes, 64 lines"]
+    assert (tmp_path / "run_every_1024_1x64.trec").stat().st_size > 64 * 1024
+    if trec_eval:  # each long-id file's output checked against trec_eval's
+        assert all(rows[name].rstrip().endswith("| yes |") for name in long_ids)
+        assert sum(1 for name in rows if name.startswith("trec_eval (")) == 4
     for line in rows.values():  # seconds and MB are numbers, the ratio of the base row is 1
         cells = [cell.strip() for cell in line.split("|")[1:-1]]
         assert float(cells[1]) >= 0 and cells[2].endswith("x") and cells[3].endswith(" MB")

@@ -15,6 +15,12 @@ Columns come back as
   up to 15 digits are parsed by array arithmetic, anything else (exponents, ``inf``) by Python's
   ``float`` on those tokens only.
 
+Memory: the reader's own working memory is a few times a chunk's bytes (a line longer than a read makes
+one chunk), whatever the lengths of the tokens: keys are read in groups of similar lengths, masked by
+tables of at most 64-byte windows (never the square of the longest id). The key columns it returns are
+dense, ``[M, k]`` for the column's longest token: ``M`` times that token's bytes; one larger than the
+machine's memory is refused with a ``FILE:LINE:`` error at that token.
+
 Errors are ``ValueError`` messages starting with ``FILE:LINE:``.
 
 Example:
@@ -32,9 +38,9 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import NoReturn
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -128,10 +134,10 @@ def _eight_digits(x: np.ndarray) -> np.ndarray:
     return (x * _U(10000) + (x >> _U(32))) & _U(0x00000000FFFFFFFF)
 
 
-@lru_cache(maxsize=16)
 def _byte_tables(width: int, right: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per token length L (0..width): a [width + 1, width // 8] uint64 mask keeping the token's bytes of
-    a ``width``-byte window (left or right aligned), and the complement."""
+    a ``width``-byte window (left or right aligned), and the complement. Made once, for small widths
+    only: the table grows as the square of the width."""
     keep = np.zeros((width + 1, width), dtype=np.uint8)
     for length in range(width + 1):
         if right:
@@ -148,23 +154,76 @@ _FIRST_BYTE = np.zeros((_NUMBER_WIDTH + 1, _NUMBER_WIDTH), dtype=np.uint8)
 _FIRST_BYTE[np.arange(1, _NUMBER_WIDTH + 1), _NUMBER_WIDTH - np.arange(1, _NUMBER_WIDTH + 1)] = 0xFF
 _FIRST_BYTE = _FIRST_BYTE.view(np.uint64)  # the token's first byte in the right-aligned window
 _POWERS = 10 ** np.arange(_NUMBER_WIDTH + 1, dtype=np.int64)
+# Key windows up to _KEY_WINDOW bytes wide (every id of a usual file) are masked by these tables; wider
+# ones without a table (:func:`_token_words`), in groups of similar lengths (:func:`_key_groups`).
+_KEY_WINDOW = 64
+_KEY_KEEP = [np.ascontiguousarray(_byte_tables(_KEY_WINDOW, right=False)[0][: 8 * k + 1, :k])
+             for k in range(_KEY_WINDOW // 8 + 1)]  # by words: contiguous, gathered faster
 
 
 def _windows(buffer: np.ndarray, at: np.ndarray, width: int, before: bool, fill: int) -> np.ndarray:
     """[n, width // 8] uint64: the ``width`` bytes of ``buffer`` starting at ``at`` (or ending there, if
     ``before``), as words in address order; ``fill`` pads past the buffer's ends."""
-    pad = np.full(width, fill, dtype=np.uint8)
-    padded = np.concatenate([pad, buffer] if before else [buffer, pad])
+    if before:
+        padded = np.concatenate([np.full(width, fill, dtype=np.uint8), buffer])
+    else:  # padded only as far as the last window needs: no copy of a chunk for a long token at its start
+        pad = max(0, int(at.max()) + width - len(buffer)) if len(at) else width
+        padded = np.concatenate([buffer, np.full(pad, fill, dtype=np.uint8)]) if pad else buffer
     return sliding_window_view(padded, width)[at].view(np.uint64)
 
 
-def _span_keys(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """[n, k] uint64 big-endian words of the tokens ``buffer[start:end]``, zero padded."""
-    length = end - start
-    width = 8 * max(1, (int(length.max()) + 7) // 8) if len(length) else 8
+_KeyGroup = tuple[np.ndarray | None, np.ndarray]  # (rows or None for all, [n, k] words)
+
+
+def _key_words(length: np.ndarray) -> int:
+    """Words of the key of the longest of tokens of ``length`` bytes (at least 1)."""
+    return max(1, (int(length.max()) + 7) // 8) if len(length) else 1
+
+
+def _token_words(buffer: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """[n, k] uint64 big-endian words of the tokens at ``start`` of ``length`` bytes, zero padded to the
+    longest (k words): n x k bytes, so the caller groups tokens of similar lengths."""
+    width = 8 * _key_words(length)
     words = _windows(buffer, start, width, before=False, fill=0)
-    words &= _byte_tables(width, right=False)[0][length]
-    return words.byteswap()  # big-endian: integer order is byte order
+    if width <= _KEY_WINDOW:
+        words &= _KEY_KEEP[width // 8][length]
+    else:  # no mask table (one of this width would cost its square): zero the words past each token
+        full, part = length // 8, length % 8
+        words[np.arange(width // 8) >= (full + (part > 0))[:, None]] = 0
+        rows = np.flatnonzero(part)  # the last word, part-filled: its first bytes are its low ones
+        words[rows, full[rows]] &= (np.uint64(1) << (8 * part[rows]).astype(np.uint64)) - np.uint64(1)
+    return words.byteswap(inplace=True)  # big-endian: integer order is byte order
+
+
+def _key_groups(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> Iterator[_KeyGroup]:
+    """Yield (rows, [n, k] big-endian words) of the tokens ``buffer[start:end]``.
+
+    Usually all at once (``rows`` None): where the longest is at most ``_KEY_WINDOW`` bytes (every usual
+    file) or windows of its width take at most twice the tokens' bytes. Otherwise a group of similar
+    lengths at a time (``rows``: their positions), since one width for all would cost the chunk's tokens
+    x the longest (gigabytes for one id of a megabyte among short ones). The groups are the tokens up to
+    ``_KEY_WINDOW`` bytes, then lengths in (2**(g-1), 2**g]: a group's windows are under twice its
+    shortest token, so they cost under twice the tokens' bytes (at most ``_KEY_WINDOW`` a token in the first).
+    """
+    length = end - start
+    width = 8 * _key_words(length)
+    if width <= _KEY_WINDOW or len(length) * width <= 2 * int(length.sum()):
+        yield None, _token_words(buffer, start, length)
+        return
+    # the bit length of L - 1: lengths in (2**(g-1), 2**g] share g; all up to _KEY_WINDOW share one
+    group = np.frexp(np.maximum(length - 1, _KEY_WINDOW - 1).astype(np.float64))[1]
+    for g in np.flatnonzero(np.bincount(group)):  # a few, one per power of two (not np.unique: numpy.ma)
+        rows = np.flatnonzero(group == g)
+        yield rows, _token_words(buffer, start[rows], length[rows])
+
+
+def _span_keys(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """[n, k] uint64 big-endian words of the tokens ``buffer[start:end]``, zero padded to the longest
+    (the reader writes :func:`_key_groups` into its columns itself, without this n x k temporary)."""
+    words = np.zeros((len(start), _key_words(end - start)), dtype=np.uint64)
+    for rows, group_words in _key_groups(buffer, start, end):
+        words[slice(None) if rows is None else rows, : group_words.shape[1]] = group_words
+    return words
 
 
 def _span_numbers(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -206,6 +265,35 @@ def _span_numbers(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> tup
     return values, ~plain
 
 
+class _TooWide(MemoryError):
+    """A key column that this machine cannot hold: ``nbytes`` it would take."""
+
+    def __init__(self, nbytes: int) -> None:
+        super().__init__(nbytes)
+        self.nbytes = nbytes
+
+
+def _memory_bytes() -> int:
+    """This machine's physical memory (2**62 where the platform does not say): the most a key column may
+    take, since the kernel may grant a larger one untouched and kill the process once it is filled."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 62
+
+
+def _zeros(shape: tuple[int, int]) -> np.ndarray:
+    """np.zeros of uint64, or ``_TooWide`` for one larger than :func:`_memory_bytes` or that numpy cannot
+    allocate: a ``FILE:LINE:`` message naming the long id, not numpy's traceback."""
+    nbytes = 8 * shape[0] * shape[1]
+    if nbytes > _memory_bytes():
+        raise _TooWide(nbytes)
+    try:
+        return np.zeros(shape, dtype=np.uint64)
+    except (MemoryError, ValueError):  # ValueError: larger than numpy's largest array
+        raise _TooWide(nbytes) from None
+
+
 class _Columns:
     """The output columns, allocated once for the file's line count and filled chunk by chunk: no
     per-chunk parts to concatenate (small arrays that the heap keeps after they are freed)."""
@@ -224,13 +312,18 @@ class _Columns:
             self.line[: self.size] = np.arange(1, self.size + 1)
         self.line[self.size : self.size + len(line)] = line
 
-    def put_keys(self, column: int, words: np.ndarray) -> None:
+    def put_keys(self, column: int, buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        """Write the keys of the tokens ``buffer[start:end]`` into the next rows of ``column``, a length
+        group at a time (:func:`_key_groups`); ``_TooWide`` where the column cannot be widened."""
         out = self.keys[column]
-        if words.shape[1] > out.shape[1]:  # a longer token than any before: widen the column (rare)
-            wider = np.zeros((len(out), words.shape[1]), dtype=np.uint64)
+        words = _key_words(end - start)
+        if words > out.shape[1]:  # a longer token than any before: widen the column (rare)
+            wider = _zeros((len(out), words))
             wider[:, : out.shape[1]] = out
             self.keys[column] = out = wider
-        out[self.size : self.size + len(words), : words.shape[1]] = words
+        for rows, group_words in _key_groups(buffer, start, end):
+            target = slice(self.size, self.size + len(start)) if rows is None else self.size + rows
+            out[target, : group_words.shape[1]] = group_words
 
     def columns(self) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], np.ndarray]:
         """The filled rows: the arrays shrunk in place (no copy) where blank or comment lines left rows."""
@@ -313,20 +406,44 @@ def _general_layout(buffer: np.ndarray, chunk: bytes, first_line: int, path: str
 
 def _parse_tokens(buffer: np.ndarray, start: np.ndarray, end: np.ndarray, line: np.ndarray, path: str,
                   name: str, columns: tuple[str, ...]) -> np.ndarray:
-    """Numbers that are not plain decimals, by numpy's string to float conversion."""
-    width = int((end - start).max())
-    tokens = np.ascontiguousarray(_span_keys(buffer, start, end).astype(">u8")).view(f"S{8 * ((width + 7) // 8)}")
+    """Numbers that are not plain decimals, by numpy's string to float conversion, a length group at a
+    time (:func:`_key_groups`: a long token does not widen the others); a ``FILE:LINE:`` ValueError at
+    the first line whose token is not a number."""
+    values = np.empty(len(start), dtype=np.float64)
+    bad: list[tuple[int, bytes]] = []
+    for rows, words in _key_groups(buffer, start, end):
+        rows = slice(None) if rows is None else rows
+        tokens = words.astype(">u8").view(f"S{8 * words.shape[1]}").ravel()
+        try:
+            values[rows] = tokens.astype(np.float64)
+        except ValueError:
+            i = next((i for i, token in enumerate(tokens.tolist()) if not _is_float(token)), None)
+            if i is None:  # numpy refused a token that Python's float takes: its own message
+                raise
+            bad.append((int(line[rows][i]), tokens[i]))
+    if bad:
+        at, token = min(bad, key=lambda entry: entry[0])
+        raise ValueError(f"{path}:{at}: the {name} column ({columns.index(name) + 1} of {' '.join(columns)}) "
+                         f"must be a number, got {token.decode('utf-8', 'replace')!r}")
+    return values
+
+
+def _is_float(token: bytes) -> bool:
     try:
-        return tokens.ravel().astype(np.float64)
+        float(token)
     except ValueError:
-        for i, token in enumerate(tokens.ravel().tolist()):
-            try:
-                float(token)
-            except ValueError:
-                raise ValueError(f"{path}:{int(line[i])}: the {name} column ({columns.index(name) + 1} of "
-                                 f"{' '.join(columns)}) must be a number, got "
-                                 f"{token.decode('utf-8', 'replace')!r}") from None
-        raise
+        return False
+    return True
+
+
+def _too_wide(error: _TooWide, length: np.ndarray, line: np.ndarray, capacity: int, path: str, name: str,
+              columns: tuple[str, ...]) -> NoReturn:
+    """The ``FILE:LINE:`` ValueError of a key column that cannot be widened to its longest token."""
+    longest = int(np.argmax(length))
+    raise ValueError(f"{path}:{int(line[longest])}: the {name} column ({columns.index(name) + 1} of "
+                     f"{' '.join(columns)}) has a token of {int(length[longest]):,} bytes: a column holds each "
+                     f"of its {capacity:,} lines at its longest token's width, {error.nbytes:,} bytes here, "
+                     f"more than this machine can allocate") from None
 
 
 def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, str], path: str, what: str,
@@ -348,7 +465,10 @@ def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, s
         return
     rows = slice(out.size, out.size + len(line))
     for c in out.keys:
-        out.put_keys(c, _span_keys(buffer, span_start[:, c], span_end[:, c]))
+        try:
+            out.put_keys(c, buffer, span_start[:, c], span_end[:, c])
+        except _TooWide as error:
+            _too_wide(error, span_end[:, c] - span_start[:, c], line, out.capacity, path, columns[c], columns)
     for c, column in out.numbers.items():
         values, other = _span_numbers(buffer, span_start[:, c], span_end[:, c])
         other = np.flatnonzero(other)
@@ -389,22 +509,22 @@ def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *
     out = _Columns(_line_count(path), keys, numbers)
     last_tokens = dict.fromkeys(last, "")
     line = 1
-    carry = b""
+    parts: list[bytes] = []  # the unfinished last line: joined once its end is read, not copied per read
     with open(path, "rb") as handle:
-        while True:
-            data = handle.read(CHUNK_BYTES)
-            if progress is not None and data:
+        while data := handle.read(CHUNK_BYTES):
+            if progress is not None:
                 progress(len(data))
-            chunk = carry + data
-            if not data:  # the end: a last line without '\n' gets one
-                if chunk.strip():
-                    _parse_chunk(chunk + b"\n", line, out, last_tokens, path, what, columns, comment, extra_columns)
-                break
-            cut = chunk.rfind(b"\n") + 1
-            carry = chunk[cut:]
-            if cut:
-                _parse_chunk(chunk[:cut], line, out, last_tokens, path, what, columns, comment, extra_columns)
-                line += chunk.count(b"\n", 0, cut)
+            cut = data.rfind(b"\n") + 1
+            if not cut:  # no line ends here: a line longer than a read
+                parts.append(data)
+                continue
+            chunk = b"".join([*parts, data[:cut]]) if parts else data[:cut]
+            parts = [data[cut:]] if cut < len(data) else []
+            _parse_chunk(chunk, line, out, last_tokens, path, what, columns, comment, extra_columns)
+            line += chunk.count(b"\n")
+    tail = b"".join(parts)
+    if tail.strip():  # the end: a last line without '\n' gets one
+        _parse_chunk(tail + b"\n", line, out, last_tokens, path, what, columns, comment, extra_columns)
     key_columns, number_columns, line_column = out.columns()
     return Columns(path=path, keys=key_columns, numbers=number_columns, lines=line_column, last=last_tokens,
                    size=out.size)
