@@ -24,13 +24,12 @@ Sections:
    JIT warm-up; torcheval's ``retrieval_precision`` (2-D, one task per query) gives precision@10 only.
 2. One relevant item per query: torcheval's ``hit_rate`` and ``reciprocal_rank`` take one target class
    per row, so this section gives each query exactly one relevant item (hit rate@10 and MRR@10).
-3. AUC and MPR (torchrec_eval.metrics.pairwise) vs torchmetrics ``RetrievalAUROC`` (flat), torcheval
+3. AUC and MPR (torchrec_eval.pairwise) vs torchmetrics ``RetrievalAUROC`` (flat), torcheval
    ``binary_auroc`` (one task per query) and ``sklearn.metrics.roc_auc_score`` per query.
 4. Beyond accuracy (torchrec_eval.beyond) @10 vs keeping the top-k lists and computing with numpy at
    the end (the list-state approach; no installed library computes these on tensors).
 
-Sections 3 and 4 are skipped with a note when their module is not importable. Each table ends with
-the largest difference between our values and each peer's (with the matching ``convention``).
+Each table ends with the largest difference between our values and each peer's (with the matching ``convention``).
 """
 
 from __future__ import annotations
@@ -471,12 +470,10 @@ def section_one_relevant(
 def section_pairwise(
     queries: int, items: int, batch: int, repeats: int, device: torch.device, skip: set[str]
 ) -> str:
-    try:
-        from torchrec_eval.metrics.base import RankingMetric
-        from torchrec_eval.pairwise.member import build_member
-    except ImportError as error:
-        return f"3. AUC / MPR: skipped, torchrec_eval.metrics.pairwise is not importable ({error})"
     from torchmetrics.retrieval import RetrievalAUROC
+
+    from torchrec_eval.metrics.base import RankingMetric
+    from torchrec_eval.pairwise.member import build_member
 
     scores, target = make_data(queries, items, 0.02, device, seed=3)
     chunks = list(zip(scores.split(batch), target.split(batch), strict=False))
@@ -557,11 +554,9 @@ def _numpy_beyond(lists: np.ndarray, num_items: int, popularity: np.ndarray, fea
 
 
 def section_beyond(queries: int, items: int, batch: int, repeats: int, device: torch.device) -> str:
-    try:
-        from torchrec_eval.beyond import build_member
-        from torchrec_eval.metrics.base import RankingMetric
-    except ImportError as error:
-        return f"4. Beyond accuracy: skipped, torchrec_eval.beyond is not importable ({error})"
+    from torchrec_eval.beyond import build_member
+    from torchrec_eval.metrics.base import RankingMetric
+
     scores, target = make_data(queries, items, 0.02, device, seed=4)
     # distinct scores per row (a permutation), so that every top-k list is the same whatever the tie order
     scores = scores.argsort(dim=1).float() + 1

@@ -279,14 +279,9 @@ def test_all_is_unchanged(module):
     assert sorted(importlib.import_module(module).__all__) == PUBLIC[module]
 
 
-# module paths kept beyond the modules above: the docs and tests import them, old pickles name them
-OTHER_PATHS = {
-    "torchrec_eval.functional.ranking",
-    "torchrec_eval.functional.pairwise",
-    "torchrec_eval.metrics.ranking",
-    "torchrec_eval.metrics.pairwise",
-    "torchrec_eval.functional._plan",  # pickles of older versions name its Plan
-}
+# module paths beyond the modules above that the docs and tests may import (none: 0.1.0 keeps no
+# re-export of an earlier layout)
+OTHER_PATHS: set[str] = set()
 
 
 def _documented_paths() -> set[str]:

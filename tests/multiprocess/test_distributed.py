@@ -25,19 +25,13 @@ import torch.multiprocessing as mp
 from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
+from torchrec_eval import beyond
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.pairwise import metrics as pairwise
 from torchrec_eval.ranking.registry import REGISTRY
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
-try:  # the full-ranking and click metrics (AUC, GAUC, MPR, FCP, CTR)
-    from torchrec_eval.metrics import pairwise
-except ImportError:  # pragma: no cover - an older layout
-    pairwise = None
-try:  # beyond-accuracy metrics (item-count states)
-    from torchrec_eval import beyond
-except ImportError:  # pragma: no cover
-    beyond = None
 
 NUM_ITEMS = 12
 NUM_GROUPS = 3
@@ -153,34 +147,30 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
             compute_groups=False,
         ),
     }
-    if pairwise is not None:
-        metrics |= {
-            "auc": pairwise.AUC(),
-            "gauc": pairwise.GAUC(),
-            "mpr": pairwise.MPR(),
-            "mpr_query": pairwise.MPR(average="query"),
-            "fcp": pairwise.FCP(),
-            "ctr": pairwise.CTR(k=[2, 5]),
-            "auc_groups": pairwise.AUC(num_groups=NUM_GROUPS),
-        }
-        try:  # a suite mixing top-k and full-ranking members (two state tensors)
-            metrics["suite_pairwise"] = tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ctr@3", "ndcg@5"])
-        except ValueError:  # pragma: no cover - these families not (yet) registered with suites
-            pass
-    if beyond is not None:
-        popularity = torch.arange(NUM_ITEMS, 0, -1).double()
-        features = torch.eye(NUM_ITEMS)[:, :5] + 0.1
-        metrics |= {
-            "coverage": beyond.Coverage(k=[3, 5], num_items=NUM_ITEMS),
-            "gini": beyond.GiniIndex(k=5, num_items=NUM_ITEMS),
-            "entropy": beyond.Entropy(k=5, num_items=NUM_ITEMS),
-            "inter_list_diversity": beyond.InterListDiversity(k=3, num_items=NUM_ITEMS),
-            "intra_list_diversity": beyond.IntraListDiversity(k=4, item_features=features),
-            "novelty": beyond.Novelty(k=5, item_popularity=popularity),
-            "serendipity": beyond.Serendipity(k=5, item_popularity=popularity),
-            "average_popularity": beyond.AveragePopularity(k=5, item_popularity=popularity),
-            "coverage_groups": beyond.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
-        }
+    metrics |= {
+        "auc": pairwise.AUC(),
+        "gauc": pairwise.GAUC(),
+        "mpr": pairwise.MPR(),
+        "mpr_query": pairwise.MPR(average="query"),
+        "fcp": pairwise.FCP(),
+        "ctr": pairwise.CTR(k=[2, 5]),
+        "auc_groups": pairwise.AUC(num_groups=NUM_GROUPS),
+        # a suite mixing top-k and full-ranking members (two state tensors)
+        "suite_pairwise": tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ctr@3", "ndcg@5"]),
+    }
+    popularity = torch.arange(NUM_ITEMS, 0, -1).double()
+    features = torch.eye(NUM_ITEMS)[:, :5] + 0.1
+    metrics |= {
+        "coverage": beyond.Coverage(k=[3, 5], num_items=NUM_ITEMS),
+        "gini": beyond.GiniIndex(k=5, num_items=NUM_ITEMS),
+        "entropy": beyond.Entropy(k=5, num_items=NUM_ITEMS),
+        "inter_list_diversity": beyond.InterListDiversity(k=3, num_items=NUM_ITEMS),
+        "intra_list_diversity": beyond.IntraListDiversity(k=4, item_features=features),
+        "novelty": beyond.Novelty(k=5, item_popularity=popularity),
+        "serendipity": beyond.Serendipity(k=5, item_popularity=popularity),
+        "average_popularity": beyond.AveragePopularity(k=5, item_popularity=popularity),
+        "coverage_groups": beyond.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
+    }
     for metric in metrics.values():
         for member in metric.values() if isinstance(metric, MetricCollection) else [metric]:
             for attr, value in kw.items():
@@ -232,8 +222,6 @@ def make_batches() -> list[dict[str, torch.Tensor]]:
 
 def _needs_scores(metric: Any) -> bool:
     """AUC, GAUC, MPR and FCP rank every candidate: they do not take the ranked-list form."""
-    if pairwise is None:
-        return False
     if isinstance(metric, (pairwise.AUC, pairwise.GAUC, pairwise.MPR, pairwise.FCP)):
         return True
     return isinstance(metric, tre.RankingMetrics) and any(

@@ -184,27 +184,6 @@ def test_rprecision_options_against_the_ms_recommenders_reference(seed):
     assert tre.RPrecision(k=[3, 10], convention="recommenders", empty_mean="nan").stats.shape == (1, 2 * 2 + 3)
 
 
-@pytest.mark.filterwarnings("ignore:The ``compute`` method")
-def test_a_checkpoint_from_before_empty_mean_loads():
-    """A recommenders R-Precision state of the layout before ``empty_mean`` (all, hit per value): each
-    top-k hit count starts as its hit count, and every value keeps its mean."""
-    inputs, _ = _ranked(seed=8)
-    before = tre.RPrecision(k=[3, 10], convention="recommenders", empty_mean="nan")
-    before.persistent(True)
-    before.update(**inputs)
-    state = before.state_dict()
-    own = next(key for key in state if key.startswith("config_"))
-    now = tre.RPrecision(k=[3, 10], convention="recommenders")
-    now.persistent(True)
-    old_name = "config_2982c07a2e42"  # this configuration's name at commit ce97d49, [1, 2P + 3]
-    assert old_name in now._legacy_config_states
-    now.load_state_dict({old_name if key == own else key: value for key, value in state.items()})
-    assert now.stats.shape == (1, 2 * 2 + 5)
-    for key, value in before.compute().items():
-        _close(now.compute()[key], value)
-    torch.testing.assert_close(now.stats[:, -2:], before.stats[:, -2:])
-
-
 def test_no_hit_action_skip_refuses_averaged_ties():
     for call in (lambda: tre.RPrecision(k=3, convention="recommenders", ties="average"),
                  lambda: tre.RankingMetrics(["rprecision"], convention="recommenders", ties="average"),
@@ -227,64 +206,11 @@ def test_compiled_update_equals_eager_with_the_new_counts():
 
 
 # ==============================================================================================
-# checkpoints of the one-count layout and of the configuration state's old name
+# the state layout of the count columns
 # ==============================================================================================
-# config state names of these metrics before the options existed (from commit 85593a1)
-OLD_NAMES = {
-    "suite": "config_b434423262e0",
-    "jurity_precision": "config_b5272975cd83",
-    "rprecision": "config_5a24d506e32f",
-    "ild": "config_bfdb15583c3f",
-    "average_popularity": "config_9aed292e1d01",
-    "jurity_ctr": "config_88fa4b3d8cd8",  # before `unlogged` (commit 3d370e6)
-}
-FEATURES = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-FACTORIES = {
-    "suite": lambda: tre.RankingMetrics(["precision@3", "ndcg@3", "rprecision@3", "map@3"], convention="recommenders"),
-    "jurity_precision": lambda: tre.Precision(k=3, convention="jurity"),
-    "rprecision": lambda: tre.RPrecision(convention="recommenders"),
-    "ild": lambda: beyond.IntraListDiversity(k=3, item_features=FEATURES, convention="rectools"),
-    "average_popularity": lambda: beyond.AveragePopularity(k=3, item_popularity=torch.tensor([3.0, 1, 2]),
-                                                           convention="rectools"),
-    "jurity_ctr": lambda: tre.CTR(k=3, ignore_index=-1, convention="jurity"),
-}
-
-
-@pytest.mark.filterwarnings("ignore:The ``compute`` method")
-@pytest.mark.parametrize("name", sorted(FACTORIES))
-def test_an_old_persistent_checkpoint_loads(name):
-    metric = FACTORIES[name]()
-    metric.persistent(True)
-    assert OLD_NAMES[name] in metric._legacy_config_states
-    state = metric.state_dict()
-    own = next(key for key in state if key.startswith("config_"))
-    old = {OLD_NAMES[name] if key == own else key: value for key, value in state.items()}
-    if "stats" in old:  # the one-count layout: sums, sums of squares, one count
-        p = len(metric.value_keys)
-        old["stats"] = torch.cat([torch.arange(1.0, 2 * p + 1, dtype=torch.float64), torch.tensor([4.0])]).unsqueeze(0)
-    resumed = FACTORIES[name]()
-    resumed.persistent(True)
-    resumed.load_state_dict(old)  # strict: the old name is taken as this one's
-    if "stats" in old:
-        p = len(metric.value_keys)
-        assert resumed.stats.shape == metric.stats.shape
-        values = resumed.compute()
-        values = values if isinstance(values, dict) else {metric.value_keys[0]: values}
-        for i, value in enumerate(values.values()):
-            _close(value, (i + 1) / 4.0)  # the checkpoint's means
-        inputs, _ = _ranked(seed=8, num_items=3, max_len=3)
-        resumed.update(**inputs)  # and it goes on
-    other = tre.Precision(k=3)  # another configuration's state does not load into it
-    other.persistent(True)
-    with pytest.raises(ValueError, match="not made by this metric's configuration"):
-        other.load_state_dict(old)
-
-
-def test_default_configurations_keep_their_state_names_and_layout():
-    assert tre.NDCG(k=3)._legacy_config_states == []
-    assert "config_e2d7ca6647bd" in tre.NDCG(k=3)._defaults  # from commit 85593a1
+def test_default_configurations_keep_one_count_column():
     suite = tre.RankingMetrics(["ndcg@3", "rprecision"])
-    assert "config_795be3d718fe" in suite._defaults and suite.stats.shape == (1, 2 * 2 + 1)
+    assert suite.stats.shape == (1, 2 * 2 + 1)
 
 
 # ==============================================================================================

@@ -14,9 +14,10 @@ import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
+import torchrec_eval as tre
 from torchrec_eval import collection
-from torchrec_eval.functional import pairwise as P
-from torchrec_eval.metrics import pairwise as M
+from torchrec_eval.pairwise import functional as P
+from torchrec_eval.pairwise import metrics as M
 from torchrec_eval.pairwise import sorted_rows
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
@@ -314,7 +315,7 @@ def test_suite_shares_one_member(suite_modules, rank_path):
     _close(got["fcp"], P.fcp(preds, target, mask=mask))
     _close(got["ctr@10"], P.ctr(preds, target, mask=mask, k=10))
     _close(got["ctr@3"], P.ctr(preds, target, mask=mask, k=3))
-    from torchrec_eval.functional.ranking import ndcg
+    from torchrec_eval.functional import ndcg
     _close(got["ndcg@10"], ndcg(preds, target, mask=mask, k=10))
     # a suite of CTR alone takes the ranked form
     ctr_only = collection.RankingMetrics(["ctr@2", "precision@2"])
@@ -354,7 +355,7 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="not NaN"):
         P.auc(torch.tensor([[0.1, float("nan")]]), torch.tensor([[1, 0]]))
     with pytest.raises(ValueError, match="squared"):
-        M.RMSE(squared=True)
+        tre.RMSE(squared=True)
 
 
 def test_state_is_small_and_summable():
@@ -369,10 +370,10 @@ def test_state_is_small_and_summable():
 def test_rating_metrics_are_torchmetrics():
     import torchmetrics
 
-    assert issubclass(M.MAE, torchmetrics.MeanAbsoluteError) and issubclass(M.MSE, torchmetrics.MeanSquaredError)
-    assert issubclass(M.RMSE, torchmetrics.MeanSquaredError)
+    assert issubclass(tre.MAE, torchmetrics.MeanAbsoluteError) and issubclass(tre.MSE, torchmetrics.MeanSquaredError)
+    assert issubclass(tre.RMSE, torchmetrics.MeanSquaredError)
     preds, target = torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])
-    for metric, expected in ((M.MAE(), 0.5), (M.MSE(), 0.375), (M.RMSE(), math.sqrt(0.375))):
+    for metric, expected in ((tre.MAE(), 0.5), (tre.MSE(), 0.375), (tre.RMSE(), math.sqrt(0.375))):
         assert abs(metric(preds, target).item() - expected) < 1e-6  # torchmetrics computes in float32
 
 

@@ -30,7 +30,7 @@ import torchrec_eval as tre
 from tests.reference.classes import FACTORIES, POINTWISE, RATING
 from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval import beyond
-from torchrec_eval.metrics import pairwise
+from torchrec_eval.pairwise.member import FAMILIES as PAIRWISE_FAMILIES
 from torchrec_eval.pipeline.prepare import TIES
 from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.syncs import host_reads_free, simulate_accelerator
@@ -45,7 +45,7 @@ OPTIONS = {"coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
     "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in REGISTRY],  # rprecision@10: capped, no read
-    "pairwise": [name if mode == "none" else f"{name}@5" for name, mode in pairwise.FAMILIES.items()
+    "pairwise": [name if mode == "none" else f"{name}@5" for name, mode in PAIRWISE_FAMILIES.items()
                  if name != "fcp"],  # FCP reads its grade levels: a documented exception
     "beyond": [f"{name}@5" for name in beyond.FAMILIES],
 }

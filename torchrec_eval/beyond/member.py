@@ -6,7 +6,6 @@ formula) from :data:`~torchrec_eval.beyond.registry.REGISTRY`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,10 +17,6 @@ from torchrec_eval.metrics.member import Member
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.ranking.entries import check_k
 from torchrec_eval.ranking.member_steps import accumulate
-
-# options newer than the configuration state's name: kept in `settings` only when not the default, and
-# dropped to name the state of a checkpoint saved before them (see BeyondMember.legacy)
-_NEWER_SETTINGS = ("featureless", "all_zero")
 
 
 def _check_options(family: str, options: dict[str, Any]) -> None:
@@ -188,15 +183,6 @@ class BeyondMember(Member):
             values.append(value)
             counted.append(flag)
         return torch.stack(values, dim=1), torch.stack(counted, dim=1)
-
-    def legacy(self) -> BeyondMember:
-        """The member as it was before the options of ``_NEWER_SETTINGS`` (self if it has none of them)."""
-        if not any(name in settings for settings in self.settings.values() for name in _NEWER_SETTINGS):
-            return self
-        older = copy.copy(self)
-        older.settings = {family: {name: value for name, value in settings.items() if name not in _NEWER_SETTINGS}
-                          for family, settings in self.settings.items()}
-        return older
 
     def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
         """Per-query metrics: key -> (sum [G], sum of squares [G], count [G]) for confidence intervals."""

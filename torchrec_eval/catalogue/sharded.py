@@ -66,10 +66,6 @@ class ItemRanges:
                              "missing: the chunks must cover every item exactly once before `close()`")
 
 
-# the name before ItemRanges: a pickled CatalogueBatch (spawned ranks) holds one in its ``coverage``
-Coverage = ItemRanges
-
-
 @dataclass
 class Shards:
     """The whole-catalogue view after the gather (equal to the local one without an item group)."""

@@ -30,10 +30,10 @@ from torchrec_eval.pipeline.topk import top_indices
 from torchrec_eval.pipeline.validation import (
     Checks,
     as_long,
-    one_column_at_least,
     check_id_range,
     check_scores,
     describe,
+    one_column_at_least,
     require_float,
     require_ids,
     require_tensor,

@@ -1,6 +1,6 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
-from torchrec_eval.functional.pairwise import auc, ctr, fcp, gauc, mpr
+from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr
 from torchrec_eval.ranking.functional import (
     arhr,
     cg,

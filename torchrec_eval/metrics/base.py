@@ -1,7 +1,7 @@
 """The stateful base of every top-k metric: a few float64 sufficient statistics per group.
 
 :class:`RankingMetric` coordinates its members; each job around it lives in its own module, mixed in:
-the configuration state and older checkpoints (:mod:`~torchrec_eval.metrics.state_names`, with
+the configuration state and the checkpoints it refuses (:mod:`~torchrec_eval.metrics.state_names`, with
 :func:`fingerprint`), the inputs of a batch (:mod:`~torchrec_eval.metrics.batch_inputs`), the members'
 increments of a batch (:mod:`~torchrec_eval.metrics.staging`), ``catalogue``,
 ``compile_update`` and ``per_query`` (:mod:`~torchrec_eval.metrics.entry_points`), the repr
@@ -20,11 +20,7 @@ from torchrec_eval.metrics.batch_inputs import BatchInputs, check_weighted
 from torchrec_eval.metrics.entry_points import EntryPoints
 from torchrec_eval.metrics.member import Member
 from torchrec_eval.metrics.move_only import MoveOnly
-from torchrec_eval.metrics.settings import (
-    Settings,
-    _TensorShape,  # noqa: F401 - pickles of older metrics' repr name it here
-    given_settings,
-)
+from torchrec_eval.metrics.settings import Settings, given_settings
 from torchrec_eval.metrics.staging import Staging
 from torchrec_eval.metrics.state_names import ConfigState, fingerprint
 from torchrec_eval.pipeline import TIES

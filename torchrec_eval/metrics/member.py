@@ -75,14 +75,3 @@ class Member(Protocol):
 
     def check_ties(self, ties: str) -> None:
         """Raise a ValueError if the metric's ``ties`` rule cannot give its values (default: any can)."""
-
-    def legacy(self) -> Member:
-        """The member as an older release configured it: names the state of an older checkpoint."""
-        return self
-
-    def previous(self) -> Member:
-        """The member as the release between :meth:`legacy` and this one configured it."""
-        return self
-
-    def adapt_loaded(self, metric: Any, state_dict: dict[str, Any], prefix: str) -> None:
-        """Rewrite in place a checkpoint's states of an older layout into this member's (default: none)."""

@@ -1,5 +1,5 @@
-"""The configuration state of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its name, the
-checkpoints of another configuration it refuses, and checkpoints that name it as an older release did.
+"""The configuration state of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its name, and the
+checkpoints of another configuration it refuses.
 
 MetricCollection's compute groups merge metrics whose states look alike; an empty state named after the
 configuration (``config_<sha>``) keeps different metrics apart (it costs nothing and is never synced).
@@ -8,8 +8,6 @@ never a repr of a tensor. ``load_state_dict`` (strict or not) refuses a checkpoi
 configuration or carries states without naming one, before it changes anything; ``merge_state`` refuses
 states of another configuration; the ranks compare the name before their first sync
 (:mod:`~torchrec_eval.metrics.configuration_guard` holds the checks every metric runs).
-
-The names the same configuration had in older releases are kept, so that their checkpoints still load.
 """
 
 from __future__ import annotations
@@ -56,31 +54,17 @@ def config_state_name(metric: Any, members: Sequence[Member]) -> str:
 
 
 class ConfigState:
-    """Mixin for a :class:`~torchrec_eval.metrics.base.RankingMetric`: the configuration state, its older
-    names when a checkpoint loads, left out of the sync, and checked by ``merge_state``."""
+    """Mixin for a :class:`~torchrec_eval.metrics.base.RankingMetric`: the configuration state, left out
+    of the sync, and checked by ``load_state_dict`` and ``merge_state``."""
 
     def _add_config_state(self) -> None:
-        """Add the empty configuration state (after the members' states) and remember its older names."""
+        """Add the empty configuration state (after the members' states)."""
         self._config_state = config_state_name(self, self.members)
         self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
-        # the name this configuration had before options were added to it (a preset that gained
-        # `empty_list_action`, ...): a checkpoint saved then still loads
-        legacy = config_state_name(self, [member.legacy() for member in self.members])
-        # and before `empty_mean` alone (a preset that gained it after the options above)
-        previous = config_state_name(self, [member.previous() for member in self.members])
-        self._legacy_config_states = list(dict.fromkeys(
-            name for name in (legacy, previous) if name != self._config_state))
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
-        """torchmetrics' loading, after the members adapt a checkpoint of an older state layout (a
-        one-count ``stats``) and the configuration state's older name is renamed to this one; a
-        checkpoint of another configuration raises first, with the metric untouched."""
-        own = prefix + self._config_state
-        for legacy in self._legacy_config_states:
-            if own not in state_dict and prefix + legacy in state_dict:
-                state_dict[own] = state_dict.pop(prefix + legacy)
-        for member in self.members:
-            member.adapt_loaded(self, state_dict, prefix)
+        """torchmetrics' loading; a checkpoint of another configuration raises first, with the metric
+        untouched."""
         self._check_loaded_configuration(state_dict, prefix)
         loads_sums = any(prefix + name in state_dict for name in self._defaults)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)

@@ -10,7 +10,6 @@ instance attributes name its checkpoint state (``config_<sha>``, see
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -137,14 +136,6 @@ class PairwiseMember(Member):
         if "mpr" in self.families:
             out["mpr"] = mpr_columns(relevant_count, rank_sum, num_valid, action, self.mpr_average)
         return out
-
-    def legacy(self) -> PairwiseMember:
-        """The member as it was before ``unlogged`` (self without it): names an older checkpoint's state."""
-        if "ctr_unlogged" not in self.__dict__:
-            return self
-        older = copy.copy(self)
-        del older.__dict__["ctr_unlogged"]
-        return older
 
     # the member interface (torchrec_eval.metrics.member)
     @property

@@ -12,10 +12,6 @@ from typing import Any
 
 from torchrec_eval.ranking.entries import Entry
 
-# Options that did not exist before the count columns (a plan without them keeps its old state
-# layout and name): dropped from the entries to name the configuration state of an old checkpoint.
-NEWER_OPTIONS = {"empty_list_action": None, "no_hit_action": None, "denominator": "rprecision", "empty_mean": None}
-
 
 @functools.lru_cache(maxsize=256)
 def count_layout(entries: tuple[Entry, ...]) -> tuple[tuple[int, ...], tuple[Any, ...]]:

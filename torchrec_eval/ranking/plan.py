@@ -8,7 +8,6 @@ stay as they are; tables belong to :mod:`~torchrec_eval.ranking.registry`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import torch
@@ -17,7 +16,7 @@ from torch import Tensor
 from torchrec_eval.metrics.member import Member
 from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
-from torchrec_eval.ranking.count_layout import NEWER_OPTIONS, count_layout, zero_kinds
+from torchrec_eval.ranking.count_layout import count_layout, zero_kinds
 from torchrec_eval.ranking.empty_targets import counted_values
 from torchrec_eval.ranking.entries import Entry
 from torchrec_eval.ranking.member_steps import accumulate
@@ -31,8 +30,7 @@ class Plan(Member):
     [G, 2P + C]: the sum of each value, the sum of its square, and C counts of counted queries: the
     queries kept by ``empty_target_action`` (C = 1 unless an entry has ``empty_list_action="skip"``
     or ``no_hit_action="skip"``, which count a subset of them in a column of their own; see
-    :func:`~torchrec_eval.ranking.count_layout.count_layout`). A checkpoint of the [G, 2P + 1] layout
-    loads (:meth:`adapt_loaded`).
+    :func:`~torchrec_eval.ranking.count_layout.count_layout`).
     """
 
     needs_candidates = False
@@ -77,21 +75,6 @@ class Plan(Member):
             raise ValueError("`no_hit_action='skip'` (R-Precision) leaves out the queries without a hit, which "
                              "differ between orders of tied scores: it takes one order, not ties='average' "
                              f"(got ties={ties!r})")
-
-    def previous(self) -> Plan:
-        """The plan as it was before ``empty_mean`` alone (self if it has none)."""
-        entries = [replace(entry, options=tuple((name, value) for name, value in entry.options if name != "empty_mean"))
-                   for entry in self.entries]
-        return self if entries == self.entries else Plan(entries)
-
-    def legacy(self) -> Plan:
-        """The plan as it was before the options of ``NEWER_OPTIONS`` (self if it has none of them)."""
-        entries = []
-        for entry in self.entries:
-            kept = tuple((name, value) for name, value in entry.options
-                         if name not in NEWER_OPTIONS or NEWER_OPTIONS[name] not in (None, entry.name))
-            entries.append(replace(entry, options=kept))
-        return self if entries == self.entries else Plan(entries)
 
     def evaluate(self, ranked: RankedTargets) -> Tensor:
         columns = []
@@ -143,26 +126,6 @@ class Plan(Member):
     def add_states(self, metric: Any, num_groups: int) -> None:
         default = torch.zeros(num_groups, 2 * len(self.keys) + len(self.count_kinds), dtype=torch.float64)
         metric.add_state("stats", default=default, dist_reduce_fx="sum")
-
-    def adapt_loaded(self, metric: Any, state_dict: dict[str, Any], prefix: str) -> None:
-        """A checkpoint's ``stats`` of the one-count layout [G, 2P + 1], in this plan's [G, 2P + C]: every
-        count column starts as the one count (the checkpoint's queries keep the means they had)."""
-        loaded = state_dict.get(prefix + "stats")
-        width = 2 * len(self.keys)
-        kinds = self.count_kinds
-        if not isinstance(loaded, Tensor) or len(kinds) == 1 or loaded.ndim != 2:
-            return
-        if loaded.shape[1] == width + 1:
-            state_dict[prefix + "stats"] = torch.cat([loaded, loaded[:, width:].expand(-1, len(kinds) - 1)], dim=1)
-            return
-        # the layout before `empty_mean`: its count columns, and each ("top_hit", j) starts as its
-        # ("hit", j) column (queries with a hit in the top min(k, R) have one in the top k)
-        older = count_layout(tuple(self.previous().entries))[1]
-        if older == kinds or loaded.shape[1] != width + len(older):
-            return
-        counts = [loaded[:, width + older.index(("hit", kind[1]) if kind[0] == "top_hit" else kind)]
-                  if isinstance(kind, tuple) else loaded[:, width + older.index(kind)] for kind in kinds]
-        state_dict[prefix + "stats"] = torch.cat([loaded[:, :width], torch.stack(counts, dim=1)], dim=1)
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
