@@ -30,6 +30,7 @@ from torchrec_eval.pairwise.ctr import (
 )
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import AVERAGES
+from torchrec_eval.pipeline import input_keywords_checked
 from torchrec_eval.ranking.member_steps import check_common, prepare
 
 __all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
@@ -51,7 +52,7 @@ _FULL_RAISES = """
 def _document(args: str, raises: str = _FULL_RAISES) -> Any:
     def wrap(fn: Any) -> Any:
         fn.__doc__ = fn.__doc__.replace("{args}", args + _INPUT_ARGS).replace("{raises}", raises)
-        return fn
+        return input_keywords_checked(fn)
 
     return wrap
 

@@ -24,15 +24,17 @@ from torchrec_eval.pipeline.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms import FORMS
 from torchrec_eval.pipeline.forms.flat import check_flat
-from torchrec_eval.pipeline.prepare import TIES, prepare_batch
+from torchrec_eval.pipeline.prepare import INPUT_KEYWORDS, TIES, input_keywords_checked, prepare_batch
 
 __all__ = [
     "FORMS",
+    "INPUT_KEYWORDS",
     "TIES",
     "Batch",
     "Candidates",
     "RankedTargets",
     "check_flat",
     "count_true",
+    "input_keywords_checked",
     "prepare_batch",
 ]

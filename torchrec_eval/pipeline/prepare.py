@@ -38,6 +38,11 @@ candidates and the target.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -51,10 +56,33 @@ from torchrec_eval.pipeline.forms.ids import check_target_ids, ids_ranked
 from torchrec_eval.pipeline.forms.ranked import ranked_batch
 from torchrec_eval.pipeline.validation import Checks, as_long, one_column_at_least, require_tensor
 
-__all__ = ["TIES", "prepare_batch"]
+__all__ = ["INPUT_KEYWORDS", "TIES", "input_keywords_checked", "prepare_batch"]
 
 TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
 _GAIN_AWARE_TIES = ("pessimistic", "optimistic")  # these order equal scores by every candidate's gain
+
+
+#: the input keywords of the forms besides ``preds`` and ``target`` (see :func:`prepare_batch`)
+INPUT_KEYWORDS = ("indexes", "target_ids", "target_gains", "ranked_ids", "mask", "exclude_ids")
+
+
+def input_keywords_checked(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A functional metric whose ``**inputs`` take :data:`INPUT_KEYWORDS` only: a misspelt keyword raises
+    a ``ValueError`` that names the function the user called and the keywords it takes (it was a
+    ``TypeError`` naming ``prepare_batch``, an internal function)."""
+    parameters = [name for name, parameter in inspect.signature(function).parameters.items()
+                  if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+    accepted = set(parameters) | set(INPUT_KEYWORDS)
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        unknown = sorted(set(kwargs) - accepted)
+        if unknown:
+            raise ValueError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}; it takes "
+                             f"{parameters} and the input forms' {list(INPUT_KEYWORDS)}")
+        return function(*args, **kwargs)
+
+    return checked
 
 
 def prepare_batch(

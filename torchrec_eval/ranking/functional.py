@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from torchrec_eval.pipeline import input_keywords_checked
 from torchrec_eval.ranking.named_metric import compute_named_metric
 
 __all__ = [
@@ -49,7 +50,7 @@ _COMMON_ARGS = """
 def _document(extra_args: str = "") -> Any:
     def wrap(fn: Any) -> Any:
         fn.__doc__ = fn.__doc__.replace("{common}", extra_args + _COMMON_ARGS)
-        return fn
+        return input_keywords_checked(fn)
 
     return wrap
 

@@ -1,0 +1,40 @@
+"""A misspelt keyword in a functional metric names the function the user called and what it takes.
+
+It was ``TypeError: prepare_batch() got an unexpected keyword argument 'tie'``: an internal function's
+name, no list of the accepted keywords. The classes already raise a ``ValueError`` (``lifecycle``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchrec_eval as tre
+from torchrec_eval.pipeline import INPUT_KEYWORDS
+
+FUNCTIONS = sorted(tre.functional.__all__)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_a_misspelt_keyword_names_the_function_and_its_keywords(name):
+    function = getattr(tre.functional, name)
+    with pytest.raises(ValueError, match=rf"^{name}\(\) got an unexpected keyword argument 'tie'; it takes .*"
+                                         r"'preds'.*'target_ids'"):
+        function(torch.rand(2, 5), torch.rand(2, 5) < 0.5, tie="index")
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_the_input_forms_keywords_still_pass(name):
+    function = getattr(tre.functional, name)
+    value = function(torch.rand(2, 5), target_ids=torch.tensor([[1, -1], [0, 3]]), mask=torch.ones(2, 5, dtype=torch.bool))
+    values = value.values() if isinstance(value, dict) else [value]
+    assert all(isinstance(v, torch.Tensor) for v in values)
+
+
+def test_every_input_keyword_reaches_the_pipeline():
+    """Each keyword the check lets through is one that ``prepare_batch`` takes."""
+    import inspect
+
+    from torchrec_eval.pipeline import prepare_batch
+
+    assert set(INPUT_KEYWORDS) <= set(inspect.signature(prepare_batch).parameters)
