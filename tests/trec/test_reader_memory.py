@@ -5,14 +5,17 @@ MemoryError for 1 MB), and gives the same keys and the same evaluation as the fi
 
 Peak memory is measured in a fresh process, by ``tracemalloc`` (numpy reports its allocations to it),
 under an address-space cap so that a reader that needs gigabytes fails at once rather than swapping.
-What the reader returns is held as ``[lines, longest id's words]`` uint64 key columns: the bounds add
-those bytes, the output itself, to a small multiple of the file's size.
+What the reader returns is at most 8 uint64 words a line and key column (an id of more than 56 bytes is
+its first 56 bytes and a rank, its bytes kept once: ``parse.LongKeys``); the key columns held as
+``[lines, longest id's words]`` took 1 GB for one 1 MB id among 1,000 lines. ``evaluate`` end to end
+is measured the same way.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -86,11 +89,11 @@ def test_one_long_id_among_short_ones(tmp_path, capsys, length):
     """One id of 64 KB or 1 MB among short ones: read in memory of a few times the file plus the key
     columns returned, as bytes (non-UTF-8 kept), and evaluated as the same files with it renamed."""
     doc = long_id(length)
-    tie = length <= 1 << 16  # a tie of 1 MB ids costs order.docid_descending 360 MB (a lexsort key a word)
+    tie = True  # trec_eval orders the long id and the next by id (a lexsort key a word: 8 words, not 131,072)
     run_path, qrels_path = write_pair(tmp_path / "long", doc, tie)
     measured = reader_peak(run_path)
     size = run_path.stat().st_size
-    assert measured["lines"] == 24 and measured["width"] == length // 8
+    assert measured["lines"] == 24 and measured["width"] == 8
     assert measured["peak"] <= measured["keys"] + 4 * size + (1 << 20), measured
     for path, columns, what, row in ((run_path, RUN_COLUMNS, "run", 10), (qrels_path, QRELS_COLUMNS, "qrels", 5)):
         table = trec_parse.read_columns(path, columns, what, keys=(0, 2), extra_columns=what == "run")
@@ -108,7 +111,7 @@ def test_a_file_of_long_ids_is_read_in_memory_linear_in_its_size(tmp_path, lengt
     path.write_bytes(b"\n".join(lines) + b"\n")
     measured = reader_peak(path)
     size = path.stat().st_size
-    assert measured["lines"] == 40 and measured["width"] == length // 8
+    assert measured["lines"] == 40 and measured["width"] == 8
     assert measured["peak"] <= 4 * size + (1 << 20), measured
     assert read_run(path).docid[7].encode("utf-8", "surrogateescape") == long_id(length - 7, b"7-")
 
@@ -143,19 +146,17 @@ def test_long_numbers(tmp_path):
         read_run(path)
 
 
-def test_a_column_wider_than_memory_is_refused(tmp_path, monkeypatch):
-    """A key column is held at its longest id's width for every line: one that cannot fit is a FILE:LINE:
-    ValueError at the long id's line, not numpy's "Unable to allocate" traceback."""
-    monkeypatch.setattr(trec_parse, "_memory_bytes", lambda: 1 << 22)
+def test_a_long_id_does_not_widen_its_column(tmp_path):
+    """A 64 KB id among 100 lines: its column is 8 words a line (the first 56 bytes and a rank), not the
+    id's 8,192 (it was refused past the machine's memory: lines x the longest id), and decodes whole."""
     lines = [b"q1 Q0 d%d %d 0.5 tag" % (i, i) for i in range(100)]
     lines[49] = b"q1 Q0 %s 49 0.5 tag" % long_id(1 << 16)
     path = tmp_path / "run"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    with pytest.raises(ValueError, match=rf"^{path}:50: the docid column \(3 of qid Q0 docid rank score tag\) has a "
-                                         r"token of 65,536 bytes: .* 6,553,600 bytes here"):
-        read_run(path)
-    monkeypatch.setattr(trec_parse, "_memory_bytes", lambda: 1 << 23)
-    assert read_run(path).doc_key.shape == (100, 8192)
+    run = read_run(path)
+    assert run.doc_key.shape == (100, 8) and run.doc_key.long == (long_id(1 << 16),)
+    assert pickle.loads(pickle.dumps(run.doc_key[40:60])).long == run.doc_key.long
+    assert [d.encode("utf-8", "surrogateescape") for d in run.docid.tolist()] == [line.split()[2] for line in lines]
 
 
 def test_keys_of_every_length_group(tmp_path):
@@ -175,3 +176,143 @@ def test_keys_of_every_length_group(tmp_path):
     expected = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in tokens), dtype=">u8").reshape(len(tokens), -1)
     assert keys.shape == (len(tokens), (4097 + 7) // 8)
     assert (keys == expected).all()
+
+
+EVALUATE_CHILD = r"""
+import json, os, resource, sys, tracemalloc
+from torchrec_eval import cli
+run, qrels, cap = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if os.path.exists("/proc/self/status"):  # the cap: what the child has mapped so far, plus `cap`
+    mapped = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + cap, resource.getrlimit(resource.RLIMIT_AS)[1]))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+tracemalloc.start()
+code = cli.main(["evaluate", run, qrels, "--convention", "trec", "-q"])
+sys.stdout.flush()
+peak = tracemalloc.get_traced_memory()[1]
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+print(json.dumps({"code": code, "peak": peak, "rss": rss}), file=sys.stderr)
+"""
+
+
+def evaluate_peak(run: Path, qrels: Path) -> tuple[dict, str]:
+    """({code, peak: traced bytes, rss: growth of the peak resident set}, stdout) of ``torchrec-eval evaluate
+    --convention trec -q RUN QRELS`` in a fresh process under the address-space cap."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    proc = subprocess.run([sys.executable, "-c", EVALUATE_CHILD, str(run), str(qrels), str(CAP)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    measured = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert measured["code"] == 0, proc.stderr[-2000:]
+    return measured, proc.stdout
+
+
+# ids that share their first 56 bytes (what a long id's key holds) and differ after, in an order that is
+# not their lengths' order; one of exactly 56 bytes and one of 55 (held as bytes, not ranked), one that
+# differs within the first 56 bytes, and one megabyte
+_PREFIX = (b"m-" + b"\xff\xc3\xa9-" * 20)[:56]
+SPECIAL = [_PREFIX + long_id(1 << 20), _PREFIX + b"b", _PREFIX + long_id(1000), _PREFIX + b"dL", _PREFIX,
+           _PREFIX[:-1], _PREFIX[:40] + b"z" * 30, _PREFIX[:40] + b"+" * 30, _PREFIX + b"\xff" * 8]
+
+
+def write_special(folder: Path, names: dict[bytes, bytes] | None = None) -> tuple[Path, Path]:
+    """A run of 10 queries x 100 documents 'd..' (1,000 lines) in which query q3 retrieves the ``SPECIAL``
+    ids but the last at one score (trec_eval orders them by id) and q7 the 1 MB one; a qrels judging
+    them with grades that make their order count, and the last, not retrieved. ``names`` renames ids."""
+    names = names or {}
+    run, qrels = [], []
+    for q in range(10):
+        for r in range(100):
+            doc = b"d%d" % r
+            score = b"%.3f" % (1 - 0.001 * r)
+            if q == 3 and r < len(SPECIAL) - 1:
+                doc, score = SPECIAL[r], b"0.5"
+            if q == 7 and r == 5:
+                doc = SPECIAL[0]
+            run.append(b"q%d Q0 %s %d %s tag" % (q, names.get(doc, doc), r + 1, score))
+            if r % 3 == 0 or (q == 3 and r < len(SPECIAL)):
+                qrels.append(b"q%d 0 %s %d" % (q, names.get(doc, doc), (r * 7 + q) % 4))
+    qrels.append(b"q3 0 %s 3" % names.get(SPECIAL[-1], SPECIAL[-1]))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run").write_bytes(b"\n".join(run) + b"\n")
+    (folder / "qrels").write_bytes(b"\n".join(qrels) + b"\n")
+    return folder / "run", folder / "qrels"
+
+
+def test_evaluate_one_megabyte_id_among_1000_lines_in_memory_linear_in_the_files(tmp_path):
+    """``evaluate --convention trec -q`` end to end on a 1,000-line run holding a 1 MB id (and ids that
+    share their first 56 bytes, tied): its peak (numpy's allocations and the resident set) is a small
+    multiple of the files' bytes (the key columns alone were lines x 1 MB, 1 GB), and its output is that
+    of the same files with the ids renamed to short ones in the same byte order."""
+    run_path, qrels_path = write_special(tmp_path / "long")
+    size = run_path.stat().st_size + qrels_path.stat().st_size
+    measured, out = evaluate_peak(run_path, qrels_path)
+    assert measured["peak"] <= 4 * size + (16 << 20), measured  # the modules evaluate imports: ~8 MB
+    assert measured["rss"] <= 8 * size + (16 << 20), measured
+    renamed = {doc: b"m%02d" % rank for rank, doc in enumerate(sorted(SPECIAL))}  # 'm..' > 'd..' as before
+    short_run, short_qrels = write_special(tmp_path / "short", renamed)
+    assert out == evaluate_peak(short_run, short_qrels)[1]
+    assert "\tq3\t" in out
+
+
+@pytest.mark.skipif(not os.environ.get("TREC_EVAL"), reason="TREC_EVAL: trec_eval's binary")
+def test_long_ids_evaluate_as_trec_eval(tmp_path, capsys):
+    """The files of shared 56-byte prefixes (the 1 MB id among them) give trec_eval's own output."""
+    run_path, qrels_path = write_special(tmp_path)
+    expected = subprocess.run([os.environ["TREC_EVAL"], "-q", str(qrels_path), str(run_path)], capture_output=True,
+                              check=True).stdout.decode()
+    assert evaluate(capsys, run_path, qrels_path) == expected
+
+
+def test_long_ids_of_two_files_match_by_bytes(tmp_path):
+    """Long ids are ranked per file (the run's and the qrels' ranks differ here): each run entry's
+    judgement is found by the bytes of its id, and the long id the run lacks judges none."""
+    from torchrec_eval.trec import read_qrels
+    from torchrec_eval.trec.keys import judging_entries
+
+    run_path, qrels_path = write_special(tmp_path)
+    run, qrels = read_run(run_path), read_qrels(qrels_path)
+    assert run.doc_key.long != qrels.doc_key.long
+    entry = judging_entries(run, qrels)  # [run entries]: the qrels entry judging each, -1 where none
+    judged = {(q, d.encode("utf-8", "surrogateescape")): i
+              for i, (q, d) in enumerate(zip(qrels.qid.tolist(), qrels.docid.tolist(), strict=True))}
+    retrieved = [(q, d.encode("utf-8", "surrogateescape")) for q, d in zip(run.qid.tolist(), run.docid.tolist(),
+                                                                           strict=True)]
+    assert entry.tolist() == [judged.get(pair, -1) for pair in retrieved]
+    assert (entry >= 0).sum() == len(qrels) - 1 and ("q3", SPECIAL[-1]) in judged
+
+
+def test_long_query_ids(tmp_path):
+    """Query ids of more than 56 bytes (sharing their first 56): evaluated as the same files with them
+    renamed in the same byte order (their query column is decoded to an object array, not 4 bytes x
+    queries x the longest), and as trec_eval evaluates them where its binary is given."""
+    queries = [b"q1", _PREFIX + b"b", _PREFIX + long_id(1 << 16), _PREFIX, _PREFIX + b"\xff" * 8]
+
+    def write(folder: Path, names: dict[bytes, bytes]) -> tuple[Path, Path]:
+        run = [b"%s Q0 %s %d %.1f t" % (names.get(q, q), names.get(d, d), r, 1 - 0.1 * (r // 2))
+               for q in queries for r, d in enumerate([b"d%d" % i for i in range(12)] + SPECIAL[1:4])]
+        qrels = [b"%s 0 %s %d" % (names.get(q, q), names.get(d, d), r % 3)
+                 for q in queries for r, d in enumerate([b"d%d" % i for i in range(0, 12, 3)] + SPECIAL[1:5])]
+        folder.mkdir()
+        (folder / "run").write_bytes(b"\n".join(run) + b"\n")
+        (folder / "qrels").write_bytes(b"\n".join(qrels) + b"\n")
+        return folder / "run", folder / "qrels"
+
+    out = evaluate_bytes(*write(tmp_path / "long", {}))
+    renamed = {name: b"m%02d" % rank for rank, name in enumerate(sorted({*queries[1:], *SPECIAL[1:5]}))}  # < "q1"
+    short = evaluate_bytes(*write(tmp_path / "short", renamed))
+    for name, new in renamed.items():  # the same lines, the long query ids in place of the short ones
+        short = short.replace(b"\t%s\t" % new, b"\t%s\t" % name)
+    assert out == short and b"\t%s\t" % queries[2] in out
+    if os.environ.get("TREC_EVAL"):
+        run_path, qrels_path = tmp_path / "long" / "run", tmp_path / "long" / "qrels"
+        assert out == subprocess.run([os.environ["TREC_EVAL"], "-q", str(qrels_path), str(run_path)],
+                                     capture_output=True, check=True).stdout
+
+
+def evaluate_bytes(run: Path, qrels: Path) -> bytes:
+    """The bytes ``torchrec-eval evaluate --convention trec -q`` writes (query ids that are not UTF-8 kept)."""
+    code = "import sys; from torchrec_eval import cli; sys.exit(cli.main(sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    return subprocess.run([sys.executable, "-c", code, "evaluate", str(run), str(qrels), "--convention", "trec", "-q"],
+                          capture_output=True, check=True, env=env, timeout=120).stdout

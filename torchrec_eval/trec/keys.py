@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torchrec_eval.trec.parse import decode_keys, index_dtype
+from torchrec_eval.trec.parse import decode_keys, index_dtype, translate_long
 
 if TYPE_CHECKING:
     from torchrec_eval.trec.tables import Qrels, Run, Table
@@ -135,11 +135,13 @@ def run_codes(run: Run, queries: np.ndarray) -> np.ndarray:
 
 def lookup(run: Run, codes: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """[n] the run entry of each (query code into ``run.queries``, document key) pair, -1 where the run
-    has none: its hash looked up in the run's sorted pair hashes, each candidate checked exactly."""
+    has none: its hash looked up in the run's sorted pair hashes, each candidate checked exactly (long
+    ids, :class:`~torchrec_eval.trec.parse.LongKeys`, first numbered as the run numbers them)."""
     index = _pair_index(run)
     found = np.full(len(codes), -1, dtype=index_dtype(len(run)))
+    keys = translate_long(keys, run.doc_key)
     words = max(run.doc_key.shape[1], keys.shape[1])
-    run_keys, keys = pad_words(run.doc_key, words), pad_words(keys, words)
+    run_keys, keys = pad_words(np.asarray(run.doc_key), words), pad_words(keys, words)
     for start in range(0, len(codes), LOOKUP_CHUNK):  # chunks: the temporaries stay small
         wanted = start + np.flatnonzero(codes[start : start + LOOKUP_CHUNK] >= 0)
         prefix = _hash_words(keys[wanted], index.query_hash[codes[wanted]]) >> index.shift

@@ -16,10 +16,11 @@ Columns come back as
   ``float`` on those tokens only.
 
 Memory: the reader's own working memory is a few times a chunk's bytes (a line longer than a read makes
-one chunk), whatever the lengths of the tokens: keys are read in groups of similar lengths, masked by
-tables of at most 64-byte windows (never the square of the longest id). The key columns it returns are
-dense, ``[M, k]`` for the column's longest token: ``M`` times that token's bytes; one larger than the
-machine's memory is refused with a ``FILE:LINE:`` error at that token.
+one chunk), whatever the lengths of the tokens: keys are read through windows of at most 64 bytes, long
+number tokens in groups of similar lengths (never the square of the longest token). A key column is at
+most 8 words a line whatever its ids' lengths: an id of more than 56 bytes is held as its first 56 bytes
+and its rank among the column's distinct long ids, whose bytes are kept once (:class:`LongKeys`), so
+that what the reader returns is a small multiple of the file's size (not its lines x its longest id).
 
 Errors are ``ValueError`` messages starting with ``FILE:LINE:``.
 
@@ -40,12 +41,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["Columns", "decode_keys", "index_dtype", "line_numbers", "read_columns"]
+__all__ = ["Columns", "LongKeys", "decode_keys", "index_dtype", "line_numbers", "long_ids", "read_columns",
+           "translate_long"]
 
 CHUNK_BYTES = 1 << 18  # small enough for the per-chunk temporaries to stay in cache
 _SPACE, _TAB, _NEWLINE, _HASH, _DOT, _MINUS, _PLUS, _ZERO = 32, 9, 10, 35, 46, 45, 43, 48
@@ -66,7 +67,8 @@ def line_numbers(lines: np.ndarray | None, count: int) -> np.ndarray:
 
 @dataclass
 class Columns:
-    """The parsed columns of a file: ``keys[c]`` [M, k] uint64, ``numbers[c]`` [M] float64 and the
+    """The parsed columns of a file: ``keys[c]`` [M, k] uint64 (k <= 8; :class:`LongKeys` where a column
+    has ids of more than 56 bytes), ``numbers[c]`` [M] float64 and the
     1-based ``line`` [M] of each data line (``lines``: None when every line is one); ``last`` holds the
     last data line's tokens of the ``last`` columns asked for (trec_eval keeps the run tag of the last line)."""
 
@@ -95,10 +97,66 @@ class Columns:
         return values
 
 
+# Ids of more than _SHORT_ID bytes (none in a usual file) are held as their first _SHORT_ID bytes and one
+# rank word (:class:`LongKeys`): a key column is at most _ID_WORDS words wide, whatever its ids' lengths.
+_SHORT_ID = 56
+_ID_WORDS = _SHORT_ID // 8 + 1
+_ABSENT = np.uint64(0xFFFFFFFFFFFFFFFF)  # a rank word no id of the other file has (:func:`translate_long`)
+
+
+class LongKeys(np.ndarray):
+    """[M, 8] uint64 keys of a column with ids of more than 56 bytes: each id's first 56 bytes as big-endian
+    words (zero padded), then 0 for an id of at most 56 bytes, or 1 + the id's rank among ``long``, the
+    column's distinct long ids in byte order. Rows then compare, sort and hash as the ids' bytes do (the
+    first 56 bytes first; at a tie the shorter id first, then the ranks) in 64 bytes a line, not the
+    longest id's width; ``long`` follows the array through indexing (``__array_finalize__``), so that
+    rows taken from it decode. Keys of two files are compared after :func:`translate_long`."""
+
+    long: tuple[bytes, ...] = ()
+
+    def __array_finalize__(self, obj) -> None:
+        self.long = getattr(obj, "long", ())
+
+    def __reduce__(self):  # ``long`` pickled with the words (ndarray's own state has no room for it)
+        constructor, args, state = super().__reduce__()
+        return constructor, args, (state, self.long)
+
+    def __setstate__(self, state) -> None:
+        words, self.long = state
+        super().__setstate__(words)
+
+
+def long_ids(keys: np.ndarray) -> tuple[bytes, ...]:
+    """The distinct long ids whose ranks ``keys`` holds (none for keys of short ids only)."""
+    return getattr(keys, "long", ())
+
+
+def translate_long(keys: np.ndarray, into: np.ndarray) -> np.ndarray:
+    """``keys`` (plain) with the rank word of each long id replaced by that of the same id among the long
+    ids of ``into`` (another file's keys), or a value no rank takes where ``into`` has no such id: ranks
+    are per column, so keys of two files compare equal only once in one numbering. A dict over the
+    distinct long ids, no work on short ones."""
+    source, target = long_ids(keys), long_ids(into)
+    if not source or source is target:
+        return np.asarray(keys)
+    where = {doc: rank for rank, doc in enumerate(target, 1)}
+    mapping = np.array([0] + [where.get(doc, _ABSENT) for doc in source], dtype=np.uint64)
+    out = np.array(keys)  # a plain copy
+    out[:, _ID_WORDS - 1] = mapping[out[:, _ID_WORDS - 1]]
+    return out
+
+
 def decode_keys(keys: np.ndarray) -> np.ndarray:
-    """``[M, k]`` uint64 keys back to a numpy str array (UTF-8; undecodable bytes escaped)."""
+    """``[M, k]`` uint64 keys back to a numpy str array (UTF-8; undecodable bytes escaped); an object
+    array for keys with long ids (a str array would take 4 bytes x rows x the longest id)."""
     if keys.shape[0] == 0:
         return np.zeros(0, dtype=str)
+    if long_ids(keys):
+        rank = np.asarray(keys[:, _ID_WORDS - 1])
+        out = decode_keys(np.asarray(keys[:, : _ID_WORDS - 1])).astype(object)
+        rows = np.flatnonzero(rank)
+        out[rows] = [keys.long[r - 1].decode("utf-8", "surrogateescape") for r in rank[rows].tolist()]
+        return out
     raw = np.ascontiguousarray(keys.astype(">u8")).view(f"S{8 * keys.shape[1]}").ravel()
     try:
         return np.char.decode(raw, "utf-8")
@@ -265,35 +323,6 @@ def _span_numbers(buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> tup
     return values, ~plain
 
 
-class _TooWide(MemoryError):
-    """A key column that this machine cannot hold: ``nbytes`` it would take."""
-
-    def __init__(self, nbytes: int) -> None:
-        super().__init__(nbytes)
-        self.nbytes = nbytes
-
-
-def _memory_bytes() -> int:
-    """This machine's physical memory (2**62 where the platform does not say): the most a key column may
-    take, since the kernel may grant a larger one untouched and kill the process once it is filled."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return 1 << 62
-
-
-def _zeros(shape: tuple[int, int]) -> np.ndarray:
-    """np.zeros of uint64, or ``_TooWide`` for one larger than :func:`_memory_bytes` or that numpy cannot
-    allocate: a ``FILE:LINE:`` message naming the long id, not numpy's traceback."""
-    nbytes = 8 * shape[0] * shape[1]
-    if nbytes > _memory_bytes():
-        raise _TooWide(nbytes)
-    try:
-        return np.zeros(shape, dtype=np.uint64)
-    except (MemoryError, ValueError):  # ValueError: larger than numpy's largest array
-        raise _TooWide(nbytes) from None
-
-
 class _Columns:
     """The output columns, allocated once for the file's line count and filled chunk by chunk: no
     per-chunk parts to concatenate (small arrays that the heap keeps after they are freed)."""
@@ -301,6 +330,7 @@ class _Columns:
     def __init__(self, capacity: int, keys: Sequence[int], numbers: Sequence[int]) -> None:
         self.size, self.capacity = 0, capacity
         self.keys = {c: np.zeros((capacity, 1), dtype=np.uint64) for c in keys}
+        self.long: dict[int, list[tuple[np.ndarray, list[bytes]]]] = {c: [] for c in keys}  # (rows, ids)
         self.numbers = {c: np.empty(capacity, dtype=np.float64) for c in numbers}
         self.line: np.ndarray | None = None  # made at the first line that is not an entry
 
@@ -312,18 +342,38 @@ class _Columns:
             self.line[: self.size] = np.arange(1, self.size + 1)
         self.line[self.size : self.size + len(line)] = line
 
-    def put_keys(self, column: int, buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
-        """Write the keys of the tokens ``buffer[start:end]`` into the next rows of ``column``, a length
-        group at a time (:func:`_key_groups`); ``_TooWide`` where the column cannot be widened."""
-        out = self.keys[column]
-        words = _key_words(end - start)
+    def put_keys(self, column: int, chunk: bytes, buffer: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        """Write the keys of the tokens ``buffer[start:end]`` into the next rows of ``column``: their first
+        ``_SHORT_ID`` bytes; the longer tokens' bytes are kept aside for their rank (:meth:`_ranked`)."""
+        out, length = self.keys[column], end - start
+        words = _key_words(length)
+        if words > _ID_WORDS - 1:  # a token of more than _SHORT_ID bytes (rare): the first ones, a rank
+            long = np.flatnonzero(length > _SHORT_ID)
+            ids = [chunk[s : s + n] for s, n in zip(start[long].tolist(), length[long].tolist(), strict=True)]
+            self.long[column].append((self.size + long, ids))
+            words, length = _ID_WORDS, np.minimum(length, _SHORT_ID)
         if words > out.shape[1]:  # a longer token than any before: widen the column (rare)
-            wider = _zeros((len(out), words))
+            wider = np.zeros((len(out), words), dtype=np.uint64)
             wider[:, : out.shape[1]] = out
             self.keys[column] = out = wider
-        for rows, group_words in _key_groups(buffer, start, end):
-            target = slice(self.size, self.size + len(start)) if rows is None else self.size + rows
-            out[target, : group_words.shape[1]] = group_words
+        head = _token_words(buffer, start, length)
+        out[self.size : self.size + len(start), : head.shape[1]] = head
+
+    def _ranked(self, column: int) -> np.ndarray:
+        """The keys of ``column`` with the rank word of each long id written (1 + its rank among the
+        column's distinct long ids in byte order), as :class:`LongKeys`; a sort of the long ids only.
+        Trailing NUL bytes are dropped, as the zero padding of the words drops them."""
+        keys, parts = self.keys[column], self.long.pop(column)
+        ids = [doc.rstrip(b"\0") for _, docs in parts for doc in docs]
+        distinct = sorted({doc for doc in ids if len(doc) > _SHORT_ID})
+        if not distinct:
+            return keys
+        where = {doc: rank for rank, doc in enumerate(distinct, 1)}
+        rows = np.concatenate([rows for rows, _ in parts])
+        keys[rows, _ID_WORDS - 1] = np.fromiter((where.get(doc, 0) for doc in ids), dtype=np.uint64, count=len(ids))
+        keys = keys.view(LongKeys)
+        keys.long = tuple(distinct)
+        return keys
 
     def columns(self) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], np.ndarray]:
         """The filled rows: the arrays shrunk in place (no copy) where blank or comment lines left rows."""
@@ -331,7 +381,8 @@ class _Columns:
         for array in arrays:
             if len(array) != self.size:
                 array.resize((self.size, *array.shape[1:]), refcheck=False)
-        return self.keys, self.numbers, self.line
+        keys = {c: self._ranked(c) for c in list(self.keys)}
+        return keys, self.numbers, self.line
 
 
 def _line_count(path: str) -> int:
@@ -436,16 +487,6 @@ def _is_float(token: bytes) -> bool:
     return True
 
 
-def _too_wide(error: _TooWide, length: np.ndarray, line: np.ndarray, capacity: int, path: str, name: str,
-              columns: tuple[str, ...]) -> NoReturn:
-    """The ``FILE:LINE:`` ValueError of a key column that cannot be widened to its longest token."""
-    longest = int(np.argmax(length))
-    raise ValueError(f"{path}:{int(line[longest])}: the {name} column ({columns.index(name) + 1} of "
-                     f"{' '.join(columns)}) has a token of {int(length[longest]):,} bytes: a column holds each "
-                     f"of its {capacity:,} lines at its longest token's width, {error.nbytes:,} bytes here, "
-                     f"more than this machine can allocate") from None
-
-
 def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, str], path: str, what: str,
                  columns: tuple[str, ...], comment: str, extra_columns: bool) -> None:
     buffer = np.frombuffer(chunk, dtype=np.uint8)
@@ -465,10 +506,7 @@ def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, s
         return
     rows = slice(out.size, out.size + len(line))
     for c in out.keys:
-        try:
-            out.put_keys(c, buffer, span_start[:, c], span_end[:, c])
-        except _TooWide as error:
-            _too_wide(error, span_end[:, c] - span_start[:, c], line, out.capacity, path, columns[c], columns)
+        out.put_keys(c, chunk, buffer, span_start[:, c], span_end[:, c])
     for c, column in out.numbers.items():
         values, other = _span_numbers(buffer, span_start[:, c], span_end[:, c])
         other = np.flatnonzero(other)
@@ -491,7 +529,8 @@ def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *
         path: the file.
         columns: the names of the columns, for messages (``("qid", "iter", "docid", "rel")``).
         what: ``"run"`` or ``"qrels"``, for messages.
-        keys: columns returned as [M, k] uint64 byte keys.
+        keys: columns returned as [M, k] uint64 byte keys (k at most 8: ids of more than 56 bytes
+            are held as :class:`LongKeys`).
         numbers: columns returned as [M] float64.
         last: columns whose token on the last data line is returned (as str).
         comment: ``"leading"``: a line whose first non-blank character is ``#`` is a comment (trec_eval

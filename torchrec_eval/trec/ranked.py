@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torchrec_eval.trec.keys import judging_entries, pad_words
+from torchrec_eval.trec.keys import judging_entries
 from torchrec_eval.trec.order import ranking_order
 from torchrec_eval.trec.parse import decode_keys
 from torchrec_eval.trec.tables import Qrels, Run
@@ -80,9 +80,8 @@ class TrecRanked:
 
     @cached_property
     def docids(self) -> np.ndarray:
-        run_keys, qrels_keys = self._doc_keys
-        words = max(run_keys.shape[1], qrels_keys.shape[1])
-        return decode_keys(np.concatenate([pad_words(run_keys, words), pad_words(qrels_keys, words)]))
+        run_keys, qrels_keys = self._doc_keys  # decoded apart: long ids are numbered per file
+        return np.concatenate([decode_keys(run_keys), decode_keys(qrels_keys)])
 
 
 def _pad_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, min_width: int = 0,

@@ -29,7 +29,7 @@ class Table:
     path: str
     queries: np.ndarray  # the distinct query ids, sorted (numpy str array)
     query_index: np.ndarray  # [M] int32: entry -> position in ``queries``
-    doc_key: np.ndarray  # [M, k] uint64: the document id's bytes as big-endian words
+    doc_key: np.ndarray  # [M, k] uint64: the document id's bytes as big-endian words (parse.LongKeys: k <= 8)
     lines: np.ndarray | None  # [M] int32 (int64 past 2**31 lines): 1-based line of each entry; None: i + 1
     pairs: PairIndex | None = field(default=None, repr=False)  # (query, document) look-up
 
