@@ -267,3 +267,25 @@ def test_torch_float_ids_too(tmp_path):
     path = tmp_path / "ids.pt"
     torch.save({"ranked_ids": torch.tensor([[3.0, 1.5]]), "target_ids": torch.tensor([[3]])}, path)
     assert_refused(run_cli("evaluate", path, "-m", "mrr@2"), tmp_path, path, "'ranked_ids'", "1.5")
+
+
+# ---------------------------------------------------------------------------------------------
+# huge relevance levels under trec_eval's integer reading
+# ---------------------------------------------------------------------------------------------
+def test_a_relevance_beyond_64_bits_is_refused_with_its_line(tmp_path: Path) -> None:
+    """It was cast to an arbitrary int64 level with a numpy RuntimeWarning."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_bytes(b"1 Q0 d1 1 0.9 t\n1 Q0 d2 2 0.5 t\n")
+    qrels.write_bytes(b"1 0 d2 0\n1 0 d1 99999999999999999999\n")
+    proc = run_cli("evaluate", "--convention", "trec", "-m", "P.1", run, qrels)
+    assert_refused(proc, tmp_path, qrels, ":2:", "does not fit in a 64-bit integer")
+
+
+def test_a_relevance_level_whose_gain_table_cannot_be_allocated_is_refused(tmp_path: Path) -> None:
+    """NDCG keeps a gain per level up to the largest (as trec_eval): 10**15 levels were a numpy
+    MemoryError traceback."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_bytes(b"1 Q0 d1 1 0.9 t\n1 Q0 d2 2 0.5 t\n")
+    qrels.write_bytes(b"1 0 d1 1000000000000000\n1 0 d2 0\n")
+    proc = run_cli("evaluate", "--convention", "trec", "-m", "ndcg", run, qrels)
+    assert_refused(proc, tmp_path, "measure 'ndcg'", "1,000,000,000,000,000", "more than this machine can allocate")

@@ -37,7 +37,11 @@ def valid_level(name: str) -> bool:
 
 def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarray:
     """[max_level + 1] the gain of each relevance value: its own value, or the first pair's gain."""
-    table = np.arange(max(max_level, 0) + 1, dtype=np.float64)
+    try:  # one entry per level up to the largest, as trec_eval's table
+        table = np.arange(max(max_level, 0) + 1, dtype=np.float64)
+    except MemoryError:
+        raise ValueError(f"measure {family!r}: the largest relevance level, {max_level:,}, needs a table of "
+                         f"{max_level + 1:,} gains, more than this machine can allocate") from None
     for name, gain in reversed([(atol(name), gain) for name, gain in pairs if valid_level(name)]):
         if name < 0:
             raise ValueError(f"measure {family!r}: a gain for relevance {name} (unjudged documents) is not "

@@ -100,8 +100,22 @@ def _pad_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, min_width: in
 
 
 def _relevance(qrels: Qrels, integer: bool) -> np.ndarray:
-    """The qrels' relevance values, as trec_eval reads them (``atol``: the integer part) if ``integer``."""
-    return np.trunc(qrels.rel) if integer else qrels.rel
+    """The qrels' relevance values, as trec_eval reads them (``atol``: the integer part) if ``integer``.
+
+    Raises:
+        ValueError: naming the file and line of an integer relevance that no 64-bit integer holds
+            (casting it would give an arbitrary level).
+    """
+    if not integer:
+        return qrels.rel
+    rel = np.trunc(qrels.rel)
+    outside = np.flatnonzero(np.abs(rel) >= 2.0**63)  # finite: the reader refuses NaN and inf
+    if outside.size:
+        first = outside[0]
+        line = first + 1 if qrels.lines is None else int(qrels.lines[first])
+        raise ValueError(f"{qrels.path}:{line}: relevance {float(qrels.rel[first])!r} does not fit in a 64-bit "
+                         "integer (trec_eval reads relevance levels as integers)")
+    return rel
 
 
 def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level: float | None = None,
