@@ -268,7 +268,7 @@ def test_long_ids_of_two_files_match_by_bytes(tmp_path):
     """Long ids are ranked per file (the run's and the qrels' ranks differ here): each run entry's
     judgement is found by the bytes of its id, and the long id the run lacks judges none."""
     from torchrec_eval.trec import read_qrels
-    from torchrec_eval.trec.keys import judging_entries
+    from torchrec_eval.trec.matching import judging_entries
 
     run_path, qrels_path = write_special(tmp_path)
     run, qrels = read_run(run_path), read_qrels(qrels_path)

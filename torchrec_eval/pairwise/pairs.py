@@ -9,17 +9,12 @@ the grade levels costs one host sync per batch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 from torch import Tensor
 
 from torchrec_eval.pairwise.compaction import compact
-from torchrec_eval.pairwise.tie_groups import TieGroups
+from torchrec_eval.pairwise.tie_groups import SortedCandidates, TieGroups
 from torchrec_eval.pipeline import Candidates
-
-if TYPE_CHECKING:
-    from torchrec_eval.pairwise.sorted_rows import SortedRows
 
 
 def graded_pairs(values: Tensor, grades: Tensor, skipped: Tensor, levels: Tensor) -> tuple[Tensor, Tensor]:
@@ -57,7 +52,7 @@ def _graded_items(candidates: Candidates, gains: Tensor) -> tuple[Tensor, Tensor
     return scores, grades.to(torch.float64), keep, keep.sum(1)
 
 
-def pair_counts(rows: SortedRows, gains: Tensor) -> tuple[Tensor, Tensor]:
+def pair_counts(rows: SortedCandidates, gains: Tensor) -> tuple[Tensor, Tensor]:
     """FCP's concordant and discordant pair counts per query (float64 [B] each).
 
     A pair of candidates with different gains is concordant when the higher gain has the higher

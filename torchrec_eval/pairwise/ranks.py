@@ -14,20 +14,16 @@ the sorted row (O(N), no float64 [B, N] tensor).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 from torch import Tensor
 
 from torchrec_eval.pairwise.compaction import compact
+from torchrec_eval.pairwise.tie_groups import SortedCandidates
 from torchrec_eval.pipeline import count_true
 from torchrec_eval.syncs import host_reads_free
 
-if TYPE_CHECKING:
-    from torchrec_eval.pairwise.sorted_rows import SortedRows
 
-
-def rank_sums(rows: SortedRows, relevant: Tensor, sparse: bool | None = None) -> tuple[Tensor, Tensor]:
+def rank_sums(rows: SortedCandidates, relevant: Tensor, sparse: bool | None = None) -> tuple[Tensor, Tensor]:
     """Per query: R (float64 [B]) and A, the sum of the ascending mid-ranks of its relevant items.
 
     The mid-rank of an item is its 1-based rank among the valid candidates by ascending score, the
@@ -71,7 +67,7 @@ def _masked_sum(values: Tensor, mask: Tensor | None) -> Tensor:
     return values.sum(1, dtype=torch.int64).to(torch.float64)
 
 
-def _mid_rank_sums(rows: SortedRows, queries: Tensor, keep: Tensor) -> Tensor:
+def _mid_rank_sums(rows: SortedCandidates, queries: Tensor, keep: Tensor) -> Tensor:
     """Float64 [B] sums of the mid-ranks among the valid candidates of the scores ``queries`` [B, W]
     where ``keep``: items below + (items tied, itself included, + 1) / 2, exact integers halved."""
     below = torch.searchsorted(rows.values, queries, side="left")

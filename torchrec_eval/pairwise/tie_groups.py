@@ -6,8 +6,12 @@ pair count of :mod:`torchrec_eval.pairwise` needs for tied scores.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import torch
 from torch import Tensor
+
+from torchrec_eval.pipeline import Candidates
 
 
 class TieGroups:
@@ -45,3 +49,21 @@ class TieGroups:
             positions = torch.arange(self.values.shape[1], dtype=torch.float64, device=self.values.device)
             self._group_start = self.at_group_start(positions.expand_as(self.values))
         return self._group_start
+
+
+class SortedCandidates(Protocol):
+    """What the rank sums and pair counts read of a batch's sorted candidates
+    (:class:`~torchrec_eval.pairwise.sorted_rows.SortedRows`): named here, below both, so that the
+    kernels and the sort that calls them do not import each other."""
+
+    values: Tensor
+    candidates: Candidates
+    num_valid: Tensor
+    skipped: Tensor
+
+    @property
+    def group_start(self) -> Tensor: ...
+
+    def at_group_start(self, running: Tensor, overwrite: bool = False) -> Tensor: ...
+
+    def take_order(self) -> Tensor: ...

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torchrec_eval.trec.keys import lookup, run_codes
+from torchrec_eval.trec.matching import lookup, run_codes
 from torchrec_eval.trec.order import docid_descending, grouped_order
 from torchrec_eval.trec.parse import decode_keys, index_dtype
 from torchrec_eval.trec.tables import Run

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torchrec_eval.trec.keys import judging_entries
+from torchrec_eval.trec.matching import judging_entries
 from torchrec_eval.trec.order import ranking_order
 from torchrec_eval.trec.parse import decode_keys
 from torchrec_eval.trec.tables import Qrels, Run
