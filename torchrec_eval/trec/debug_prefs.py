@@ -337,7 +337,7 @@ def prefs_debug_blocks(run, prefs, rel_format: str, qids: Sequence[str], calls: 
     """trec_eval's ``-D level`` printouts of each evaluated query ``qids`` (in order), ``calls`` the number
     of ``prefs_*`` measures asked (each calls form_prefs_counts): one str per query, for
     :meth:`torchrec_eval.trec.measures.Evaluation.output`. ``run`` a :class:`torchrec_eval.trec.Run`,
-    ``prefs`` a :class:`torchrec_eval.trec.prefs.Prefs` read as ``rel_format``."""
+    ``prefs`` a :class:`torchrec_eval.trec.tables.Prefs` read as ``rel_format``."""
     if level < 3 or calls == 0:
         return [""] * len(qids)
     state = PrefsDebug(level, max_docs)

@@ -47,7 +47,7 @@ def parse_debug(text: str) -> tuple[int, str | None]:
 
 def only_query(table, qid: str):
     """The entries of one query of a run or judgement table (:class:`torchrec_eval.trec.Run`, ``Qrels``,
-    :class:`torchrec_eval.trec.prefs.Prefs`): the same table type, with that query alone (none if absent)."""
+    :class:`torchrec_eval.trec.tables.Prefs`): the same table type, with that query alone (none if absent)."""
     code = np.flatnonzero(table.queries == qid)
     keep = table.query_index == code[0] if code.size else np.zeros(len(table.query_index), dtype=bool)
     changes = {}

@@ -49,9 +49,9 @@ from torchrec_eval.trec.pref_docs import (
     ranked_run,
     word_columns,
 )
-from torchrec_eval.trec.prefs import Prefs, PrefsMeasure, read_prefs_columns
+from torchrec_eval.trec.prefs import PrefsMeasure, read_prefs_columns
 from torchrec_eval.trec.ranked import evaluated_rows
-from torchrec_eval.trec.tables import Run
+from torchrec_eval.trec.tables import Prefs, Run
 
 __all__ = ["JG_FAMILIES", "evaluate_jg", "jg_measures", "read_qrels_jg"]
 

@@ -3,17 +3,12 @@ shared by trec_eval's preference measures and its judgement-group measures."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from torchrec_eval.trec.matching import lookup, run_codes
 from torchrec_eval.trec.order import docid_descending, grouped_order
 from torchrec_eval.trec.parse import decode_keys, index_dtype
-from torchrec_eval.trec.tables import Run
-
-if TYPE_CHECKING:
-    from torchrec_eval.trec.prefs import Prefs
+from torchrec_eval.trec.tables import Prefs, Run
 
 
 def word_columns(keys: np.ndarray) -> list[np.ndarray]:

@@ -62,10 +62,10 @@ import numpy as np
 
 from torchrec_eval.trec.keys import code_queries
 from torchrec_eval.trec.measures import Evaluation
-from torchrec_eval.trec.parse import line_numbers, read_columns
+from torchrec_eval.trec.parse import read_columns
 from torchrec_eval.trec.prefs_counts import count_prefs
 from torchrec_eval.trec.prefs_values import measure_values
-from torchrec_eval.trec.tables import Run
+from torchrec_eval.trec.tables import Prefs, Run
 
 __all__ = ["PREFS_MEASURES", "Prefs", "PrefsMeasure", "evaluate_prefs", "prefs_measures", "read_prefs",
            "read_qrels_prefs"]
@@ -109,27 +109,6 @@ def prefs_measures(names: Sequence[str]) -> list[PrefsMeasure] | None:
 
 def _kind(name: str) -> str:
     return name if name in ("runid", "num_q") else "long" if name in _COUNTS else "double"
-
-
-@dataclass
-class Prefs:
-    """Preference judgements: query codes into the sorted ``queries`` (as :class:`torchrec_eval.trec.Qrels`),
-    ``jg_key`` / ``jsg_key`` / ``doc_key`` [M, k] uint64 byte keys, ``rel`` [M] the rel_level and the
-    1-based ``line`` of each entry in ``path``."""
-
-    path: str
-    queries: np.ndarray
-    query_index: np.ndarray
-    jg_key: np.ndarray
-    jsg_key: np.ndarray
-    doc_key: np.ndarray
-    rel: np.ndarray
-    lines: np.ndarray | None  # None: entry i is on line i + 1
-
-    @property
-    def line(self) -> np.ndarray:
-        """[M] the 1-based line of each entry in ``path``."""
-        return line_numbers(self.lines, len(self.rel))
 
 
 def read_prefs_columns(path: str | os.PathLike, columns: tuple[str, ...], progress, jsg: int | None) -> Prefs:

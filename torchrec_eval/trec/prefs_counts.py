@@ -4,7 +4,7 @@ fulfilment, for every query at once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,10 +20,7 @@ from torchrec_eval.trec.pref_docs import (
 from torchrec_eval.trec.prefs_classes import count_classes, recalc_classes
 from torchrec_eval.trec.prefs_partial import count_partial_orders, partial_order_error
 from torchrec_eval.trec.ranked import evaluated_rows
-from torchrec_eval.trec.tables import Run
-
-if TYPE_CHECKING:
-    from torchrec_eval.trec.prefs import Prefs
+from torchrec_eval.trec.tables import Prefs, Run
 
 
 @dataclass

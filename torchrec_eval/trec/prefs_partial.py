@@ -4,14 +4,12 @@ closure of their orders, one boolean matrix per group, built in batches of a cel
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from torchrec_eval.trec.pref_docs import doc_text, group_starts
-
-if TYPE_CHECKING:
-    from torchrec_eval.trec.prefs import Prefs
+from torchrec_eval.trec.tables import Prefs
 
 
 def ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

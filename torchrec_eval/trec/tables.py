@@ -125,3 +125,24 @@ def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None =
     """
     _, common, rel = _read(path, QRELS_COLUMNS, "qrels", 3, progress, repeats, comment="column0")
     return Qrels(**common, rel=rel)
+
+
+@dataclass
+class Prefs:
+    """Preference judgements: query codes into the sorted ``queries`` (as :class:`torchrec_eval.trec.Qrels`),
+    ``jg_key`` / ``jsg_key`` / ``doc_key`` [M, k] uint64 byte keys, ``rel`` [M] the rel_level and the
+    1-based ``line`` of each entry in ``path``."""
+
+    path: str
+    queries: np.ndarray
+    query_index: np.ndarray
+    jg_key: np.ndarray
+    jsg_key: np.ndarray
+    doc_key: np.ndarray
+    rel: np.ndarray
+    lines: np.ndarray | None  # None: entry i is on line i + 1
+
+    @property
+    def line(self) -> np.ndarray:
+        """[M] the 1-based line of each entry in ``path``."""
+        return line_numbers(self.lines, len(self.rel))
