@@ -18,10 +18,10 @@ no SciPy). ``n < 2`` gives a NaN interval.
 
 :class:`PairedComparison` scores two models on the same queries in one pass and keeps the same
 three sums for the per-query differences ``d = a - b``: mean difference, its interval, and a
-two-sided p-value of "no difference" from the normal approximation
-``p = 2 (1 - Phi(|d_bar| / (s_d / sqrt(n)))) = erfc(|z| / sqrt 2)`` (the paired z-test; for
-n >= 30 it agrees with the paired t-test to about two digits). A query counts when both models
-count it (for the top-k metrics this depends only on the target, so always both).
+two-sided p-value of "no difference": the paired t-test, ``P(|T_{n-1}| >= |d_bar| / (s_d / sqrt(n)))``
+with Student's t exact (:func:`~torchrec_eval.statistics.student_t_two_sided_p`, equal to
+``scipy.stats.ttest_rel``), or with ``method="normal"`` the paired z-test ``erfc(|z| / sqrt 2)``. A query
+counts when both models count it (for the top-k metrics this depends only on the target, so always both).
 
 Catalogue-level metrics (``coverage``, ``gini``, ``entropy``, ``inter_list_diversity``) are not means
 over queries and have no interval here.
@@ -41,7 +41,12 @@ from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.member_steps import accumulate
-from torchrec_eval.statistics import check_method, interval_from_moments, student_t_quantile
+from torchrec_eval.statistics import (
+    check_method,
+    interval_from_moments,
+    student_t_quantile,
+    student_t_two_sided_p,
+)
 
 __all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
 
@@ -141,8 +146,9 @@ class PairedComparison(SafeMetric):
 
     * ``"ndcg@10/a"``, ``"ndcg@10/b"``: each model's mean over the paired queries;
     * ``"ndcg@10/diff"``: mean of ``a - b``; ``"ndcg@10/low"``, ``"ndcg@10/high"``: its interval at ``level``;
-    * ``"ndcg@10/p_value"``: two-sided p-value of "no difference", normal approximation
-      ``erfc(|z| / sqrt 2)`` with ``z = diff / (s_d / sqrt(n))`` (1 when every difference is 0).
+    * ``"ndcg@10/p_value"``: two-sided p-value of "no difference" of the paired t-test (``method="t"``,
+      Student's t with n - 1 degrees of freedom at ``diff / (s_d / sqrt(n))``, as
+      ``scipy.stats.ttest_rel``) or z-test (``method="normal"``); 1 when every difference is 0.
 
     Args:
         metrics: metric names as for :class:`~torchrec_eval.RankingMetrics` (``["ndcg@10", "mrr@10"]``),
@@ -150,7 +156,8 @@ class PairedComparison(SafeMetric):
             options), or a callable returning one.
         k, options: as for ``RankingMetrics`` (with names only).
         level: confidence level of the interval.
-        method: ``"t"`` (default) or ``"normal"`` interval, see :func:`confidence_interval`.
+        method: ``"t"`` (default: Student-t interval and paired t-test) or ``"normal"`` (normal interval
+            and z-test), see :func:`confidence_interval`.
         kwargs: with names: the common arguments (``empty_target_action``, ``relevance_threshold``,
             ``ties``, ``validate_args``, ``num_groups``); always: torchmetrics ``Metric`` arguments.
 
@@ -173,7 +180,7 @@ class PairedComparison(SafeMetric):
         hitrate@1/diff 0.5
         hitrate@1/low -0.4187
         hitrate@1/high 1.4187
-        hitrate@1/p_value 0.0833
+        hitrate@1/p_value 0.1817
     """
 
     is_differentiable = False
@@ -331,12 +338,15 @@ class PairedComparison(SafeMetric):
         for i, key in enumerate(self.keys):
             sum_a, sum_b, sum_d, sum_d2, count = (stats[:, j * p + i] for j in range(5))
             diff, low, high, stderr = interval_from_moments(sum_d, sum_d2, count, self.level, self.method)
-            z = torch.where(
+            statistic = torch.where(
                 stderr > 0,
                 diff.abs() / stderr,
                 torch.where(diff == 0, torch.zeros_like(diff), torch.full_like(diff, float("inf"))),
             )
-            p_value = torch.special.erfc(z / math.sqrt(2.0))
+            if self.method == "t":  # the paired t-test: Student's t with n - 1 degrees of freedom
+                p_value = student_t_two_sided_p(statistic, (count - 1).clamp(min=1))
+            else:
+                p_value = torch.special.erfc(statistic / math.sqrt(2.0))
             p_value = torch.where(
                 torch.isnan(diff) | (count < 2), torch.full_like(p_value, float("nan")), p_value
             )

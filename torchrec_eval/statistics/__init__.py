@@ -1,9 +1,10 @@
-"""Statistics written once: Student-t quantiles and confidence intervals of a mean.
+"""Statistics written once: Student-t quantiles and tails, and confidence intervals of a mean.
 
 :mod:`torchrec_eval.splits` (intervals over cross-validation folds) and
 :mod:`torchrec_eval.uncertainty` (intervals from a metric's running sums) are thin over these:
 
-* :mod:`~torchrec_eval.statistics.student_t` -- the quantile of Student's t, exact, vectorized;
+* :mod:`~torchrec_eval.statistics.student_t` -- the quantile and the two-sided tail of Student's t,
+  exact, vectorized;
 * :mod:`~torchrec_eval.statistics.intervals` -- the interval ``mean +- q * stderr`` from samples or
   from moments (sum, sum of squares, count).
 """
@@ -14,7 +15,7 @@ from torchrec_eval.statistics.intervals import (
     mean_confidence_interval,
     mean_interval,
 )
-from torchrec_eval.statistics.student_t import student_t_quantile, t_quantile
+from torchrec_eval.statistics.student_t import student_t_quantile, student_t_two_sided_p, t_quantile
 
 __all__ = [
     "check_method",
@@ -22,5 +23,6 @@ __all__ = [
     "mean_confidence_interval",
     "mean_interval",
     "student_t_quantile",
+    "student_t_two_sided_p",
     "t_quantile",
 ]
