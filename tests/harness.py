@@ -1,0 +1,182 @@
+"""One harness for a metric's life, in the spirit of torchmetrics' ``MetricTester`` and torcheval's
+``run_class_implementation_tests``: given a metric factory, an independent oracle and a few batches,
+:func:`check_metric` checks in one call that
+
+* the class over all batches equals the oracle (never the code under test);
+* the functional form of one batch equals the class on that batch;
+* any split of the rows into updates gives the same value;
+* ``forward`` returns the batch's own value and adds the batch;
+* a persistent ``state_dict``, ``merge_state`` of two halves, ``pickle`` and ``copy.deepcopy`` keep the
+  value, and the copies go on updating;
+* dtype moves (``.float()``, ``.half()``, ``.double()``) keep float64 states and the value;
+
+and :func:`check_processes` that 2 gloo processes, each with its share of the batches, compute the
+one-process value on every rank. A family's tests give it cases; no test module imports another's
+helpers.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torchmetrics import Metric
+
+Batch = dict[str, torch.Tensor]
+
+
+@dataclass
+class MetricCase:
+    """A metric under test.
+
+    Attributes:
+        name: for messages.
+        make: builds a fresh metric.
+        batches: keyword inputs of ``update``, one dict per batch (every tensor [B, ...] by row).
+        expected: the oracle's values over all batches (key -> float; NaN allowed).
+        functional: the functional form of one batch (keyword inputs -> value), if the metric has one.
+        atol: the tolerance of every comparison (float64 sums).
+    """
+
+    name: str
+    make: Callable[[], Metric]
+    batches: list[Batch]
+    expected: dict[str, float]
+    functional: Callable[..., Any] | None = None
+    atol: float = 1e-12
+
+
+def values(result: Any, keys: list[str] | None = None) -> dict[str, float]:
+    """A ``compute()`` or ``forward()`` result as key -> float (a single tensor under ``keys[0]``)."""
+    if isinstance(result, dict):
+        return {key: float(value) for key, value in result.items()}
+    return {(keys or ["value"])[0]: float(result)}
+
+
+def assert_values(got: dict[str, float], want: dict[str, float], atol: float, what: str) -> None:
+    assert got.keys() == want.keys(), (what, sorted(got), sorted(want))
+    for key, value in want.items():
+        torch.testing.assert_close(torch.tensor(got[key], dtype=torch.float64), torch.tensor(value, dtype=torch.float64),
+                                   rtol=0, atol=atol, equal_nan=True, msg=f"{what}: {key}")
+
+
+def concatenated(batches: list[Batch]) -> Batch:
+    return {name: torch.cat([batch[name] for batch in batches]) for name in batches[0]}
+
+
+def _rows(batch: Batch, rows: torch.Tensor) -> Batch:
+    return {name: value[rows] for name, value in batch.items()}
+
+
+def updated(case: MetricCase, batches: list[Batch]) -> Metric:
+    metric = case.make()
+    for batch in batches:
+        metric.update(**batch)
+    return metric
+
+
+def check_metric(case: MetricCase) -> None:
+    """Every single-process check of the module docstring, on ``case``."""
+    keys = list(case.expected)
+    want = case.expected
+    assert_values(values(updated(case, case.batches).compute(), keys), want, case.atol, f"{case.name} vs the oracle")
+    _check_functional(case, keys)
+    _check_splits(case, keys, want)
+    _check_forward(case, keys, want)
+    _check_copies(case, keys, want)
+    _check_moves(case, keys, want)
+
+
+def _check_functional(case: MetricCase, keys: list[str]) -> None:
+    if case.functional is None:
+        return
+    for batch in case.batches:
+        got = values(case.functional(**batch), keys)
+        assert_values(got, values(updated(case, [batch]).compute(), keys), case.atol, f"{case.name} functional")
+
+
+def _check_splits(case: MetricCase, keys: list[str], want: dict[str, float]) -> None:
+    whole = concatenated(case.batches)
+    rows = next(iter(whole.values())).shape[0]
+    generator = torch.Generator().manual_seed(0)
+    order = torch.randperm(rows, generator=generator)
+    for parts in (1, 2, rows):
+        batches = [_rows(whole, chunk) for chunk in order.tensor_split(parts)]
+        assert_values(values(updated(case, batches).compute(), keys), want, case.atol, f"{case.name} in {parts} parts")
+
+
+def _check_forward(case: MetricCase, keys: list[str], want: dict[str, float]) -> None:
+    metric = case.make()
+    for batch in case.batches:
+        got = values(metric(**batch), keys)
+        assert_values(got, values(updated(case, [batch]).compute(), keys), case.atol, f"{case.name} forward")
+    assert_values(values(metric.compute(), keys), want, case.atol, f"{case.name} after forward")
+
+
+def _check_copies(case: MetricCase, keys: list[str], want: dict[str, float]) -> None:
+    first, rest = case.batches[:1], case.batches[1:]
+    saved = updated(case, first)
+    saved.persistent(True)
+    loaded = case.make()
+    loaded.persistent(True)
+    loaded.load_state_dict(saved.state_dict())
+    halves = updated(case, rest)
+    merged = updated(case, first)
+    merged.merge_state(halves)
+    copies = {"state_dict": loaded, "pickle": pickle.loads(pickle.dumps(saved)), "deepcopy": copy.deepcopy(saved)}
+    for how, metric in copies.items():
+        for batch in rest:
+            metric.update(**batch)
+        assert_values(values(metric.compute(), keys), want, case.atol, f"{case.name} through {how}")
+    assert_values(values(merged.compute(), keys), want, case.atol, f"{case.name} merge_state")
+
+
+def _check_moves(case: MetricCase, keys: list[str], want: dict[str, float]) -> None:
+    for move in (lambda m: m.float(), lambda m: m.half(), lambda m: m.double()):
+        metric = move(updated(case, case.batches))
+        for name in metric._defaults:
+            state = getattr(metric, name)
+            if isinstance(state, torch.Tensor) and state.is_floating_point():
+                assert state.dtype == torch.float64, (case.name, name, state.dtype)
+        assert_values(values(metric.compute(), keys), want, case.atol, f"{case.name} after a dtype move")
+
+
+# ------------------------------------------------------------------------------------------- processes
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _rank(rank: int, world: int, port: int, build: Callable[[str], MetricCase], names: list[str], out: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        results = {}
+        for name in names:
+            case = build(name)
+            metric = updated(case, case.batches[rank::world])  # a rank may get no batch at all
+            results[name] = values(metric.compute(), list(case.expected))
+        torch.save(results, os.path.join(out, f"{rank}.pt"))
+    finally:
+        dist.destroy_process_group()
+
+
+def check_processes(build: Callable[[str], MetricCase], names: list[str], out: str, world: int = 2) -> None:
+    """Run ``build(name)``'s metric on ``world`` gloo processes (batches dealt round robin) for every
+    name in one spawn, and compare every rank's value with the oracle's. ``build`` must be a module-level
+    function (spawn pickles it)."""
+    mp.spawn(_rank, args=(world, _free_port(), build, names, out), nprocs=world, join=True)
+    for rank in range(world):
+        results = torch.load(os.path.join(out, f"{rank}.pt"))
+        for name in names:
+            case = build(name)
+            assert_values(results[name], case.expected, case.atol, f"{name} on rank {rank} of {world}")
