@@ -12,7 +12,7 @@ from torchmetrics import Metric
 
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.families import FAMILIES, build_members, canonical, find_family
-from torchrec_eval.ranking.entries import check_k
+from torchrec_eval.pipeline.arguments import check_k
 
 
 def _parse(name: str) -> tuple[str, int | None]:

@@ -36,11 +36,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.members.steps import accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.validation import describe_any
-from torchrec_eval.ranking.member_steps import accumulate
 from torchrec_eval.statistics import (
     check_method,
     interval_from_moments,

@@ -16,13 +16,13 @@ from sklearn.metrics import roc_auc_score
 
 import torchrec_eval as tre
 from torchrec_eval import collection
+from torchrec_eval.members.steps import prepare
 from torchrec_eval.pairwise import functional as P
 from torchrec_eval.pairwise import metrics as M
 from torchrec_eval.pairwise import sorted_rows
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows
-from torchrec_eval.ranking.member_steps import prepare
 
 try:
     from tests.reference import pairwise as ref

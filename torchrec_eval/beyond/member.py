@@ -13,10 +13,10 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.beyond.registry import REGISTRY
-from torchrec_eval.metrics.member import Member
+from torchrec_eval.members.interface import Member
+from torchrec_eval.members.steps import accumulate
+from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.pipeline.batch import Batch
-from torchrec_eval.ranking.entries import check_k
-from torchrec_eval.ranking.member_steps import accumulate
 
 
 def _check_options(family: str, options: dict[str, Any]) -> None:
@@ -104,7 +104,7 @@ class BeyondMember(Member):
         self.list_cols = {k: 3 * len(self.query_requests) + i for i, k in enumerate(list_ks)}
         self.num_stats = 3 * len(self.query_requests) + len(list_ks)
 
-    # the member interface (torchrec_eval.metrics.member) -----------------------------------------
+    # the member interface (torchrec_eval.members.interface) -----------------------------------------
     def add_states(self, metric: Any, num_groups: int) -> None:
         for name, table in self.buffers.items():
             metric.register_buffer(name, table.clone(), persistent=False)

@@ -20,8 +20,8 @@ from torchrec_eval.beyond import options as opts
 from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_from_counts, gini_from_counts
 from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
+from torchrec_eval.members.empty_targets import apply_empty_target_action
 from torchrec_eval.pipeline.batch import RankedTargets
-from torchrec_eval.ranking.empty_targets import apply_empty_target_action
 
 #: per query: (ranked batch, k, the family's table, its settings, empty_target_action)
 #: -> (values [B], counted [B])

@@ -16,16 +16,16 @@ from typing import Any
 from torch import Tensor
 
 from torchrec_eval.conventions import preset, resolve_common
+from torchrec_eval.members.interface import Member
+from torchrec_eval.members.steps import check_common
 from torchrec_eval.metrics.batch_inputs import BatchInputs, check_weighted
 from torchrec_eval.metrics.entry_points import EntryPoints
-from torchrec_eval.metrics.member import Member
 from torchrec_eval.metrics.move_only import MoveOnly
 from torchrec_eval.metrics.settings import Settings, given_settings
 from torchrec_eval.metrics.staging import Staging
 from torchrec_eval.metrics.state_names import ConfigState, fingerprint
 from torchrec_eval.pipeline import TIES
 from torchrec_eval.pipeline.arguments import check_optional_int
-from torchrec_eval.ranking.member_steps import check_common
 
 __all__ = ["RankingMetric", "fingerprint"]
 
@@ -40,7 +40,7 @@ class RankingMetric(ConfigState, BatchInputs, Staging, EntryPoints, Settings, Mo
     collective. Subclasses only choose the members; see :class:`torchrec_eval.RankingMetrics` for a suite.
 
     Args:
-        members: what to evaluate (:class:`~torchrec_eval.metrics.member.Member` s); every member reads
+        members: what to evaluate (:class:`~torchrec_eval.members.interface.Member` s); every member reads
             the same ranking of each batch.
         convention: reproduce another library's numbers: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
             ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"`` or ``"rectools"`` (see

@@ -4,7 +4,7 @@
 The checks of the arguments that belong to the metric rather than to an input form (``groups`` and
 ``num_groups``, ``sample_weight`` and ``weighted``, the flat form's extra rules), each raising a
 ``ValueError`` that names the argument and what it received; the ranking itself is
-:func:`torchrec_eval.ranking.member_steps.prepare`'s, once for every member.
+:func:`torchrec_eval.members.steps.prepare`'s, once for every member.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.metrics.member import Member
+from torchrec_eval.members.interface import Member
+from torchrec_eval.members.steps import prepare
 from torchrec_eval.pipeline import Batch, check_flat
 from torchrec_eval.pipeline.validation import describe_any
-from torchrec_eval.ranking.member_steps import prepare
 
 __all__ = ["BatchInputs", "check_weighted"]
 

@@ -20,8 +20,8 @@ import torch
 from torch import Tensor
 from torchmetrics.utilities.distributed import gather_all_tensors
 
+from torchrec_eval.members.interface import Member
 from torchrec_eval.metrics.configuration_guard import describe_state, fixed_shapes
-from torchrec_eval.metrics.member import Member
 
 __all__ = ["ConfigState", "config_state_name", "fingerprint"]
 

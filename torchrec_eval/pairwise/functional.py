@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.members.steps import check_common, prepare
 from torchrec_eval.pairwise.ctr import (
     UNLOGGED_THRESHOLD,
     apply_ignore_index,
@@ -31,7 +32,6 @@ from torchrec_eval.pairwise.ctr import (
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import AVERAGES
 from torchrec_eval.pipeline import input_keywords_checked
-from torchrec_eval.ranking.member_steps import check_common, prepare
 
 __all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
 

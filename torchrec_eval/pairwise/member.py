@@ -16,7 +16,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.metrics.member import Member
+from torchrec_eval.members.interface import Member
+from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pairwise.auc import auc_columns
 from torchrec_eval.pairwise.ctr import ctr_counts
 from torchrec_eval.pairwise.fcp import fcp_columns
@@ -25,8 +26,7 @@ from torchrec_eval.pairwise.mpr import mpr_columns
 from torchrec_eval.pairwise.registry import REGISTRY
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Batch
-from torchrec_eval.ranking.entries import check_k
-from torchrec_eval.ranking.member_steps import accumulate
+from torchrec_eval.pipeline.arguments import check_k
 
 #: families of this module -> "k" if they need "@k", "none" if they take no cut-off (from the registry)
 FAMILIES: dict[str, str] = {family: spec.cutoff for family, spec in REGISTRY.items()}
@@ -137,7 +137,7 @@ class PairwiseMember(Member):
             out["mpr"] = mpr_columns(relevant_count, rank_sum, num_valid, action, self.mpr_average)
         return out
 
-    # the member interface (torchrec_eval.metrics.member)
+    # the member interface (torchrec_eval.members.interface)
     @property
     def query_keys(self) -> list[str]:
         """Every key: a query's value is its own ratio (see :mod:`torchrec_eval.metrics.per_query`)."""

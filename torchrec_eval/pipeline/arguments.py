@@ -54,3 +54,8 @@ def check_probability(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise ValueError(f"`{name}` must be a number in (0, 1), such as 0.95, got {value!r}")
     return float(value)
+
+
+def check_k(k: object, optional: bool = False) -> int | None:
+    """``k`` as a Python int >= 1 (any integer type: int, numpy integer, 0-d integer tensor)."""
+    return check_optional_int("k", k, 1) if optional else check_int("k", k, 1)

@@ -16,8 +16,8 @@ Layout, formula -> member -> class:
 * the member: :class:`~torchrec_eval.ranking.plan.Plan` over checked
   :class:`~torchrec_eval.ranking.entries.Entry` objects, with its count columns
   (:mod:`~torchrec_eval.ranking.count_layout`), ``empty_target_action``
-  (:mod:`~torchrec_eval.ranking.empty_targets`) and the steps all members share
-  (:mod:`~torchrec_eval.ranking.member_steps`);
+  (:mod:`~torchrec_eval.members.empty_targets`) and the steps all members share
+  (:mod:`~torchrec_eval.members.steps`);
 * the public functional API: :mod:`~torchrec_eval.ranking.functional` (re-exported by
   :mod:`torchrec_eval.functional`); the classes: :mod:`~torchrec_eval.ranking.metrics` (re-exported by
   :mod:`torchrec_eval.metrics` and :mod:`torchrec_eval`).

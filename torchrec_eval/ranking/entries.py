@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from torchrec_eval.pipeline.arguments import check_int, check_optional_int
+from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.ranking.registry import REGISTRY, check_option
 
 
@@ -45,8 +45,3 @@ def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]
             f"(got gain={options.get('gain', 'linear')!r})"
         )
     return Entry(name, ks, tuple(sorted(options.items())))
-
-
-def check_k(k: object, optional: bool = False) -> int | None:
-    """``k`` as a Python int >= 1 (any integer type: int, numpy integer, 0-d integer tensor)."""
-    return check_optional_int("k", k, 1) if optional else check_int("k", k, 1)

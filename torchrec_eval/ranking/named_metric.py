@@ -8,8 +8,8 @@ from typing import Any
 from torch import Tensor
 
 from torchrec_eval.conventions import preset, resolve_common, resolve_options
+from torchrec_eval.members.steps import check_common, prepare
 from torchrec_eval.ranking.entries import make_entry
-from torchrec_eval.ranking.member_steps import check_common, prepare
 from torchrec_eval.ranking.plan import Plan
 
 _COMMON = (

@@ -13,13 +13,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.metrics.member import Member
+from torchrec_eval.members.empty_targets import counted_values
+from torchrec_eval.members.interface import Member
+from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.count_layout import count_layout, zero_kinds
-from torchrec_eval.ranking.empty_targets import counted_values
 from torchrec_eval.ranking.entries import Entry
-from torchrec_eval.ranking.member_steps import accumulate
 from torchrec_eval.ranking.registry import PLAN_OPTIONS, REGISTRY
 
 
@@ -111,7 +111,7 @@ class Plan(Member):
         which = constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
         return values * counts.index_select(1, which), counts
 
-    # the member interface (torchrec_eval.metrics.member)
+    # the member interface (torchrec_eval.members.interface)
     @property
     def query_keys(self) -> list[str]:
         """Every key: each top-k value is a mean over queries."""

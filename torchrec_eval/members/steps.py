@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from torch import Tensor
 
+from torchrec_eval.members.empty_targets import EMPTY_TARGET_ACTIONS
 from torchrec_eval.pipeline import Batch, prepare_batch
-from torchrec_eval.ranking.empty_targets import EMPTY_TARGET_ACTIONS
 
 if TYPE_CHECKING:
-    from torchrec_eval.metrics.member import Member
+    from torchrec_eval.members.interface import Member
 
 
 def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:
