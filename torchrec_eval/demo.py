@@ -25,7 +25,6 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from torchrec_eval.cli.progress import NoBar
 from torchrec_eval.collection import RankingMetrics
 from torchrec_eval.datasets import (
     Interactions,
@@ -215,13 +214,13 @@ def run_demo(
     history = []
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
-        bar = progress(total=len(data.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress \
-            else NoBar()
+        bar = progress(total=len(data.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress else None
         try:
             loss = train_epoch(model, optimizer, data.train.user, data.train.item, items, batch_size,
-                               weight_decay, gen, on_batch=bar.update)
+                               weight_decay, gen, on_batch=None if bar is None else bar.update)
         finally:
-            bar.close()
+            if bar is not None:
+                bar.close()
         model.eval()
         metrics = evaluate(model.score_all, suite, data.test_ids, data.train_ids, eval_batch_size)
         echo(format_row(str(epoch), f"{loss:.4f}", f"{time.perf_counter() - start:.2f}", metrics))

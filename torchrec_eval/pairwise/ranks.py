@@ -20,7 +20,7 @@ from torch import Tensor
 from torchrec_eval.pairwise.compaction import compact
 from torchrec_eval.pairwise.tie_groups import SortedCandidates
 from torchrec_eval.pipeline import count_true
-from torchrec_eval.syncs import host_reads_free
+from torchrec_eval.pipeline.syncs import host_reads_free
 
 
 def rank_sums(rows: SortedCandidates, relevant: Tensor, sparse: bool | None = None) -> tuple[Tensor, Tensor]:

@@ -16,7 +16,7 @@ from torchrec_eval.pairwise.pairs import pair_counts
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.tie_groups import TieGroups
 from torchrec_eval.pipeline import Candidates, count_true
-from torchrec_eval.syncs import host_reads_free
+from torchrec_eval.pipeline.syncs import host_reads_free
 
 
 class SortedRows(TieGroups):
