@@ -40,6 +40,7 @@ from torchrec_eval.members.steps import accumulate
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
 from torchrec_eval.pipeline.arguments import check_probability
+from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.statistics import (
     check_method,
@@ -255,7 +256,10 @@ class PairedComparison(SafeMetric):
             values.append(v)
             counted.append(c)
         values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
-        return values_t[:, self._columns], counted_t[:, self._columns]
+        device, columns = values_t.device, tuple(self._columns)
+        # a tensor built once per device: a list index would be copied from the host at every batch
+        which = constant(("paired_columns", columns, device), lambda: torch.tensor(columns, device=device))
+        return values_t.index_select(1, which), counted_t.index_select(1, which)
 
     _FLAT_COLUMNS = ("preds_a", "preds_b", "target", "mask", "groups")
 

@@ -358,3 +358,30 @@ def test_the_mode_rejects_every_listed_host_read(name):
 def test_the_mode_lets_device_work_run(name):
     with NoHostReads():
         NOT_HOST_READS[name]()
+
+
+@pytest.mark.parametrize("form", ["dense", "ids", "exclude_ids", "ranked"])
+def test_paired_comparison_reads_nothing_and_equals_the_cpu_path(form):
+    """Its per-query columns were chosen with a Python list index: a host-to-device copy at every batch
+    (6 syncs per update on an H200)."""
+    from torchrec_eval.uncertainty import PairedComparison
+
+    metrics = [*FAMILIES["top-k"], "novelty@5", "intra_list_diversity@5"]
+    batches = [_inputs(form, 64, torch.float32, tied, seed=1) for tied in (False, True)]
+
+    def make():
+        return PairedComparison(lambda: _suite(metrics))
+
+    def update(metric):
+        for batch in batches:
+            if form == "ranked":
+                metric.update(ranked_ids_a=batch["ranked_ids"], ranked_ids_b=batch["ranked_ids"].flip(1),
+                              target_ids=batch["target_ids"])
+            else:
+                inputs = {key: value for key, value in batch.items() if key != "preds"}
+                metric.update(batch["preds"], batch["preds"].flip(1), **inputs)
+
+    got = _no_host_read(make, update).compute()
+    plain = make()
+    update(plain)
+    _assert_values(got, plain.compute(), list(got))

@@ -106,10 +106,13 @@ class Plan(Member):
                 kept = raw[:, kind[1]] > 0
             columns.append(counted * kept.unsqueeze(1))
         counts = torch.cat(columns, dim=1)
+        return values * counts.index_select(1, self._count_columns_on(counts.device)), counts
+
+    def _count_columns_on(self, device: torch.device) -> Tensor:
+        """:attr:`count_columns` as a tensor on ``device``, built once (a list index would copy it from
+        the host at every batch: a sync on an accelerator)."""
         index = self.count_columns
-        device = counts.device
-        which = constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
-        return values * counts.index_select(1, which), counts
+        return constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
 
     # the member interface (torchrec_eval.members.interface)
     @property
@@ -120,7 +123,7 @@ class Plan(Member):
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and the counted mask [B, P]."""
         values, counts = self.counted(batch.ranked, metric.empty_target_action)
-        counted = counts[:, list(self.count_columns)] > 0
+        counted = counts.index_select(1, self._count_columns_on(counts.device)) > 0
         return values, counted
 
     def add_states(self, metric: Any, num_groups: int) -> None:
