@@ -81,6 +81,9 @@ def main() -> None:
         with open(out, "w") as f:
             json.dump({"world_size": trainer.world_size, "logged": logged,
                        "queries": [int(c) for c in counts]}, f)
+    # torch.distributed's threads must stop before the interpreter does: a process group left to exit
+    # aborts now and then ("terminate called without an active exception", status -6)
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
