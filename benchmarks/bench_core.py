@@ -50,6 +50,22 @@ def _interleaved(
     return {name: statistics.median(values) * 1e3 for name, values in samples.items()}
 
 
+def kernel_launches(fn: Callable[[], object], device: torch.device) -> tuple[int, int] | None:
+    """(CUDA kernels, memory copies and sets) one call of ``fn`` runs on the GPU, from torch.profiler's
+    CUDA activity; None on the CPU, which launches no kernels."""
+    if device.type != "cuda":
+        return None
+    from torch.profiler import DeviceType, ProfilerActivity, profile
+
+    synchronize(device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        synchronize(device)
+    names = [event.name for event in prof.events() if event.device_type == DeviceType.CUDA]
+    copies = sum(name.startswith(("Memcpy", "Memset")) for name in names)
+    return len(names) - copies, copies
+
+
 def add_device_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", default="cpu", help="cpu (default) or cuda[:N]: synchronised timing on that GPU"

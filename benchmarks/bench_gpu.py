@@ -32,7 +32,15 @@ import torch
 from torch.nn import functional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table, device_label, parse_args, standard_parser, synchronize  # noqa: E402
+from bench_core import (  # noqa: E402
+    _interleaved,
+    _table,
+    device_label,
+    kernel_launches,
+    parse_args,
+    standard_parser,
+    synchronize,
+)
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
@@ -43,19 +51,9 @@ KS = [10, 20, 50, 100]
 Case = tuple[str, Callable[[], object]]
 
 
-def kernel_launches(fn: Callable[[], object], device: torch.device) -> str:
-    """'kernels+copies' one call of ``fn`` runs on the GPU (torch.profiler); 'n/a' on the CPU."""
-    if device.type != "cuda":
-        return "n/a"
-    from torch.profiler import DeviceType, ProfilerActivity, profile
-
-    synchronize(device)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        synchronize(device)
-    names = [event.name for event in prof.events() if event.device_type == DeviceType.CUDA]
-    copies = sum(name.startswith(("Memcpy", "Memset")) for name in names)
-    return f"{len(names) - copies}+{copies}"
+def _launches(fn: Callable[[], object], device: torch.device) -> str:
+    launches = kernel_launches(fn, device)
+    return "n/a" if launches is None else f"{launches[0]}+{launches[1]}"
 
 
 def host_syncs(fn: Callable[[], object], device: torch.device) -> str:
@@ -82,7 +80,7 @@ def measure(floor: Case, cases: list[Case], nbytes: int, repeats: int, device: t
         peak = peak_memory(fn, device)
         extra = None if peak is None else max(0, peak - floor_peak) / nbytes
         rows.append({"case": name, "ms": times[name], "ratio": times[name] / times[floor[0]],
-                     "kernels": kernel_launches(fn, device), "syncs": host_syncs(fn, device), "extra_mem": extra})
+                     "kernels": _launches(fn, device), "syncs": host_syncs(fn, device), "extra_mem": extra})
     return rows
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table, device_label, parse_args, standard_parser, synchronize  # noqa: E402
+from bench_core import _interleaved, _table, device_label, kernel_launches, parse_args, standard_parser  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
@@ -153,16 +153,8 @@ def kernels_per_update(device: torch.device) -> tuple[int, int] | None:
     torch.profiler's CUDA activity; None on the CPU, which launches no kernels."""
     if device.type != "cuda":
         return None
-    from torch.profiler import DeviceType, ProfilerActivity, profile
-
     suite, scores, target = _one_update(device)
-    synchronize(device)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        suite.update(scores, target)
-        synchronize(device)
-    names = [event.name for event in prof.events() if event.device_type == DeviceType.CUDA]
-    copies = sum(name.startswith(("Memcpy", "Memset")) for name in names)
-    return len(names) - copies, copies
+    return kernel_launches(lambda: suite.update(scores, target), device)
 
 
 def run(

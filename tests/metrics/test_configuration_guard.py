@@ -80,7 +80,7 @@ def test_a_checkpoint_of_other_groups_is_refused():
     saved = _checkpoint(["ndcg@5"], num_groups=2)
     metric = _persistent(["ndcg@5"], num_groups=3)
     before = _state(metric)
-    with pytest.raises(ValueError, match=r"state `stats` as \[2, .*this metric's is \[3, .*num_groups"):
+    with pytest.raises(ValueError, match=r"state `stats` of shape \(2, .*this metric's has shape \(3, .*num_groups"):
         metric.load_state_dict(saved, strict=False)
     _assert_unchanged(metric, before)
 
@@ -110,9 +110,9 @@ def test_merge_refuses_another_shape():
     metric = tre.RankingMetrics(["ndcg@5"], num_groups=3)
     other = tre.RankingMetrics(["ndcg@5"], num_groups=2)
     before = _state(metric)
-    with pytest.raises(ValueError, match=r"`incoming_state` holds state `stats` as \[2"):
+    with pytest.raises(ValueError, match=r"`incoming_state` holds state `stats` of shape \(2,"):
         metric.merge_state(other.metric_state)
-    with pytest.raises(ValueError, match=r"`incoming_state` holds state `stats` as \[2"):
+    with pytest.raises(ValueError, match=r"`incoming_state` holds state `stats` of shape \(2,"):
         metric.merge_state(other)
     _assert_unchanged(metric, before)
 
@@ -217,9 +217,9 @@ def test_every_metric_refuses_sums_of_another_shape(monkeypatch, make):
     metric.persistent(True)
     other.persistent(True)
     before = _state(metric)
-    with pytest.raises(ValueError, match=r"The state_dict holds state `\w+` as \[1, 3"):
+    with pytest.raises(ValueError, match=r"The state_dict holds state `\w+` of shape \(1, 3,"):
         metric.load_state_dict(other.state_dict(), strict=False)
-    with pytest.raises(ValueError, match=r"`incoming_state` holds state `\w+` as \[1, 3"):
+    with pytest.raises(ValueError, match=r"`incoming_state` holds state `\w+` of shape \(1, 3,"):
         metric.merge_state(other.metric_state)
     _assert_unchanged(metric, before)
     ranks = _Ranks(monkeypatch, other)

@@ -30,16 +30,9 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.pipeline.validation import describe_any
 
-__all__ = ["check_ranks_agree", "check_shapes", "describe_state"]
+__all__ = ["check_ranks_agree", "check_shapes", "fixed_shapes"]
 
 _FIXED_SIZE = (dim_zero_sum, dim_zero_mean, dim_zero_max, dim_zero_min)  # not "cat": those grow
-
-
-def describe_state(value: Any) -> str:
-    """A state as an error message shows it: a tensor's shape and dtype, else what it is."""
-    if isinstance(value, Tensor):
-        return f"[{', '.join(map(str, value.shape))}] {str(value.dtype).removeprefix('torch.')}"
-    return describe_any(value)
 
 
 def fixed_shapes(metric: Any) -> dict[str, tuple[int, ...]]:
@@ -60,8 +53,8 @@ def check_shapes(metric: Any, states: dict[str, Any], source: str) -> None:
     for name, value in states.items():
         if name in shapes and (not isinstance(value, Tensor) or tuple(value.shape) != shapes[name]):
             raise ValueError(
-                f"{source} holds state `{name}` as {describe_state(value)}, this metric's is "
-                f"{describe_state(getattr(metric, name))} ({metric!r}): another `num_groups` or configuration"
+                f"{source} holds state `{name}` of {describe_any(value)}, this metric's has "
+                f"{describe_any(getattr(metric, name))} ({metric!r}): another `num_groups` or configuration"
             )
 
 

@@ -21,7 +21,8 @@ from torch import Tensor
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.members.interface import Member
-from torchrec_eval.metrics.configuration_guard import describe_state, fixed_shapes
+from torchrec_eval.metrics.configuration_guard import fixed_shapes
+from torchrec_eval.pipeline.validation import describe_any
 
 __all__ = ["ConfigState", "config_state_name", "fingerprint"]
 
@@ -79,7 +80,7 @@ class ConfigState:
         states = [name for name in self._defaults if prefix + name in saved]
         others = sorted(key[len(prefix):] for key in saved if key.startswith(prefix + "config_") and key != own)
         if own not in saved and (states or others):
-            shapes = {key[len(prefix):]: describe_state(value) for key, value in saved.items()}
+            shapes = {key[len(prefix):]: describe_any(value) for key, value in saved.items()}
             made_by = f"names configuration {others}" if others else "names no configuration (no config_* entry)"
             raise ValueError(
                 f"The state_dict was not made by this metric's configuration: it {made_by}, this metric "
