@@ -35,3 +35,16 @@ def test_ids_of_no_column_are_queries_without_relevant_items(action):
     for got in (ids.compute(), chunked.compute()):
         for key, value in got.items():
             torch.testing.assert_close(value, want[key], equal_nan=True, msg=key)
+
+
+@pytest.mark.parametrize("ties", ["index", "average", "pessimistic"])
+def test_exclude_ids_of_no_column_exclude_nothing(ties):
+    """[B, 0] ``exclude_ids`` (no query has a seen item) failed in the range check's ``aminmax``."""
+    gen = torch.Generator().manual_seed(1)
+    scores, target = torch.rand(3, 6, generator=gen), torch.rand(3, 6, generator=gen) < 0.5
+    without, with_none = (tre.RankingMetrics([*METRICS, "auc"], ties=ties) for _ in range(2))
+    without.update(scores, target)
+    with_none.update(scores, target, exclude_ids=torch.zeros(3, 0, dtype=torch.long))
+    want = without.compute()
+    for key, value in with_none.compute().items():
+        torch.testing.assert_close(value, want[key], equal_nan=True, msg=key)

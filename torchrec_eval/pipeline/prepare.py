@@ -132,7 +132,6 @@ def prepare_batch(
     # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
     target_ids, ranked_ids, exclude_ids = (as_long(x) for x in (target_ids, ranked_ids, exclude_ids))
     target_ids, target_gains = one_column_at_least(target_ids, target_gains)
-    exclude_ids, _ = one_column_at_least(exclude_ids, None)
 
     form = _form(preds, target, indexes, target_ids, ranked_ids)
     if form == "ranked":
