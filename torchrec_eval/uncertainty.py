@@ -43,13 +43,14 @@ from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.statistics import (
+    adjusted_p_values,
     check_method,
     interval_from_moments,
     student_t_quantile,
     student_t_two_sided_p,
 )
 
-__all__ = ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"]
+__all__ = ["PairedComparison", "adjusted_p_values", "confidence_interval", "interval_from_moments", "t_quantile"]
 
 def t_quantile(probability: float, df: Tensor) -> Tensor:
     """The ``probability`` (> 0.5) quantile of Student's t with ``df`` degrees of freedom, elementwise.

@@ -143,7 +143,8 @@ PUBLIC = {
         "build_member",
         "cooccurrence_similarity",
     ],
-    "torchrec_eval.uncertainty": ["PairedComparison", "confidence_interval", "interval_from_moments", "t_quantile"],
+    "torchrec_eval.uncertainty": ["PairedComparison", "adjusted_p_values", "confidence_interval", "interval_from_moments",
+                                  "t_quantile"],
     "torchrec_eval.splits": [
         "CrossValidationResult",
         "RankingInputs",
