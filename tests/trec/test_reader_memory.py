@@ -49,7 +49,9 @@ print(json.dumps({"peak": peak, "keys": sum(int(k.nbytes) for k in table.keys.va
 
 def reader_peak(path: Path) -> dict:
     """{peak: traced bytes at the reader's peak, keys: bytes of the key columns it returns, lines, width}."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    # one BLAS thread: OpenBLAS reserves a buffer per core at import, which a 16-core machine's cap refused
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     proc = subprocess.run([sys.executable, "-c", CHILD, str(path), str(CAP)], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -198,7 +200,9 @@ print(json.dumps({"code": code, "peak": peak, "rss": rss}), file=sys.stderr)
 def evaluate_peak(run: Path, qrels: Path) -> tuple[dict, str]:
     """({code, peak: traced bytes, rss: growth of the peak resident set}, stdout) of ``torchrec-eval evaluate
     --convention trec -q RUN QRELS`` in a fresh process under the address-space cap."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    # one BLAS thread: OpenBLAS reserves a buffer per core at import, which a 16-core machine's cap refused
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     proc = subprocess.run([sys.executable, "-c", EVALUATE_CHILD, str(run), str(qrels), str(CAP)],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -313,6 +317,8 @@ def test_long_query_ids(tmp_path):
 def evaluate_bytes(run: Path, qrels: Path) -> bytes:
     """The bytes ``torchrec-eval evaluate --convention trec -q`` writes (query ids that are not UTF-8 kept)."""
     code = "import sys; from torchrec_eval import cli; sys.exit(cli.main(sys.argv[1:]))"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    # one BLAS thread: OpenBLAS reserves a buffer per core at import, which a 16-core machine's cap refused
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     return subprocess.run([sys.executable, "-c", code, "evaluate", str(run), str(qrels), "--convention", "trec", "-q"],
                           capture_output=True, check=True, env=env, timeout=120).stdout

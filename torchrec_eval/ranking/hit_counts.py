@@ -14,11 +14,11 @@ from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_c
 
 def hits_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     """[B, len(ks)] relevant items within each cut-off (read once per batch: several families use it)."""
-    read = rt.__dict__.setdefault("_hits_within", {})
-    key = tuple(ks)
-    if key not in read:
-        read[key] = at_cutoffs(rt.cum_hits, ks)
-    return read[key]
+    slot = "_hits_within_" + "_".join(map(str, ks))
+    hits = rt.__dict__.get(slot)  # get and set, not setdefault: torch 2.11's dynamo cannot trace that
+    if hits is None:
+        hits = rt.__dict__[slot] = at_cutoffs(rt.cum_hits, ks)
+    return hits
 
 
 def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Tensor:
