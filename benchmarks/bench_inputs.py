@@ -34,7 +34,7 @@ from bench_core import _interleaved, _table, device_label, kernel_launches, pars
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
-from torchrec_eval.pairwise.metrics import AUC, FCP
+from torchrec_eval.metrics.pairwise import AUC, FCP
 
 SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
 GOALS = {  # (time vs floor, extra memory vs scores) from issue 14

@@ -12,16 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torchrec_eval import functional, pointwise, uncertainty
-    from torchrec_eval.beyond import (
-        AveragePopularity,
-        Coverage,
-        Entropy,
-        GiniIndex,
-        InterListDiversity,
-        IntraListDiversity,
-        Novelty,
-        Serendipity,
-    )
     from torchrec_eval.collection import RankingMetrics
     from torchrec_eval.metrics import (
         ARHR,
@@ -40,10 +30,18 @@ if TYPE_CHECKING:
         MSE,
         NDCG,
         RMSE,
+        AveragePopularity,
+        Coverage,
+        Entropy,
+        GiniIndex,
         HitRate,
+        InterListDiversity,
+        IntraListDiversity,
+        Novelty,
         Precision,
         Recall,
         RPrecision,
+        Serendipity,
     )
     from torchrec_eval.pointwise import (
         NE,
@@ -70,7 +68,7 @@ _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP"
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
-    **dict.fromkeys(_BEYOND, "torchrec_eval.beyond"),
+    **dict.fromkeys(_BEYOND, "torchrec_eval.metrics"),
     **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.collection",

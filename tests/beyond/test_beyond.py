@@ -11,8 +11,7 @@ import pytest
 import torch
 
 import torchrec_eval.beyond as beyond
-from torchrec_eval import collection
-from torchrec_eval.beyond import (
+from torchrec_eval import (
     AveragePopularity,
     Coverage,
     Entropy,
@@ -21,8 +20,9 @@ from torchrec_eval.beyond import (
     IntraListDiversity,
     Novelty,
     Serendipity,
-    cooccurrence_similarity,
+    collection,
 )
+from torchrec_eval.beyond import cooccurrence_similarity
 
 try:
     from tests.reference import beyond as ref

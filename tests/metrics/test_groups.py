@@ -12,7 +12,6 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-import torchrec_eval.beyond as beyond
 from torchrec_eval import collection
 
 NUM_ITEMS = 12
@@ -55,14 +54,14 @@ def _beyond_metrics(num_groups=None):
     pop[0] = 5
     features = torch.randn(NUM_ITEMS, 3, generator=generator)
     return [
-        beyond.Coverage(k=[2, 5], num_items=NUM_ITEMS, num_groups=num_groups),
-        beyond.GiniIndex(k=5, num_items=NUM_ITEMS, num_groups=num_groups),
-        beyond.Entropy(k=5, num_items=NUM_ITEMS, num_groups=num_groups),
-        beyond.InterListDiversity(k=[3, 5], num_items=NUM_ITEMS, num_groups=num_groups),
-        beyond.IntraListDiversity(k=5, item_features=features, num_groups=num_groups),
-        beyond.Novelty(k=5, item_popularity=pop, num_groups=num_groups),
-        beyond.Serendipity(k=5, item_popularity=pop, num_groups=num_groups),
-        beyond.AveragePopularity(k=5, item_popularity=pop, num_groups=num_groups),
+        tre.Coverage(k=[2, 5], num_items=NUM_ITEMS, num_groups=num_groups),
+        tre.GiniIndex(k=5, num_items=NUM_ITEMS, num_groups=num_groups),
+        tre.Entropy(k=5, num_items=NUM_ITEMS, num_groups=num_groups),
+        tre.InterListDiversity(k=[3, 5], num_items=NUM_ITEMS, num_groups=num_groups),
+        tre.IntraListDiversity(k=5, item_features=features, num_groups=num_groups),
+        tre.Novelty(k=5, item_popularity=pop, num_groups=num_groups),
+        tre.Serendipity(k=5, item_popularity=pop, num_groups=num_groups),
+        tre.AveragePopularity(k=5, item_popularity=pop, num_groups=num_groups),
     ]
 
 
@@ -214,4 +213,4 @@ def test_group_errors():
     with pytest.raises(ValueError, match="`groups` must be given exactly"):
         tre.NDCG(k=3).update(preds, target, groups=torch.tensor([0, 1, 1]))
     with pytest.raises(ValueError, match="`num_groups` must be an int >= 1"):
-        beyond.Coverage(k=3, num_items=4, num_groups=0)
+        tre.Coverage(k=3, num_items=4, num_groups=0)

@@ -25,7 +25,6 @@ import torch.multiprocessing as mp
 from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
-from torchrec_eval import beyond
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.pairwise import metrics as pairwise
 from torchrec_eval.ranking.registry import REGISTRY
@@ -161,15 +160,15 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
     popularity = torch.arange(NUM_ITEMS, 0, -1).double()
     features = torch.eye(NUM_ITEMS)[:, :5] + 0.1
     metrics |= {
-        "coverage": beyond.Coverage(k=[3, 5], num_items=NUM_ITEMS),
-        "gini": beyond.GiniIndex(k=5, num_items=NUM_ITEMS),
-        "entropy": beyond.Entropy(k=5, num_items=NUM_ITEMS),
-        "inter_list_diversity": beyond.InterListDiversity(k=3, num_items=NUM_ITEMS),
-        "intra_list_diversity": beyond.IntraListDiversity(k=4, item_features=features),
-        "novelty": beyond.Novelty(k=5, item_popularity=popularity),
-        "serendipity": beyond.Serendipity(k=5, item_popularity=popularity),
-        "average_popularity": beyond.AveragePopularity(k=5, item_popularity=popularity),
-        "coverage_groups": beyond.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
+        "coverage": tre.Coverage(k=[3, 5], num_items=NUM_ITEMS),
+        "gini": tre.GiniIndex(k=5, num_items=NUM_ITEMS),
+        "entropy": tre.Entropy(k=5, num_items=NUM_ITEMS),
+        "inter_list_diversity": tre.InterListDiversity(k=3, num_items=NUM_ITEMS),
+        "intra_list_diversity": tre.IntraListDiversity(k=4, item_features=features),
+        "novelty": tre.Novelty(k=5, item_popularity=popularity),
+        "serendipity": tre.Serendipity(k=5, item_popularity=popularity),
+        "average_popularity": tre.AveragePopularity(k=5, item_popularity=popularity),
+        "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():
         for member in metric.values() if isinstance(metric, MetricCollection) else [metric]:

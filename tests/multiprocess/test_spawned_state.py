@@ -3,7 +3,7 @@
 ``torch.multiprocessing`` pickles with a ``ForkingPickler`` that moves every CPU tensor it sends into
 shared memory. Unless the receiver copies its states, the sender and every receiver add into one
 tensor: a sync then gathers a doubled state, concurrent ``+=`` loses updates, and the parent's metric
-changes. Each test here fails without :mod:`torchrec_eval.metrics.ownership`.
+changes. Each test here fails without :mod:`torchrec_eval.members.ownership`.
 """
 
 from __future__ import annotations

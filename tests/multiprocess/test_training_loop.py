@@ -25,7 +25,6 @@ import torch.multiprocessing as mp
 import torchmetrics
 
 import torchrec_eval as tre
-from torchrec_eval import beyond
 from torchrec_eval.distributed import UnpaddedDistributedSampler
 from torchrec_eval.pairwise import metrics as pairwise
 from torchrec_eval.ranking.discount_sum import discount_sum
@@ -45,8 +44,8 @@ def every_family() -> dict[str, tre.metrics.base.RankingMetric]:
         "mpr": pairwise.MPR(),
         "fcp": pairwise.FCP(),
         "ctr": pairwise.CTR(k=3),
-        "coverage": beyond.Coverage(k=5, num_items=NUM_ITEMS),
-        "novelty": beyond.Novelty(k=5, item_popularity=POPULARITY),
+        "coverage": tre.Coverage(k=5, num_items=NUM_ITEMS),
+        "novelty": tre.Novelty(k=5, item_popularity=POPULARITY),
         "ndcg_class": tre.NDCG(k=[3, 5]),
         "suite": tre.RankingMetrics(
             ["ndcg@5", "map@5", "auc", "fcp", "coverage@5", "novelty@5"],
@@ -135,7 +134,7 @@ def _uneven_metrics():
         "ndcg": tre.NDCG(k=5),
         "suite": tre.RankingMetrics(["ndcg@5", "mrr@5", "auc"]),
         "auc": pairwise.AUC(),
-        "coverage": beyond.Coverage(k=5, num_items=NUM_ITEMS),
+        "coverage": tre.Coverage(k=5, num_items=NUM_ITEMS),
     }
 
 
@@ -272,14 +271,14 @@ CONFIG_STATE_SCRIPT = """
 import torch, torchrec_eval as tre
 from torchrec_eval import beyond
 torch.set_printoptions(precision=2, threshold=3)
-metric = beyond.Novelty(k=5, item_popularity=torch.arange(1, 2000).double() / 7)
+metric = tre.Novelty(k=5, item_popularity=torch.arange(1, 2000).double() / 7)
 print([name for name in metric._defaults if name.startswith("config_")][0])
 """
 
 
 def test_state_names_are_stable_across_processes_and_print_options():
     # Before: the name hashed a tensor's repr, which depends on torch.set_printoptions.
-    metric = beyond.Novelty(k=5, item_popularity=torch.arange(1, 2000).double() / 7)
+    metric = tre.Novelty(k=5, item_popularity=torch.arange(1, 2000).double() / 7)
     name = next(n for n in metric._defaults if n.startswith("config_"))
     other = subprocess.run(
         [sys.executable, "-c", CONFIG_STATE_SCRIPT], capture_output=True, text=True, check=True,
@@ -287,7 +286,7 @@ def test_state_names_are_stable_across_processes_and_print_options():
     )
     assert other.stdout.strip() == name
     assert name.isidentifier()
-    different = beyond.Novelty(k=5, item_popularity=torch.arange(1, 2000).double() / 8)
+    different = tre.Novelty(k=5, item_popularity=torch.arange(1, 2000).double() / 8)
     assert name not in different._defaults  # another configuration, another name
 
 

@@ -21,7 +21,6 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval import beyond
 from torchrec_eval import functional as F
 from torchrec_eval.conventions import PRESETS
 
@@ -493,14 +492,14 @@ def test_rectools_novelty_counts_a_cold_item_as_seen_by_one_user():
     expected = ref.rectools_miuf(lists, prev)
     ranked = torch.tensor([[3, 0, -1], [2, 1, 3], [0, -1, -1]])
     kwargs = dict(k=3, item_popularity=popularity, num_users=5)
-    for metric in (beyond.Novelty(convention="rectools", **kwargs), beyond.Novelty(cold_items="one_user", **kwargs)):
+    for metric in (tre.Novelty(convention="rectools", **kwargs), tre.Novelty(cold_items="one_user", **kwargs)):
         metric.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
         assert float(metric.compute()) == pytest.approx(expected, abs=1e-12)
     suite = tre.RankingMetrics(["novelty@3"], convention="rectools",
                                options={"novelty": {"item_popularity": popularity, "num_users": 5}})
     suite.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
     assert float(suite.compute()["novelty@3"]) == pytest.approx(expected, abs=1e-12)
-    default = beyond.Novelty(**kwargs)  # the least popular observed item: 2 users
+    default = tre.Novelty(**kwargs)  # the least popular observed item: 2 users
     default.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [0]]))
     assert float(default.compute()) != pytest.approx(expected)
 
@@ -512,11 +511,11 @@ def test_rectools_intra_list_diversity_scores_a_one_item_list_zero():
     expected = ref.rectools_ild(lists, lambda a, b: 1.0 - float(unit[a] @ unit[b]))
     ranked = torch.tensor([[0, 1, 2], [3, -1, -1], [2, 0, -1], [-1, -1, -1]])
     targets = torch.tensor([[0], [1], [2], [3]])
-    for metric in (beyond.IntraListDiversity(k=3, item_features=features, convention="rectools"),
-                   beyond.IntraListDiversity(k=3, item_features=features, single_item="zero")):
+    for metric in (tre.IntraListDiversity(k=3, item_features=features, convention="rectools"),
+                   tre.IntraListDiversity(k=3, item_features=features, single_item="zero")):
         metric.update(ranked_ids=ranked, target_ids=targets)
         assert float(metric.compute()) == pytest.approx(expected, abs=1e-12)
-    skipping = beyond.IntraListDiversity(k=3, item_features=features)  # Jurity, MS Recommenders
+    skipping = tre.IntraListDiversity(k=3, item_features=features)  # Jurity, MS Recommenders
     skipping.update(ranked_ids=ranked, target_ids=targets)
     assert float(skipping.compute()) == pytest.approx(expected * 3 / 2, abs=1e-12)  # the 0 is not averaged
 

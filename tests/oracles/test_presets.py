@@ -18,7 +18,6 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval import beyond
 from torchrec_eval import functional as F
 from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.uncertainty import confidence_interval
@@ -134,8 +133,8 @@ def test_bad_new_options_raise_and_name_what_they_got():
         (lambda: tre.RPrecision(denominator="k"), "denominator"),
         (lambda: tre.RPrecision(no_hit_action="pos"), "no_hit_action"),
         (lambda: tre.RankingMetrics(["rprecision@5"], options={"rprecision": {"no_hit_action": 1}}), "no_hit_action"),
-        (lambda: beyond.AveragePopularity(k=2, item_popularity=torch.ones(3), all_zero="nan"), "all_zero"),
-        (lambda: beyond.IntraListDiversity(k=2, item_features=torch.ones(3, 2), featureless="skip"), "featureless"),
+        (lambda: tre.AveragePopularity(k=2, item_popularity=torch.ones(3), all_zero="nan"), "all_zero"),
+        (lambda: tre.IntraListDiversity(k=2, item_features=torch.ones(3, 2), featureless="skip"), "featureless"),
     ):
         with pytest.raises(ValueError, match=name) as info:
             call()
@@ -230,19 +229,19 @@ def test_rectools_intra_list_diversity_leaves_out_pairs_without_features():
         ranked[row, : len(items)] = torch.tensor(items, dtype=torch.long)
     targets = torch.zeros(len(lists), 1, dtype=torch.long)
     expected = ref.rectools_ild(lists, distance)
-    for metric in (beyond.IntraListDiversity(k=3, item_features=features, convention="rectools"),
-                   beyond.IntraListDiversity(k=3, item_features=features, single_item="zero", featureless="nan")):
+    for metric in (tre.IntraListDiversity(k=3, item_features=features, convention="rectools"),
+                   tre.IntraListDiversity(k=3, item_features=features, single_item="zero", featureless="nan")):
         metric.update(ranked_ids=ranked, target_ids=targets)
         _close(metric.compute(), expected)
         per_query = metric.per_query(ranked_ids=ranked, target_ids=targets)
         assert torch.isnan(per_query[[1, 4]]).all() and per_query[2] == 0  # no known pair; no list; one item
     # a similarity matrix with NaN where a distance is unknown: the same rule
     similarity = unit @ unit.T
-    metric = beyond.IntraListDiversity(k=3, item_similarity=similarity, convention="rectools")
+    metric = tre.IntraListDiversity(k=3, item_similarity=similarity, convention="rectools")
     metric.update(ranked_ids=ranked, target_ids=targets)
     _close(metric.compute(), expected)
     with pytest.raises(ValueError, match="featureless='nan'"):
-        beyond.IntraListDiversity(k=3, item_features=features)
+        tre.IntraListDiversity(k=3, item_features=features)
 
 
 def test_rectools_average_popularity_is_zero_without_interactions():
@@ -251,12 +250,12 @@ def test_rectools_average_popularity_is_zero_without_interactions():
     targets = torch.zeros(3, 1, dtype=torch.long)
     for prev, popularity in (([], torch.zeros(3)), ([0, 0, 2], torch.tensor([2.0, 0.0, 1.0]))):
         expected = ref.rectools_avg_rec_popularity(lists, prev)
-        metric = beyond.AveragePopularity(k=2, item_popularity=popularity, convention="rectools")
+        metric = tre.AveragePopularity(k=2, item_popularity=popularity, convention="rectools")
         metric.update(ranked_ids=ranked, target_ids=targets)
         _close(metric.compute(), expected)
     assert expected != 0.0
     with pytest.raises(ValueError, match="all_zero='zero'"):
-        beyond.AveragePopularity(k=2, item_popularity=torch.zeros(3))
+        tre.AveragePopularity(k=2, item_popularity=torch.zeros(3))
     suite = tre.RankingMetrics(["average_popularity@2"], convention="rectools",
                                options={"average_popularity": {"item_popularity": torch.zeros(3)}})
     suite.update(ranked_ids=ranked, target_ids=targets)

@@ -25,7 +25,6 @@ import pandas as pd
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval import beyond
 from torchrec_eval.frames import to_batch
 
 KS = (1, 3, 5, 10)
@@ -184,13 +183,13 @@ def rectools(recs: pd.DataFrame, truth: pd.DataFrame, seed: int) -> None:
             counts = torch.zeros(num_items, dtype=torch.float64)
             items, n = np.unique(previous[Columns.Item].to_numpy(), return_counts=True)
             counts[torch.as_tensor(items, dtype=torch.long)] = torch.as_tensor(n, dtype=torch.float64)
-            metric = beyond.AveragePopularity(k=k, item_popularity=counts, convention="rectools")
+            metric = tre.AveragePopularity(k=k, item_popularity=counts, convention="rectools")
             metric.update(**update)
             record("rectools", label, k, AvgRecPopularity(k).calc(reco, previous), float(metric.compute()))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "Some items has absent feature values"
             theirs = IntraListDiversity(k, calculator).calc(reco)
-        metric = beyond.IntraListDiversity(k=k, item_similarity=torch.as_tensor(1.0 - hamming), convention="rectools")
+        metric = tre.IntraListDiversity(k=k, item_similarity=torch.as_tensor(1.0 - hamming), convention="rectools")
         metric.update(**update)
         record("rectools", "intra_list_diversity (Hamming, NaN features)", k, theirs, float(metric.compute()))
         users = prev[Columns.User].nunique()
@@ -198,7 +197,7 @@ def rectools(recs: pd.DataFrame, truth: pd.DataFrame, seed: int) -> None:
         pairs = prev.drop_duplicates()
         items, n = np.unique(pairs[Columns.Item].to_numpy(), return_counts=True)
         per_item[torch.as_tensor(items, dtype=torch.long)] = torch.as_tensor(n, dtype=torch.float64)
-        metric = beyond.Novelty(k=k, item_popularity=per_item, num_users=users, convention="rectools")
+        metric = tre.Novelty(k=k, item_popularity=per_item, num_users=users, convention="rectools")
         metric.update(**update)
         record("rectools", "novelty (MeanInvUserFreq)", k, MeanInvUserFreq(k).calc(reco, prev), float(metric.compute()))
 

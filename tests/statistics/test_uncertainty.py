@@ -20,7 +20,6 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
-import torchrec_eval.beyond as beyond
 from torchrec_eval import collection
 from torchrec_eval import functional as F
 from torchrec_eval.statistics import student_t_two_sided_p
@@ -122,7 +121,7 @@ def test_interval_of_beyond_per_query_metric():
     generator = torch.Generator().manual_seed(1)
     pop = torch.randint(1, 30, (10,), generator=generator).double()
     ranked = torch.stack([torch.randperm(10, generator=generator)[:4] for _ in range(20)])
-    metric = tre_novelty = beyond.Novelty(k=4, item_popularity=pop)
+    metric = tre_novelty = tre.Novelty(k=4, item_popularity=pop)
     tre_novelty.update(ranked_ids=ranked, target_ids=ranked[:, :1])
     info = -torch.log2(pop / pop.sum())
     per_query = info[ranked].mean(1)
@@ -154,7 +153,7 @@ def test_confidence_interval_errors():
     with pytest.raises(ValueError, match="`method` must be one of"):
         confidence_interval(tre.NDCG(k=3), method="bootstrap")
     with pytest.raises(ValueError, match="no mean-over-queries value"):
-        confidence_interval(beyond.Coverage(k=3, num_items=5))
+        confidence_interval(tre.Coverage(k=3, num_items=5))
     with pytest.raises(ValueError, match="must be a torchrec_eval RankingMetric"):
         confidence_interval(object())
 
@@ -247,7 +246,7 @@ def test_paired_means_equal_separate_metrics(suites):
         want = scipy_stats.ttest_rel(a[keep].numpy(), b[keep].numpy()).pvalue
         assert float(result[f"{key}/p_value"]) == pytest.approx(float(want), rel=1e-9, abs=1e-14)
     assert float(result["novelty@3/a"]) == pytest.approx(
-        float(beyond.Novelty(k=3, item_popularity=pop)(preds_a, target)), rel=1e-12
+        float(tre.Novelty(k=3, item_popularity=pop)(preds_a, target)), rel=1e-12
     )
 
 
@@ -310,14 +309,14 @@ def _build():
     metrics = {
         "ndcg": tre.NDCG(k=[3, 5], num_groups=2),
         "beyond": [
-            beyond.Coverage(k=4, num_items=10, num_groups=2),
-            beyond.InterListDiversity(k=4, num_items=10, num_groups=2),
-            beyond.GiniIndex(k=4, num_items=10, num_groups=2),
-            beyond.Entropy(k=4, num_items=10, num_groups=2),
-            beyond.IntraListDiversity(k=4, item_features=features, num_groups=2),
-            beyond.Novelty(k=4, item_popularity=pop, num_groups=2),
-            beyond.Serendipity(k=4, item_popularity=pop, num_groups=2),
-            beyond.AveragePopularity(k=4, item_popularity=pop, num_groups=2),
+            tre.Coverage(k=4, num_items=10, num_groups=2),
+            tre.InterListDiversity(k=4, num_items=10, num_groups=2),
+            tre.GiniIndex(k=4, num_items=10, num_groups=2),
+            tre.Entropy(k=4, num_items=10, num_groups=2),
+            tre.IntraListDiversity(k=4, item_features=features, num_groups=2),
+            tre.Novelty(k=4, item_popularity=pop, num_groups=2),
+            tre.Serendipity(k=4, item_popularity=pop, num_groups=2),
+            tre.AveragePopularity(k=4, item_popularity=pop, num_groups=2),
         ],
         "paired": PairedComparison(["ndcg@5", "mrr@5"], num_groups=2),
     }

@@ -70,35 +70,13 @@ Layout: the formulas in :mod:`~torchrec_eval.beyond.concentration` (coverage, Gi
 item counts), :mod:`~torchrec_eval.beyond.popularity` (novelty, average popularity, serendipity) and
 :mod:`~torchrec_eval.beyond.diversity` (intra- and inter-list diversity); the checks of each family's
 options in :mod:`~torchrec_eval.beyond.options`; one table of the families in
-:mod:`~torchrec_eval.beyond.registry`; the state member in :mod:`~torchrec_eval.beyond.member`; the
-metric classes in :mod:`~torchrec_eval.beyond.metrics`.
+:mod:`~torchrec_eval.beyond.registry`; the state member in :mod:`~torchrec_eval.beyond.member`. The
+metric classes live a layer up, in :mod:`torchrec_eval.metrics.beyond` (exported by :mod:`torchrec_eval`):
+a family imports nothing above it.
 """
 
 from torchrec_eval.beyond.diversity import cooccurrence_similarity
 from torchrec_eval.beyond.member import BeyondMember, build_member
-from torchrec_eval.beyond.metrics import (
-    AveragePopularity,
-    Coverage,
-    Entropy,
-    GiniIndex,
-    InterListDiversity,
-    IntraListDiversity,
-    Novelty,
-    Serendipity,
-)
 from torchrec_eval.beyond.registry import FAMILIES
 
-__all__ = [
-    "AveragePopularity",
-    "BeyondMember",
-    "Coverage",
-    "Entropy",
-    "FAMILIES",
-    "GiniIndex",
-    "InterListDiversity",
-    "IntraListDiversity",
-    "Novelty",
-    "Serendipity",
-    "build_member",
-    "cooccurrence_similarity",
-]
+__all__ = ["FAMILIES", "BeyondMember", "build_member", "cooccurrence_similarity"]

@@ -19,7 +19,7 @@ from torch import Tensor
 from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
-from torchrec_eval.metrics.ownership import own_tensors
+from torchrec_eval.members.ownership import own_tensors
 from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.exclusion import Exclusions

@@ -1,41 +1,40 @@
-"""Stateful metric classes.
+"""The metric classes: the base :class:`~torchrec_eval.metrics.base.RankingMetric` and each family's classes.
 
-The pairwise classes (``AUC``, ``CTR``, ``FCP``, ``GAUC``, ``MPR``) and the top-k classes (``ARHR``, ``CG``,
-``DCG``, ``F1``, ``HitRate``, ``MAP``, ``MAR``, ``MRR``, ``NDCG``, ``Precision``, ``RPrecision``, ``Recall``)
-are imported on first use (PEP 562): their modules, :mod:`torchrec_eval.pairwise.metrics` and
-:mod:`torchrec_eval.ranking.metrics`, derive them from :mod:`torchrec_eval.metrics.base`, so importing them
-from here would be circular when one of those modules is the first one imported.
+The layer above the families (:mod:`torchrec_eval.ranking`, :mod:`torchrec_eval.pairwise`,
+:mod:`torchrec_eval.beyond`): the top-k classes in :mod:`~torchrec_eval.metrics.topk`, the pairwise ones in
+:mod:`~torchrec_eval.metrics.pairwise`, the beyond-accuracy ones in :mod:`~torchrec_eval.metrics.beyond`,
+the rating errors in :mod:`~torchrec_eval.metrics.rating`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.beyond import (
+    AveragePopularity,
+    Coverage,
+    Entropy,
+    GiniIndex,
+    InterListDiversity,
+    IntraListDiversity,
+    Novelty,
+    Serendipity,
+)
+from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
-
-if TYPE_CHECKING:
-    from torchrec_eval.pairwise.metrics import AUC, CTR, FCP, GAUC, MPR
-    from torchrec_eval.ranking.metrics import (
-        ARHR,
-        CG,
-        DCG,
-        F1,
-        MAP,
-        MAR,
-        MRR,
-        NDCG,
-        HitRate,
-        Precision,
-        Recall,
-        RPrecision,
-    )
-
-_PAIRWISE = ("AUC", "CTR", "FCP", "GAUC", "MPR")
-_RANKING = ("ARHR", "CG", "DCG", "F1", "HitRate", "MAP", "MAR", "MRR", "NDCG", "Precision", "RPrecision", "Recall")
-_LAZY = {**dict.fromkeys(_PAIRWISE, "torchrec_eval.pairwise.metrics"),
-         **dict.fromkeys(_RANKING, "torchrec_eval.ranking.metrics")}
+from torchrec_eval.metrics.topk import (
+    ARHR,
+    CG,
+    DCG,
+    F1,
+    MAP,
+    MAR,
+    MRR,
+    NDCG,
+    HitRate,
+    Precision,
+    Recall,
+    RPrecision,
+)
 
 __all__ = [
     "ARHR",
@@ -54,21 +53,17 @@ __all__ = [
     "MSE",
     "NDCG",
     "RMSE",
+    "AveragePopularity",
+    "Coverage",
+    "Entropy",
+    "GiniIndex",
     "HitRate",
+    "InterListDiversity",
+    "IntraListDiversity",
+    "Novelty",
     "Precision",
     "RPrecision",
     "RankingMetric",
     "Recall",
+    "Serendipity",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value  # later look-ups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

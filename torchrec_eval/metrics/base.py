@@ -15,7 +15,7 @@ from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.conventions import preset, resolve_common
+from torchrec_eval.members.conventions import preset, resolve_common
 from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import check_common
 from torchrec_eval.metrics.batch_inputs import BatchInputs, check_weighted

@@ -16,7 +16,7 @@ from typing import Any
 
 from torchrec_eval.beyond import member as beyond_member
 from torchrec_eval.beyond.registry import REGISTRY as BEYOND
-from torchrec_eval.conventions import resolve_options
+from torchrec_eval.members.conventions import resolve_options
 from torchrec_eval.members.interface import Member
 from torchrec_eval.pairwise import member as pairwise_member
 from torchrec_eval.pairwise.registry import REGISTRY as PAIRWISE

@@ -21,7 +21,7 @@
   ``reset`` warns when it drops rows that no reader evaluated.
 * **Its own state in every process.** A metric sent to another process (``mp.spawn``, ``ddp_spawn``)
   copies the tensors that ``torch.multiprocessing`` put in shared memory
-  (:mod:`torchrec_eval.metrics.ownership`): each process adds into its own state.
+  (:mod:`torchrec_eval.members.ownership`): each process adds into its own state.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
+from torchrec_eval.members.ownership import OwnsTensors
 from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_shapes, fixed_shapes
-from torchrec_eval.metrics.ownership import OwnsTensors
 from torchrec_eval.pipeline.validation import describe_any
 
 Apply = Callable[[], None]

@@ -2,7 +2,7 @@
 
 ``MAE`` is :class:`torchmetrics.MeanAbsoluteError`, ``MSE`` is :class:`torchmetrics.MeanSquaredError`
 and ``RMSE`` is ``MeanSquaredError(squared=False)``, not rewritten here: each is subclassed only to own
-its state in a process that receives it (:mod:`torchrec_eval.metrics.ownership`).
+its state in a process that receives it (:mod:`torchrec_eval.members.ownership`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
-from torchrec_eval.metrics.ownership import OwnsTensors
+from torchrec_eval.members.ownership import OwnsTensors
 
 __all__ = ["MAE", "MSE", "RMSE"]
 
@@ -22,7 +22,7 @@ class MAE(OwnsTensors, MeanAbsoluteError):
     .. math:: \mathrm{MAE} = \tfrac{1}{n} \sum_i |\hat{y}_i - y_i|
 
     Subclassed only so that a process that receives it (``mp.spawn``, ``ddp_spawn``) owns its state
-    (:mod:`torchrec_eval.metrics.ownership`).
+    (:mod:`torchrec_eval.members.ownership`).
 
     Example:
         >>> import torch

@@ -4,7 +4,7 @@ Every formula maps a ranked batch (:class:`~torchrec_eval.pipeline.batch.RankedT
 [B, len(ks)] float64 per-query values, from sums along the rank axis, so all cut-offs of a family cost one
 pass and all families of a suite share one top-k.
 
-Layout, formula -> member -> class:
+Layout, formula -> member -> function:
 
 * the formulas: :mod:`~torchrec_eval.ranking.hit_counts` (precision, recall, f1, hitrate),
   :mod:`~torchrec_eval.ranking.gains` (cg, dcg, ndcg), :mod:`~torchrec_eval.ranking.reciprocal_ranks`
@@ -19,11 +19,9 @@ Layout, formula -> member -> class:
   (:mod:`~torchrec_eval.members.empty_targets`) and the steps all members share
   (:mod:`~torchrec_eval.members.steps`);
 * the public functional API: :mod:`~torchrec_eval.ranking.functional` (re-exported by
-  :mod:`torchrec_eval.functional`); the classes: :mod:`~torchrec_eval.ranking.metrics` (re-exported by
-  :mod:`torchrec_eval.metrics` and :mod:`torchrec_eval`).
+  :mod:`torchrec_eval.functional`).
 
-This package imports neither of the last two: :mod:`torchrec_eval.metrics.base` imports the member from
-here, and the classes derive from its ``RankingMetric``.
+The classes live a layer up, in :mod:`torchrec_eval.metrics.topk`: a family imports nothing above it.
 """
 
 from torchrec_eval.ranking.entries import Entry, make_entry

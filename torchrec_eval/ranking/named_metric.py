@@ -7,7 +7,7 @@ from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.conventions import preset, resolve_common, resolve_options
+from torchrec_eval.members.conventions import preset, resolve_common, resolve_options
 from torchrec_eval.members.steps import check_common, prepare
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.plan import Plan

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from torchrec_eval.beyond.member import BeyondMember
 from torchrec_eval.beyond.registry import REGISTRY
-from torchrec_eval.conventions import resolve_options
+from torchrec_eval.members.conventions import resolve_options
 from torchrec_eval.metrics.base import RankingMetric
 
 IntOrSeq = int | Sequence[int]
@@ -62,7 +62,7 @@ class Coverage(_OverCatalogue):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import Coverage
+        >>> from torchrec_eval import Coverage
         >>> metric = Coverage(k=2, num_items=5)
         >>> metric.update(ranked_ids=torch.tensor([[0, 1], [1, 3]]), target_ids=torch.tensor([[0], [2]]))
         >>> metric.compute()
@@ -91,7 +91,7 @@ class GiniIndex(_OverCatalogue):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import GiniIndex
+        >>> from torchrec_eval import GiniIndex
         >>> metric = GiniIndex(k=2, num_items=4)
         >>> metric.update(ranked_ids=torch.tensor([[0, 1], [0, 2]]), target_ids=torch.tensor([[0], [2]]))
         >>> metric.compute()
@@ -124,7 +124,7 @@ class Entropy(_Beyond):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import Entropy
+        >>> from torchrec_eval import Entropy
         >>> metric = Entropy(k=2, num_items=4)
         >>> metric.update(ranked_ids=torch.tensor([[0, 1], [2, 3]]), target_ids=torch.tensor([[0], [2]]))
         >>> metric.compute()
@@ -166,7 +166,7 @@ class InterListDiversity(_OverCatalogue):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import InterListDiversity
+        >>> from torchrec_eval import InterListDiversity
         >>> metric = InterListDiversity(k=2, num_items=5)
         >>> ranked = torch.tensor([[0, 1], [1, 2], [3, 4]])
         >>> metric.update(ranked_ids=ranked, target_ids=torch.tensor([[0], [1], [2]]))
@@ -210,7 +210,7 @@ class IntraListDiversity(_Beyond):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import IntraListDiversity
+        >>> from torchrec_eval import IntraListDiversity
         >>> features = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         >>> metric = IntraListDiversity(k=3, item_features=features)
         >>> ranked = torch.tensor([[0, 1, 2], [0, 2, -1]])
@@ -261,7 +261,7 @@ class Novelty(_Beyond):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import Novelty
+        >>> from torchrec_eval import Novelty
         >>> metric = Novelty(k=2, item_popularity=torch.tensor([4.0, 2.0, 1.0, 1.0]))
         >>> metric.update(ranked_ids=torch.tensor([[0, 1], [2, 3]]), target_ids=torch.tensor([[0], [2]]))
         >>> metric.compute()
@@ -306,7 +306,7 @@ class Serendipity(_Beyond):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import Serendipity
+        >>> from torchrec_eval import Serendipity
         >>> metric = Serendipity(k=2, item_popularity=torch.tensor([9.0, 5.0, 1.0, 1.0]))
         >>> metric.update(torch.tensor([[0.9, 0.1, 0.8, 0.0]]), torch.tensor([[1, 0, 1, 0]]))
         >>> metric.compute()
@@ -341,7 +341,7 @@ class AveragePopularity(_Beyond):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond import AveragePopularity
+        >>> from torchrec_eval import AveragePopularity
         >>> metric = AveragePopularity(k=2, item_popularity=torch.tensor([4.0, 2.0, 1.0, 1.0]))
         >>> metric.update(ranked_ids=torch.tensor([[0, 1], [2, -1]]), target_ids=torch.tensor([[0], [2]]))
         >>> metric.compute()

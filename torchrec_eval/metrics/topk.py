@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from torchrec_eval.conventions import resolve_options
+from torchrec_eval.members.conventions import resolve_options
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.plan import Plan
