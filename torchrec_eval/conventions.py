@@ -58,6 +58,6 @@ Notes on what a preset cannot change:
   only, so such a query has no relevant item and ``empty_target_action`` decides).
 """
 
-from torchrec_eval.members.conventions import PRESETS
+from torchrec_eval.members.conventions import PRESETS, Preset, preset
 
-__all__ = ["PRESETS"]
+__all__ = ["PRESETS", "Preset", "preset"]

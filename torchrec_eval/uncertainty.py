@@ -38,7 +38,7 @@ from torch import Tensor
 
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.metrics.base import RankingMetric
-from torchrec_eval.metrics.lifecycle import Apply, SafeMetric
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.pipeline.validation import describe_any
@@ -137,7 +137,7 @@ def confidence_interval(
     return out
 
 
-class PairedComparison(SafeMetric):
+class PairedComparison(StatefulMetric):
     r"""Paired comparison of two models on the same queries: mean difference, its interval, a p-value.
 
     Fed both models' scores for each batch of queries, it accumulates, per metric value, the sums

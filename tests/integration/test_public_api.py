@@ -195,7 +195,7 @@ PUBLIC = {
     "torchrec_eval.metrics.base": ["RankingMetric", "fingerprint"],
     "torchrec_eval.collection": ["RankingMetrics"],
     "torchrec_eval.distributed": ["UnpaddedDistributedSampler"],
-    "torchrec_eval.conventions": ["PRESETS"],
+    "torchrec_eval.conventions": ["PRESETS", "Preset", "preset"],
     "torchrec_eval.pointwise.functional": [],
 }
 HAS_ALL = [

@@ -25,8 +25,8 @@ import torch.multiprocessing as mp
 from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
+from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.metrics.base import RankingMetric
-from torchrec_eval.pairwise import metrics as pairwise
 from torchrec_eval.ranking.registry import REGISTRY
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally

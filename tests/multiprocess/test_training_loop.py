@@ -26,7 +26,7 @@ import torchmetrics
 
 import torchrec_eval as tre
 from torchrec_eval.distributed import UnpaddedDistributedSampler
-from torchrec_eval.pairwise import metrics as pairwise
+from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.ranking.discount_sum import discount_sum
 from torchrec_eval.ranking.registry import REGISTRY
 

@@ -17,8 +17,8 @@ from sklearn.metrics import roc_auc_score
 import torchrec_eval as tre
 from torchrec_eval import collection
 from torchrec_eval.members.steps import prepare
+from torchrec_eval.metrics import pairwise as M
 from torchrec_eval.pairwise import functional as P
-from torchrec_eval.pairwise import metrics as M
 from torchrec_eval.pairwise import sorted_rows
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums

@@ -23,8 +23,8 @@ from torch.utils._pytree import tree_leaves
 
 import torchrec_eval as tre
 from torchrec_eval.members.steps import prepare
+from torchrec_eval.metrics import pairwise as M
 from torchrec_eval.pairwise import functional as P
-from torchrec_eval.pairwise import metrics as M
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows

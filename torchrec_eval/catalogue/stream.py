@@ -123,13 +123,11 @@ class CatalogueBatch:
         return Exclusions.from_ids(exclude_ids)
 
     def _groups(self, groups: Tensor | None) -> Tensor | None:
-        self.metric._require_groups(groups)
-        if groups is None:
-            return None
-        require_tensor("groups", groups)
-        if groups.shape != (self.target_ids.shape[0],):
-            raise ValueError(f"`groups` must have shape [{self.target_ids.shape[0]}], got {describe(groups)}")
-        return self.metric._check_groups(groups)
+        if groups is not None:
+            require_tensor("groups", groups)
+            if groups.shape != (self.target_ids.shape[0],):
+                raise ValueError(f"`groups` must have shape [{self.target_ids.shape[0]}], got {describe(groups)}")
+        return self.metric._checked_groups(groups)
 
     def _target_scores(self, target_scores: Tensor | None) -> Tensor | None:
         if target_scores is None:

@@ -75,7 +75,7 @@ def preset(convention: str | None) -> Preset:
         ValueError: for an unknown name (the message lists the known ones).
 
     Example:
-        >>> from torchrec_eval.members.conventions import preset
+        >>> from torchrec_eval.conventions import preset
         >>> preset("trec").options["map"]
         {'normalizer': 'r'}
     """

@@ -9,7 +9,7 @@ member through :class:`Member` alone, never by its type.
 
 The members subclass :class:`Member` to inherit the defaults of its optional parts (no tie rule, no
 checkpoint adapters, every per-query key paired). A member's class name and instance attributes name
-the configuration state of checkpoints (:func:`~torchrec_eval.metrics.state_names.fingerprint`): what the
+the configuration state of checkpoints (:func:`~torchrec_eval.metrics.configuration.fingerprint`): what the
 interface adds lives on the class (attributes, methods, properties), never on the instance.
 """
 

@@ -1,36 +1,57 @@
-"""The stateful base of every top-k metric: a few float64 sufficient statistics per group.
+"""The stateful base of every top-k, pairwise and beyond-accuracy metric: a few float64 sufficient
+statistics per group, from members that share one ranking of each batch.
 
-:class:`RankingMetric` coordinates its members; each job around it lives in its own module, mixed in:
-the configuration state and the checkpoints it refuses (:mod:`~torchrec_eval.metrics.state_names`, with
-:func:`fingerprint`), the inputs of a batch (:mod:`~torchrec_eval.metrics.batch_inputs`), the members'
-increments of a batch (:mod:`~torchrec_eval.metrics.staging`), ``catalogue``,
-``compile_update`` and ``per_query`` (:mod:`~torchrec_eval.metrics.entry_points`), the repr
-(:mod:`~torchrec_eval.metrics.settings`), all-or-nothing updates (:mod:`~torchrec_eval.metrics.lifecycle`).
+:class:`RankingMetric` is readable here in one class: the constructor, the update path (``update`` ->
+``_stage`` -> one :meth:`batch` for every member -> their increments, written only when all succeeded),
+``compute``, the entry points ``catalogue``, ``compile_update`` and ``per_query``, the checks of the
+arguments it adds to the input forms, and the configuration its checkpoints carry. Each job it delegates
+is a function in its own module: :mod:`~torchrec_eval.metrics.arguments` (``groups``, ``sample_weight``),
+:mod:`~torchrec_eval.metrics.configuration` (the ``config_<sha>`` state, checkpoints of another
+configuration), :mod:`~torchrec_eval.metrics.compiled`, :mod:`~torchrec_eval.metrics.per_query`,
+:mod:`~torchrec_eval.metrics.shown_arguments` (the repr), and below it
+:class:`~torchrec_eval.metrics.lifecycle.StatefulMetric` (all-or-nothing updates, the flat stream,
+states that keep float64).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+import torch
 from torch import Tensor
+from torchmetrics.utilities.distributed import gather_all_tensors
 
+from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.members.conventions import preset, resolve_common
 from torchrec_eval.members.interface import Member
-from torchrec_eval.members.steps import check_common
-from torchrec_eval.metrics.batch_inputs import BatchInputs, check_weighted
-from torchrec_eval.metrics.entry_points import EntryPoints
-from torchrec_eval.metrics.move_only import MoveOnly
-from torchrec_eval.metrics.settings import Settings, given_settings
-from torchrec_eval.metrics.staging import Staging
-from torchrec_eval.metrics.state_names import ConfigState, fingerprint
-from torchrec_eval.pipeline import TIES
+from torchrec_eval.members.steps import check_common, prepare
+from torchrec_eval.metrics.arguments import (
+    check_weighted,
+    checked_groups,
+    checked_weights,
+    refuse_flat_weights,
+    require_groups,
+)
+from torchrec_eval.metrics.compiled import compile_update, compiled_step, give_up_compiling
+from torchrec_eval.metrics.configuration import (
+    check_loaded_configuration,
+    check_same_states,
+    config_state_name,
+    fingerprint,
+)
+from torchrec_eval.metrics.configuration_guard import fixed_shapes
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, keywords_checked
+from torchrec_eval.metrics.per_query import per_query
+from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_repr
+from torchrec_eval.pipeline import TIES, Batch, check_flat
 from torchrec_eval.pipeline.arguments import check_optional_int
 
 __all__ = ["RankingMetric", "fingerprint"]
 
 
-class RankingMetric(ConfigState, BatchInputs, Staging, EntryPoints, Settings, MoveOnly):
+class RankingMetric(StatefulMetric):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
@@ -87,9 +108,11 @@ class RankingMetric(ConfigState, BatchInputs, Staging, EntryPoints, Settings, Mo
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self._compile_options: dict[str, Any] | None = None  # set by compile_update()
+        self._compiled_step: Any = None  # the compiled graph, built at the first update after it
         given = {"convention": convention, "empty_target_action": empty_target_action,
                  "relevance_threshold": relevance_threshold, "ties": ties, "num_groups": num_groups}
-        self._settings = given_settings(given, validate_args, weighted)  # for repr
+        self._shown_arguments = given_arguments(given, validate_args, weighted)  # for repr
         empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
         self.duplicates = preset(convention).duplicates
         check_common(empty_target_action, relevance_threshold)
@@ -110,7 +133,8 @@ class RankingMetric(ConfigState, BatchInputs, Staging, EntryPoints, Settings, Mo
         for member in self.members:
             member.check_ties(ties)
             member.add_states(self, num_groups or 1)
-        self._add_config_state()
+        self._config_state = config_state_name(self, self.members)  # after the members' states
+        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
 
     _FLAT_COLUMNS = ("preds", "target", "mask", "groups")
 
@@ -168,3 +192,253 @@ class RankingMetric(ConfigState, BatchInputs, Staging, EntryPoints, Settings, Mo
     def _ordered_keys(self) -> list[str]:
         """The value keys in the order of ``compute``."""
         return self.value_keys
+
+    # the update path --------------------------------------------------------------------------------
+    def batch(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+              **inputs: Tensor | None) -> Batch:
+        """Validate and rank one batch once for every member, with this metric's settings and groups."""
+        require_groups(groups, self.num_groups)
+        batch = prepare(self.members, preds, target, ties=self.ties, relevance_threshold=self._ranking_threshold(),
+                        validate_args=self.validate_args, groups=groups, duplicates=self.duplicates, **inputs)
+        batch.groups = self._checked_groups(batch.groups)
+        return batch
+
+    def _checked_groups(self, groups: Tensor | None) -> Tensor | None:
+        """``groups`` given exactly when the metric has ``num_groups``, integers in range, on its device."""
+        require_groups(groups, self.num_groups)
+        return None if groups is None else checked_groups(groups, self.num_groups, self.device, self.validate_args)
+
+    def _stage(self, inputs: dict[str, Any]) -> Apply:
+        """Every member's increments of one batch (any may raise: nothing is written yet), and the call that
+        writes them. After ``compile_update`` they come from one compiled graph (the flat form and weighted
+        updates stay eager)."""
+        weight = inputs.get("sample_weight")
+        inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
+        failure = None
+        if self._compile_options is not None and weight is None and inputs.get("indexes") is None:
+            try:
+                return functools.partial(self._add, compiled_step(self)(inputs))  # pure: nothing is touched yet
+            except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
+                failure = error
+        batch = self.batch(**inputs)
+        rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
+        batch.weights = checked_weights(weight, rows, self.weighted, self.device, self.validate_args)
+        if failure is not None:  # the eager path takes this input: the graph itself failed
+            give_up_compiling(self, failure)
+        return self._stage_batch(batch)
+
+    def _stage_batch(self, batch: Batch) -> Apply:
+        applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet
+
+        def apply() -> None:
+            for one in applies:
+                one()
+
+        return apply
+
+    def _add(self, increments: dict[str, Tensor]) -> None:
+        for name, increment in increments.items():
+            getattr(self, name).add_(increment)
+
+    def _inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The caller's arguments as an input form of :mod:`torchrec_eval.pipeline.prepare` (a subclass may
+        rewrite them)."""
+        return inputs
+
+    def _ranking_threshold(self) -> float | None:
+        """The relevance threshold of the inputs after :meth:`_inputs` (a subclass that encodes them may change
+        it)."""
+        return self.relevance_threshold
+
+    def _check_flat(self, inputs: dict[str, Any]) -> None:
+        refuse_flat_weights(inputs.get("sample_weight"))
+        require_groups(inputs.get("groups"), self.num_groups)
+        check_flat(self._inputs(inputs), self.validate_args)
+
+    # entry points beside update ----------------------------------------------------------------------
+    def catalogue(
+        self,
+        num_items: int,
+        *,
+        target_ids: Tensor,
+        target_gains: Tensor | None = None,
+        target_scores: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        process_group: Any = None,
+    ) -> CatalogueBatch:
+        """Evaluate one query batch against a catalogue scored in chunks: no [B, N] score matrix.
+
+        Give the batch's targets and exclusions once, then ``add(scores, offset)`` for each chunk of
+        items, in any order and of any sizes; ``close()`` (or leaving the ``with`` block) adds to the
+        metric exactly what ``update(preds=<all N scores>, target_ids=..., ...)`` would have. Memory
+        is O(B·(k + T)) whatever ``num_items``. With ``process_group`` (an item-parallel group whose
+        ranks hold the same queries and score one contiguous item range each), ``close`` combines the
+        ranks with one ``all_gather`` and the group's first rank adds the batch.
+
+        Args:
+            num_items: N, the size of the catalogue (item ids 0..N-1).
+            target_ids, target_gains, exclude_ids, groups: as in ``update`` (ids form).
+            target_scores: [B, T] the scores of the target items, needed by AUC, GAUC, MPR and FCP
+                (which count the items above each target in every chunk); they stand for the chunks'
+                entries at the targets, which are then not read.
+            process_group: the item-parallel group, or None (one process scores the whole catalogue).
+
+        Returns:
+            a :class:`~torchrec_eval.catalogue.CatalogueBatch`, also a context manager.
+
+        Raises:
+            ValueError: see :class:`~torchrec_eval.catalogue.CatalogueBatch`; ``ties="average"``.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import NDCG
+            >>> metric = NDCG(k=2)
+            >>> scores = torch.tensor([[0.1, 0.9, 0.3, 0.8, 0.2]])
+            >>> with metric.catalogue(5, target_ids=torch.tensor([[3, 4]])) as batch:
+            ...     batch.add(scores[:, :2], offset=0)
+            ...     batch.add(scores[:, 2:], offset=2)
+            >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
+            (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
+        """
+        if self.weighted:
+            raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
+                             f"every query with weight 1; use `update(..., sample_weight=w)`; got {self!r}")
+        return CatalogueBatch(
+            self,
+            num_items,
+            target_ids=target_ids,
+            target_gains=target_gains,
+            target_scores=target_scores,
+            exclude_ids=exclude_ids,
+            groups=groups,
+            process_group=process_group,
+        )
+
+    def compile_update(self, **compile_kwargs: Any) -> Any:
+        """Run every later ``update`` as one ``torch.compile(fullgraph=True)`` graph per batch shape.
+
+        One graph means one launch sequence with no host sync on an accelerator, and no Python per
+        operation anywhere. Values equal the eager update's (float64 sums may differ in the last bit).
+        Needs ``validate_args=False``; refuses FCP, R-Precision without a cut-off and
+        ``empty_target_action="error"``, which read the data on the host (see
+        :mod:`torchrec_eval.metrics.compiled`). The flat form stays eager.
+
+        Args:
+            compile_kwargs: passed to ``torch.compile`` (``mode=``, ``dynamic=``, ``backend=``).
+
+        Returns:
+            the metric itself.
+
+        Raises:
+            ValueError: with ``validate_args=True`` or a family that cannot be one graph.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import RankingMetrics
+            >>> suite = RankingMetrics(["ndcg@2"], validate_args=False).compile_update(backend="eager")
+            >>> suite.update(torch.tensor([[0.9, 0.1, 0.5]]), torch.tensor([[0, 1, 1]]))
+            >>> suite.compute()
+            {'ndcg@2': tensor(0.3869, dtype=torch.float64)}
+        """
+        return compile_update(self, **compile_kwargs)
+
+    @keywords_checked
+    def per_query(
+        self,
+        preds: Tensor | None = None,
+        target: Tensor | None = None,
+        *,
+        indexes: Tensor | None = None,
+        target_ids: Tensor | None = None,
+        target_gains: Tensor | None = None,
+        ranked_ids: Tensor | None = None,
+        mask: Tensor | None = None,
+        exclude_ids: Tensor | None = None,
+        groups: Tensor | None = None,
+        query_ids: Any = None,
+        as_frame: bool = False,
+    ) -> Any:
+        """Every value of the metric for each query of one batch, without touching the state.
+
+        Takes ``update``'s arguments, with the same checks (and ``ValueError`` s). The value of a query is
+        the one ``update`` would count for it; NaN marks a query the metric does not count. ``compute()``
+        after ``update`` on the same batch is the mean of these values over the counted queries, or for a
+        pooled ratio their mean weighted by the query's denominator: see
+        :mod:`torchrec_eval.metrics.per_query`, which also says why catalogue metrics (coverage, Gini,
+        entropy, inter-list diversity) have no per-query values and are left out.
+
+        Args:
+            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups: as
+                for ``update``. In the flat form every query of the call is complete (none is held back),
+                and the queries come in ascending ``indexes`` order.
+            query_ids: labels of the rows of the DataFrame (``as_frame=True`` only), one per query;
+                default: the ``indexes`` of the flat form, else 0..B-1.
+            as_frame: return a ``pandas.DataFrame`` indexed by ``query_id`` (plus a ``group`` column
+                with ``groups``) instead of tensors.
+
+        Returns:
+            A dict ``{key: [B] float64 tensor}`` in the order of ``compute()`` (a [B] tensor where
+            ``compute()`` returns a tensor), or the DataFrame.
+
+        Raises:
+            ValueError: as ``update`` on bad input; if the metric has no per-query value; on
+                ``query_ids`` of the wrong length or without ``as_frame``.
+            ImportError: with ``as_frame=True`` when pandas is not installed.
+
+        Example:
+            >>> import torch
+            >>> import torchrec_eval as tre
+            >>> suite = tre.RankingMetrics(["ndcg@2", "mrr@2"])
+            >>> suite.per_query(torch.tensor([[0.9, 0.8, 0.1], [0.3, 0.2, 0.1]]),
+            ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
+            {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
+        """
+        inputs = {"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
+                  "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
+                  "exclude_ids": exclude_ids, "groups": groups}
+        return per_query(self, inputs, query_ids, as_frame)
+
+    # configuration: checkpoints, merges, syncs, pickles, repr -----------------------------------------
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' loading; a checkpoint of another configuration raises first, with the metric untouched."""
+        check_loaded_configuration(self, state_dict, prefix)
+        loads_sums = any(prefix + name in state_dict for name in self._defaults)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        if loads_sums:  # loaded sums are data: compute() need not warn that nothing was updated
+            self._update_count = max(self._update_count, 1)
+
+    def _check_merge(self, states: dict[str, Any]) -> None:
+        check_same_states(self._defaults, states)
+        super()._check_merge(states)
+
+    def _configuration_key(self) -> str:
+        """The configuration as the ranks compare it before a sync: its state's name and the shapes."""
+        return f"{self._config_state} {fixed_shapes(self)}"
+
+    def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
+        """The sync of every state but the empty configuration state: a metric costs the collectives of its
+        statistics only (and one more at its first sync, where the ranks compare their configurations)."""
+        empty = {name: fx for name, fx in self._reductions.items() if getattr(self, name).numel() == 0}
+        for name in empty:
+            del self._reductions[name]
+        try:
+            super()._sync_dist(dist_sync_fn, process_group)
+        finally:
+            self._reductions.update(empty)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """torchmetrics' pickled state, without the compiled graph (it does not pickle; the copy builds its own
+        at its first update)."""
+        state = super().__getstate__()
+        if state.get("_compiled_step") is not None:
+            state["_compiled_step"] = None
+        return state
+
+    def _show(self, **arguments: Any) -> None:
+        """Show these constructor arguments in repr, those that are not None (tensors by dtype and shape)."""
+        self._shown_arguments.update({name: shown(value) for name, value in arguments.items() if value is not None})
+
+    def extra_repr(self) -> str:
+        """The value keys and the arguments that differ from the defaults: ``ndcg@5, ndcg@10, ties='average'``."""
+        return shown_repr(self._ordered_keys(), self._shown_arguments)

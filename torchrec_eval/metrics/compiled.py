@@ -13,6 +13,7 @@ values). :func:`compile_update` refuses those up front.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -65,3 +66,14 @@ def compiled_step(metric: Any) -> Any:
         options = metric._compile_options
         metric._compiled_step = torch.compile(lambda inputs: increments(metric, inputs), fullgraph=True, **options)
     return metric._compiled_step
+
+
+def give_up_compiling(metric: Any, failure: Exception) -> None:
+    """Update ``metric`` eagerly from now on, and say why once: a graph that fails would otherwise be traced
+    again (and fail again) at every update, at the cost of a compilation each."""
+    metric._compile_options = metric._compiled_step = None
+    # torch.compile's errors name the inner error on their next lines ("backend=... raised:\nRuntimeError: ...")
+    lines = [line.strip() for line in str(failure).splitlines() if line.strip()][:3]
+    cause = f"{type(failure).__name__}: {' '.join(lines)}"[:400]
+    warnings.warn(f"compile_update(): the compiled update of {type(metric).__name__} failed ({cause}); "
+                  "it updates eagerly from now on (same values, no graph)", RuntimeWarning, stacklevel=4)

@@ -29,8 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -38,107 +37,11 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.members.ownership import OwnsTensors
+from torchrec_eval.members.ownership import own_tensors
 from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_shapes, fixed_shapes
-from torchrec_eval.pipeline.validation import describe_any
+from torchrec_eval.metrics.flat_stream import PENDING, STREAM, STREAM_LAST, FlatStream
 
 Apply = Callable[[], None]
-
-
-@dataclass(frozen=True)
-class FlatStream:
-    """Rows of the flat form held back between calls: the last query of a call may continue.
-
-    Attributes:
-        pending: 1-D columns (``indexes``, ``preds``, ...) of the query held back, or None.
-        last: the highest query id seen so far (held back or evaluated), or None.
-    """
-
-    pending: dict[str, Tensor] | None = None
-    last: int | None = None
-    evaluated: bool = False  # whether the query `last` was already evaluated
-
-    def feed(self, columns: dict[str, Tensor]) -> tuple[dict[str, Tensor] | None, FlatStream]:
-        """Split a call's rows (plus the held-back ones) into complete queries and the new held-back one.
-
-        Returns the rows ready to evaluate (None if none) and the stream after this call; ``self`` is
-        not changed, so a failure later in the update leaves the stream as it was.
-        """
-        indexes = columns["indexes"]
-        low, high = (int(v) for v in torch.aminmax(indexes))  # the flat form syncs anyway (torch.unique)
-        if self.last is not None and (low < self.last or (low == self.last and self.evaluated)):
-            raise ValueError(
-                f"`indexes`: query {low} arrives after query {self.last} was "
-                f"{'evaluated' if low == self.last and self.evaluated else 'seen'}. In the flat form a "
-                "query's rows must be contiguous in the stream and query ids must increase from one "
-                "update to the next (a query may continue into the next update call, not after "
-                "compute() or forward()); number the queries of each batch after those of the last "
-                "(e.g. add an offset) or pass each query whole"
-            )
-        if self.pending is not None:
-            columns = _concat(self.pending, columns)
-            indexes = columns["indexes"]
-        tail = indexes == high
-        if bool(tail.all()):
-            return None, FlatStream(columns, high)
-        head = ~tail
-        ready = {name: value[head] for name, value in columns.items()}
-        return ready, FlatStream({name: value[tail] for name, value in columns.items()}, high)
-
-    def drained(self) -> FlatStream:
-        """The stream once its held-back query is evaluated: that query may not continue."""
-        return FlatStream(None, self.last, evaluated=self.pending is not None or self.evaluated)
-
-    def entries(self) -> dict[str, Tensor]:
-        """The stream as ``_flat_stream_*`` tensors (empty before any flat-form row): for ``state_dict``."""
-        if self.last is None:
-            return {}
-        out = {STREAM_LAST: torch.tensor(self.last), STREAM_EVALUATED: torch.tensor(self.evaluated)}
-        out.update({PENDING + name: column.detach().clone() for name, column in (self.pending or {}).items()})
-        return out
-
-    @staticmethod
-    def from_entries(entries: dict[str, Any], device: torch.device) -> FlatStream:
-        """The stream that :meth:`entries` wrote (no entries: an empty stream, as in an old checkpoint).
-
-        Raises:
-            ValueError: on entries that are not such a stream, naming the entry and what it holds.
-        """
-        if not entries:
-            return FlatStream()
-        last, evaluated = entries.get(STREAM_LAST), entries.get(STREAM_EVALUATED, torch.tensor(False))
-        pending = {key[len(PENDING):]: value for key, value in entries.items() if key.startswith(PENDING)}
-        unknown = set(entries) - {STREAM_LAST, STREAM_EVALUATED, *(PENDING + name for name in pending)}
-        columns = list(pending.values())
-        if (
-            unknown or not isinstance(last, Tensor) or last.numel() != 1 or last.is_floating_point()
-            or not isinstance(evaluated, Tensor) or evaluated.numel() != 1
-            or (pending and "indexes" not in pending)
-            or not all(isinstance(c, Tensor) and c.ndim == 1 and c.shape == columns[0].shape for c in columns)
-        ):
-            shown = {key: describe_any(value) for key, value in entries.items()}
-            raise ValueError(
-                f"The flat-form stream of a state_dict must be `{STREAM_LAST}` (one integer), "
-                f"`{STREAM_EVALUATED}` and 1-D `{PENDING}<column>` rows of equal length including "
-                f"`indexes`; got {shown}"
-            )
-        held = {name: column.to(device) for name, column in pending.items()} or None
-        return FlatStream(held, int(last), evaluated=held is None and bool(evaluated))
-
-
-STREAM = "_flat_stream_"  # the prefix of the stream's entries in a state_dict and in metric_state
-STREAM_LAST, STREAM_EVALUATED, PENDING = STREAM + "last", STREAM + "evaluated", STREAM + "pending."
-
-
-def _concat(old: dict[str, Tensor], new: dict[str, Tensor]) -> dict[str, Tensor]:
-    if set(old) != set(new):
-        if set(old) ^ set(new) != {"mask"}:
-            raise ValueError(
-                f"The flat form needs the same arguments in every update call of a stream: the last "
-                f"call had {sorted(old)}, this one {sorted(new)}"
-            )
-        old, new = ({"mask": torch.ones_like(c["indexes"], dtype=torch.bool), **c} for c in (old, new))
-    return {name: torch.cat([old[name], new[name].to(old[name].device)]) for name in new}
 
 
 def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwargs: dict[str, Any]) -> None:
@@ -163,12 +66,14 @@ def keywords_checked(method: Callable) -> Callable:
     return checked
 
 
-class SafeMetric(OwnsTensors, Metric):
-    """torchmetrics ``Metric`` with all-or-nothing updates, no stale cache, checked keywords, a flat stream.
+class StatefulMetric(Metric):
+    """torchmetrics ``Metric`` with all-or-nothing updates, no stale cache, checked keywords, a flat stream,
+    float64 states that follow ``.to(device)`` but never a dtype cast, and its own tensors once unpickled.
 
-    A subclass implements ``_stage(inputs) -> apply`` (validate and compute one batch's contribution
-    without touching any state; ``apply()`` adds it) and an ``update`` with explicit keyword arguments
-    that calls :meth:`_update_from`.
+    The one base of every stateful metric of the library (the ranking metrics, the pointwise ones, the
+    paired comparison). A subclass implements ``_stage(inputs) -> apply`` (validate and compute one
+    batch's contribution without touching any state; ``apply()`` adds it) and an ``update`` with explicit
+    keyword arguments that calls :meth:`_update_from`.
     """
 
     _FLAT_COLUMNS: tuple[str, ...] = ()  # the 1-D arguments that travel with `indexes` in the flat form
@@ -279,13 +184,36 @@ class SafeMetric(OwnsTensors, Metric):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self._flat = stream  # a checkpoint without a stream (an old one, or none held) ends the current one
 
-    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        this = super()._apply(fn, *args, **kwargs)
+    def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> Any:
+        """torchmetrics' move, keeping every state's and constructor table's dtype (``module.to(torch.bfloat16)``,
+        Lightning's "bf16-true" and ``.half()`` cast a module's floating tensors; float64 sums must stay
+        exact): states and held-back flat rows follow the device only. ``set_dtype`` still casts."""
+        if self._dtype_convert:
+            return super()._apply(fn, exclude_state)
+        buffers = dict(self._buffers)
+        this = super()._apply(fn, exclude_state=tuple(self._defaults))  # sets the device, leaves the states
+        for name, default in this._defaults.items():
+            state = getattr(this, name)
+            if isinstance(default, Tensor):
+                this._defaults[name] = default.to(this.device)
+                setattr(this, name, state.to(this.device))
+            else:
+                setattr(this, name, [item.to(this.device) for item in state])
+        for name, buffer in buffers.items():  # constructor tables: moved by fn, cast back if fn cast them
+            moved = this._buffers.get(name)
+            if buffer is not None and moved is not None and moved.dtype != buffer.dtype:
+                this._buffers[name] = buffer.to(moved.device)
         pending = this._flat.pending
-        if pending is not None:  # the held-back rows follow the device (never a dtype cast)
-            moved = {name: column.to(this.device) for name, column in pending.items()}
-            this._flat = FlatStream(moved, this._flat.last, this._flat.evaluated)
+        if pending is not None:
+            moved_rows = {name: column.to(this.device) for name, column in pending.items()}
+            this._flat = FlatStream(moved_rows, this._flat.last, this._flat.evaluated)
         return this
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """torchmetrics' unpickling, then a private copy of every tensor left in shared memory
+        (:mod:`~torchrec_eval.members.ownership`: ``mp.spawn`` and ``ddp_spawn`` would share the states)."""
+        super().__setstate__(state)
+        own_tensors(self)
 
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """Plot a result, or results over steps, as torchmetrics' ``Metric.plot`` does.

@@ -16,8 +16,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.base import fingerprint
-from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.metrics.move_only import MoveOnly
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
 from torchrec_eval.pipeline.arguments import check_optional_int
 from torchrec_eval.pointwise.inputs import PointwiseBatch, prepare_pointwise
 
@@ -57,7 +56,7 @@ def document_common(key: str, preds: str = "probabilities in [0, 1]", target: st
     return wrap
 
 
-class PointwiseMetric(MoveOnly):
+class PointwiseMetric(StatefulMetric):
     """One prediction per sample (and task): ``update(preds, target, sample_weight=None, groups=None)``.
 
     Args:

@@ -33,8 +33,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities.data import dim_zero_sum
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.metrics.move_only import MoveOnly
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
 from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.validation import describe_any
 
@@ -52,7 +51,7 @@ def _samples(args: tuple, kwargs: dict[str, Any]) -> int:
     return 0 if first is None or first.ndim == 0 else first.shape[0]
 
 
-class Windowed(MoveOnly):
+class Windowed(StatefulMetric):
     """The lifetime value of a metric and its value over the recent window of updates (or samples).
 
     Args:
