@@ -127,3 +127,17 @@ def lazy_loaders(root: Path = ROOT) -> list[str]:
     return sorted(name for name, path in modules(root).items() if name != PACKAGE and any(
         isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
         for node in ast.parse(path.read_text()).body))
+
+
+def parameter_counts(folder: str, root: Path = ROOT) -> list[tuple[int, str]]:
+    """(number of parameters, ``file:function``) of every function under ``torchrec_eval/<folder>``, largest
+    first (``self`` and ``cls`` not counted)."""
+    counts = []
+    for path in sorted((root / PACKAGE / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                count = len(names) - (names[:1] in (["self"], ["cls"]))
+                counts.append((count, f"{path.relative_to(root)}:{node.name}"))
+    return sorted(counts, reverse=True)

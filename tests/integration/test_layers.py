@@ -61,3 +61,11 @@ def test_the_architecture_page_lists_the_layers():
         for name in names:
             shown = "`torchrec_eval/__init__.py`" if name == "__init__" else f"`{name}"
             assert shown in rows[layer], (layer, name)
+
+
+def test_no_pipeline_function_takes_more_than_six_parameters():
+    """The pipeline passes records (``Inputs``, ``Needs``, ``Rules``, ``CandidateItems``, ``TargetTable``,
+    ``TieRule``), not long parameter lists (``_scored_batch`` took 16)."""
+    counts = layers.parameter_counts("pipeline")
+    assert counts[0][0] > 3  # the reader counts
+    assert [entry for entry in counts if entry[0] > 6] == []

@@ -23,6 +23,7 @@ from torchrec_eval.pairwise import sorted_rows
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows
+from torchrec_eval.pipeline import Inputs, Rules
 
 try:
     from tests.reference import pairwise as ref
@@ -170,8 +171,7 @@ def test_rank_sum_paths_agree_on_random_floats():
     preds = torch.randn(64, 3000, generator=g).half().float()  # ~2k distinct values: many ties
     target = torch.rand(64, 3000, generator=g) < 0.05
     mask = torch.rand(64, 3000, generator=g) < 0.9
-    cand = prepare([PairwiseMember([("auc", None)])], preds, target, ties="index",
-                   relevance_threshold=None, validate_args=True, mask=mask).candidates
+    cand = prepare([PairwiseMember([("auc", None)])], Inputs(preds=preds, target=target, mask=mask), Rules()).candidates
     rows = SortedRows(cand)
     r1, a1 = rank_sums(rows, cand.relevant, sparse=True)
     r2, a2 = rank_sums(rows, cand.relevant, sparse=False)

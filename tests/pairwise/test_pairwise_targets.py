@@ -28,6 +28,7 @@ from torchrec_eval.pairwise import functional as P
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows
+from torchrec_eval.pipeline import Inputs, Rules
 
 try:
     from tests.reference import pairwise as ref
@@ -236,8 +237,8 @@ def test_cumulative_sum_path_allocates_no_float64_full_size_tensor():
     """The dense form's path for accelerators and torch.compile counts in int32 along the sorted rows."""
     scores, graded, _ = _bench_like()
     scores = scores.half().float()  # ties
-    candidates = prepare([PairwiseMember([("auc", None)])], scores, graded > 0, ties="index",
-                         relevance_threshold=None, validate_args=False).candidates
+    candidates = prepare([PairwiseMember([("auc", None)])], Inputs(preds=scores, target=graded > 0),
+                         Rules(validate_args=False)).candidates
     rows = SortedRows(candidates)
     expected = rank_sums(rows, candidates.relevant, sparse=True)
     assert rows.order.shape == scores.shape  # sorted again, outside the recording: the CPU freed it

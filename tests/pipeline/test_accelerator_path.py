@@ -31,7 +31,7 @@ from tests.reference.classes import FACTORIES, POINTWISE, RATING
 from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval import beyond
 from torchrec_eval.pairwise.member import FAMILIES as PAIRWISE_FAMILIES
-from torchrec_eval.pipeline.prepare import TIES
+from torchrec_eval.pipeline import TIES
 from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.syncs import host_reads_free, simulate_accelerator
 

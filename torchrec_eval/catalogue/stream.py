@@ -20,6 +20,7 @@ from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
 from torchrec_eval.members.ownership import own_tensors
+from torchrec_eval.members.steps import needs_of
 from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.exclusion import Exclusions
@@ -84,10 +85,10 @@ class CatalogueBatch:
         device = self.target_ids.device
         present = self.target_ids >= 0
         self.valid_target = present if self.exclusions is None else present & ~self.exclusions.contains(self.target_ids)
-        self.k = max((member.depth for member in metric.members), default=0)
-        _, relevant = target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold)
-        self.to_num_relevant = any(member.to_num_relevant for member in metric.members)
-        self.depth = ranking_depth(self.k, self.num_items, relevant.sum(1), self.to_num_relevant) if self.k else 0
+        self.needs = needs_of(metric.members)
+        relevant = target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold).relevant
+        k = self.needs.depth
+        self.depth = ranking_depth(k, self.num_items, relevant.sum(1), self.needs.to_num_relevant) if k else 0
         self.top_values = torch.full((rows, self.depth), float("-inf"), dtype=torch.float64, device=device)
         self.top_ids = torch.full((rows, self.depth), -1, dtype=torch.int64, device=device)
         self.num_valid = torch.zeros(rows, dtype=torch.int64, device=device)  # non-target candidates
@@ -110,8 +111,7 @@ class CatalogueBatch:
             require_tensor("target_gains", target_gains)
         target_ids, target_gains = one_column_at_least(as_long(target_ids), target_gains)
         # the ids form's checks (ids in range, no repeat, gains >= 0), run with the others
-        check_target_ids(target_ids, target_gains, target_ids.shape[0], self.num_items, None,
-                          self.metric.relevance_threshold, self.checks)
+        check_target_ids(target_ids, target_gains, (target_ids.shape[0], self.num_items), self.checks)
         return target_ids, target_gains
 
     def _exclusions(self, exclude_ids: Tensor) -> Exclusions:
@@ -229,7 +229,8 @@ class CatalogueBatch:
         scores = (self.target_scores.to(self.dtype or torch.float64).to(torch.float64)
                   if self.target_scores is not None else shards.seen_scores)
         valid = self.valid_target & (scores > float("-inf"))
-        gains, relevant = target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold)
+        table = target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold)
+        gains, relevant = table.gains, table.relevant
         num_valid = shards.num_valid + valid.sum(1)
         ranked = None
         if self.depth:
@@ -238,8 +239,7 @@ class CatalogueBatch:
             all_gains = torch.cat([torch.zeros_like(shards.top_values), gains], dim=1)
             values, ids = best(values, ids, self.depth, metric.ties, all_gains)
             ids = ids.masked_fill(values == float("-inf"), -1)
-            ranked = table_ranked(ids, self.target_ids, gains, relevant, num_valid.to(torch.float64),
-                                   any(member.needs_ideal for member in metric.members), self.k)
+            ranked = table_ranked(ids, table, num_valid.to(torch.float64), self.needs)
         candidates = None
         if self.full_ranking:
             above, equal = self.counts.above_and_equal(shards.target_counts)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from torch import Tensor
 
 from torchrec_eval.members.empty_targets import EMPTY_TARGET_ACTIONS
-from torchrec_eval.pipeline import Batch, prepare_batch
+from torchrec_eval.pipeline import Batch, Inputs, Needs, Rules, prepare_batch
 
 if TYPE_CHECKING:
     from torchrec_eval.members.interface import Member
@@ -27,32 +27,20 @@ def check_common(empty_target_action: str, relevance_threshold: float | None) ->
         raise ValueError(f"`relevance_threshold` must be a number or None, got {relevance_threshold!r}")
 
 
-def prepare(
-    members: Sequence[Member],
-    preds: Tensor | None,
-    target: Tensor | None,
-    *,
-    ties: str,
-    relevance_threshold: float | None,
-    validate_args: bool,
-    groups: Tensor | None = None,
-    **inputs: Tensor | None,
-) -> Batch:
-    """Validate and rank a batch once for every member (the deepest top-k any of them needs)."""
-    return prepare_batch(
-        preds,
-        target,
-        groups=groups,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        validate_args=validate_args,
-        k=max([0, *(member.depth for member in members)]),  # (no `default=`: torch.compile traces this)
-        need_ideal=any(member.needs_ideal for member in members),
+def needs_of(members: Sequence[Member]) -> Needs:
+    """What the members together need of the ranking of a batch: the deepest top-k any of them reads, ..."""
+    return Needs(
+        depth=max([0, *(member.depth for member in members)]),  # (no `default=`: torch.compile traces this)
+        ideal=any(member.needs_ideal for member in members),
         to_num_relevant=any(member.to_num_relevant for member in members),
-        need_candidates=any(member.needs_candidates for member in members),
+        candidates=any(member.needs_candidates for member in members),
         average_view=any(member.needs_average for member in members),
-        **inputs,
     )
+
+
+def prepare(members: Sequence[Member], inputs: Inputs, rules: Rules) -> Batch:
+    """Validate and rank a batch once for every member (the deepest top-k any of them needs)."""
+    return prepare_batch(inputs, needs_of(members), rules)
 
 
 def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None, weights: Tensor | None = None) -> None:

@@ -45,7 +45,7 @@ from torchrec_eval.metrics.configuration_guard import fixed_shapes
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_repr
-from torchrec_eval.pipeline import TIES, Batch, check_flat
+from torchrec_eval.pipeline import TIES, Batch, Inputs, Rules, check_flat
 from torchrec_eval.pipeline.arguments import check_optional_int
 
 __all__ = ["RankingMetric", "fingerprint"]
@@ -198,8 +198,8 @@ class RankingMetric(StatefulMetric):
               **inputs: Tensor | None) -> Batch:
         """Validate and rank one batch once for every member, with this metric's settings and groups."""
         require_groups(groups, self.num_groups)
-        batch = prepare(self.members, preds, target, ties=self.ties, relevance_threshold=self._ranking_threshold(),
-                        validate_args=self.validate_args, groups=groups, duplicates=self.duplicates, **inputs)
+        rules = Rules(self.ties, self._ranking_threshold(), self.validate_args, self.duplicates)
+        batch = prepare(self.members, Inputs.of({**inputs, "preds": preds, "target": target, "groups": groups}), rules)
         batch.groups = self._checked_groups(batch.groups)
         return batch
 

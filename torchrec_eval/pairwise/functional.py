@@ -31,7 +31,7 @@ from torchrec_eval.pairwise.ctr import (
 )
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import AVERAGES
-from torchrec_eval.pipeline import input_keywords_checked
+from torchrec_eval.pipeline import Inputs, Rules, input_keywords_checked
 
 __all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
 
@@ -67,8 +67,8 @@ def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str,
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     check_common(empty_target_action, relevance_threshold)
     member = PairwiseMember(requests, options, marks_unlogged=marks_unlogged)
-    batch = prepare([member], preds, target, ties=ties, relevance_threshold=relevance_threshold,
-                    validate_args=validate_args, **inputs)
+    batch = prepare([member], Inputs.of({**inputs, "preds": preds, "target": target}),
+                    Rules(ties, relevance_threshold, validate_args))
     numerators, denominators = member.ratios(batch, empty_target_action)
     if reduction == "none":
         values = torch.where(denominators > 0, numerators / denominators.clamp(min=1e-300), float("nan"))

@@ -5,7 +5,9 @@ so a whole suite of metrics costs one ``torch.topk``. Its steps, one job per mod
 
 * :mod:`~torchrec_eval.pipeline.arguments` -- checks of plain arguments (ints, probabilities), package-wide;
 * :mod:`~torchrec_eval.pipeline.validation` -- tensor checks, gathered so that they cost one host sync;
-* :mod:`~torchrec_eval.pipeline.prepare` -- which input form a call uses, and the call handed to it;
+* :mod:`~torchrec_eval.pipeline.inputs` -- the records passed down: the call's tensors, what the members
+  need of the ranking, how to rank;
+* :mod:`~torchrec_eval.pipeline.prepare` -- which input form a call uses (a table), and the call handed to it;
 * :mod:`~torchrec_eval.pipeline.forms` -- the four input forms (dense, ids, ranked, flat), one module each;
 * :mod:`~torchrec_eval.pipeline.candidate_mask` -- which items are candidates (``mask``, ``-inf``, exclusions);
 * :mod:`~torchrec_eval.pipeline.exclusion` -- ``exclude_ids`` kept as sorted ids, not a [B, N] mask;
@@ -24,15 +26,20 @@ from torchrec_eval.pipeline.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms import FORMS
 from torchrec_eval.pipeline.forms.flat import check_flat
-from torchrec_eval.pipeline.prepare import INPUT_KEYWORDS, TIES, input_keywords_checked, prepare_batch
+from torchrec_eval.pipeline.inputs import INPUT_KEYWORDS, INPUT_NAMES, TIES, Inputs, Needs, Rules
+from torchrec_eval.pipeline.prepare import input_keywords_checked, prepare_batch
 
 __all__ = [
     "FORMS",
     "INPUT_KEYWORDS",
+    "INPUT_NAMES",
     "TIES",
     "Batch",
     "Candidates",
+    "Inputs",
+    "Needs",
     "RankedTargets",
+    "Rules",
     "check_flat",
     "count_true",
     "input_keywords_checked",

@@ -13,24 +13,21 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.topk import TopK
 
 
 def tie_statistics(
-    scores: Tensor,
-    idx: Tensor,
-    following: Tensor,
-    target: Tensor,
-    relevant_all: Tensor,
-    gains: Tensor,
-    relevant: Tensor,
+    scores: Tensor, top: TopK, target: Tensor, relevant_all: Tensor, ranked: tuple[Tensor, Tensor]
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """For each ranked position: (tie group size n, relevant items in it m, their gain sum, offset o).
+    """For each ranked position: (tie group size n, relevant items in it m, their gain sum, offset o), from
+    the ranked list ``top`` and the (gains, relevant) [B, k] of its items.
 
     A tie group is the set of candidates sharing a score. Groups inside the list are read off the list.
     The last one goes on past the cut only in rows whose best score left out (``following``) equals
     it: only those rows are counted over the whole row, a few at a time (bounded memory).
     Positions past the candidates get n = 1, m = 0 (they hold nothing).
     """
+    (idx, following), (gains, relevant) = top, ranked
     values = scores.gather(1, idx)
     depth = values.shape[1]
     positions = torch.arange(depth, device=idx.device).expand_as(idx)

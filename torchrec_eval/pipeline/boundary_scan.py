@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.tie_order import gains_of, order_ties
+from torchrec_eval.pipeline.tie_order import TieRule, gains_of, order_ties
 
 # The first column block scanned for boundary ties, and the largest: a constant row finishes in the
 # first block; scattered ties are scanned in blocks of at most this many columns (bounded memory).
@@ -35,21 +35,15 @@ def gain_levels(tie_gains: Tensor, rows: Tensor, ties: str) -> list[float] | Non
 
 
 def resolve_boundary(
-    scores: Tensor,
-    rows: Tensor,
-    values: Tensor,
-    idx: Tensor,
-    k: int,
-    ties: str,
-    tie_gains: Tensor | None = None,
-    levels: list[float] | None = None,
+    scores: Tensor, rows: Tensor, top: tuple[Tensor, Tensor], k: int, rule: TieRule, levels: list[float] | None = None
 ) -> Tensor:
-    """The exact top k [b, k] of ``rows`` (tied at the cut-off).
+    """The exact top k [b, k] of ``rows`` (tied at the cut-off), ties ordered by ``rule`` (its exclusions unused).
 
-    ``values``/``idx`` [b, k + 1] are the rows' ``torch.topk`` result: it holds every item scored above
+    ``top`` = (values, idx) [b, k + 1] are the rows' ``torch.topk`` result: it holds every item scored above
     the boundary value. The rest of the list is the first ``k - g`` items scored exactly at it, in tie
     order: by index, or level by level of the gains (``levels``, in tie order) and by index within one.
     """
+    (values, idx), ties, tie_gains = top, rule.ties, rule.gains
     boundary = values[:, k - 1]
     above = values > boundary.unsqueeze(1)
     need = k - above.sum(1)
@@ -58,7 +52,7 @@ def resolve_boundary(
     else:
         parts = []
         for level in levels:  # each level takes what the levels before it left
-            part = _first_equal(scores, rows, boundary, need, reverse=False, gains=tie_gains, level=level)
+            part = _first_equal(scores, rows, boundary, need, reverse=False, gain_level=(tie_gains, level))
             parts.append(part)
             need = need - (part >= 0).sum(1)
             if not bool((need > 0).any()):
@@ -78,12 +72,11 @@ def _first_equal(
     value: Tensor,
     need: Tensor,
     reverse: bool,
-    gains: Tensor | None = None,
-    level: float | None = None,
+    gain_level: tuple[Tensor, float] | None = None,
 ) -> Tensor:
     """[b, max(need)] column indices: per row of ``rows``, the first ``need`` columns (the last with
-    ``reverse``) whose score equals ``value`` (and whose gain equals ``level``, if given), in that
-    order; -1 past ``need``.
+    ``reverse``) whose score equals ``value`` (and, with ``gain_level`` = (gains, level), whose gain equals
+    ``level``), in that order; -1 past ``need``.
 
     Column blocks are scanned from the start (or end), growing from ``_FIRST_BLOCK`` to ``_MAX_BLOCK``
     columns, until every row has found enough; each block is compared in place (a view of all rows,
@@ -105,7 +98,8 @@ def _first_equal(
         size = min(block, num_items - done)
         start = num_items - done - size if reverse else done
         equal = scores[:, start : start + size] == wanted.unsqueeze(1)
-        if gains is not None:
+        if gain_level is not None:
+            gains, level = gain_level
             equal &= gains[:, start : start + size] == level
         if reverse:
             equal = equal.flip(1)

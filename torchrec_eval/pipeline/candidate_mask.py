@@ -6,12 +6,29 @@ stay ids (:class:`~torchrec_eval.pipeline.exclusion.Exclusions`) unless a dense 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.validation import Checks, check_id_range, describe, require_ids
+
+
+@dataclass(frozen=True)
+class CandidateItems:
+    """Which items of a scored batch are candidates.
+
+    Attributes:
+        valid: [B, N] bool mask, or None (every item not excluded is one).
+        exclusions: excluded ids kept as ids, or None (none, or folded into ``valid``).
+        neg_inf: whether -inf scores must still be read off the ranked list (no mask says where).
+    """
+
+    valid: Tensor | None
+    exclusions: Exclusions | None
+    neg_inf: bool = False
 
 
 def candidate_items(
@@ -21,9 +38,8 @@ def candidate_items(
     checks: Checks | None,
     ids_top_k: bool,
     dense_mask: bool,
-) -> tuple[Tensor | None, Exclusions | None, bool]:
-    """Which items are candidates: (dense ``valid`` mask or None, exclusions kept as ids or None, and
-    whether -inf scores must still be read off the ranked list). Runs the checks so far.
+) -> CandidateItems:
+    """Which items are candidates (see :class:`CandidateItems`). Runs the checks so far.
 
     The ids form's top-k view reads -inf scores off its ranked list and its targets (no pass over
     [B, N]); other views mask them. Excluded ids stay ids unless a dense mask is built anyway (or
@@ -32,12 +48,12 @@ def candidate_items(
     if ids_top_k:
         if checks is not None:
             checks.run()
-        return None, exclusions, checks is None or checks.notes.get("-inf", False)
+        return CandidateItems(None, exclusions, checks is None or checks.notes.get("-inf", False))
     valid = _without_neg_inf(preds, _checked_mask(mask, preds), checks)
     if exclusions is not None and (valid is not None or dense_mask):
         keep = exclusions.keep_mask(preds.shape[1])
         valid, exclusions = (keep if valid is None else valid & keep), None
-    return valid, exclusions, False
+    return CandidateItems(valid, exclusions)
 
 
 def checked_exclusions(exclude_ids: Tensor, preds: Tensor, checks: Checks | None) -> Exclusions:

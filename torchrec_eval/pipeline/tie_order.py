@@ -6,8 +6,22 @@ Every order is a chain of stable sorts over the tie keys, so it is the same on e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
+
+from torchrec_eval.pipeline.exclusion import Exclusions
+
+
+@dataclass(frozen=True)
+class TieRule:
+    """How the equal scores of a row are ordered: the tie order, the gains that the gain-aware orders read
+    ([B, N]; None for the others) and the ids that are not candidates (None: none)."""
+
+    ties: str
+    gains: Tensor | None = None
+    exclusions: Exclusions | None = None
 
 
 def tie_keys(ties: str) -> tuple[bool, bool | None]:

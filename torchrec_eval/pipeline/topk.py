@@ -31,7 +31,7 @@ from torch import Tensor
 from torchrec_eval.pipeline.boundary_scan import gain_levels, resolve_boundary
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.syncs import host_reads_free
-from torchrec_eval.pipeline.tie_order import exact_top, gains_of, order_ties, tie_keys
+from torchrec_eval.pipeline.tie_order import TieRule, exact_top, gains_of, order_ties, tie_keys
 
 
 class TopK(NamedTuple):
@@ -92,7 +92,7 @@ def top_indices(
     # No device's topk promises which tied items it keeps at the cut (CUDA's does not keep the lowest
     # indices: tests/scripts/topk_tie_order.py). Without a host read, every row is repaired.
     if torch.compiler.is_compiling() or (not host_reads_free(values) and ties in _SYNC_FREE_TIES):
-        idx = _boundary_without_sync(scores, values, idx, k, ties, tie_gains, exclusions)
+        idx = _boundary_without_sync(scores, values, idx, k, TieRule(ties, tie_gains, exclusions))
         return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
     repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
     if host_reads_free(values) and not bool(repeats.any()):  # the common case on the CPU: no ties at all
@@ -101,7 +101,7 @@ def top_indices(
     tied = repeats[:, k - 1] & (boundary > float("-inf"))
     if bool(tied.any()):
         rows = tied.nonzero().squeeze(1)
-        exact = _tied_rows(scores, values[rows], idx[rows], rows, k, ties, tie_gains, exclusions)
+        exact = _tied_rows(scores, (values[rows], idx[rows]), rows, k, TieRule(ties, tie_gains, exclusions))
         idx = idx[:, :k].index_copy(0, rows, exact)
         values = _values_at(scores, idx, exclusions)
     return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
@@ -137,21 +137,13 @@ def _values_at(scores: Tensor, idx: Tensor, exclusions: Exclusions | None) -> Te
     return values if exclusions is None else values.masked_fill(exclusions.contains(idx), float("-inf"))
 
 
-def _tied_rows(
-    scores: Tensor,
-    values: Tensor,
-    idx: Tensor,
-    rows: Tensor,
-    k: int,
-    ties: str,
-    tie_gains: Tensor | None,
-    exclusions: Exclusions | None,
-) -> Tensor:
-    """The exact top k [b, k] of ``rows``, tied at the cut-off; ``values``/``idx`` [b, take] their top list.
+def _tied_rows(scores: Tensor, top: tuple[Tensor, Tensor], rows: Tensor, k: int, rule: TieRule) -> Tensor:
+    """The exact top k [b, k] of ``rows``, tied at the cut-off; ``top`` = (values, idx) [b, take] their top list.
 
     A row whose list ends below the boundary score holds its whole tie group: the tie order of the list
     decides. Other rows find the first tied items by scanning (or, for float gains, by a stable sort).
     """
+    (values, idx), ties, tie_gains, exclusions = top, rule.ties, rule.gains, rule.exclusions
     boundary = values[:, k - 1]
     whole = (values[:, -1] < boundary) | (values.shape[1] == scores.shape[1])
     exact = idx[:, :k].clone()
@@ -168,7 +160,7 @@ def _tied_rows(
         gains = None if tie_gains is None else tie_gains[rows]
         exact[part] = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
     elif tie_keys(ties)[1] is None or levels is not None:
-        exact[part] = resolve_boundary(scores, rows, values, idx, k, ties, tie_gains, levels)
+        exact[part] = resolve_boundary(scores, rows, (values, idx), k, rule, levels)
     else:
         exact[part] = exact_top(scores[rows], k, ties, tie_gains[rows])
     return exact
@@ -217,10 +209,7 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
     return values, idx
 
 
-def _boundary_without_sync(
-    scores: Tensor, values: Tensor, idx: Tensor, k: int, ties: str, tie_gains: Tensor | None,
-    exclusions: Exclusions | None,
-) -> Tensor:
+def _boundary_without_sync(scores: Tensor, values: Tensor, idx: Tensor, k: int, rule: TieRule) -> Tensor:
     """The exact top k of every row, ties at the cut-off in tie order, without reading anything on the host.
 
     Masked work over every row instead of a repair of the tied rows: the items scored above the k-th
@@ -228,11 +217,12 @@ def _boundary_without_sync(
     j-th item scored ``v`` is the first column where the running count of such items reaches j: one
     cumulative count over the row and a binary search per list position, no second top-k or sort.
     """
-    if exclusions is not None:
+    ties = rule.ties
+    if rule.exclusions is not None:
         every_row = torch.arange(scores.shape[0], device=scores.device)
-        return top_indices(exclusions.masked_rows(scores, every_row), k, ties, tie_gains).indices
+        return top_indices(rule.exclusions.masked_rows(scores, every_row), k, ties, rule.gains).indices
     if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
-        return exact_top(scores, k, ties, tie_gains)
+        return exact_top(scores, k, ties, rule.gains)
     boundary = values[:, k - 1 : k]
     above = values[:, :k] > boundary
     need = k - above.sum(1, keepdim=True)

@@ -9,6 +9,7 @@ from torch import Tensor
 
 from torchrec_eval.members.conventions import preset, resolve_common, resolve_options
 from torchrec_eval.members.steps import check_common, prepare
+from torchrec_eval.pipeline import Inputs, Rules
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.plan import Plan
 
@@ -42,16 +43,8 @@ def compute_named_metric(name: str, arguments: dict[str, Any]) -> Tensor | dict[
     empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
     check_common(empty_target_action, relevance_threshold)
     plan = Plan([entry])
-    batch = prepare(
-        [plan],
-        preds,
-        target,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        validate_args=validate_args,
-        duplicates=preset(convention).duplicates,
-        **inputs,
-    )
+    rules = Rules(ties, relevance_threshold, validate_args, preset(convention).duplicates)
+    batch = prepare([plan], Inputs.of({**inputs, "preds": preds, "target": target}), rules)
     plan.check_ties(ties)
     values, counts = plan.counted(batch.ranked, empty_target_action)
     if reduction == "none":

@@ -7,9 +7,11 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.average_ties import tie_statistics
 from torchrec_eval.pipeline.batch import Candidates, RankedTargets
+from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
+from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.topk import top_indices
 from torchrec_eval.pipeline.validation import Checks, check_target_values, describe, describe_any
@@ -33,20 +35,12 @@ def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | Non
 
 
 def dense_batch(
-    preds: Tensor,
-    target: Tensor,
-    valid: Tensor | None,
-    exclusions: Exclusions | None,
-    k: int,
-    ties: str,
-    averaging: bool,
-    relevance_threshold: float | None,
-    need_ideal: bool,
-    to_num_relevant: bool,
-    need_candidates: bool,
+    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules
 ) -> tuple[RankedTargets | None, Candidates | None]:
-    """The dense form's top-k view (to depth ``k``; none for ``k = 0``) and full candidate view (if
-    ``need_candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
+    """The dense form's top-k view (to depth ``needs.depth``; none for 0) and full candidate view (if
+    ``needs.candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
+    valid, exclusions, k, ties = items.valid, items.exclusions, needs.depth, rules.ties
+    relevance_threshold, averaging = rules.relevance_threshold, rules.averaging(needs)
     num_items = preds.shape[1]
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
@@ -55,10 +49,10 @@ def dense_batch(
     # Graded targets with NDCG: the ideal top-k also yields R for every row with fewer than k relevant
     # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
     # relevance flags of every candidate for nothing else).
-    from_ideal = k > 0 and graded and need_ideal and exclusions is None
-    from_ideal = from_ideal and not (to_num_relevant or need_candidates or averaging)
+    from_ideal = k > 0 and graded and needs.ideal and exclusions is None
+    from_ideal = from_ideal and not (needs.to_num_relevant or needs.candidates or averaging)
     relevant_all = None if from_ideal else is_relevant(target, relevance_threshold)
-    candidates = Candidates(preds, target, relevant_all, valid) if need_candidates else None
+    candidates = Candidates(preds, target, relevant_all, valid) if needs.candidates else None
     if k == 0:
         return None, candidates
     num_candidates = count_candidates(preds, valid, exclusions)
@@ -69,10 +63,11 @@ def dense_batch(
         ideal = ideal.to(torch.float64)
     else:
         num_relevant = _relevant_count(relevant_all, exclusions)
-        depth = ranking_depth(k, num_items, num_relevant, to_num_relevant)
-        ideal = _ideal_gains(target, exclusions, depth) if need_ideal and graded else None
+        depth = ranking_depth(k, num_items, num_relevant, needs.to_num_relevant)
+        ideal = _ideal_gains(target, exclusions, depth) if needs.ideal and graded else None
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    idx, following = top_indices(preds, depth, ties, tie_gains, exclusions)
+    top = top_indices(preds, depth, ties, tie_gains, exclusions)
+    idx = top.indices
     restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)
     gains = raw_gains.to(torch.float64)
@@ -82,7 +77,7 @@ def dense_batch(
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
     if averaging:
-        tie_stats = tie_statistics(preds, idx, following, target, relevant_all, gains, relevant)
+        tie_stats = tie_statistics(preds, top, target, relevant_all, (gains, relevant))
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)

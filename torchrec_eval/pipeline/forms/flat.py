@@ -8,7 +8,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.forms import FORMS
+from torchrec_eval.pipeline.forms.scored import scored_batch
+from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
 from torchrec_eval.pipeline.validation import (
     Checks,
     check_flat_shapes,
@@ -71,26 +74,19 @@ def check_flat(inputs: dict[str, Tensor | None], validate_args: bool) -> None:
         checks.run()
 
 
-def flat_rows(
-    preds: Tensor,
-    target: Tensor | None,
-    indexes: Tensor,
-    target_ids: Tensor | None,
-    target_gains: Tensor | None,
-    mask: Tensor | None,
-    exclude_ids: Tensor | None,
-    groups: Tensor | None,
-    checks: Checks | None,
-) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
-    """The flat form's checks and its rows: (preds, target, mask, groups) as [Q, L]."""
+def flat_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> Batch:
+    """The flat form's checks, its rows grouped by query into [Q, L] (preds, target, mask, groups), and the
+    batch of those rows as a dense form."""
+    target, target_ids, target_gains = inputs.target, inputs.target_ids, inputs.target_gains
     if target is None or target_ids is not None or target_gains is not None:
         raise ValueError(
             f"The flat form takes `preds`, `target` and `indexes` (graded relevance goes in `target`, "
             f"not `target_gains`); expected one of: {FORMS}. Got `target` {describe_any(target)}, `target_ids` "
             f"{describe_any(target_ids)}, `target_gains` {describe_any(target_gains)}"
         )
-    if exclude_ids is not None:
+    if inputs.exclude_ids is not None:
         raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M], got "
-                         f"`exclude_ids` of {describe_any(exclude_ids)}")
-    check_flat_shapes(preds, target, indexes, mask, groups, checks)
-    return flat_to_dense(preds, target, indexes, mask, groups)
+                         f"`exclude_ids` of {describe_any(inputs.exclude_ids)}")
+    check_flat_shapes(inputs.preds, target, inputs.indexes, inputs.mask, inputs.groups, checks)
+    preds, target, mask, groups = flat_to_dense(inputs.preds, target, inputs.indexes, inputs.mask, inputs.groups)
+    return scored_batch(Inputs(preds=preds, target=target, mask=mask, groups=groups), needs, rules, checks)

@@ -6,13 +6,17 @@ tensor); the ranked form reads its lists through the same table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.batch import RankedTargets
+from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counting import count_true
-from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
+from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.topk import top_indices
 from torchrec_eval.pipeline.validation import (
     Checks,
@@ -41,13 +45,23 @@ def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Ten
     return torch.where(found, values.gather(1, order).gather(1, pos), values.new_zeros(()))
 
 
+@dataclass(frozen=True)
+class TargetTable:
+    """The targets of a batch as ids: ``ids`` [B, T] (-1 = padding), their float64 ``gains`` [B, T] (0 for
+    padding and for items that are not candidates) and ``relevant`` [B, T] bool."""
+
+    ids: Tensor
+    gains: Tensor
+    relevant: Tensor
+
+
 def target_table(
     target_ids: Tensor,
     target_gains: Tensor | None,
     valid_target: Tensor | None,
     relevance_threshold: float | None,
-) -> tuple[Tensor, Tensor]:
-    """Gains [B, T] (0 for padding and for items that are not candidates) and relevance of target ids."""
+) -> TargetTable:
+    """The table of target ids: their gains (0 for padding and for items that are not candidates) and relevance."""
     present = target_ids >= 0
     if valid_target is not None:
         present = present & valid_target
@@ -56,23 +70,18 @@ def target_table(
         gains = target_gains.to(torch.float64)
     gains = torch.where(present, gains, torch.zeros((), dtype=torch.float64, device=gains.device))
     relevant = is_relevant(gains, relevance_threshold) & present
-    return gains, relevant
+    return TargetTable(target_ids, gains, relevant)
 
 
 def check_target_ids(
     target_ids: Tensor,
     target_gains: Tensor | None,
-    rows: int,
-    num_items: int | None,
-    valid: Tensor | None,
-    relevance_threshold: float | None,
+    shape: Sequence[int | None],
     checks: Checks | None,
-    exclusions: Exclusions | None = None,
     unique: bool = True,
-    scores: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """Check the ids form's targets; their gains and relevance [B, T], 0 / False where a target is
-    not a candidate: padding, outside ``valid``, excluded, or scored -inf in ``scores`` (if given)."""
+) -> None:
+    """Check the ids form's targets against a batch of ``shape`` (rows, items; items None: any id >= 0)."""
+    rows, num_items = shape
     require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
         if target_gains.shape != target_ids.shape or target_gains.is_complex():
@@ -86,72 +95,56 @@ def check_target_ids(
             check_unique_ids(checks, "target_ids", target_ids)
         if target_gains is not None:
             check_target_values(checks, "target_gains", target_gains)
+
+
+def candidate_targets(target_ids: Tensor, items: CandidateItems, scores: Tensor | None = None) -> Tensor | None:
+    """[B, T] whether each target is a candidate (None: all are): inside the mask, not excluded, and not
+    scored -inf in ``scores`` (if given)."""
     valid_target = None
-    if valid is not None:
-        valid_target = valid.gather(1, target_ids.clamp(min=0))
-    elif exclusions is not None:
-        valid_target = ~exclusions.contains(target_ids)
+    if items.valid is not None:
+        valid_target = items.valid.gather(1, target_ids.clamp(min=0))
+    elif items.exclusions is not None:
+        valid_target = ~items.exclusions.contains(target_ids)
     if scores is not None:
         finite = scores.gather(1, target_ids.clamp(min=0)) > float("-inf")
         valid_target = finite if valid_target is None else valid_target & finite
-    return target_table(target_ids, target_gains, valid_target, relevance_threshold)
+    return valid_target
 
 
-def table_ranked(
-    item_ids: Tensor,
-    target_ids: Tensor,
-    gains_t: Tensor,
-    relevant_t: Tensor,
-    num_candidates: Tensor,
-    need_ideal: bool,
-    k: int,
-) -> RankedTargets:
+def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, needs: Needs) -> RankedTargets:
     """The top-k view of ranked ``item_ids`` [B, K] (-1 = none) read through the target table: each
     item's gain and relevance, R, and the best min(k, T) target gains as the ideal list."""
-    num_relevant = relevant_t.sum(1).to(torch.float64)
-    found, pos, order = lookup(item_ids, target_ids)
-    gains = read_found(gains_t, found, pos, order)
-    relevant = read_found(relevant_t, found, pos, order)
+    num_relevant = table.relevant.sum(1).to(torch.float64)
+    found, pos, order = lookup(item_ids, table.ids)
+    gains = read_found(table.gains, found, pos, order)
+    relevant = read_found(table.relevant, found, pos, order)
     ideal = None
-    if need_ideal:  # the best min(k, T) gains: the ideal list does not depend on the ranked list's width
-        take = min(k, gains_t.shape[1])
-        ideal = torch.topk(gains_t, take, dim=1).values if take else gains_t.new_zeros(gains_t.shape[0], 1)
-    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids, target_ids.shape[1])
+    if needs.ideal:  # the best min(k, T) gains: the ideal list does not depend on the ranked list's width
+        take = min(needs.depth, table.gains.shape[1])
+        ideal = torch.topk(table.gains, take, dim=1).values if take else table.gains.new_zeros(table.gains.shape[0], 1)
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids, table.ids.shape[1])
 
 
-def ids_ranked(
-    preds: Tensor,
-    valid: Tensor | None,
-    exclusions: Exclusions | None,
-    target_ids: Tensor,
-    gains_t: Tensor,
-    relevant_t: Tensor,
-    k: int,
-    ties: str,
-    need_ideal: bool,
-    to_num_relevant: bool,
-    neg_inf: bool = False,
-) -> RankedTargets | None:
+def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: Needs, rules: Rules) -> RankedTargets | None:
     """Top-k of the ids form, looking the ranked items up in the target ids (no dense target).
 
-    With ``neg_inf`` (scores may hold ``-inf`` and no mask says where), the candidates are counted
+    With ``items.neg_inf`` (scores may hold ``-inf`` and no mask says where), the candidates are counted
     within the ranked list only: -inf and excluded entries sort last, so the list's candidates number
     min(K, candidates), all that a top-k value reads (min(k, candidates) for k <= K).
     """
-    if k == 0:
+    if needs.depth == 0:
         return None
-    num_items = preds.shape[1]
+    valid, exclusions = items.valid, items.exclusions
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
-    depth = ranking_depth(k, num_items, relevant_t.sum(1), to_num_relevant)
-    idx = top_indices(preds, depth, ties, None, exclusions).indices
-    if neg_inf:
+    depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1), needs.to_num_relevant)
+    idx = top_indices(preds, depth, rules.ties, None, exclusions).indices
+    if items.neg_inf:
         listed = preds.gather(1, idx) > float("-inf")
         if exclusions is not None:
             listed &= ~exclusions.contains(idx)
-        return table_ranked(idx.masked_fill(~listed, -1), target_ids, gains_t, relevant_t,
-                             count_true(listed, torch.float64), need_ideal, k)
+        return table_ranked(idx.masked_fill(~listed, -1), table, count_true(listed, torch.float64), needs)
     num_candidates = count_candidates(preds, valid, exclusions)
     if valid is not None or exclusions is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
-    return table_ranked(idx, target_ids, gains_t, relevant_t, num_candidates, need_ideal, k)
+    return table_ranked(idx, table, num_candidates, needs)

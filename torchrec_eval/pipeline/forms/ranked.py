@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
-from torch import Tensor
 
 from torchrec_eval.pipeline.batch import Batch, RankedTargets
-from torchrec_eval.pipeline.forms.ids import check_target_ids, lookup, table_ranked
+from torchrec_eval.pipeline.forms.ids import check_target_ids, lookup, table_ranked, target_table
+from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
 from torchrec_eval.pipeline.validation import (
     Checks,
     check_groups_shape,
@@ -19,52 +21,27 @@ from torchrec_eval.pipeline.validation import (
 )
 
 
-def ranked_batch(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_gains: Tensor | None,
-    mask: Tensor | None,
-    exclude_ids: Tensor | None,
-    groups: Tensor | None,
-    k: int,
-    relevance_threshold: float | None,
-    need_ideal: bool,
-    to_num_relevant: bool,
-    need_candidates: bool,
-    checks: Checks | None,
-    duplicates: str,
-) -> Batch:
+def ranked_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> Batch:
     """The ranked form's batch: no scores, so no candidate view."""
-    if mask is not None:
+    ranked_ids = inputs.ranked_ids
+    if inputs.mask is not None:
         raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`, got "
-                         f"`mask` of {describe_any(mask)}")
-    if need_candidates:
+                         f"`mask` of {describe_any(inputs.mask)}")
+    if needs.candidates:
         raise ValueError(
             "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
             f"(dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
         )
-    check_groups_shape(groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
-    ranked = ranked_form(
-        ranked_ids, target_ids, target_gains, exclude_ids, k, relevance_threshold, need_ideal, to_num_relevant,
-        checks, duplicates == "count",
-    )
-    return Batch(ranked, None, groups)
+    check_groups_shape(inputs.groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
+    return Batch(ranked_form(inputs, needs, rules, checks), None, inputs.groups)
 
 
-def ranked_form(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_gains: Tensor | None,
-    exclude_ids: Tensor | None,
-    k: int,
-    relevance_threshold: float | None,
-    need_ideal: bool,
-    to_num_relevant: bool,
-    checks: Checks | None,
-    repeats: bool = False,
-) -> RankedTargets:
+def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> RankedTargets:
     """The ranked form's top-k view: the lists as given (padding moved to the end, excluded ids
-    dropped), read through the target table; with ``repeats``, ranx's counting of repeated ids."""
+    dropped), read through the target table; with ``rules.duplicates="count"``, ranx's counting of
+    repeated ids."""
+    ranked_ids, target_ids, exclude_ids = inputs.ranked_ids, inputs.target_ids, inputs.exclude_ids
+    repeats = rules.duplicates == "count"
     if ranked_ids.ndim != 2:
         raise ValueError(
             f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {describe(ranked_ids)}"
@@ -76,20 +53,19 @@ def ranked_form(
         check_id_range(checks, "ranked_ids", ranked_ids, None)
         if not repeats:
             check_unique_ids(checks, "ranked_ids", ranked_ids)
-    gains_t, relevant_t = check_target_ids(
-        target_ids, target_gains, rows, None, None, relevance_threshold, checks, unique=not repeats
-    )
+    check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats)
+    table = target_table(target_ids, inputs.target_gains, None, rules.relevance_threshold)
     if repeats:  # as ranx: a ranked item takes the gain of its first relevant row
-        target_ids = target_ids.masked_fill(~relevant_t, -1)
+        table = replace(table, ids=target_ids.masked_fill(~table.relevant, -1))
     if exclude_ids is not None:
         require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
             check_id_range(checks, "exclude_ids", exclude_ids, None)
         dropped, _, _ = lookup(ranked_ids, exclude_ids)
         ranked_ids = ranked_ids.masked_fill(dropped, -1)
-        excluded_targets, _, _ = lookup(target_ids, exclude_ids)
-        gains_t = gains_t.masked_fill(excluded_targets, 0)
-        relevant_t = relevant_t & ~excluded_targets
+        excluded_targets, _, _ = lookup(table.ids, exclude_ids)
+        table = replace(table, gains=table.gains.masked_fill(excluded_targets, 0),
+                        relevant=table.relevant & ~excluded_targets)
     if checks is not None:
         checks.run()
     present = ranked_ids >= 0
@@ -97,7 +73,5 @@ def ranked_form(
     order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
     ranked_ids = ranked_ids.gather(1, order)
     num_candidates = present.sum(1).to(torch.float64)
-    depth = ranked_ids.shape[1] if to_num_relevant else min(k, ranked_ids.shape[1])
-    return table_ranked(
-        ranked_ids[:, :depth], target_ids, gains_t, relevant_t, num_candidates, need_ideal, k
-    )
+    depth = ranked_ids.shape[1] if needs.to_num_relevant else min(needs.depth, ranked_ids.shape[1])
+    return table_ranked(ranked_ids[:, :depth], table, num_candidates, needs)

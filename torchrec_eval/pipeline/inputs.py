@@ -1,0 +1,106 @@
+"""The three records the pipeline passes down: the caller's tensors, what the members need, how to rank.
+
+:class:`Inputs` holds the tensors of one call exactly as given (one input form of
+:mod:`torchrec_eval.pipeline.forms`); its field names are the input keywords, written here once.
+:class:`Needs` is what the members of a metric need of the ranking of a batch (the deepest top-k any of
+them reads, the ideal gains, ...), and :class:`Rules` how the batch is read (tie order, relevance
+threshold, whether values are checked). All three are immutable: a form that regroups its inputs (the
+flat form) makes a new record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from torch import Tensor
+
+__all__ = ["INPUT_KEYWORDS", "INPUT_NAMES", "TIES", "Inputs", "Needs", "Rules"]
+
+TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The tensors of one call: ``preds`` [B, N] or [M] scores, ``target`` [B, N] or [M] relevance,
+    ``indexes`` [M] query ids (flat form), ``target_ids`` / ``target_gains`` [B, T], ``ranked_ids`` [B, L],
+    ``mask`` (candidates), ``exclude_ids`` [B, E], ``groups`` [B] (None: not given)."""
+
+    preds: Tensor | None = None
+    target: Tensor | None = None
+    indexes: Tensor | None = None
+    target_ids: Tensor | None = None
+    target_gains: Tensor | None = None
+    ranked_ids: Tensor | None = None
+    mask: Tensor | None = None
+    exclude_ids: Tensor | None = None
+    groups: Tensor | None = None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> Inputs:
+        """The record of keyword arguments named as its fields (a missing one is None).
+
+        Raises:
+            ValueError: on a name that is not an input keyword.
+        """
+        unknown = sorted(set(arguments) - set(INPUT_NAMES))
+        if unknown:
+            raise ValueError(f"unexpected input keyword {unknown[0]!r}; the input keywords are {list(INPUT_NAMES)}")
+        return cls(**arguments)
+
+    def given(self) -> dict[str, Tensor]:
+        """The arguments that were given, by name."""
+        return {name: value for name, value in vars(self).items() if value is not None}
+
+    def replace(self, **changes: Tensor | None) -> Inputs:
+        return dataclasses.replace(self, **changes)
+
+
+#: every input keyword, in the order of ``update``'s signature
+INPUT_NAMES = tuple(field.name for field in dataclasses.fields(Inputs))
+#: the input keywords of the forms besides ``preds``, ``target`` and ``groups``
+INPUT_KEYWORDS = tuple(name for name in INPUT_NAMES if name not in ("preds", "target", "groups"))
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the members of a metric need of the ranking of a batch.
+
+    Attributes:
+        depth: the top-k view's depth (0: none); with ``to_num_relevant`` at least the batch's largest R.
+        ideal: the ideal gains (NDCG).
+        to_num_relevant: rank down to each query's R (R-Precision without a cut-off).
+        candidates: every candidate's score and relevance (the pairwise family; not for the ranked form).
+        average_view: the view averaged over tie orders (``RankedTargets.averaged``), for a metric with
+            ``average_ties=True`` under another tie order.
+    """
+
+    depth: int = 0
+    ideal: bool = False
+    to_num_relevant: bool = False
+    candidates: bool = False
+    average_view: bool = False
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a batch is read and ranked.
+
+    Attributes:
+        ties: the order of equal scores, one of :data:`TIES`.
+        relevance_threshold: a gain >= this is relevant; None: gain > 0.
+        validate_args: check values (each check that needs a host sync).
+        duplicates: ``"error"`` for an id repeated in a row of the ranked form, or ``"count"``: ranx's
+            arrays (a repeated ranked id is a hit at each rank, a repeated target counts in R).
+    """
+
+    ties: str = "index"
+    relevance_threshold: float | None = None
+    validate_args: bool = True
+    duplicates: str = "error"
+
+    def averaging(self, needs: Needs) -> bool:
+        """Whether the batch needs tie-group statistics (``ties="average"`` or an averaged view)."""
+        return self.ties == "average" or needs.average_view
