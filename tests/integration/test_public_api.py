@@ -220,31 +220,31 @@ HAS_ALL = [
 
 # (constructor, {state name: shape}) of a metric's ``persistent(True)`` state_dict
 CHECKPOINT_STATES = [
-    ("NDCG(k=10)", {"config_7462ad08d82d": (0,), "stats": (1, 3)}),
-    ("MAP(k=[5, 10])", {"config_75504591455b": (0,), "stats": (1, 5)}),
-    ("RPrecision()", {"config_5a24d506e32f": (0,), "stats": (1, 3)}),
-    ("AUC()", {"config_7250a87d52f9": (0,), "pairwise_auc": (1, 3)}),
-    ("GAUC()", {"config_8089f03ac872": (0,), "pairwise_gauc": (1, 3)}),
-    ("MPR()", {"config_58fd783fe45c": (0,), "pairwise_mpr": (1, 3)}),
-    ("FCP()", {"config_213edfd6c011": (0,), "pairwise_fcp": (1, 3)}),
-    ("CTR(k=5)", {"config_f4555dc4e934": (0,), "pairwise_ctr_at_5": (1, 3)}),
+    ("NDCG(k=10)", {"config_d0cb90ab3083": (0,), "stats": (1, 3)}),
+    ("MAP(k=[5, 10])", {"config_68149f5700eb": (0,), "stats": (1, 5)}),
+    ("RPrecision()", {"config_2fda265df29c": (0,), "stats": (1, 3)}),
+    ("AUC()", {"config_2a67c287a9dc": (0,), "pairwise_auc": (1, 3)}),
+    ("GAUC()", {"config_288a9d730ded": (0,), "pairwise_gauc": (1, 3)}),
+    ("MPR()", {"config_0d193f8f591c": (0,), "pairwise_mpr": (1, 3)}),
+    ("FCP()", {"config_d009916157c8": (0,), "pairwise_fcp": (1, 3)}),
+    ("CTR(k=5)", {"config_570caba9d62b": (0,), "pairwise_ctr_at_5": (1, 3)}),
     (
         'RankingMetrics(["ndcg@5", "ndcg@10", "recall@10", "mrr@10", "auc"])',
-        {"config_e726ba1f90e3": (0,), "pairwise_auc": (1, 3), "stats": (1, 9)},
+        {"config_6c8c82cb1805": (0,), "pairwise_auc": (1, 3), "stats": (1, 9)},
     ),
     ('PairedComparison(["ndcg@10", "recall@5"])', {"paired": (1, 10)}),
-    ("Coverage(k=5, num_items=20)", {"beyond_items": (1, 1, 20), "config_a7b9370bd584": (0,)}),
-    ("Entropy(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_2733350ff409": (0,)}),
-    ("GiniIndex(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_015a40819afa": (0,)}),
+    ("Coverage(k=5, num_items=20)", {"beyond_items": (1, 1, 20), "config_fcf9f98c6ea8": (0,)}),
+    ("Entropy(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_73edfe0ff4d5": (0,)}),
+    ("GiniIndex(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_ec0913142d37": (0,)}),
     (
         "InterListDiversity(k=3, num_items=7)",
-        {"beyond_items": (1, 3, 7), "beyond_stats": (1, 1), "config_f32095f507dd": (0,)},
+        {"beyond_items": (1, 3, 7), "beyond_stats": (1, 1), "config_af7467990666": (0,)},
     ),
-    ("Novelty(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_117ee3745752": (0,)}),
-    ("AveragePopularity(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_91af359889a0": (0,)}),
-    ("Serendipity(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_758005b3a1b1": (0,)}),
-    ("IntraListDiversity(k=3, item_features=torch.eye(7))", {"beyond_stats": (1, 3), "config_9fe82384d2c1": (0,)}),
-    ("NE()", {"stats_9a15e5398b71": (1, 1, 3)}),
+    ("Novelty(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_be40a8f496b9": (0,)}),
+    ("AveragePopularity(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_3e0ffb8d801a": (0,)}),
+    ("Serendipity(k=3, item_popularity=torch.ones(7))", {"beyond_stats": (1, 3), "config_5ef3ba457705": (0,)}),
+    ("IntraListDiversity(k=3, item_features=torch.eye(7))", {"beyond_stats": (1, 3), "config_8c288c85c43c": (0,)}),
+    ("NE()", {"stats_3827c289c704": (1, 1, 3)}),
     (
         "BinaryAUC()",
         {"sample_groups": "list", "sample_preds": "list", "sample_target": "list", "sample_weight": "list"},
@@ -252,14 +252,14 @@ CHECKPOINT_STATES = [
     (
         "Windowed(NE(), window=3)",
         {
-            "lifetime_stats_9a15e5398b71": (1, 1, 3),
+            "lifetime_stats_3827c289c704": (1, 1, 3),
             "ring_next": (),
             "ring_samples": (3,),
-            "ring_stats_9a15e5398b71": (3, 1, 1, 3),
-            "window_stats_9a15e5398b71": (1, 1, 3),
+            "ring_stats_3827c289c704": (3, 1, 1, 3),
+            "window_stats_3827c289c704": (1, 1, 3),
         },
     ),
-    ('PointwiseMetrics(["ne", "auc"])', {"stats_42e7d30ececc": (1, 1, 20003)}),
+    ('PointwiseMetrics(["ne", "auc"])', {"stats_d14f64561e20": (1, 1, 20003)}),
 ]
 
 

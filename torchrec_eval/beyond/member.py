@@ -76,6 +76,10 @@ class BeyondMember(Member):
             self._configure(family, dict(options.get(family, {})))
         self._lay_out()
 
+    def configuration(self) -> dict[str, Any]:
+        return {"kind": "beyond", "requests": [list(request) for request in self.requests], "settings": self.settings,
+                "tables": self.buffers, "limits": [list(limit) for limit in self.limits]}
+
     def _configure(self, family: str, options: dict[str, Any]) -> None:
         _check_options(family, options)
         configured = REGISTRY[family].configure(family, options)

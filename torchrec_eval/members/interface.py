@@ -7,10 +7,10 @@ Suites, per-query output (:mod:`torchrec_eval.metrics.per_query`), intervals and
 (:mod:`torchrec_eval.uncertainty`) and catalogue streams (:mod:`torchrec_eval.catalogue`) talk to every
 member through :class:`Member` alone, never by its type.
 
-The members subclass :class:`Member` to inherit the defaults of its optional parts (no tie rule, no
-checkpoint adapters, every per-query key paired). A member's class name and instance attributes name
-the configuration state of checkpoints (:func:`~torchrec_eval.metrics.configuration.fingerprint`): what the
-interface adds lives on the class (attributes, methods, properties), never on the instance.
+The members subclass :class:`Member` to inherit the defaults of its optional parts (no tie rule, every
+per-query key paired). A member declares what names its states in checkpoints (:meth:`Member.configuration`,
+hashed by :func:`~torchrec_eval.metrics.configuration.fingerprint`): renaming a class or adding an
+attribute changes no checkpoint.
 """
 
 from __future__ import annotations
@@ -71,6 +71,12 @@ class Member(Protocol):
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         """key -> its value per group [G], from the (synced) states."""
+        ...
+
+    def configuration(self) -> dict[str, Any]:
+        """What names its states in checkpoints: its kind, keys and options as plain values (str, numbers,
+        bools, None, lists, dicts) and tensors; two members with equal configurations have the same states
+        (:func:`~torchrec_eval.metrics.configuration.fingerprint` hashes this, never a class name)."""
         ...
 
     def check_ties(self, ties: str) -> None:

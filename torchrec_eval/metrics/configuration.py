@@ -27,7 +27,12 @@ __all__ = ["check_loaded_configuration", "check_same_states", "config_state_name
 
 def fingerprint(value: Any) -> str:
     """A description of a configuration that is the same in every process, on every device, under any
-    print options: tensors by dtype, shape and the bytes of their values, objects by their fields."""
+    print options: tensors by dtype, shape and the bytes of their values; a member by the configuration
+    it declares (``configuration()``), never by its class name or attributes.
+
+    Raises:
+        TypeError: on an object that declares no configuration.
+    """
     if isinstance(value, Tensor):
         data = value.detach().to("cpu").contiguous()
         digest = hashlib.sha1(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"").hexdigest()
@@ -39,14 +44,15 @@ def fingerprint(value: Any) -> str:
         return "[" + ",".join(fingerprint(item) for item in value) + "]"
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
-    fields = getattr(value, "__dict__", None)
-    return f"{type(value).__name__}{fingerprint(fields) if fields is not None else repr(value)}"
+    if callable(getattr(value, "configuration", None)):
+        return fingerprint(value.configuration())
+    raise TypeError(f"fingerprint: {type(value).__name__} declares no configuration() (got {value!r})")
 
 
 def config_state_name(metric: Any, members: Sequence[Member]) -> str:
     """``config_<sha>``: the name of the configuration state of ``metric`` holding ``members``."""
-    description = [type(metric).__name__, metric.value_keys, list(members), metric.empty_target_action,
-                   metric.relevance_threshold, metric.ties]
+    description = [metric.value_keys, list(members), metric.empty_target_action, metric.relevance_threshold,
+                   metric.ties]
     if metric.weighted:  # unweighted metrics keep their state names
         description.append("weighted")
     return f"config_{hashlib.sha1(fingerprint(description).encode()).hexdigest()[:12]}"

@@ -90,7 +90,7 @@ class PairwiseMember(Member):
     # a query's ratio n_q / d_q is not what the pooled sum_q n_q / sum_q d_q averages: no paired comparison
     paired = False
 
-    ctr_unlogged = "drop"  # an instance value only for "rank": the other members keep their state names
+    ctr_unlogged = "drop"  # "rank" only where unlogged items are marked (see __init__)
 
     def __init__(self, requests: Sequence[tuple[str, int | None]],
                  options: dict[str, dict[str, Any]] | None = None, *, marks_unlogged: bool = False) -> None:
@@ -105,6 +105,10 @@ class PairwiseMember(Member):
         self.depth = max(self.ctr_ks, default=0)
         self.needs_candidates = any(REGISTRY[family].full_ranking for family in self.families)
         self.state_name = "pairwise_" + "_".join(key.replace("@", "_at_") for key in self.keys)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"kind": "pairwise", "keys": self.keys, "mpr_average": self.mpr_average,
+                "ctr_unlogged": self.ctr_unlogged}
 
     def ratios(self, batch: Batch, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Numerators and denominators [B, P] (float64) of every key for one batch."""

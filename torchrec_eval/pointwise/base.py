@@ -157,7 +157,7 @@ class StatisticsMetric(PointwiseMetric):
         self.offsets = [0]
         for member in self.members:
             self.offsets.append(self.offsets[-1] + member.size)
-        signature = hashlib.sha1(fingerprint([type(self).__name__, self.value_keys, self.members]).encode())
+        signature = hashlib.sha1(fingerprint([self.value_keys, self.members]).encode())
         self.state_name = f"stats_{signature.hexdigest()[:12]}"
         default = torch.zeros(self.num_groups or 1, self.num_tasks, self.offsets[-1], dtype=torch.float64)
         self.add_state(self.state_name, default=default, dist_reduce_fx="sum")

@@ -107,6 +107,11 @@ class SumsMember:
         self.probabilities = any(formula.probabilities for formula, _, _ in self.formulas.values())
         self.binary_target = any(formula.binary_target for formula, _, _ in self.formulas.values())
 
+    def configuration(self) -> dict[str, Any]:
+        """Its keys, the options of their values and the columns of its sums: what names its state."""
+        return {"kind": "sums", "keys": self.keys, "columns": [[name, list(params)] for name, params in self.columns],
+                "options": {key: options for key, (_, options, _) in self.formulas.items()}}
+
     def statistics(self, batch: PointwiseBatch, num_groups: int | None) -> Tensor:
         rows = torch.stack([COLUMNS[name](batch, *params) for name, params in self.columns], dim=-1)
         return group_sum(rows, batch.groups, num_groups)
@@ -131,6 +136,10 @@ class HistogramMember:
     def __init__(self, keys: list[str], bins: int = DEFAULT_BINS) -> None:
         bins = check_int("bins", bins, 1, of="/".join(keys))
         self.keys, self.bins, self.size = list(keys), bins, 2 * bins
+
+    def configuration(self) -> dict[str, Any]:
+        """Its keys and number of bins: what names its state."""
+        return {"kind": "histogram", "keys": self.keys, "bins": self.bins}
 
     def statistics(self, batch: PointwiseBatch, num_groups: int | None) -> Tensor:
         return histogram(batch.preds, batch.target, batch.weight, batch.groups, num_groups, self.bins)

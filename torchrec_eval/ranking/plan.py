@@ -1,8 +1,8 @@
 """A plan: which top-k families, at which cut-offs, with which options -- evaluated from one ranking.
 
-The :class:`Plan` is the top-k member of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its class name
-and instance attributes name the configuration state of checkpoints (``metrics.base.fingerprint``), so they
-stay as they are; tables belong to :mod:`~torchrec_eval.ranking.registry`.
+The :class:`Plan` is the top-k member of a :class:`~torchrec_eval.metrics.base.RankingMetric`; its entries
+(family, cut-offs, options) are the configuration its checkpoints name; tables belong to
+:mod:`~torchrec_eval.ranking.registry`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ class Plan(Member):
     supports_weights = True  # per-query weights: every value is a mean over queries
 
     def __init__(self, entries: Sequence[Entry]) -> None:
-        # (no attribute beyond these: they name the configuration state, see RankingMetric)
         self.entries = list(entries)
         self.keys = [key for entry in self.entries for key in entry.keys]
         if len(set(self.keys)) != len(self.keys):
@@ -53,6 +52,9 @@ class Plan(Member):
             for spec, entry in zip(specs, self.entries, strict=False)
         )
         self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"kind": "top-k", "entries": [[entry.name, list(entry.ks), dict(entry.options)] for entry in self.entries]}
 
     def _count_layout(self) -> tuple[tuple[int, ...], tuple[Any, ...]]:
         entries = tuple(self.entries)
