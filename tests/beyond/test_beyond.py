@@ -236,7 +236,7 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     features = torch.randn(NUM_ITEMS, 3, generator=generator)
     k = 5
     suite = suites(
-        [f"{f}@{k}" for f in beyond.FAMILIES] + ["precision@5"],
+        [f"{f}@{k}" for f in beyond.REGISTRY] + ["precision@5"],
         options={
             "coverage": {"num_items": NUM_ITEMS},
             "gini": {"num_items": NUM_ITEMS},
@@ -255,7 +255,7 @@ def test_dense_form_with_mask_gives_short_lists(suites):
         {i for i in range(NUM_ITEMS) if t[i] and m[i]}
         for t, m in zip(target.tolist(), mask.tolist(), strict=True)
     ]
-    assert list(result) == [f"{f}@{k}" for f in beyond.FAMILIES] + ["precision@5"]
+    assert list(result) == [f"{f}@{k}" for f in beyond.REGISTRY] + ["precision@5"]
     _close(result["coverage@5"], ref.coverage(lists, NUM_ITEMS))
     _close(result["gini@5"], ref.gini(lists, NUM_ITEMS))
     _close(result["entropy@5"], ref.entropy(lists, NUM_ITEMS))

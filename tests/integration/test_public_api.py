@@ -137,7 +137,7 @@ PUBLIC = {
         "Windowed",
         "functional",
     ],
-    "torchrec_eval.beyond": ["BeyondMember", "FAMILIES", "build_member", "cooccurrence_similarity"],
+    "torchrec_eval.beyond": ["BeyondMember", "REGISTRY", "build_member", "cooccurrence_similarity"],
     "torchrec_eval.uncertainty": ["PairedComparison", "adjusted_p_values", "confidence_interval", "interval_from_moments",
                                   "t_quantile"],
     "torchrec_eval.splits": [

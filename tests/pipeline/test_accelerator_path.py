@@ -47,7 +47,7 @@ FAMILIES = {
     "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in REGISTRY],  # rprecision@10: capped, no read
     "pairwise": [name if mode == "none" else f"{name}@5" for name, mode in PAIRWISE_FAMILIES.items()
                  if name != "fcp"],  # FCP reads its grade levels: a documented exception
-    "beyond": [f"{name}@5" for name in beyond.FAMILIES],
+    "beyond": [f"{name}@5" for name in beyond.REGISTRY],
 }
 FORMS = ("dense", "ids", "exclude_ids", "ranked")
 DTYPES = (torch.float32, torch.bfloat16)

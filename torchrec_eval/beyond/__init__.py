@@ -77,6 +77,6 @@ a family imports nothing above it.
 
 from torchrec_eval.beyond.diversity import cooccurrence_similarity
 from torchrec_eval.beyond.member import BeyondMember, build_member
-from torchrec_eval.beyond.registry import FAMILIES
+from torchrec_eval.beyond.registry import REGISTRY
 
-__all__ = ["FAMILIES", "BeyondMember", "build_member", "cooccurrence_similarity"]
+__all__ = ["REGISTRY", "BeyondMember", "build_member", "cooccurrence_similarity"]

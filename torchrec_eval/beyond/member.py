@@ -1,6 +1,6 @@
 """The beyond-accuracy state member: every requested family of a metric or suite over one pair of states.
 
-The member reads each family's :class:`~torchrec_eval.beyond.registry.FamilySpec` (options, state layout,
+The member reads each family's :class:`~torchrec_eval.beyond.registry.BeyondFamily` (options, state layout,
 formula) from :data:`~torchrec_eval.beyond.registry.REGISTRY`.
 """
 
@@ -43,7 +43,7 @@ class BeyondMember(Member):
         inter-list-diversity cut-off.
 
     Args:
-        requests: ``(family, k)`` pairs, families from :data:`~torchrec_eval.beyond.FAMILIES`.
+        requests: ``(family, k)`` pairs, families from :data:`~torchrec_eval.beyond.REGISTRY`.
         options: per family, its constructor data (``num_items``, ``item_popularity``, ...).
 
     Raises:

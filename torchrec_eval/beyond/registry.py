@@ -1,7 +1,7 @@
 """The registry of beyond-accuracy families: what :class:`~torchrec_eval.beyond.member.BeyondMember` needs
 of each.
 
-:data:`REGISTRY` maps a family name to a :class:`FamilySpec`: its options, how they are checked, its state
+:data:`REGISTRY` maps a family name to a :class:`BeyondFamily`: its options, how they are checked, its state
 layout (rows of item counts for a *catalogue* family, a sum/sum of squares/count column per cut-off for a
 *per-query* family), its formula, and which way is better. The member reads this table and never the
 family's name; a new family is one entry here and a formula beside the others.
@@ -32,7 +32,7 @@ FromCounts = Callable[[dict[str, Tensor], dict[str, Any]], Tensor]
 
 
 @dataclass(frozen=True)
-class FamilySpec:
+class BeyondFamily:
     """One beyond-accuracy family.
 
     Attributes:
@@ -113,28 +113,25 @@ def _inter_list(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
 _CATALOGUE_SIZE = {"num_items": True}
 _POPULARITY = "item_popularity"
 
-REGISTRY: dict[str, FamilySpec] = {
-    "coverage": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
+REGISTRY: dict[str, BeyondFamily] = {
+    "coverage": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
                            item_rows=("count",), upper_bound=1.0),
-    "gini": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_gini, item_rows=("count",),
+    "gini": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_gini, item_rows=("count",),
                        upper_bound=1.0, higher_is_better=False),
-    "entropy": FamilySpec({**_CATALOGUE_SIZE, "base": False, "normalization": False}, opts.configure_entropy,
+    "entropy": BeyondFamily({**_CATALOGUE_SIZE, "base": False, "normalization": False}, opts.configure_entropy,
                           from_counts=_entropy, item_rows=("count",)),
-    "inter_list_diversity": FamilySpec(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_inter_list,
+    "inter_list_diversity": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_inter_list,
                                        item_rows=("count", "weight", "weight2"), counts_lists=True,
                                        upper_bound=1.0),
-    "intra_list_diversity": FamilySpec(
+    "intra_list_diversity": BeyondFamily(
         {"item_features": False, "item_similarity": False, "single_item": False, "featureless": False},
         opts.configure_intra_list_diversity, per_query=_intra_list,
     ),
-    "novelty": FamilySpec({_POPULARITY: True, "num_users": False, "cold_items": False},
+    "novelty": BeyondFamily({_POPULARITY: True, "num_users": False, "cold_items": False},
                           opts.configure_novelty, per_query=_mean_of_table),
-    "serendipity": FamilySpec({_POPULARITY: True, "baseline_size": False}, opts.configure_serendipity,
+    "serendipity": BeyondFamily({_POPULARITY: True, "baseline_size": False}, opts.configure_serendipity,
                               per_query=_serendipity, upper_bound=1.0),
-    "average_popularity": FamilySpec({_POPULARITY: True, "all_zero": False},
+    "average_popularity": BeyondFamily({_POPULARITY: True, "all_zero": False},
                                      opts.configure_average_popularity, per_query=_mean_of_table,
                                      higher_is_better=None),
 }
-
-#: family -> how it takes a cut-off (the suite's member-module protocol, :mod:`torchrec_eval.collection`)
-FAMILIES: dict[str, str] = dict.fromkeys(REGISTRY, "k")

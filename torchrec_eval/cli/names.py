@@ -51,12 +51,12 @@ def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DE
 
     trec_eval's ``P.5,10`` keeps its comma (the cut-offs of one measure), as does any ``NAME.PARAMS`` of a
     trec_eval family (``utility.2,-1,0,0``, ``rbp.1=2,p=0.8``)."""
-    from torchrec_eval.trec.spec import FAMILIES, NICKNAMES
+    from torchrec_eval.trec.spec import MEASURE_FAMILIES, NICKNAMES
 
     names = []
     for value in values or []:
         family, dot, _ = value.strip().partition(".")
-        if dot and (family in FAMILIES or family in NICKNAMES):
+        if dot and (family in MEASURE_FAMILIES or family in NICKNAMES):
             names.append(value.strip())
             continue
         for part in re.split(r",(?![\d.])", value):  # a comma before a digit or '.' separates cut-offs

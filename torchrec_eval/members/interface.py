@@ -1,7 +1,7 @@
 """The member interface: what a :class:`~torchrec_eval.metrics.base.RankingMetric` asks of each family it holds.
 
 A *member* owns the float64 states of one family of metrics (the top-k
-:class:`~torchrec_eval.ranking.plan.Plan`, the :class:`~torchrec_eval.pairwise.member.PairwiseMember`, the
+:class:`~torchrec_eval.ranking.member.TopKMember`, the :class:`~torchrec_eval.pairwise.member.PairwiseMember`, the
 :class:`~torchrec_eval.beyond.member.BeyondMember`) and turns one ranked batch into increments of them.
 Suites, per-query output (:mod:`torchrec_eval.metrics.per_query`), intervals and paired comparisons
 (:mod:`torchrec_eval.uncertainty`) and catalogue streams (:mod:`torchrec_eval.catalogue`) talk to every

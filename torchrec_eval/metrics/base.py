@@ -55,7 +55,7 @@ class RankingMetric(StatefulMetric):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k
-    :class:`~torchrec_eval.ranking.plan.Plan` (state ``stats`` [G, 2P + C]: the sum of each value,
+    :class:`~torchrec_eval.ranking.member.TopKMember` (state ``stats`` [G, 2P + C]: the sum of each value,
     the sum of its square, the numbers of counted queries), or a full-ranking or beyond-accuracy member.
     States never grow with the number of queries, and the torchmetrics sync reduces each with one
     collective. Subclasses only choose the members; see :class:`torchrec_eval.RankingMetrics` for a suite.

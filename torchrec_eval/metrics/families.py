@@ -21,7 +21,7 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.pairwise import member as pairwise_member
 from torchrec_eval.pairwise.registry import REGISTRY as PAIRWISE
 from torchrec_eval.ranking.entries import make_entry
-from torchrec_eval.ranking.plan import Plan
+from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import REGISTRY as RANKING
 
 #: (family, its cut-offs in request order) pairs, the suite's options per family, convention, ties -> a member
@@ -55,9 +55,9 @@ class Family:
 
 def _plan(requests: list[tuple[str, list[int | None]]], options: dict[str, dict[str, Any]],
           convention: str | None, ties: str | None) -> Member:
-    """One :class:`~torchrec_eval.ranking.plan.Plan` for every top-k family (an explicit ``ties`` overrides a
+    """One :class:`~torchrec_eval.ranking.member.TopKMember` for every top-k family (an explicit ``ties`` overrides a
     preset's ``average_ties``)."""
-    return Plan([make_entry(family, ks, resolve_options(convention, family, options.get(family, {}), ties))
+    return TopKMember([make_entry(family, ks, resolve_options(convention, family, options.get(family, {}), ties))
                  for family, ks in requests])
 
 

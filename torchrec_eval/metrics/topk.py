@@ -14,7 +14,7 @@ from typing import Any
 from torchrec_eval.members.conventions import resolve_options
 from torchrec_eval.metrics.base import RankingMetric
 from torchrec_eval.ranking.entries import make_entry
-from torchrec_eval.ranking.plan import Plan
+from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import REGISTRY
 
 __all__ = [
@@ -49,8 +49,8 @@ class _TopK(RankingMetric):
         explicit = {**(options or {}), "empty_list_action": kwargs.pop("empty_list_action", None),
                     "empty_mean": kwargs.pop("empty_mean", None)}
         options = resolve_options(kwargs.get("convention"), self.name, explicit, kwargs.get("ties"))
-        plan = Plan([make_entry(self.name, k, options)])
-        super().__init__([plan], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        member = TopKMember([make_entry(self.name, k, options)])
+        super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
         self._show(**explicit)
 
 

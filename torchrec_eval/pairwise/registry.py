@@ -1,6 +1,6 @@
 """The registry of pairwise families: how each takes a cut-off, its options, which way is better.
 
-:data:`REGISTRY` maps a family name to a :class:`FamilySpec`; the member
+:data:`REGISTRY` maps a family name to a :class:`PairwiseFamily`; the member
 (:class:`~torchrec_eval.pairwise.member.PairwiseMember`), the classes and a suite
 (:mod:`torchrec_eval.metrics.families`) read it, and nothing else names these facts.
 """
@@ -14,7 +14,7 @@ from torchrec_eval.pairwise.mpr import AVERAGES
 
 
 @dataclass(frozen=True)
-class FamilySpec:
+class PairwiseFamily:
     """One pairwise family.
 
     Attributes:
@@ -33,10 +33,10 @@ class FamilySpec:
         return self.cutoff == "none"
 
 
-REGISTRY: dict[str, FamilySpec] = {
-    "auc": FamilySpec(),
-    "gauc": FamilySpec(),
-    "mpr": FamilySpec(options={"average": AVERAGES}, higher_is_better=False),
-    "fcp": FamilySpec(),
-    "ctr": FamilySpec("k", {"unlogged": UNLOGGED_MODES}),
+REGISTRY: dict[str, PairwiseFamily] = {
+    "auc": PairwiseFamily(),
+    "gauc": PairwiseFamily(),
+    "mpr": PairwiseFamily(options={"average": AVERAGES}, higher_is_better=False),
+    "fcp": PairwiseFamily(),
+    "ctr": PairwiseFamily("k", {"unlogged": UNLOGGED_MODES}),
 }

@@ -13,7 +13,7 @@ Layout, formula -> member -> function:
   :mod:`~torchrec_eval.ranking.discount_sum`;
 * one table of the families (formula, options, cut-off rule, ``higher_is_better``):
   :mod:`~torchrec_eval.ranking.registry`;
-* the member: :class:`~torchrec_eval.ranking.plan.Plan` over checked
+* the member: :class:`~torchrec_eval.ranking.member.TopKMember` over checked
   :class:`~torchrec_eval.ranking.entries.Entry` objects, with its count columns
   (:mod:`~torchrec_eval.ranking.count_layout`), ``empty_target_action``
   (:mod:`~torchrec_eval.members.empty_targets`) and the steps all members share
@@ -25,7 +25,7 @@ The classes live a layer up, in :mod:`torchrec_eval.metrics.topk`: a family impo
 """
 
 from torchrec_eval.ranking.entries import Entry, make_entry
-from torchrec_eval.ranking.plan import Plan
-from torchrec_eval.ranking.registry import REGISTRY, FamilySpec
+from torchrec_eval.ranking.member import TopKMember
+from torchrec_eval.ranking.registry import REGISTRY, TopKFamily
 
-__all__ = ["REGISTRY", "Entry", "FamilySpec", "Plan", "make_entry"]
+__all__ = ["REGISTRY", "Entry", "TopKFamily", "TopKMember", "make_entry"]

@@ -1,4 +1,4 @@
-"""Which queries each value of a plan counts: the count columns of its state.
+"""Which queries each value of the top-k member counts: the count columns of its state.
 
 Column 0 counts the queries kept by ``empty_target_action`` (every value's count by default);
 ``"listed"`` those of them with a non-empty list (``empty_list_action="skip"``); ``("hit", j)`` those with a

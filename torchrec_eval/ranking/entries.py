@@ -1,4 +1,4 @@
-"""An entry of a plan: one top-k family at one or more cut-offs with its options, checked."""
+"""An entry of the top-k member: one top-k family at one or more cut-offs with its options, checked."""
 
 from __future__ import annotations
 

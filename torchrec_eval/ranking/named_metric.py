@@ -11,7 +11,7 @@ from torchrec_eval.members.conventions import preset, resolve_common, resolve_op
 from torchrec_eval.members.steps import check_common, prepare
 from torchrec_eval.pipeline import Inputs, Rules
 from torchrec_eval.ranking.entries import make_entry
-from torchrec_eval.ranking.plan import Plan
+from torchrec_eval.ranking.member import TopKMember
 
 _COMMON = (
     "preds",
@@ -42,17 +42,17 @@ def compute_named_metric(name: str, arguments: dict[str, Any]) -> Tensor | dict[
     entry = make_entry(name, k, resolve_options(convention, name, options, ties))  # `ties` as passed
     empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
     check_common(empty_target_action, relevance_threshold)
-    plan = Plan([entry])
+    member = TopKMember([entry])
     rules = Rules(ties, relevance_threshold, validate_args, preset(convention).duplicates)
-    batch = prepare([plan], Inputs.of({**inputs, "preds": preds, "target": target}), rules)
-    plan.check_ties(ties)
-    values, counts = plan.counted(batch.ranked, empty_target_action)
+    batch = prepare([member], Inputs.of({**inputs, "preds": preds, "target": target}), rules)
+    member.check_ties(ties)
+    values, counts = member.counted(batch.ranked, empty_target_action)
     if reduction == "none":
-        values = values.masked_fill(~(counts[:, list(plan.count_columns)] > 0), float("nan"))
+        values = values.masked_fill(~(counts[:, list(member.count_columns)] > 0), float("nan"))
     else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")
-        values = plan.means(values.sum(0, keepdim=True), counts.sum(0, keepdim=True))
-    results = {key: values[:, i] for i, key in enumerate(plan.keys)}
+        values = member.means(values.sum(0, keepdim=True), counts.sum(0, keepdim=True))
+    results = {key: values[:, i] for i, key in enumerate(member.keys)}
     if isinstance(k, (list, tuple)):
         return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}
-    only = results[plan.keys[0]]
+    only = results[member.keys[0]]
     return only if reduction == "none" else only.squeeze(0)

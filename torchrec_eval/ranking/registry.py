@@ -1,7 +1,7 @@
-"""The registry of the top-k families: what :class:`~torchrec_eval.ranking.plan.Plan` needs of each.
+"""The registry of the top-k families: what :class:`~torchrec_eval.ranking.member.TopKMember` needs of each.
 
-:data:`REGISTRY` maps a family name to a :class:`FamilySpec`: its per-query formula, its options with their
-allowed values, its cut-off rule and which way is better. The plan, the suite and the classes read this
+:data:`REGISTRY` maps a family name to a :class:`TopKFamily`: its per-query formula, its options with their
+allowed values, its cut-off rule and which way is better. The top-k member, the suite and the classes read this
 table; a new family is one entry here and a formula beside the others.
 """
 
@@ -17,7 +17,7 @@ from torchrec_eval.ranking.hit_counts import f1, hitrate, precision, recall
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr
 from torchrec_eval.ranking.rprecision import rprecision
 
-# Options of which queries a value counts, read by the plan (not by the formula): every family takes
+# Options of which queries a value counts, read by the top-k member (not by the formula): every family takes
 # ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
 # row of padding only) scores the family's value for it, 0, and counts; "skip": it is left out of the
 # mean (Jurity's precision and MAP, MS Recommenders' precision, recall and MAP).
@@ -26,7 +26,7 @@ NO_HIT_ACTIONS = ("neg", "skip")
 # ``empty_mean``: the value of a mean over no query: "nan" (default) or "zero" where no query kept has a
 # relevant item in its top k (MS Recommenders' 0.0 when its table of hits is empty)
 EMPTY_MEANS = ("nan", "zero")
-PLAN_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
+MEMBER_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
 _LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
 _GAIN = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
@@ -36,7 +36,7 @@ _NORMALIZERS = ("min_k_r", "r", "hits", "k")
 
 
 @dataclass(frozen=True)
-class FamilySpec:
+class TopKFamily:
     """One top-k family.
 
     Attributes:
@@ -60,21 +60,21 @@ class FamilySpec:
         return self.cutoff == "k_or_r"
 
 
-REGISTRY: dict[str, FamilySpec] = {
-    "precision": FamilySpec(precision, {"denominator": ("k", "retrieved", "min_k_r"), **_LIST}),
-    "recall": FamilySpec(recall, {"denominator": ("r", "min_k_r"), **_LIST}),
-    "f1": FamilySpec(f1, {**_LIST}),
-    "hitrate": FamilySpec(hitrate, {**_LIST}),
-    "mrr": FamilySpec(mrr, {**_LIST}),
-    "arhr": FamilySpec(arhr, {**_LIST}),
-    "map": FamilySpec(average_precision, {"normalizer": _NORMALIZERS, **_LIST}),
-    "mar": FamilySpec(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
-    "ndcg": FamilySpec(ndcg, {**_GAIN, "ideal": ("cut", "full", "k"), **_AVERAGE, **_LIST}, needs_ideal=True),
-    "dcg": FamilySpec(dcg, {**_GAIN, **_AVERAGE, **_LIST}),
-    "cg": FamilySpec(cg, {**_LIST}),
+REGISTRY: dict[str, TopKFamily] = {
+    "precision": TopKFamily(precision, {"denominator": ("k", "retrieved", "min_k_r"), **_LIST}),
+    "recall": TopKFamily(recall, {"denominator": ("r", "min_k_r"), **_LIST}),
+    "f1": TopKFamily(f1, {**_LIST}),
+    "hitrate": TopKFamily(hitrate, {**_LIST}),
+    "mrr": TopKFamily(mrr, {**_LIST}),
+    "arhr": TopKFamily(arhr, {**_LIST}),
+    "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, **_LIST}),
+    "mar": TopKFamily(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
+    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": ("cut", "full", "k"), **_AVERAGE, **_LIST}, needs_ideal=True),
+    "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}),
+    "cg": TopKFamily(cg, {**_LIST}),
     # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
     # Recommenders' r_precision_at_k averages over the users with such a hit)
-    "rprecision": FamilySpec(
+    "rprecision": TopKFamily(
         rprecision, {"denominator": ("min_k_r", "r"), "no_hit_action": NO_HIT_ACTIONS, **_LIST}, cutoff="k_or_r"
     ),
 }

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from torchrec_eval.trec.spec import FAMILIES, NICKNAMES, ORDER
+from torchrec_eval.trec.spec import MEASURE_FAMILIES, NICKNAMES, ORDER
 
 __all__ = ["DESCRIPTIONS", "describe", "nicknames"]
 
@@ -108,7 +108,7 @@ def nicknames() -> dict[str, tuple[str, ...]]:
 def _defaults(family: str) -> str:
     from torchrec_eval.trec.jg import JG_FAMILIES
 
-    values = FAMILIES[family].defaults if family in FAMILIES else (JG_FAMILIES.get(family, (None,))[0] or ())
+    values = MEASURE_FAMILIES[family].defaults if family in MEASURE_FAMILIES else (JG_FAMILIES.get(family, (None,))[0] or ())
     if not values:
         return ""
     text = ",".join(f"{v:g}" for v in values)

@@ -20,7 +20,7 @@ non-relevant ones (``0 <= rel < level``), ``r_i`` the rank of the i-th relevant 
 
 and the rest of ``all_trec``: the gain measures (``ndcg``, ``dcg``, ``G``, ``rbp``, ...) in
 :mod:`torchrec_eval.trec.gains`, the others (``infAP``, ``Rprec_mult``, ``utility``, ``relstring``, ...)
-in :mod:`torchrec_eval.trec.more`. Measure names and parameters: :mod:`torchrec_eval.trec.spec`.
+in :mod:`torchrec_eval.trec.other_measures`. Measure names and parameters: :mod:`torchrec_eval.trec.spec`.
 
 A query with ``R = 0`` scores 0 almost everywhere. Summary values are means over the evaluated queries
 (sums for ``num_*``; the geometric mean for ``gm_map`` and ``gm_bpref``).
@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from torchrec_eval.trec import gains, more
-from torchrec_eval.trec.spec import FAMILIES, OFFICIAL, Measure, parse_measures, resolve
+from torchrec_eval.trec import gains, other_measures
+from torchrec_eval.trec.spec import MEASURE_FAMILIES, OFFICIAL, Measure, parse_measures, resolve
 from torchrec_eval.trec.stats import Judgements, Queries, ratio
 
-__all__ = ["FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate_measures", "format_line",
+__all__ = ["MEASURE_FAMILIES", "OFFICIAL", "Evaluation", "Judgements", "Measure", "evaluate_measures", "format_line",
            "from_library", "parse_measures", "resolve"]
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor of a query's value in gm_map and gm_bpref
@@ -98,7 +98,7 @@ def _basic() -> dict[str, Callable[[Queries, Measure], np.ndarray]]:
 
 
 PER_QUERY: dict[str, Callable[[Queries, Measure], np.ndarray]] = {**_basic(), **gains.MEASURES,
-                                                                 **more.MEASURES}
+                                                                 **other_measures.MEASURES}
 
 
 def _summary(measure: Measure, values: np.ndarray | None, stats: Queries) -> float | int | str | None:

@@ -72,7 +72,7 @@ def _tied_neighbours(order: np.ndarray, query: np.ndarray, score: np.ndarray, ch
 
 def _segment_argsort():
     """numba's np.argsort (its quicksort, what ranx's ``Run`` sorts with) over each segment."""
-    from torchrec_eval.trec.ranx import segment_argsort
+    from torchrec_eval.trec.ranx_tie_order import segment_argsort
 
     return segment_argsort()
 

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["FAMILIES", "NICKNAMES", "OFFICIAL", "ORDER", "Family", "Measure", "UnknownMeasure", "parse_measures",
+__all__ = ["MEASURE_FAMILIES", "NICKNAMES", "OFFICIAL", "ORDER", "Family", "Measure", "UnknownMeasure", "parse_measures",
            "resolve"]
 
 _LONG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -63,7 +63,7 @@ ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
          "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
          "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj")
 _PAIRS = Family("double", "pairs")
-FAMILIES: dict[str, Family] = {
+MEASURE_FAMILIES: dict[str, Family] = {
     "runid": Family("runid"), "num_q": Family("num_q"), "num_ret": Family("long"), "num_rel": Family("long"),
     "num_rel_ret": Family("long"), "map": Family("double"), "gm_map": Family("geometric"),
     "Rprec": Family("double"), "bpref": Family("double"), "recip_rank": Family("double"),
@@ -111,7 +111,7 @@ class Measure:
 
     @property
     def kind(self) -> str:
-        return FAMILIES[self.family].kind
+        return MEASURE_FAMILIES[self.family].kind
 
     @property
     def order(self) -> tuple[int, float]:
@@ -151,7 +151,7 @@ def _pairs(family: str, text: str) -> tuple[tuple[str, float], ...]:
 
 def family_measures(family: str, text: str | None = None) -> list[Measure]:
     """The outputs of a marked ``family``, with its parameters ``text`` (None: its defaults)."""
-    spec = FAMILIES[family]
+    spec = MEASURE_FAMILIES[family]
     if spec.params in ("long_cuts", "double_cuts"):
         integer = spec.params == "long_cuts"
         cuts = spec.defaults if text is None else _cutoffs(family, text, integer)
@@ -187,7 +187,7 @@ def resolve(specs: Sequence[str], other: Callable[[str], Measure | None] | None 
     for spec in (s.strip() for s in specs):
         single = _output_measure(spec)
         name, dot, text = spec.partition(".")
-        if single is None and (name in FAMILIES or name in NICKNAMES):
+        if single is None and (name in MEASURE_FAMILIES or name in NICKNAMES):
             if dot and not text:
                 raise ValueError(f"measure {spec!r}: nothing after the '.' (trec_eval: NAME.PARAMS, as in P.5,10)")
             if dot:
@@ -212,6 +212,6 @@ def parse_measures(spec: str) -> list[Measure] | None:
         ValueError: for malformed parameters of a known family (``P.0``, ``P.5,5``, ``ndcg.1``).
     """
     name = spec.strip().partition(".")[0]
-    if _output_measure(spec.strip()) is None and name not in FAMILIES and name not in NICKNAMES:
+    if _output_measure(spec.strip()) is None and name not in MEASURE_FAMILIES and name not in NICKNAMES:
         return None
     return resolve([spec])

@@ -152,9 +152,9 @@ def zscore_evaluation(evaluation: Evaluation, zscores: ZScores,
 def zscore_trec(judgements, evaluation: Evaluation, zscores: ZScores, **options) -> ZEvaluation:
     """:func:`zscore_evaluation` of a qrels evaluation (:func:`torchrec_eval.trec.measures.evaluate_measures`), the
     geometric means' per-query values computed with ``options`` (``relevance_level``, ``version``)."""
-    from torchrec_eval.trec.measures import FAMILIES, Measure, evaluate_measures
+    from torchrec_eval.trec.measures import MEASURE_FAMILIES, Measure, evaluate_measures
 
     bases = [Measure(m.name, GEOMETRIC_BASE[m.name]) for m in evaluation.measures
-             if m.name in GEOMETRIC_BASE and m.name not in evaluation.per_query and GEOMETRIC_BASE[m.name] in FAMILIES]
+             if m.name in GEOMETRIC_BASE and m.name not in evaluation.per_query and GEOMETRIC_BASE[m.name] in MEASURE_FAMILIES]
     extra = evaluate_measures(judgements, bases, **options).per_query if bases else {}
     return zscore_evaluation(evaluation, zscores, extra)

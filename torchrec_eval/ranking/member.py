@@ -1,6 +1,6 @@
-"""A plan: which top-k families, at which cut-offs, with which options -- evaluated from one ranking.
+"""The top-k member: which top-k families, at which cut-offs, with which options -- evaluated from one ranking.
 
-The :class:`Plan` is the top-k member of a :class:`~torchrec_eval.metrics.base.RankingMetric`; its entries
+The :class:`TopKMember` is the top-k member of a :class:`~torchrec_eval.metrics.base.RankingMetric`; its entries
 (family, cut-offs, options) are the configuration its checkpoints name; tables belong to
 :mod:`~torchrec_eval.ranking.registry`.
 """
@@ -20,10 +20,10 @@ from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.count_layout import count_layout, zero_kinds
 from torchrec_eval.ranking.entries import Entry
-from torchrec_eval.ranking.registry import PLAN_OPTIONS, REGISTRY
+from torchrec_eval.ranking.registry import MEMBER_OPTIONS, REGISTRY
 
 
-class Plan(Member):
+class TopKMember(Member):
     """Top-k metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order.
 
     As a member of a :class:`~torchrec_eval.metrics.base.RankingMetric` its state is ``stats``
@@ -81,7 +81,7 @@ class Plan(Member):
     def evaluate(self, ranked: RankedTargets) -> Tensor:
         columns = []
         for entry in self.entries:
-            options = {name: value for name, value in entry.options if name not in PLAN_OPTIONS}
+            options = {name: value for name, value in entry.options if name not in MEMBER_OPTIONS}
             averaged = options.pop("average_ties", False) and ranked.averaged is not None  # ranked form: no ties
             view = ranked.averaged if averaged else ranked
             columns.append(REGISTRY[entry.name].kernel(view, list(entry.ks), **options))
