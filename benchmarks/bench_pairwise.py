@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.pairwise.member import build_member
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,8 +27,8 @@ from bench_core import (  # noqa: E402  (interleaved synchronised median timing,
 )
 
 
-def _metric(families: list[str], **kwargs: object) -> RankingMetric:
-    return RankingMetric([build_member([(family, None) for family in families], {})], **kwargs)
+def _metric(families: list[str], **kwargs: object) -> MemberMetric:
+    return MemberMetric([build_member([(family, None) for family in families], {})], **kwargs)
 
 
 def bench(

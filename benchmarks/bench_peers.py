@@ -472,14 +472,14 @@ def section_pairwise(
 ) -> str:
     from torchmetrics.retrieval import RetrievalAUROC
 
-    from torchrec_eval.metrics.base import RankingMetric
+    from torchrec_eval.metrics.base import MemberMetric
     from torchrec_eval.pairwise.member import build_member
 
     scores, target = make_data(queries, items, 0.02, device, seed=3)
     chunks = list(zip(scores.split(batch), target.split(batch), strict=False))
     dense = lambda metric, start, b: metric.update(b[0], b[1])  # noqa: E731
-    both = RankingMetric([build_member([("auc", None), ("mpr", None)], {})])
-    auc = RankingMetric([build_member([("auc", None)], {})])
+    both = MemberMetric([build_member([("auc", None), ("mpr", None)], {})])
+    auc = MemberMetric([build_member([("auc", None)], {})])
     cases = [
         floor_case(chunks, None),
         metric_case("torchrec_eval AUC + MPR (one sort)", "2", both, chunks, dense),
@@ -555,7 +555,7 @@ def _numpy_beyond(lists: np.ndarray, num_items: int, popularity: np.ndarray, fea
 
 def section_beyond(queries: int, items: int, batch: int, repeats: int, device: torch.device) -> str:
     from torchrec_eval.beyond import build_member
-    from torchrec_eval.metrics.base import RankingMetric
+    from torchrec_eval.metrics.base import MemberMetric
 
     scores, target = make_data(queries, items, 0.02, device, seed=4)
     # distinct scores per row (a permutation), so that every top-k list is the same whatever the tie order
@@ -577,7 +577,7 @@ def section_beyond(queries: int, items: int, batch: int, repeats: int, device: t
         },
     )
     chunks = list(zip(scores.split(batch), target.split(batch), strict=False))
-    ours = RankingMetric([member]).to(device)
+    ours = MemberMetric([member]).to(device)
     pop_np, feat_np = popularity.numpy(), features.double().numpy()
     cases = [
         floor_case(chunks, 10),

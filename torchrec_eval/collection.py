@@ -10,7 +10,7 @@ from typing import Any
 from torch import Tensor, nn
 from torchmetrics import Metric
 
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.families import FAMILIES, build_members, canonical, find_family
 from torchrec_eval.pipeline.arguments import check_k
 
@@ -34,7 +34,7 @@ def _direction(key: str) -> bool | None:
     return FAMILIES[key.partition("@")[0]].higher_is_better
 
 
-class RankingMetrics(RankingMetric):
+class RankingMetrics(MemberMetric):
     """A suite of top-k metrics: one ``torch.topk`` per batch for all of them, one flat state.
 
     ``compute`` returns a flat dict ``{"ndcg@10": t, "map@10": t, ...}`` in the order requested,
@@ -48,7 +48,7 @@ class RankingMetrics(RankingMetric):
         k: cut-offs applied to every bare name in ``metrics`` (an int or a sequence of ints).
         options: per-family options, e.g. ``{"ndcg": {"gain": "exp"}, "map": {"normalizer": "r"}}``.
         prefix, postfix: strings put before / after every result key (``"val/"``, ``"_epoch"``).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on an unknown metric name (the message lists the known ones), a bad cut-off, an

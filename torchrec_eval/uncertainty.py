@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.members.steps import accumulate
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.tensor_cache import constant
@@ -69,7 +69,7 @@ def t_quantile(probability: float, df: Tensor) -> Tensor:
     return student_t_quantile(probability, df)
 
 
-def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+def _moments(metric: MemberMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     out: dict[str, tuple[Tensor, Tensor, Tensor]] = {}
     for member in metric.members:
         out.update(member.moments(metric))
@@ -77,7 +77,7 @@ def _moments(metric: RankingMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
 
 
 def confidence_interval(
-    metric: RankingMetric, level: float = 0.95, method: str = "t"
+    metric: MemberMetric, level: float = 0.95, method: str = "t"
 ) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     r"""Confidence interval of every mean-over-queries value of a metric, from its state.
 
@@ -88,7 +88,7 @@ def confidence_interval(
     Catalogue-level values (coverage, gini, entropy, inter-list diversity) are left out.
 
     Args:
-        metric: a :class:`~torchrec_eval.metrics.base.RankingMetric` (any top-k class, a suite, a
+        metric: a :class:`~torchrec_eval.metrics.base.MemberMetric` (any top-k class, a suite, a
             per-query beyond-accuracy metric).
         level: confidence level in (0, 1).
         method: ``"t"`` (Student-t with n - 1 degrees of freedom, default) or ``"normal"``.
@@ -111,8 +111,8 @@ def confidence_interval(
         (0.5, -0.4187, 1.4187)
     """
     level, method = check_probability("level", level), check_method(method)
-    if not isinstance(metric, RankingMetric):
-        raise ValueError(f"`metric` must be a torchrec_eval RankingMetric, got {type(metric).__name__}")
+    if not isinstance(metric, MemberMetric):
+        raise ValueError(f"`metric` must be a torchrec_eval MemberMetric, got {type(metric).__name__}")
     if getattr(metric, "weighted", False):
         raise ValueError(f"`metric` is weighted (`weighted=True`): its state holds weighted sums, and these "
                          f"intervals assume one unit of weight per query; got {metric!r}")
@@ -154,7 +154,7 @@ class PairedComparison(StatefulMetric):
 
     Args:
         metrics: metric names as for :class:`~torchrec_eval.RankingMetrics` (``["ndcg@10", "mrr@10"]``),
-            a :class:`~torchrec_eval.metrics.base.RankingMetric` used as a template (its metrics and
+            a :class:`~torchrec_eval.metrics.base.MemberMetric` used as a template (its metrics and
             options), or a callable returning one.
         k, options: as for ``RankingMetrics`` (with names only).
         level: confidence level of the interval.
@@ -193,7 +193,7 @@ class PairedComparison(StatefulMetric):
 
     def __init__(
         self,
-        metrics: Sequence[str] | RankingMetric | Callable[[], RankingMetric],
+        metrics: Sequence[str] | MemberMetric | Callable[[], MemberMetric],
         *,
         k: int | Sequence[int] | None = None,
         options: dict[str, dict[str, Any]] | None = None,
@@ -204,13 +204,13 @@ class PairedComparison(StatefulMetric):
         common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
         super().__init__(**kwargs)
         self.level, self.method = check_probability("level", level), check_method(method)
-        if isinstance(metrics, RankingMetric):
+        if isinstance(metrics, MemberMetric):
             template = metrics
         elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):
             template = metrics()
-            if not isinstance(template, RankingMetric):
+            if not isinstance(template, MemberMetric):
                 raise ValueError(
-                    f"`metrics` factory must return a RankingMetric, got {type(template).__name__}"
+                    f"`metrics` factory must return a MemberMetric, got {type(template).__name__}"
                 )
         else:
             from torchrec_eval.collection import RankingMetrics

@@ -21,14 +21,14 @@ from torchmetrics import MetricCollection
 from torchmetrics.wrappers import Running
 
 import torchrec_eval as tre
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.ranking.registry import REGISTRY
 
 NUM_ITEMS = 10
 NUM_GROUPS = 3
 FAMILIES = list(REGISTRY)  # every top-k family
 
-FACTORIES: dict[str, Callable[[], RankingMetric]] = {
+FACTORIES: dict[str, Callable[[], MemberMetric]] = {
     "precision": lambda: tre.Precision(k=[1, 5]),
     "recall": lambda: tre.Recall(k=5),
     "f1": lambda: tre.F1(k=3),
@@ -318,7 +318,7 @@ def test_forward_returns_batch_value_and_accumulates(name: str) -> None:
 FACTORIES["small_suite"] = lambda: tre.RankingMetrics(["arhr@5", "mar@5", "cg@3", "f1@3", "rprecision"])
 
 
-def _collection_members() -> dict[str, RankingMetric]:
+def _collection_members() -> dict[str, MemberMetric]:
     # output keys must not collide (torchmetrics would prefix every key with its member's name)
     return {name: FACTORIES[name]() for name in ["precision", "recall", "ndcg", "map", "mrr", "small_suite"]}
 
@@ -354,7 +354,7 @@ def test_compute_groups_share_state_of_identical_metrics() -> None:
     assert_same(result["c"], _single(tre.MAP(k=5)))
 
 
-def _single(metric: RankingMetric, batches: list[dict[str, torch.Tensor]] = BATCHES) -> Any:
+def _single(metric: MemberMetric, batches: list[dict[str, torch.Tensor]] = BATCHES) -> Any:
     for batch in batches:
         update(metric, batch)
     return metric.compute()

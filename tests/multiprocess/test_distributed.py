@@ -26,7 +26,7 @@ from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
 from torchrec_eval.metrics import pairwise as pairwise
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.ranking.registry import REGISTRY
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
@@ -424,7 +424,7 @@ def test_every_exported_metric_class_is_covered() -> None:
     tested = {type(metric) for metric in make_metrics().values()}
     for name in tre.__all__:
         cls = getattr(tre, name)
-        if isinstance(cls, type) and issubclass(cls, RankingMetric):
+        if isinstance(cls, type) and issubclass(cls, MemberMetric):
             assert cls in tested, f"{name} is not in the distributed test"
 
 

@@ -35,7 +35,7 @@ NUM_ITEMS = 20
 POPULARITY = torch.arange(NUM_ITEMS, 0, -1).double()
 
 
-def every_family() -> dict[str, tre.metrics.base.RankingMetric]:
+def every_family() -> dict[str, tre.metrics.base.MemberMetric]:
     """One metric object per family (defaults), and suites mixing members."""
     metrics = {name: tre.RankingMetrics([f"{name}@5" if name != "rprecision" else name]) for name in REGISTRY}
     metrics |= {

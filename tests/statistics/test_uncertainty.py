@@ -154,7 +154,7 @@ def test_confidence_interval_errors():
         confidence_interval(tre.NDCG(k=3), method="bootstrap")
     with pytest.raises(ValueError, match="no mean-over-queries value"):
         confidence_interval(tre.Coverage(k=3, num_items=5))
-    with pytest.raises(ValueError, match="must be a torchrec_eval RankingMetric"):
+    with pytest.raises(ValueError, match="must be a torchrec_eval MemberMetric"):
         confidence_interval(object())
 
 

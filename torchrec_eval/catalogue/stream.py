@@ -42,7 +42,7 @@ from torchrec_eval.pipeline.validation import (
 
 
 class CatalogueBatch:
-    """A query batch scored chunk by chunk over a catalogue of ``num_items`` items; see ``RankingMetric.catalogue``.
+    """A query batch scored chunk by chunk over a catalogue of ``num_items`` items; see ``MemberMetric.catalogue``.
 
     Raises:
         ValueError: on bad targets, exclusions or target scores (at construction), on a chunk of the

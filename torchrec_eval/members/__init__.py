@@ -1,4 +1,4 @@
-"""What every member of a :class:`~torchrec_eval.metrics.base.RankingMetric` shares, below the families that
+"""What every member of a :class:`~torchrec_eval.metrics.base.MemberMetric` shares, below the families that
 implement it (``ranking/``, ``pairwise/``, ``beyond/``) and the stateful classes above them:
 
 * :mod:`~torchrec_eval.members.interface` -- the :class:`~torchrec_eval.members.interface.Member` protocol;

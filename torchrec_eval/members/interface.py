@@ -1,4 +1,4 @@
-"""The member interface: what a :class:`~torchrec_eval.metrics.base.RankingMetric` asks of each family it holds.
+"""The member interface: what a :class:`~torchrec_eval.metrics.base.MemberMetric` asks of each family it holds.
 
 A *member* owns the float64 states of one family of metrics (the top-k
 :class:`~torchrec_eval.ranking.member.TopKMember`, the :class:`~torchrec_eval.pairwise.member.PairwiseMember`, the
@@ -26,7 +26,7 @@ Moments = dict[str, tuple[Tensor, Tensor, Tensor]]
 
 @runtime_checkable
 class Member(Protocol):
-    """One family of metrics inside a :class:`~torchrec_eval.metrics.base.RankingMetric`.
+    """One family of metrics inside a :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Attributes:
         keys: its value keys, in ``compute`` order (``"ndcg@10"``, ``"auc"``, ``"coverage@5"``).

@@ -1,4 +1,4 @@
-"""Steps every member of a :class:`~torchrec_eval.metrics.base.RankingMetric` shares (the top-k member, the
+"""Steps every member of a :class:`~torchrec_eval.metrics.base.MemberMetric` shares (the top-k member, the
 pairwise and beyond-accuracy members): check the common arguments, rank a batch once for all of them, add
 per-query rows into a state."""
 

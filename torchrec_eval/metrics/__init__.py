@@ -1,4 +1,4 @@
-"""The metric classes: the base :class:`~torchrec_eval.metrics.base.RankingMetric` and each family's classes.
+"""The metric classes: the base :class:`~torchrec_eval.metrics.base.MemberMetric` and each family's classes.
 
 The layer above the families (:mod:`torchrec_eval.ranking`, :mod:`torchrec_eval.pairwise`,
 :mod:`torchrec_eval.beyond`): the top-k classes in :mod:`~torchrec_eval.metrics.topk`, the pairwise ones in
@@ -8,7 +8,7 @@ the rating errors in :mod:`~torchrec_eval.metrics.rating`.
 
 from __future__ import annotations
 
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.beyond import (
     AveragePopularity,
     Coverage,
@@ -63,7 +63,7 @@ __all__ = [
     "Novelty",
     "Precision",
     "RPrecision",
-    "RankingMetric",
+    "MemberMetric",
     "Recall",
     "Serendipity",
 ]

@@ -1,4 +1,4 @@
-"""The checks of the arguments a :class:`~torchrec_eval.metrics.base.RankingMetric` adds to the input forms:
+"""The checks of the arguments a :class:`~torchrec_eval.metrics.base.MemberMetric` adds to the input forms:
 ``groups`` with ``num_groups``, ``sample_weight`` with ``weighted``, and what the flat form refuses.
 
 Each raises a ``ValueError`` that names the argument and what it received; the input forms themselves are

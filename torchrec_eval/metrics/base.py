@@ -1,7 +1,7 @@
 """The stateful base of every top-k, pairwise and beyond-accuracy metric: a few float64 sufficient
 statistics per group, from members that share one ranking of each batch.
 
-:class:`RankingMetric` is readable here in one class: the constructor, the update path (``update`` ->
+:class:`MemberMetric` is readable here in one class: the constructor, the update path (``update`` ->
 ``_stage`` -> one :meth:`batch` for every member -> their increments, written only when all succeeded),
 ``compute``, the entry points ``catalogue``, ``compile_update`` and ``per_query``, the checks of the
 arguments it adds to the input forms, and the configuration its checkpoints carry. Each job it delegates
@@ -48,10 +48,10 @@ from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_
 from torchrec_eval.pipeline import TIES, Batch, Inputs, Rules, check_flat
 from torchrec_eval.pipeline.arguments import check_optional_int
 
-__all__ = ["RankingMetric", "fingerprint"]
+__all__ = ["MemberMetric", "fingerprint"]
 
 
-class RankingMetric(StatefulMetric):
+class MemberMetric(StatefulMetric):
     """Accumulates one or more metric *members* from one validated, ranked view of each batch.
 
     A member is a family of metrics with its own float64 sufficient-statistic states: the top-k

@@ -1,4 +1,4 @@
-"""The beyond-accuracy metric classes: each a thin :class:`~torchrec_eval.metrics.base.RankingMetric`
+"""The beyond-accuracy metric classes: each a thin :class:`~torchrec_eval.metrics.base.MemberMetric`
 over one :class:`~torchrec_eval.beyond.member.BeyondMember` of its family (definitions:
 :mod:`torchrec_eval.beyond`)."""
 
@@ -12,12 +12,12 @@ from torch import Tensor
 from torchrec_eval.beyond.member import BeyondMember
 from torchrec_eval.beyond.registry import REGISTRY
 from torchrec_eval.members.conventions import resolve_options
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 
 IntOrSeq = int | Sequence[int]
 
 
-class _Beyond(RankingMetric):
+class _Beyond(MemberMetric):
     family: str
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -55,7 +55,7 @@ class Coverage(_OverCatalogue):
     Args:
         k: cut-off(s).
         num_items: catalogue size ``N``; recommended ids must be ``< num_items``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or ``num_items``, an item id ``>= num_items``, and bad input in ``update``.
@@ -84,7 +84,7 @@ class GiniIndex(_OverCatalogue):
     Args:
         k: cut-off(s).
         num_items: catalogue size ``N``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or ``num_items``, an item id ``>= num_items``, and bad input in ``update``.
@@ -116,7 +116,7 @@ class Entropy(_Beyond):
         num_items: catalogue size ``N``.
         base: logarithm base (ignored with ``"log_num_items"``).
         normalization: ``"none"`` (default), ``"log_num_items"`` or ``"distinct"``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, ``num_items``, ``base`` or ``normalization``, an item id
@@ -159,7 +159,7 @@ class InterListDiversity(_OverCatalogue):
     Args:
         k: cut-off(s).
         num_items: catalogue size ``N``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or ``num_items``, an item id ``>= num_items``, and bad input in ``update``.
@@ -201,7 +201,7 @@ class IntraListDiversity(_Beyond):
         item_similarity: ``[num_items, num_items]`` float similarity matrix (exactly one of the two).
         single_item: ``"skip"`` (default) or ``"zero"``: how a one-item list counts.
         featureless: ``"error"`` (default: NaN in the table raises) or ``"nan"`` (above).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: unless exactly one of ``item_features``/``item_similarity`` is a finite float
@@ -253,7 +253,7 @@ class Novelty(_Beyond):
             :func:`torchrec_eval.datasets.item_popularity`) or probabilities.
         num_users: number of training users when ``item_popularity`` counts users per item.
         cold_items: ``"least_popular"`` (default) or ``"one_user"``; ``convention="rectools"`` sets it.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, ``item_popularity`` (not 1-D, negative, all 0) or
@@ -298,7 +298,7 @@ class Serendipity(_Beyond):
         k: cut-off(s).
         item_popularity: ``[num_items]`` training counts or probabilities.
         baseline_size: size ``b`` of the popular list (default: ``k``).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, ``item_popularity`` or ``baseline_size``, an item id out of
@@ -333,7 +333,7 @@ class AveragePopularity(_Beyond):
         all_zero: ``"error"`` (default): an ``item_popularity`` of only 0s raises (it is most often an
             empty or misaligned training split); ``"zero"``: accepted, every value is then 0, as
             RecTools' ``AvgRecPopularity`` gives without previous interactions (its preset sets it).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, ``item_popularity`` or ``all_zero``, an item id out of range, and

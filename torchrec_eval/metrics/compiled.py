@@ -43,7 +43,7 @@ def increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
 
 
 def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
-    """Compile ``metric``'s updates; see ``RankingMetric.compile_update``."""
+    """Compile ``metric``'s updates; see ``MemberMetric.compile_update``."""
     if metric.validate_args:
         raise ValueError("compile_update() needs validate_args=False: the value checks read the data on the host; "
                          f"got validate_args={metric.validate_args!r}")

@@ -1,4 +1,4 @@
-"""The configuration of a :class:`~torchrec_eval.metrics.base.RankingMetric`: the name of its state, and the
+"""The configuration of a :class:`~torchrec_eval.metrics.base.MemberMetric`: the name of its state, and the
 checkpoints and merges of another configuration it refuses.
 
 MetricCollection's compute groups merge metrics whose states look alike; an empty state named after the

@@ -6,7 +6,7 @@ how many groups). Added to the sums of another configuration they give a number 
 warning, so each way in is checked before anything changes:
 
 * ``load_state_dict`` and ``merge_state``: every fixed-size state must have this metric's shape
-  (:func:`check_shapes`); a :class:`~torchrec_eval.metrics.base.RankingMetric` also compares the
+  (:func:`check_shapes`); a :class:`~torchrec_eval.metrics.base.MemberMetric` also compares the
   configuration its checkpoint names (:mod:`~torchrec_eval.metrics.configuration`).
 * the sync of ``compute``/``sync``: before the first sum the ranks all-gather one int64 fingerprint
   of their configurations (:func:`check_ranks_agree`), once per process and process group: one

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchrec_eval.members.conventions import resolve_options
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.pairwise.ctr import (
     UNLOGGED_THRESHOLD,
     apply_ignore_index,
@@ -28,7 +28,7 @@ from torchrec_eval.pairwise.registry import REGISTRY
 __all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR"]
 
 
-class AUC(RankingMetric):
+class AUC(MemberMetric):
     r"""AUC per query, averaged over queries: the share of (relevant, non-relevant) pairs ranked right.
 
     .. math:: \mathrm{AUC}_q = \frac{1}{R\,(N-R)} \sum_{i\,\mathrm{rel}} \sum_{j\,\mathrm{non\text{-}rel}}
@@ -43,7 +43,7 @@ class AUC(RankingMetric):
     ``exclude_ids`` for non-candidates; not ``ranked_ids``.
 
     Args:
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on bad arguments, with ``ranked_ids``, and on bad input in ``update``.
@@ -62,7 +62,7 @@ class AUC(RankingMetric):
         super().__init__([PairwiseMember([("auc", None)])], single_key=True, **kwargs)
 
 
-class GAUC(RankingMetric):
+class GAUC(MemberMetric):
     r"""GAUC: the per-query AUC weighted by the query's number of relevant items R (RecBole).
 
     .. math:: \mathrm{GAUC} = \sum_q R_q\, \mathrm{AUC}_q \Big/ \sum_q R_q
@@ -71,7 +71,7 @@ class GAUC(RankingMetric):
     with its weight R; a query with R = 0 weighs nothing. See :class:`AUC` for inputs.
 
     Args:
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on bad arguments, with ``ranked_ids``, and on bad input in ``update``.
@@ -90,7 +90,7 @@ class GAUC(RankingMetric):
         super().__init__([PairwiseMember([("gauc", None)])], single_key=True, **kwargs)
 
 
-class MPR(RankingMetric):
+class MPR(MemberMetric):
     r"""MPR: mean percentile rank of the relevant items, 0 = top, 100 = bottom (Hu et al. 2008).
 
     Lower is better.
@@ -105,7 +105,7 @@ class MPR(RankingMetric):
             over queries of each query's mean. With ``"query"``, a query without a relevant item
             follows ``empty_target_action`` (``"neg"`` scores 100, the worst; ``"pos"`` 0, the best);
             pooled, it adds nothing (``"error"`` raises with either).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``average``, with ``ranked_ids``, and on bad input in ``update``.
@@ -127,7 +127,7 @@ class MPR(RankingMetric):
         self._show(average=None if average == "pooled" else average)
 
 
-class FCP(RankingMetric):
+class FCP(MemberMetric):
     r"""FCP, the fraction of concordant pairs (Koren & Sill 2011), pooled over queries.
 
     .. math:: \mathrm{FCP} = \frac{\sum_q n_c(q)}{\sum_q n_c(q) + \sum_q n_d(q)}
@@ -138,7 +138,7 @@ class FCP(RankingMetric):
     do not apply). One sort per row plus one pass per distinct target value; one host sync per batch.
 
     Args:
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: with ``ranked_ids``, and on bad input in ``update``.
@@ -156,7 +156,7 @@ class FCP(RankingMetric):
         super().__init__([PairwiseMember([("fcp", None)])], single_key=True, **kwargs)
 
 
-class CTR(RankingMetric):
+class CTR(MemberMetric):
     r"""CTR@k: clicks over the observed (shown) items among the top k, pooled over queries.
 
     .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \min(k, N_q)}
@@ -182,7 +182,7 @@ class CTR(RankingMetric):
             the top k is taken) or ``"rank"`` (ranked with the others, then left out of the counts:
             Jurity). Default: the convention's, else ``"drop"``. ``mask`` False is a non-candidate
             either way.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, ``ignore_index`` or ``unlogged``, and on bad input in ``update``.

@@ -1,6 +1,6 @@
 r"""Per-query values of a metric for one batch: for error analysis and for significance tests across runs.
 
-:meth:`~torchrec_eval.metrics.base.RankingMetric.per_query` validates and ranks a batch exactly as
+:meth:`~torchrec_eval.metrics.base.MemberMetric.per_query` validates and ranks a batch exactly as
 ``update`` does and returns, for each query, the value ``update`` counts for it, read from the same
 per-query tensors the state sums (no second implementation), with NaN for a query the metric does not
 count. How ``compute()`` follows from these values, after ``update`` on the same queries:
@@ -77,7 +77,7 @@ def to_frame(columns: dict[str, Tensor], query_ids: Any, indexes: Tensor | None,
 
 
 def per_query(metric: Any, inputs: dict[str, Any], query_ids: Any, as_frame: bool) -> Any:
-    """The body of :meth:`~torchrec_eval.metrics.base.RankingMetric.per_query` (see there)."""
+    """The body of :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query` (see there)."""
     if query_ids is not None and not as_frame:
         raise ValueError("`query_ids` label the rows of the DataFrame: pass `as_frame=True` with them; got "
                          f"as_frame={as_frame!r}")

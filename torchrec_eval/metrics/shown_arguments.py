@@ -1,4 +1,4 @@
-"""The repr of a :class:`~torchrec_eval.metrics.base.RankingMetric`: its value keys and the arguments that
+"""The repr of a :class:`~torchrec_eval.metrics.base.MemberMetric`: its value keys and the arguments that
 differ from the defaults (``NDCG(ndcg@5, ndcg@10, ties='average')``), tensors by dtype and shape."""
 
 from __future__ import annotations

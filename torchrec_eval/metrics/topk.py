@@ -1,7 +1,7 @@
 """Top-k ranking metrics as torchmetrics ``Metric`` classes (thin wrappers over the functional core).
 
 Every class takes ``k`` (an int, or a sequence of ints for a dict ``{"ndcg@5": ..., "ndcg@10": ...}``)
-and the common arguments of :class:`~torchrec_eval.metrics.base.RankingMetric`
+and the common arguments of :class:`~torchrec_eval.metrics.base.MemberMetric`
 (``empty_target_action``, ``relevance_threshold``, ``ties``, ``validate_args``, ``num_groups`` and the
 torchmetrics kwargs). ``update`` takes any input form of :mod:`torchrec_eval.pipeline`.
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchrec_eval.members.conventions import resolve_options
-from torchrec_eval.metrics.base import RankingMetric
+from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import REGISTRY
@@ -26,7 +26,7 @@ __all__ = [
 IntOrSeq = int | Sequence[int]
 
 
-class _TopK(RankingMetric):
+class _TopK(MemberMetric):
     """One metric family at one or more cut-offs.
 
     Every class also takes ``empty_list_action``: a query whose list is empty (no candidate: a
@@ -60,7 +60,7 @@ class Precision(_TopK):
     Args:
         k: cut-off(s).
         denominator: ``"k"`` (default), ``"retrieved"`` = min(k, candidates) (Jurity), ``"min_k_r"``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -87,7 +87,7 @@ class Recall(_TopK):
     Args:
         k: cut-off(s).
         denominator: ``"r"`` (default) or ``"min_k_r"`` = min(k, R) (Liang et al. 2018).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -112,7 +112,7 @@ class F1(_TopK):
 
     Args:
         k: cut-off(s).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, and on bad input in ``update``.
@@ -134,7 +134,7 @@ class HitRate(_TopK):
 
     Args:
         k: cut-off(s).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, and on bad input in ``update``.
@@ -156,7 +156,7 @@ class MRR(_TopK):
 
     Args:
         k: cut-off(s).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, and on bad input in ``update``.
@@ -179,7 +179,7 @@ class ARHR(_TopK):
 
     Args:
         k: cut-off(s).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, and on bad input in ``update``.
@@ -204,7 +204,7 @@ class MAP(_TopK):
         normalizer: D. ``"min_k_r"`` = min(k, R) so a perfect ranking scores 1 (default; Jurity,
             RecBole, MS Recommenders); ``"r"`` = R (trec_eval ``map_cut``, ranx); ``"hits"`` = relevant
             items in the top k (torchmetrics); ``"k"``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -230,7 +230,7 @@ class MAR(_TopK):
     Args:
         k: cut-off(s).
         normalizer: D, as in :class:`MAP`.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -257,7 +257,7 @@ class DCG(_TopK):
         k: cut-off(s).
         gain: ``"linear"`` (g, default), ``"exp"`` (2^g - 1, Burges) or ``"binary"`` (relevance 0/1).
         log_base: base of the discount, 2 by default.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -290,7 +290,7 @@ class NDCG(_TopK):
             gains also ``"full"``: all R relevant items, uncut (Jurity), or ``"k"``: k relevant
             slots whatever R is (RecTools).
         kwargs: common arguments (``convention`` included), see
-            :class:`~torchrec_eval.metrics.base.RankingMetric`.
+            :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k`` or option, and on bad input in ``update``.
@@ -323,7 +323,7 @@ class CG(_TopK):
 
     Args:
         k: cut-off(s).
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
         ValueError: on a bad ``k``, and on bad input in ``update``.
@@ -354,7 +354,7 @@ class RPrecision(_TopK):
             scores 0 and counts; ``"skip"``: it is left out of the mean (MS Recommenders), and so is a
             query without any relevant item, whatever ``empty_target_action``. The state keeps one
             more count per such value (constant size). Not with ``ties="average"``.
-        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.RankingMetric`;
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`;
             ``convention="recommenders"`` sets ``denominator="r"``, ``no_hit_action="skip"``.
 
     Raises:

@@ -74,7 +74,7 @@ def _check_options(options: dict[str, dict[str, Any]]) -> None:
 
 
 class PairwiseMember(Member):
-    """AUC, GAUC, MPR, FCP and CTR@k of one :class:`~torchrec_eval.metrics.base.RankingMetric`.
+    """AUC, GAUC, MPR, FCP and CTR@k of one :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Every value is a ratio of two sums: the state is [G, 3P] float64 (numerator, denominator and the sum
     of squared numerators of each of the P keys, the last for confidence intervals), reduced with ``"sum"``.

@@ -1,6 +1,6 @@
 """The top-k member: which top-k families, at which cut-offs, with which options -- evaluated from one ranking.
 
-The :class:`TopKMember` is the top-k member of a :class:`~torchrec_eval.metrics.base.RankingMetric`; its entries
+The :class:`TopKMember` is the top-k member of a :class:`~torchrec_eval.metrics.base.MemberMetric`; its entries
 (family, cut-offs, options) are the configuration its checkpoints name; tables belong to
 :mod:`~torchrec_eval.ranking.registry`.
 """
@@ -26,7 +26,7 @@ from torchrec_eval.ranking.registry import MEMBER_OPTIONS, REGISTRY
 class TopKMember(Member):
     """Top-k metric entries sharing one ranking of each batch; values come out as [B, P] in ``keys`` order.
 
-    As a member of a :class:`~torchrec_eval.metrics.base.RankingMetric` its state is ``stats``
+    As a member of a :class:`~torchrec_eval.metrics.base.MemberMetric` its state is ``stats``
     [G, 2P + C]: the sum of each value, the sum of its square, and C counts of counted queries: the
     queries kept by ``empty_target_action`` (C = 1 unless an entry has ``empty_list_action="skip"``
     or ``no_hit_action="skip"``, which count a subset of them in a column of their own; see
