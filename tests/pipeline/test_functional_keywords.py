@@ -36,3 +36,17 @@ def test_every_input_keyword_reaches_the_pipeline():
     from torchrec_eval.pipeline import Inputs
 
     assert set(INPUT_KEYWORDS) <= set(Inputs.__dataclass_fields__)
+
+
+def test_the_classes_take_every_input_keyword_of_the_pipeline():
+    """``update`` and ``per_query`` write the input keywords out for editors and type checkers; they must be
+    the pipeline's (``Inputs``' fields, in order): a form added there and forgotten here fails."""
+    import inspect
+
+    from torchrec_eval.metrics.base import MemberMetric
+    from torchrec_eval.pipeline import INPUT_NAMES
+
+    update = [name for name in inspect.signature(MemberMetric.update).parameters if name != "self"]
+    per_query = [name for name in inspect.signature(MemberMetric.per_query).parameters if name != "self"]
+    assert update == [*INPUT_NAMES, "sample_weight"]
+    assert per_query == [*INPUT_NAMES, "query_ids", "as_frame"]

@@ -160,20 +160,7 @@ class MemberMetric(StatefulMetric):
             groups: [B] group of each query, when the metric was built with ``num_groups``.
             sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
-        self._update_from(
-            {
-                "preds": preds,
-                "target": target,
-                "indexes": indexes,
-                "target_ids": target_ids,
-                "target_gains": target_gains,
-                "ranked_ids": ranked_ids,
-                "mask": mask,
-                "exclude_ids": exclude_ids,
-                "groups": groups,
-                "sample_weight": sample_weight,
-            }
-        )
+        self._update_from({name: value for name, value in locals().items() if name != "self"})
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""
@@ -394,9 +381,7 @@ class MemberMetric(StatefulMetric):
             ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
             {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
         """
-        inputs = {"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
-                  "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
-                  "exclude_ids": exclude_ids, "groups": groups}
+        inputs = {name: value for name, value in locals().items() if name not in ("self", "query_ids", "as_frame")}
         return per_query(self, inputs, query_ids, as_frame)
 
     # configuration: checkpoints, merges, syncs, pickles, repr -----------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-HOST_READS = ("fcp", "rprecision")  # families whose batch shape depends on the data
+from torchrec_eval.metrics.families import FAMILIES
 
 
 class _ZeroStates:
@@ -50,8 +50,7 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     if metric.empty_target_action == "error":
         raise ValueError("compile_update() cannot raise on data: empty_target_action='error' reads it on the host; "
                          f"got empty_target_action={metric.empty_target_action!r}")
-    blocked = [key for key in metric.value_keys
-               if key.partition("@")[0] in HOST_READS and not (key.startswith("rprecision") and "@" in key)]
+    blocked = [key for key in metric.value_keys if FAMILIES[key.partition("@")[0]].reads_host(key)]
     if blocked:
         raise ValueError(f"compile_update(): {blocked} read the batch on the host (FCP's grade levels, "
                          "R-Precision's depth = the largest R) and cannot be one graph")

@@ -38,6 +38,9 @@ class Family:
         options: option name -> its allowed values; ``()``: any value, checked when the member is built.
         higher_is_better: which way is better (None: neither), for tools that read it.
         build: builds one member for every requested family sharing this ``build``.
+        host_reads: whether its batch shape depends on the data, read on the host, so that its update
+            cannot be one compiled graph (FCP's grade levels; a ``"k_or_r"`` family without a cut-off
+            ranks down to the batch's largest R: see :meth:`reads_host`).
     """
 
     name: str
@@ -45,15 +48,20 @@ class Family:
     options: dict[str, tuple]
     higher_is_better: bool | None
     build: Build
+    host_reads: bool = False
+
+    def reads_host(self, key: str) -> bool:
+        """Whether the value ``key`` (``"fcp"``, ``"rprecision"``, ``"rprecision@10"``) reads its batch on the host."""
+        return self.host_reads or (self.cutoff == "k_or_r" and "@" not in key)
 
     @property
     def checks_cutoff(self) -> bool:
         """Whether the suite refuses the name without a cut-off itself (top-k families; the other members
         say it in their own words)."""
-        return self.build is _plan and self.cutoff == "k"
+        return self.build is _top_k and self.cutoff == "k"
 
 
-def _plan(requests: list[tuple[str, list[int | None]]], options: dict[str, dict[str, Any]],
+def _top_k(requests: list[tuple[str, list[int | None]]], options: dict[str, dict[str, Any]],
           convention: str | None, ties: str | None) -> Member:
     """One :class:`~torchrec_eval.ranking.member.TopKMember` for every top-k family (an explicit ``ties`` overrides a
     preset's ``average_ties``)."""
@@ -75,8 +83,8 @@ _pairwise, _beyond = _builder(pairwise_member), _builder(beyond_member)
 
 #: every family, in the order of the members a suite builds (top-k, pairwise, beyond-accuracy)
 FAMILIES: dict[str, Family] = {
-    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _plan) for name, spec in RANKING.items()},
-    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _pairwise)
+    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _top_k) for name, spec in RANKING.items()},
+    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _pairwise, spec.host_reads)
        for name, spec in PAIRWISE.items()},
     **{name: Family(name, "k", dict.fromkeys(spec.options, ()), spec.higher_is_better, _beyond)
        for name, spec in BEYOND.items()},

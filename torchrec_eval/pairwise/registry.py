@@ -21,11 +21,14 @@ class PairwiseFamily:
         cutoff: ``"none"``: it ranks every candidate and takes no cut-off; ``"k"``: it needs one.
         options: option name -> its allowed values.
         higher_is_better: for tools that read it.
+        host_reads: its batch shape depends on the data, read on the host (FCP's grade levels): no
+            compiled update.
     """
 
     cutoff: str = "none"
     options: dict[str, tuple] = field(default_factory=dict)
     higher_is_better: bool = True
+    host_reads: bool = False
 
     @property
     def full_ranking(self) -> bool:
@@ -37,6 +40,6 @@ REGISTRY: dict[str, PairwiseFamily] = {
     "auc": PairwiseFamily(),
     "gauc": PairwiseFamily(),
     "mpr": PairwiseFamily(options={"average": AVERAGES}, higher_is_better=False),
-    "fcp": PairwiseFamily(),
+    "fcp": PairwiseFamily(host_reads=True),
     "ctr": PairwiseFamily("k", {"unlogged": UNLOGGED_MODES}),
 }
