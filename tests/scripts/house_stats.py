@@ -1,14 +1,68 @@
-"""The shape of the package, for the layout's before/after (issue 27): modules at the root, the largest
-module, the longest function and class, README lines and the package's line count.
+"""The shape of the package, for a redesign's before/after: modules and lines, the largest module, the
+longest function and class, README lines (issue 27); and the house measures of issue 34: imports that run
+up a layer and import circles (the layers of ``tests/layers.py``), the classes between ``RankingMetrics``
+and ``torchmetrics.Metric``, the package files one ``update`` of a 2-metric suite runs code in (traced with
+``sys.setprofile``), and the largest parameter count in ``pipeline/``.
 
-Usage: ``python tests/scripts/house_stats.py [ROOT]`` (default: this checkout).
+Usage: ``python tests/scripts/house_stats.py [ROOT]`` (default: this checkout; ROOT may be an older
+checkout, e.g. ``git worktree add /tmp/before ebd57a7``: its code is measured with today's layer rules).
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests import layers  # noqa: E402  (the layer rules of this checkout)
+
+# run in a fresh process on ROOT's package: the class chain and the files one update touches
+_TRACE = """
+import json, sys, torch, torchrec_eval as tre
+suite = tre.RankingMetrics(["ndcg@10", "recall@10"])
+chain = [c.__name__ for c in type(suite).__mro__]
+preds, target = torch.rand(8, 50), torch.rand(8, 50) > 0.8
+suite.update(preds, target)  # warm: lazy imports and caches
+files = set()
+def profile(frame, event, arg):
+    if event == "call" and "torchrec_eval" in frame.f_code.co_filename:
+        files.add(frame.f_code.co_filename.split("torchrec_eval", 1)[1])
+sys.setprofile(profile)
+suite.update(preds, target)
+sys.setprofile(None)
+print(json.dumps({"between": chain[1:chain.index("Metric")], "files": sorted(files)}))
+"""
+
+
+def house(root: Path) -> dict[str, object]:
+    """Issue 34's measures of the package under ``root``."""
+    pairs = layers.imports(root)
+    known = set(layers.modules(root))
+    placed = {(a, b) for a, b in pairs if a in known and b in known}
+    unplaced = sorted(name for name in known if _layer(name) is None)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    traced = json.loads(subprocess.run([sys.executable, "-c", _TRACE], env=env, cwd=root, capture_output=True,
+                                       text=True, check=True).stdout.strip().splitlines()[-1])
+    return {
+        "imports that run up a layer": len([p for p in placed if _layer(p[0]) is not None and _layer(p[1]) is not None
+                                            and _layer(p[0]) < _layer(p[1])]),
+        "import circles": len(layers.circles(placed)),
+        "modules no layer names": unplaced,
+        "classes between RankingMetrics and Metric": f"{len(traced['between'])} ({', '.join(traced['between'])})",
+        "files one update of a 2-metric suite runs": len(traced["files"]),
+        "largest parameter count in pipeline/": layers.parameter_counts("pipeline", root)[0],
+    }
+
+
+def _layer(module: str) -> int | None:
+    try:
+        return layers.layer_of(module)
+    except KeyError:
+        return None
 
 
 def _spans(tree: ast.AST, kind: type) -> list[tuple[int, str]]:
@@ -42,5 +96,6 @@ def stats(root: Path) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    for key, value in stats(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2])).items():
+    where = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]).resolve()
+    for key, value in {**stats(where), **house(where)}.items():
         print(f"{key}: {value}")
