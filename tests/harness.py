@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import os
 import pickle
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torchmetrics import Metric
+
+from tests.processes import free_port
 
 Batch = dict[str, torch.Tensor]
 
@@ -150,10 +151,6 @@ def _check_moves(case: MetricCase, keys: list[str], want: dict[str, float]) -> N
 
 
 # ------------------------------------------------------------------------------------------- processes
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _rank(rank: int, world: int, port: int, build: Callable[[str], MetricCase], names: list[str], out: str) -> None:
@@ -174,7 +171,7 @@ def check_processes(build: Callable[[str], MetricCase], names: list[str], out: s
     """Run ``build(name)``'s metric on ``world`` gloo processes (batches dealt round robin) for every
     name in one spawn, and compare every rank's value with the oracle's. ``build`` must be a module-level
     function (spawn pickles it)."""
-    mp.spawn(_rank, args=(world, _free_port(), build, names, out), nprocs=world, join=True)
+    mp.spawn(_rank, args=(world, free_port(), build, names, out), nprocs=world, join=True)
     for rank in range(world):
         results = torch.load(os.path.join(out, f"{rank}.pt"))
         for name in names:

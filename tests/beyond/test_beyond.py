@@ -11,6 +11,8 @@ import pytest
 import torch
 
 import torchrec_eval.beyond as beyond
+from tests.reference import beyond as ref
+from tests.reference import ranking as ref_ranking
 from torchrec_eval import (
     AveragePopularity,
     Coverage,
@@ -23,13 +25,6 @@ from torchrec_eval import (
     collection,
 )
 from torchrec_eval.beyond import cooccurrence_similarity
-
-try:
-    from tests.reference import beyond as ref
-    from tests.reference import ranking as ref_ranking
-except ImportError:  # tests/ itself on sys.path
-    from reference import beyond as ref
-    from reference import ranking as ref_ranking
 
 NUM_ITEMS = 15
 

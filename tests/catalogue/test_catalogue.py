@@ -11,45 +11,14 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-
-N = 23
-TOPK = ["ndcg@5", "map@4", "recall@6", "precision@3", "mrr@7", "hitrate@2", "rprecision", "f1@4", "arhr@5",
-        "dcg@3", "mar@5", "cg@4", "ctr@5"]
-FULL = ["auc", "gauc", "mpr", "fcp"]
-BEYOND = ["coverage@5", "gini@4", "entropy@3", "inter_list_diversity@4", "intra_list_diversity@3",
-          "novelty@5", "serendipity@3", "average_popularity@4"]
-
-
-def _beyond_options(num_items: int) -> dict:
-    generator = torch.Generator().manual_seed(3)
-    popularity = torch.randint(0, 9, (num_items,), generator=generator)
-    features = torch.rand(num_items, 4, generator=generator)
-    return {
-        "coverage": {"num_items": num_items}, "gini": {"num_items": num_items},
-        "entropy": {"num_items": num_items}, "inter_list_diversity": {"num_items": num_items},
-        "intra_list_diversity": {"item_features": features}, "novelty": {"item_popularity": popularity},
-        "serendipity": {"item_popularity": popularity}, "average_popularity": {"item_popularity": popularity},
-    }
+from tests.catalogue.cases import BEYOND, FULL, TOPK, N, beyond_options, catalogue_batch, target_scores_of
 
 
 def _suite(ties: str, num_groups: int | None = None, **kwargs) -> tre.RankingMetrics:
-    return tre.RankingMetrics([*TOPK, *FULL, *BEYOND], options=_beyond_options(N), ties=ties,
+    return tre.RankingMetrics([*TOPK, *FULL, *BEYOND], options=beyond_options(N), ties=ties,
                               num_groups=num_groups, **kwargs)
 
 
-def _batch(seed: int, rows: int = 7, tied: bool = True):
-    generator = torch.Generator().manual_seed(seed)
-    scores = (torch.randint(0, 4, (rows, N), generator=generator).float() if tied
-              else torch.randn(rows, N, generator=generator))
-    scores[torch.rand(rows, N, generator=generator) < 0.1] = float("-inf")
-    target_ids = torch.stack([torch.randperm(N, generator=generator)[:6] for _ in range(rows)])
-    target_ids[torch.rand(rows, 6, generator=generator) < 0.25] = -1
-    target_ids[0] = -1  # a query without targets
-    gains = torch.randint(0, 4, (rows, 6), generator=generator).float()
-    exclude = torch.stack([torch.randperm(N, generator=generator)[:4] for _ in range(rows)])
-    exclude[torch.rand(rows, 4, generator=generator) < 0.3] = -1
-    groups = torch.randint(0, 3, (rows,), generator=generator)
-    return scores, target_ids, gains, exclude, groups
 
 
 def _chunks(seed: int) -> list[tuple[int, int]]:
@@ -61,8 +30,6 @@ def _chunks(seed: int) -> list[tuple[int, int]]:
     return [spans[i] for i in torch.randperm(len(spans), generator=generator).tolist()]
 
 
-def _target_scores(scores: torch.Tensor, target_ids: torch.Tensor) -> torch.Tensor:
-    return scores.gather(1, target_ids.clamp(min=0))
 
 
 def _assert_equal(got: dict, want: dict) -> None:
@@ -74,11 +41,11 @@ def _assert_equal(got: dict, want: dict) -> None:
 @pytest.mark.parametrize("ties", ["index", "reverse_index", "pessimistic", "optimistic"])
 @pytest.mark.parametrize("seed", range(6))
 def test_any_chunking_equals_the_dense_update(ties, seed):
-    scores, target_ids, gains, exclude, groups = _batch(seed, tied=seed % 3 != 2)
+    scores, target_ids, gains, exclude, groups = catalogue_batch(seed, tied=seed % 3 != 2)
     dense, chunked = _suite(ties, num_groups=3), _suite(ties, num_groups=3)
     inputs = dict(target_ids=target_ids, target_gains=gains, exclude_ids=exclude, groups=groups)
     dense.update(scores, **inputs)
-    with chunked.catalogue(N, target_scores=_target_scores(scores, target_ids), **inputs) as batch:
+    with chunked.catalogue(N, target_scores=target_scores_of(scores, target_ids), **inputs) as batch:
         for start, stop in _chunks(seed):
             batch.add(scores[:, start:stop], offset=start)
     _assert_equal(chunked.compute(), dense.compute())
@@ -86,11 +53,11 @@ def test_any_chunking_equals_the_dense_update(ties, seed):
 
 @pytest.mark.parametrize("size", [1, 2, 5, N])
 def test_every_chunk_size(size):
-    scores, target_ids, gains, exclude, _ = _batch(size)
+    scores, target_ids, gains, exclude, _ = catalogue_batch(size)
     dense, chunked = _suite("pessimistic"), _suite("pessimistic")
     dense.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude)
     batch = chunked.catalogue(N, target_ids=target_ids, target_gains=gains, exclude_ids=exclude,
-                              target_scores=_target_scores(scores, target_ids))
+                              target_scores=target_scores_of(scores, target_ids))
     for start in reversed(range(0, N, size)):
         batch.add(scores[:, start : start + size], offset=start)
     batch.close()
@@ -98,9 +65,9 @@ def test_every_chunk_size(size):
 
 
 def test_top_k_metrics_read_the_target_scores_from_the_chunks():
-    scores, target_ids, gains, exclude, _ = _batch(11)
-    dense = tre.RankingMetrics([*TOPK, *BEYOND], options=_beyond_options(N))
-    chunked = tre.RankingMetrics([*TOPK, *BEYOND], options=_beyond_options(N))
+    scores, target_ids, gains, exclude, _ = catalogue_batch(11)
+    dense = tre.RankingMetrics([*TOPK, *BEYOND], options=beyond_options(N))
+    chunked = tre.RankingMetrics([*TOPK, *BEYOND], options=beyond_options(N))
     dense.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude)
     for _ in range(2):  # two batches accumulate like two updates
         dense.update(scores.flip(0), target_ids=target_ids.flip(0), target_gains=gains, exclude_ids=exclude)
@@ -115,7 +82,7 @@ def test_top_k_metrics_read_the_target_scores_from_the_chunks():
 
 
 def test_given_target_scores_stand_for_the_chunks_entries():
-    scores, target_ids, _, _, _ = _batch(5, tied=False)
+    scores, target_ids, _, _, _ = catalogue_batch(5, tied=False)
     replaced = scores.clone()
     target_scores = torch.rand(target_ids.shape)
     rows = torch.arange(scores.shape[0]).unsqueeze(1).expand_as(target_ids)
@@ -129,25 +96,25 @@ def test_given_target_scores_stand_for_the_chunks_entries():
 
 
 def test_bf16_chunks():
-    scores, target_ids, gains, _, _ = _batch(8, tied=False)
+    scores, target_ids, gains, _, _ = catalogue_batch(8, tied=False)
     scores = scores.to(torch.bfloat16)
     dense, chunked = _suite("index"), _suite("index")
     dense.update(scores, target_ids=target_ids, target_gains=gains)
     with chunked.catalogue(N, target_ids=target_ids, target_gains=gains,
-                           target_scores=_target_scores(scores, target_ids)) as batch:
+                           target_scores=target_scores_of(scores, target_ids)) as batch:
         batch.add(scores[:, 7:], offset=7)
         batch.add(scores[:, :7], offset=0)
     _assert_equal(chunked.compute(), dense.compute())
 
 
 def test_single_metric_classes_and_conventions():
-    scores, target_ids, gains, exclude, _ = _batch(2)
+    scores, target_ids, gains, exclude, _ = catalogue_batch(2)
     for make in (lambda: tre.NDCG(k=5, convention="ranx"), lambda: tre.AUC(), lambda: tre.MPR(),
                  lambda: tre.MAP(k=[3, 10], convention="trec"), lambda: tre.Precision(k=4, convention="rectools")):
         dense, chunked = make(), make()
         dense.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude)
         with chunked.catalogue(N, target_ids=target_ids, target_gains=gains, exclude_ids=exclude,
-                               target_scores=_target_scores(scores, target_ids)) as batch:
+                               target_scores=target_scores_of(scores, target_ids)) as batch:
             batch.add(scores[:, :3], offset=0)
             batch.add(scores[:, 3:], offset=3)
         got, want = chunked.compute(), dense.compute()
@@ -160,11 +127,11 @@ def _state(metric):
 
 
 def test_bad_input_raises_and_leaves_the_metric_unchanged():
-    scores, target_ids, gains, exclude, _ = _batch(1)
+    scores, target_ids, gains, exclude, _ = catalogue_batch(1)
     metric = _suite("index")
     metric.update(scores, target_ids=target_ids)
     before = _state(metric)
-    ts = _target_scores(scores, target_ids)
+    ts = target_scores_of(scores, target_ids)
     with pytest.raises(ValueError, match="`target_scores`"):
         metric.catalogue(N, target_ids=target_ids)  # AUC needs them
     with pytest.raises(ValueError, match="`num_items`"):
@@ -198,7 +165,7 @@ def test_bad_input_raises_and_leaves_the_metric_unchanged():
 
 
 def test_an_error_inside_the_with_block_drops_the_batch():
-    scores, target_ids, _, _, _ = _batch(4)
+    scores, target_ids, _, _, _ = catalogue_batch(4)
     metric = tre.NDCG(k=3)
     with pytest.raises(RuntimeError), metric.catalogue(N, target_ids=target_ids) as batch:
         batch.add(scores[:, :4], offset=0)
@@ -225,7 +192,7 @@ def test_many_targets_per_query_take_the_binary_search():
     dense, chunked = make(), make()
     dense.update(scores, target_ids=target_ids, target_gains=gains)
     with chunked.catalogue(num_items, target_ids=target_ids, target_gains=gains,
-                           target_scores=_target_scores(scores, target_ids)) as batch:
+                           target_scores=target_scores_of(scores, target_ids)) as batch:
         for start in (90, 0, 37):
             batch.add(scores[:, start : {90: num_items, 0: 37, 37: 90}[start]], offset=start)
     _assert_equal(chunked.compute(), dense.compute())
@@ -249,7 +216,7 @@ def test_a_trained_model_counts_only_the_items_near_its_targets(monkeypatch):
     dense, chunked = make(), make()
     dense.update(scores, target_ids=target_ids, target_gains=gains)
     with chunked.catalogue(num_items, target_ids=target_ids, target_gains=gains,
-                           target_scores=_target_scores(scores, target_ids)) as batch:
+                           target_scores=target_scores_of(scores, target_ids)) as batch:
         for start in (300, 0, 100, 200):
             batch.add(scores[:, start : start + 100], offset=start)
     assert calls  # the narrow path ran

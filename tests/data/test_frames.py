@@ -19,15 +19,11 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.reference import ranking as ref
 from torchrec_eval import functional as F
 
 pd = pytest.importorskip("pandas")
 from torchrec_eval.frames import evaluate, to_batch  # noqa: E402 - after the pandas check
-
-try:
-    from tests.reference import ranking as ref
-except ImportError:  # tests/ itself on sys.path
-    from reference import ranking as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 

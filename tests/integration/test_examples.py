@@ -2,7 +2,6 @@
 
 import importlib.util
 import math
-import os
 import re
 import subprocess
 import sys
@@ -10,16 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN_LOOP = ROOT / "examples" / "train_loop.py"
 METRICS = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10"]
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    env["OMP_NUM_THREADS"] = "1"  # small tensors: avoid oversubscribing the CPU when tests run in parallel
-    return env
 
 
 def _parse_table(stdout: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
@@ -43,7 +39,7 @@ def test_train_loop_runs_and_improves():
     proc = subprocess.run(
         [sys.executable, str(TRAIN_LOOP), "--epochs", str(epochs), "--users", "200", "--items", "300"],
         cwd=ROOT,
-        env=_env(),
+        env=child_env(),
         capture_output=True,
         text=True,
         timeout=120,

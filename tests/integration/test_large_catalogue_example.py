@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.processes import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "large_catalogue.py"
 SMALL = ["--items", "30000", "--users", "48", "--chunk", "4096", "--check", "--json"]
 
 
-def _env() -> dict:
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    env["OMP_NUM_THREADS"] = "1"
-    return env
-
-
 def _run(*command: str) -> dict[str, float]:
-    proc = subprocess.run(list(command), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(list(command), cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("json: ")]
     assert len(lines) == 1, proc.stdout  # rank 0 prints

@@ -69,3 +69,24 @@ def test_no_pipeline_function_takes_more_than_six_parameters():
     counts = layers.parameter_counts("pipeline")
     assert counts[0][0] > 3  # the reader counts
     assert [entry for entry in counts if entry[0] > 6] == []
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in helper modules (``tests/harness.py``, ``tests/processes.py``,
+    ``tests/reference/``, ...), imported plainly: no test module imports another test module, and none
+    wraps an import of them in ``try``/``except ImportError``."""
+    import ast
+
+    tests = Path(layers.ROOT) / "tests"
+    offending = []
+    for path in tests.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if any(name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_") for name in names):
+                offending.append(f"{path.relative_to(tests)}:{node.lineno}")
+            if isinstance(node, ast.Try) and any(isinstance(n, (ast.Import, ast.ImportFrom)) and
+                                                 getattr(n, "module", "") and n.module.startswith("tests.")
+                                                 for n in node.body):
+                offending.append(f"{path.relative_to(tests)}:{node.lineno} (try)")
+    assert offending == []

@@ -10,7 +10,7 @@ import sys
 
 import torch
 
-from tests.integration.test_examples import ROOT, _env
+from tests.processes import ROOT, child_env
 
 EXAMPLE = ROOT / "examples" / "ctr_training_loop.py"
 TASKS = ["click", "conversion"]
@@ -24,7 +24,7 @@ def _pairs(line: str) -> dict[str, float]:
 def test_ctr_training_loop_logs_window_and_lifetime_values_per_task():
     proc = subprocess.run(
         [sys.executable, str(EXAMPLE), "--steps", "120", "--log-every", "40", "--window", "40"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     lines = proc.stdout.splitlines()

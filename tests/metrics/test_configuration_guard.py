@@ -10,7 +10,6 @@ configurations, and the metric is left exactly as it was.
 from __future__ import annotations
 
 import os
-import socket
 import warnings
 
 import pytest
@@ -19,6 +18,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
+from tests.processes import free_port
 from torchrec_eval.metrics import configuration_guard
 
 
@@ -173,10 +173,6 @@ def test_the_configuration_is_compared_once(monkeypatch):
     assert ranks.calls == 1 + 2 * states  # and none the second time
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _rank_main(rank: int, port: int, suites: list[list[str]], out: str) -> None:
@@ -200,7 +196,7 @@ def _rank_main(rank: int, port: int, suites: list[list[str]], out: str) -> None:
     [["ndcg@5", "map@5"], ["ndcg@5"]],  # other shapes: one rank failed in torch.stack, the other hung up
 ])
 def test_two_processes_of_different_configurations_both_raise(tmp_path, suites):
-    mp.spawn(_rank_main, args=(_free_port(), suites, str(tmp_path)), nprocs=2, join=True)
+    mp.spawn(_rank_main, args=(free_port(), suites, str(tmp_path)), nprocs=2, join=True)
     results = [torch.load(tmp_path / f"{rank}.pt") for rank in range(2)]
     assert all(isinstance(result, str) for result in results), results
     assert results[0] == results[1]  # every rank raises the same error

@@ -57,10 +57,10 @@ def test_lightning_logs_the_prefixed_names():
     pytest.importorskip("lightning")
     import lightning as L  # noqa: N812
 
-    from tests.multiprocess.test_lightning import BATCH, TRAINER_KWARGS, TinyMF, _datasets, plain_loop
+    from tests.lightning_models import BATCH, TRAINER_KWARGS, TinyMF, interaction_datasets, plain_loop
 
     suite = {"metrics": ["ndcg@5", "recall@10", "mrr@10"], "prefix": "val/"}
-    loader = torch.utils.data.DataLoader(_datasets()[1], batch_size=BATCH)
+    loader = torch.utils.data.DataLoader(interaction_datasets()[1], batch_size=BATCH)
     for log_objects in (True, False):  # log_dict(suite) and log_dict(suite.compute())
         model = TinyMF(suite=suite, log_objects=log_objects)
         logged = L.Trainer(**TRAINER_KWARGS).validate(model, dataloaders=loader, verbose=False)[0]

@@ -8,7 +8,6 @@ the world), ``compute`` keeps its usual sync over the world.
 from __future__ import annotations
 
 import os
-import socket
 from typing import Any
 
 import pytest
@@ -17,25 +16,25 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
-from tests.catalogue.test_catalogue import FULL, TOPK, N, _batch, _beyond_options, _target_scores
+from tests.catalogue.cases import FULL, TOPK, N, beyond_options, catalogue_batch, target_scores_of
+from tests.processes import START_METHOD, free_port
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
-START_METHOD = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
 SHARDS = {2: [0, 14, N], 3: [0, 5, 17, N]}  # uneven item ranges per rank
 METRICS = [*TOPK, *FULL, "coverage@5", "novelty@5", "intra_list_diversity@3"]
 
 
 def _suite() -> tre.RankingMetrics:
-    options = {family: option for family, option in _beyond_options(N).items()
+    options = {family: option for family, option in beyond_options(N).items()
                if family in ("coverage", "novelty", "intra_list_diversity")}
     return tre.RankingMetrics(METRICS, options=options, ties="pessimistic", num_groups=3)
 
 
 def _stream(metric, seed: int, start: int, stop: int, group: Any) -> None:
-    scores, target_ids, gains, exclude, groups = _batch(seed)
+    scores, target_ids, gains, exclude, groups = catalogue_batch(seed)
     with metric.catalogue(N, target_ids=target_ids, target_gains=gains, exclude_ids=exclude, groups=groups,
-                          target_scores=_target_scores(scores, target_ids), process_group=group) as batch:
+                          target_scores=target_scores_of(scores, target_ids), process_group=group) as batch:
         middle = (start + stop) // 2
         for low, high in ((middle, stop), (start, middle)):  # chunks of the shard, last first
             if high > low:
@@ -78,23 +77,19 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
     dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _dense(seeds: list[int], states: bool = False) -> dict:
     metric = _suite()
     for seed in seeds:
-        scores, target_ids, gains, exclude, groups = _batch(seed)
+        scores, target_ids, gains, exclude, groups = catalogue_batch(seed)
         metric.update(scores, target_ids=target_ids, target_gains=gains, exclude_ids=exclude, groups=groups)
     return metric.metric_state if states else metric.compute()
 
 
 @pytest.mark.parametrize("world_size", [2, 3])
 def test_item_sharded_equals_one_dense_process(world_size, tmp_path):
-    mp.start_processes(_worker, args=(world_size, _free_port(), str(tmp_path)), nprocs=world_size, join=True,
+    mp.start_processes(_worker, args=(world_size, free_port(), str(tmp_path)), nprocs=world_size, join=True,
                        start_method=START_METHOD)
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in range(world_size)]
     sharded, mixed = _dense([0, 1]), _dense([2, *(3 + r for r in range(2, world_size))])

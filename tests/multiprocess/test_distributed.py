@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import os
-import socket
 import warnings
 from collections import Counter
 from typing import Any
@@ -25,6 +24,7 @@ import torch.multiprocessing as mp
 from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
+from tests.processes import START_METHOD, free_port
 from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.ranking.registry import REGISTRY
@@ -49,7 +49,6 @@ PHASE_ONE = 2
 # "fork" where the platform has it: the children inherit the imported torch/torchmetrics, which
 # saves several seconds per process on a small machine (as DataLoader workers, they run with one
 # intra-op thread). "spawn" elsewhere.
-START_METHOD = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
 
 # torch.distributed functions counted as collectives (patched on the `torch.distributed` module,
 # where torchmetrics and user code look them up).
@@ -352,10 +351,6 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _assert_same(
@@ -383,7 +378,7 @@ def spawned(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     out_dir = tmp_path_factory.mktemp(f"dist{world_size}")
     mp.start_processes(
         _worker,
-        args=(world_size, _free_port(), str(out_dir)),
+        args=(world_size, free_port(), str(out_dir)),
         nprocs=world_size,
         join=True,
         start_method=START_METHOD,

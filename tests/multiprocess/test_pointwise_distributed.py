@@ -19,7 +19,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
-from tests.multiprocess.test_distributed import START_METHOD, _free_port
+from tests.processes import START_METHOD, free_port
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
@@ -97,7 +97,7 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     out_dir = tmp_path_factory.mktemp("pointwise_dist")
-    mp.start_processes(_worker, args=(3, _free_port(), str(out_dir)), nprocs=3, join=True, start_method=START_METHOD)
+    mp.start_processes(_worker, args=(3, free_port(), str(out_dir)), nprocs=3, join=True, start_method=START_METHOD)
     return [torch.load(out_dir / f"rank{r}.pt", weights_only=False) for r in range(3)]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import os
 import pickle
-import socket
 import time
 from multiprocessing.reduction import ForkingPickler
 
@@ -22,6 +21,7 @@ import torch.multiprocessing as mp
 from torchmetrics import Metric
 
 import torchrec_eval as tre
+from tests.processes import free_port
 from tests.reference import ranking as ref
 from tests.reference.classes import FACTORIES, NUM_ITEMS, inputs
 from torchrec_eval.uncertainty import PairedComparison
@@ -140,10 +140,6 @@ def _data() -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(ROWS, ITEMS, generator=gen), (torch.rand(ROWS, ITEMS, generator=gen) < 0.15).long()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _rank_main(rank: int, world: int, port: int, suite: tre.RankingMetrics, out: str) -> None:
@@ -166,7 +162,7 @@ def _rank_main(rank: int, world: int, port: int, suite: tre.RankingMetrics, out:
 @pytest.mark.slow
 def test_spawned_ranks_with_a_late_rank_compute_the_oracle_twice(tmp_path):
     suite = tre.RankingMetrics(SUITE)
-    mp.start_processes(_rank_main, args=(2, _free_port(), suite, str(tmp_path)), nprocs=2, start_method="spawn")
+    mp.start_processes(_rank_main, args=(2, free_port(), suite, str(tmp_path)), nprocs=2, start_method="spawn")
     scores, target = _data()
     expected = {}
     for key in SUITE:

@@ -11,7 +11,6 @@ import io
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 from datetime import timedelta
@@ -25,6 +24,7 @@ import torch.multiprocessing as mp
 import torchmetrics
 
 import torchrec_eval as tre
+from tests.processes import free_port
 from torchrec_eval.distributed import UnpaddedDistributedSampler
 from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.ranking.discount_sum import discount_sum
@@ -123,10 +123,6 @@ def test_unpadded_sampler_gives_every_sample_once():
 
 
 # 2. uneven updates after a compute ---------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _uneven_metrics():
@@ -169,7 +165,7 @@ def test_uneven_updates_after_a_compute_on_three_ranks():
     # Before: torchmetrics' compute cache let rank 2 return its first value without joining the
     # collective; ranks 0 and 1 then waited for it (a hang, here a gloo timeout).
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    queue, port = ctx.Queue(), _free_port()
+    queue, port = ctx.Queue(), free_port()
     procs = [ctx.Process(target=_uneven_worker, args=(rank, 3, port, queue)) for rank in range(3)]
     for proc in procs:
         proc.start()

@@ -21,13 +21,9 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.reference import conventions as ref
 from torchrec_eval import functional as F
 from torchrec_eval.conventions import PRESETS
-
-try:
-    from tests.reference import conventions as ref
-except ImportError:  # tests/ itself on sys.path
-    from reference import conventions as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 N = 12  # items per query in the dense data

@@ -18,14 +18,10 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.reference import conventions as ref
 from torchrec_eval import functional as F
 from torchrec_eval.ranking.registry import REGISTRY
 from torchrec_eval.uncertainty import confidence_interval
-
-try:
-    from tests.reference import conventions as ref
-except ImportError:  # tests/ itself on sys.path
-    from reference import conventions as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 KS = (1, 3, 10)

@@ -15,12 +15,8 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.reference import ranking as ref
 from torchrec_eval import functional as F
-
-try:
-    from tests.reference import ranking as ref
-except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less prepend import mode)
-    from reference import ranking as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 

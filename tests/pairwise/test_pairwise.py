@@ -15,6 +15,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 import torchrec_eval as tre
+from tests.reference import pairwise as ref
 from torchrec_eval import collection
 from torchrec_eval.members.steps import prepare
 from torchrec_eval.metrics import pairwise as M
@@ -24,11 +25,6 @@ from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Inputs, Rules
-
-try:
-    from tests.reference import pairwise as ref
-except ImportError:  # tests/ itself on sys.path
-    from reference import pairwise as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-9}
 

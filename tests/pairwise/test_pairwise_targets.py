@@ -22,6 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 import torchrec_eval as tre
+from tests.reference import pairwise as ref
 from torchrec_eval.members.steps import prepare
 from torchrec_eval.metrics import pairwise as M
 from torchrec_eval.pairwise import functional as P
@@ -29,11 +30,6 @@ from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Inputs, Rules
-
-try:
-    from tests.reference import pairwise as ref
-except ImportError:  # tests/ itself on sys.path
-    from reference import pairwise as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-9}
 GAINS = torch.tensor([0.0, 0.5, 1.25, 1.25, 3.5])  # float grades, tied grades, a zero gain

@@ -8,12 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import torchrec_eval as tre
+from tests.reference import ranking as ref
 from torchrec_eval import functional as F
-
-try:
-    from tests.reference import ranking as ref
-except ImportError:  # tests/ itself on sys.path
-    from reference import ranking as ref
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 SETTINGS = settings(max_examples=30, deadline=None, database=None, derandomize=True,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from reference import trec_eval as ref
 
-from tests.cli.test_cli import make_trec
+from tests.trec_files import make_trec
 from torchrec_eval import cli
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))

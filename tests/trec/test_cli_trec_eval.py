@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cli.test_cli import make_trec
+from tests.trec_files import make_trec
 from torchrec_eval import cli
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

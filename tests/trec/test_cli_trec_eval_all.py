@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from reference import trec_eval as ref
 
-from tests.cli.test_cli import make_trec
+from tests.trec_files import make_trec
 from torchrec_eval import cli
 from torchrec_eval.cli.parser import TREC_EVAL_VERSION
 

@@ -199,7 +199,7 @@ def test_prefs_output_equals_trec_eval(capsys, tmp_path, options):
 @needs_binary
 def test_zscores_equal_trec_eval(capsys, tmp_path):
     """-Z over the default (qrels) measures and over the prefs ones, a query and some measures missing."""
-    from tests.cli.test_cli import make_trec
+    from tests.trec_files import make_trec
 
     run_path, qrels_path, _, _ = make_trec(tmp_path, 5, 12, every_judged_query_retrieves=True)
     rng = random.Random(5)

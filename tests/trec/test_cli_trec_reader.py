@@ -254,7 +254,7 @@ def test_keys_round_trip():
 def test_hash_collisions_fall_back_to_exact_comparisons(tmp_path, monkeypatch, capsys):
     """Every (query, document) and query id with one hash: the exact fallbacks (rows sorted, candidates
     tried in turn) give the same ranking and values, and still find a repeated document."""
-    from tests.cli.test_cli import make_trec
+    from tests.trec_files import make_trec
 
     run_path, qrels_path, _, _ = make_trec(tmp_path, seed=3, num_queries=12, deep=True)
     args = ["evaluate", str(run_path), str(qrels_path), "--convention", "trec", "--quiet", "-q", "-m", "official",
