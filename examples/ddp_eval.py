@@ -87,8 +87,8 @@ def make_data(num_users: int, num_items: int, seed: int) -> tuple[EvalUsers, tor
             generate_interactions,
             item_popularity,
             padded_item_lists,
-            train_test_split_by_time,
         )
+        from torchrec_eval.splits import temporal_split
     except ImportError:  # a version without the datasets module: random lists will do
         gen = torch.Generator().manual_seed(seed)
         order = torch.argsort(torch.rand(num_users, num_items, generator=gen), dim=1)
@@ -96,7 +96,7 @@ def make_data(num_users: int, num_items: int, seed: int) -> tuple[EvalUsers, tor
         popularity = torch.bincount(train.flatten(), minlength=num_items)
         return EvalUsers(torch.arange(num_users), test, train), popularity
     data = generate_interactions(num_users, num_items, interactions_per_user=(5, 40), seed=seed)
-    train, test = train_test_split_by_time(data, test_fraction=0.2)
+    train, test = temporal_split(data, 0.2)
     test_lists = padded_item_lists(test, num_users)
     train_lists = padded_item_lists(train, num_users)
     users = torch.nonzero((test_lists >= 0).any(1)).flatten()  # users with at least one test item

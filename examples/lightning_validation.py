@@ -47,8 +47,9 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
 
-from torchrec_eval.datasets import generate_interactions, padded_item_lists, train_test_split_by_time
+from torchrec_eval.datasets import generate_interactions, padded_item_lists
 from torchrec_eval.demo import BPRMF
+from torchrec_eval.splits import temporal_split
 
 if __name__ == "__main__":
     # One module object whether it is run as a script or imported as `lightning_validation` (the
@@ -91,7 +92,7 @@ class InteractionData(L.LightningDataModule):
 
     def setup(self, stage: str | None = None) -> None:
         data = generate_interactions(self.num_users, self.num_items, self.per_user, seed=self.seed)
-        self.train, self.test = train_test_split_by_time(data, test_fraction=self.test_fraction)
+        self.train, self.test = temporal_split(data, self.test_fraction)
         self.val_set = TensorDataset(
             torch.arange(self.num_users), padded_item_lists(self.test), padded_item_lists(self.train)
         )

@@ -11,7 +11,8 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchrec_eval as tre
-from torchrec_eval.datasets import generate_interactions, padded_item_lists, train_test_split_by_time
+from torchrec_eval.datasets import generate_interactions, padded_item_lists
+from torchrec_eval.splits import temporal_split
 
 NUM_USERS, NUM_ITEMS, BATCH = 48, 60, 8  # 6 validation batches; 3 per process under 2-process DDP
 
@@ -33,7 +34,7 @@ TRAINER_KWARGS: dict[str, Any] = dict(
 
 def interaction_datasets() -> tuple[TensorDataset, TensorDataset]:
     data = generate_interactions(NUM_USERS, NUM_ITEMS, (4, 12), seed=3)
-    train, test = train_test_split_by_time(data, test_fraction=0.25)
+    train, test = temporal_split(data, 0.25)
     val = TensorDataset(torch.arange(NUM_USERS), padded_item_lists(test), padded_item_lists(train))
     return TensorDataset(train.user, train.item), val
 

@@ -17,7 +17,7 @@ Everything is drawn from one seeded :class:`torch.Generator` on the CPU, so a se
 data on every run and machine. No Python loop runs over users: the users are processed in a few
 chunks of whole tensors.
 
-``train_test_split_by_time`` splits per user (the latest interactions go to test) and
+:func:`torchrec_eval.splits.temporal_split` splits per user (the latest interactions go to test) and
 ``padded_item_lists`` turns a split into the ``[U, T]`` id tensors, ``-1`` padded, that the metrics
 take as ``target_ids`` and ``exclude_ids``.
 """
@@ -41,8 +41,7 @@ __all__ = [
     "interaction_matrix",
     "item_popularity",
     "padded_item_lists",
-    "train_test_split_by_time",
-]
+    ]
 
 # Bound on the number of [users, items] logits held at once while generating (about 64 MiB of float32).
 _MAX_CHUNK_ELEMENTS = 1 << 24
@@ -143,7 +142,8 @@ class RatedInteractions(Interactions):
     Example:
         >>> import numpy as np
         >>> import torch
-        >>> from torchrec_eval.datasets import RatedInteractions, train_test_split_by_time
+        >>> from torchrec_eval.datasets import RatedInteractions
+        >>> from torchrec_eval.splits import temporal_split
         >>> data = RatedInteractions(
         ...     user=torch.tensor([0, 0, 1]), item=torch.tensor([1, 0, 1]), timestamp=torch.tensor([5, 9, 7]),
         ...     num_users=2, num_items=2, rating=torch.tensor([4.0, 2.5, 5.0]),
@@ -153,7 +153,7 @@ class RatedInteractions(Interactions):
         RatedInteractions(num_interactions=2, num_users=2, num_items=2)
         >>> data.item_ids[liked.item].tolist()
         [302, 302]
-        >>> train, test = train_test_split_by_time(data, test_fraction=0.5)
+        >>> train, test = temporal_split(data, 0.5)
         >>> test.rating
         tensor([2.5000])
     """
@@ -331,55 +331,6 @@ def _sort_by_user_time(interactions: Interactions) -> Tensor:
     by_time = torch.argsort(interactions.timestamp, stable=True)
     by_user = torch.argsort(interactions.user[by_time], stable=True)
     return by_time[by_user]
-
-
-def train_test_split_by_time(
-    interactions: Interactions, test_fraction: float = 0.2
-) -> tuple[Interactions, Interactions]:
-    """Split each user's interactions by time: the latest ``test_fraction`` of them go to test.
-
-    A user with ``n`` interactions puts ``round(n * test_fraction)`` of them in the test set, but at
-    least one and at most ``n - 1`` when ``n >= 2`` (so every such user has both a training and a test
-    interaction); a user with a single interaction keeps it in training. Equal timestamps are broken by
-    the order of the input. This is the leave-last-out protocol of sequential recommendation: no test
-    interaction of a user is earlier than one of their training interactions.
-
-    Args:
-        interactions: the data to split.
-        test_fraction: the share of each user's interactions that goes to test, in ``[0, 1)``.
-
-    Returns:
-        ``(train, test)``, each sorted by user, then timestamp.
-
-    Raises:
-        ValueError: if ``test_fraction`` is not in ``[0, 1)``.
-
-    Example:
-        >>> from torchrec_eval.datasets import generate_interactions, train_test_split_by_time
-        >>> data = generate_interactions(num_users=4, num_items=10, interactions_per_user=5, seed=0)
-        >>> train, test = train_test_split_by_time(data, test_fraction=0.2)
-        >>> len(train), len(test)
-        (16, 4)
-        >>> test.user.tolist()
-        [0, 1, 2, 3]
-    """
-    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)):
-        raise ValueError(f"`test_fraction` must be a float in [0, 1), got {test_fraction!r}")
-    if not 0.0 <= test_fraction < 1.0:
-        raise ValueError(f"`test_fraction` must be a float in [0, 1), got {test_fraction!r}")
-
-    data = interactions.select(_sort_by_user_time(interactions))
-    counts = data.user_counts()
-    n_test = torch.round(counts.double() * test_fraction).long()
-    if test_fraction > 0:
-        n_test = torch.maximum(n_test, torch.ones_like(n_test))
-    n_test = torch.minimum(n_test, (counts - 1).clamp(min=0))
-
-    # Position of each interaction counted from the user's latest one (0 = latest).
-    ends = torch.cumsum(counts, dim=0)
-    from_end = ends[data.user] - 1 - torch.arange(len(data))
-    is_test = from_end < n_test[data.user]
-    return data.select(~is_test), data.select(is_test)
 
 
 def padded_item_lists(

@@ -31,9 +31,9 @@ from torchrec_eval.datasets import (
     generate_interactions,
     item_popularity,
     padded_item_lists,
-    train_test_split_by_time,
 )
 from torchrec_eval.movielens import load_movielens
+from torchrec_eval.splits import temporal_split
 
 __all__ = ["BPRMF", "DemoData", "METRICS", "evaluate", "prepare_data", "run_demo", "split_data", "train_epoch"]
 
@@ -90,7 +90,7 @@ def prepare_data(num_users: int = 500, num_items: int = 1000, seed: int = 0) -> 
 
 def split_data(data: Interactions) -> DemoData:
     """Each user's latest 20% of interactions are the test targets, the rest is training data."""
-    train, test = train_test_split_by_time(data, test_fraction=0.2)
+    train, test = temporal_split(data, 0.2)
     return DemoData(train, test, padded_item_lists(test), padded_item_lists(train),
                     item_popularity(train).float())
 

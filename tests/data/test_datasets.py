@@ -9,8 +9,8 @@ from torchrec_eval.datasets import (
     interaction_matrix,
     item_popularity,
     padded_item_lists,
-    train_test_split_by_time,
 )
+from torchrec_eval.splits import temporal_split
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def data() -> Interactions:
 
 @pytest.fixture(scope="module")
 def split(data):
-    return train_test_split_by_time(data, test_fraction=0.2)
+    return temporal_split(data, 0.2)
 
 
 def _same(a: Interactions, b: Interactions) -> bool:
@@ -118,7 +118,7 @@ def test_latent_structure_is_learnable():
     d = generate_interactions(
         num_users=400, num_items=200, interactions_per_user=20, popularity_exponent=0.0, seed=5
     )
-    train, test = train_test_split_by_time(d, test_fraction=0.25)
+    train, test = temporal_split(d, 0.25)
     x = interaction_matrix(train).float()
     # item-item co-occurrence scores, training items removed
     scores = x @ (x.T @ x)
@@ -215,7 +215,7 @@ def test_split_hand_checked():
         num_users=4,
         num_items=20,
     )
-    train, test = train_test_split_by_time(data, test_fraction=0.4)
+    train, test = temporal_split(data, 0.4)
     assert train.user.tolist() == [0, 0, 0, 1, 2]
     assert train.item.tolist() == [11, 12, 10, 15, 17]
     assert test.user.tolist() == [0, 0, 2]
@@ -224,14 +224,14 @@ def test_split_hand_checked():
 
 
 def test_split_zero_fraction_keeps_all_in_train(data):
-    train, test = train_test_split_by_time(data, test_fraction=0.0)
+    train, test = temporal_split(data, 0.0)
     assert len(test) == 0 and _same(train, data)
 
 
 @pytest.mark.parametrize("fraction", [-0.1, 1.0, 2, "0.2", True])
 def test_split_rejects_bad_fraction(data, fraction):
     with pytest.raises(ValueError, match="test_fraction"):
-        train_test_split_by_time(data, test_fraction=fraction)
+        temporal_split(data, fraction)
 
 
 # ----------------------------------------------------------------------------- padded lists

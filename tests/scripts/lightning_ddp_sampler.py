@@ -17,8 +17,9 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchrec_eval as tre
-from torchrec_eval.datasets import generate_interactions, padded_item_lists, train_test_split_by_time
+from torchrec_eval.datasets import generate_interactions, padded_item_lists
 from torchrec_eval.distributed import UnpaddedDistributedSampler
+from torchrec_eval.splits import temporal_split
 
 NUM_USERS, NUM_ITEMS, BATCH = 101, 80, 8
 METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "auc"]
@@ -26,7 +27,7 @@ METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "auc"]
 
 def validation_data() -> TensorDataset:
     data = generate_interactions(NUM_USERS, NUM_ITEMS, (4, 12), seed=5)
-    train, test = train_test_split_by_time(data, test_fraction=0.25)
+    train, test = temporal_split(data, 0.25)
     return TensorDataset(torch.arange(NUM_USERS), padded_item_lists(test), padded_item_lists(train))
 
 

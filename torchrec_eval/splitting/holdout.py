@@ -55,7 +55,7 @@ def temporal_split(
 ) -> Split:
     r"""Split by time: per user (the latest fraction of each user) or at one global time cut.
 
-    ``by="user"`` is :func:`~torchrec_eval.datasets.train_test_split_by_time`: a user with :math:`m_u`
+    ``by="user"`` (leave-latest-out, the protocol of sequential recommendation): a user with :math:`m_u`
     interactions puts :math:`\operatorname{round}(m_u \cdot f)` of their latest in test, at least one
     and at most :math:`m_u - 1` when :math:`m_u \ge 2`.
 

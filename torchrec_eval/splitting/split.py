@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from torchrec_eval.datasets import Interactions, _sort_by_user_time, train_test_split_by_time
+from torchrec_eval.datasets import Interactions, _sort_by_user_time
 
 __all__ = ["Split", "per_user_tail", "position_from_end", "random_times", "split_by_mask"]
 
@@ -71,23 +71,22 @@ def split_by_mask(data: Interactions, is_test: Tensor) -> Split:
 
 
 def per_user_tail(data: Interactions, test_fraction: float, timestamp: Tensor | None = None) -> Tensor:
-    """[M] bool: each user's latest ``test_fraction`` of interactions, by the given times.
-
-    This runs :func:`~torchrec_eval.datasets.train_test_split_by_time` (and so follows its rules: at
-    least one and at most ``n - 1`` test interactions per user with ``n >= 2``) on a copy of the data
-    whose item ids are the row numbers, which the split carries through to say which rows it took.
-    """
-    rows = torch.arange(len(data), device=data.user.device)
-    proxy = Interactions(
-        user=data.user,
-        item=rows,
-        timestamp=data.timestamp if timestamp is None else timestamp,
-        num_users=data.num_users,
-        num_items=len(data),
-    )
-    _, test = train_test_split_by_time(proxy, test_fraction)
-    is_test = torch.zeros(len(data), dtype=torch.bool, device=rows.device)
-    is_test[test.item] = True
+    """[M] bool, input order: each user's latest ``test_fraction`` of interactions by the given times
+    (default: the data's; equal times keep the input order): ``round(n * test_fraction)`` of a user's
+    ``n``, at least one when ``test_fraction > 0`` and at most ``n - 1`` (a single interaction stays in
+    training)."""
+    times = data.timestamp if timestamp is None else timestamp
+    by_time = torch.argsort(times, stable=True)
+    order = by_time[torch.argsort(data.user[by_time], stable=True)]  # by user, then time
+    user = data.user[order]
+    counts = torch.bincount(user, minlength=data.num_users)
+    n_test = torch.round(counts.double() * test_fraction).long()
+    if test_fraction > 0:
+        n_test = torch.maximum(n_test, torch.ones_like(n_test))
+    n_test = torch.minimum(n_test, (counts - 1).clamp(min=0))
+    from_end = counts.cumsum(0)[user] - 1 - torch.arange(len(data), device=user.device)  # 0 = the latest
+    is_test = torch.zeros(len(data), dtype=torch.bool, device=user.device)
+    is_test[order] = from_end < n_test[user]
     return is_test
 
 
