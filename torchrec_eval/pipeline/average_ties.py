@@ -63,7 +63,7 @@ def _row_group_totals(
     """
     chunk = max(1, scores.shape[0] // 8)
     totals: list[list[Tensor]] = [[], [], []]
-    for part, part_value in zip(rows.split(chunk), value.split(chunk), strict=True):
+    for part, part_value in zip(torch.split(rows, chunk), torch.split(value, chunk), strict=True):
         tied = scores[part] == part_value.unsqueeze(1)
         tied_relevant = tied & relevant_all[part]
         totals[0].append(count_true(tied, torch.float64))
@@ -72,4 +72,5 @@ def _row_group_totals(
             totals[2].append(totals[1][-1])
         else:
             totals[2].append(torch.where(tied, target[part], 0).sum(1, dtype=torch.float64))
-    return tuple(torch.cat(parts) for parts in totals)
+    size, hits, gain_sum = (torch.cat(parts) for parts in totals)
+    return size, hits, gain_sum

@@ -9,9 +9,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
+
+
+class TieGroups(NamedTuple):
+    """Per ranked position [B, K] under averaged ties: its tie group's size n, the relevant items in it m,
+    and the position's offset o inside the group."""
+
+    size: Tensor
+    hits: Tensor
+    offset: Tensor
 
 
 def cached(compute: Callable[[RankedTargets], Tensor]) -> property:
@@ -42,7 +52,7 @@ class RankedTargets:
         ideal_gains: [B, K] float64 gains of the query sorted descending (for IDCG), if requested.
         item_ids: [B, K] long ids of the ranked items, -1 past the list (for beyond-accuracy metrics).
         max_relevant: a bound on R known without a host sync (the number of items or target ids).
-        tie_size, tie_hits, tie_offset: [B, K] tie-group statistics, with ``ties="average"`` only.
+        tie_groups: the tie-group statistics (:class:`TieGroups`), with ``ties="average"`` only.
         averaged: the view averaged over tie orders (itself under ``ties="average"``), when a metric
             asks for it (``average_ties=True``).
     """
@@ -55,9 +65,7 @@ class RankedTargets:
     item_ids: Tensor | None = None
 
     max_relevant: int = 0
-    tie_size: Tensor | None = None
-    tie_hits: Tensor | None = None
-    tie_offset: Tensor | None = None
+    tie_groups: TieGroups | None = None
     averaged: RankedTargets | None = None
 
     def with_tie_statistics(
@@ -68,7 +76,7 @@ class RankedTargets:
         Each position then holds the mean gain and the mean relevance of its tie group; metrics that
         are not linear in the relevance (HitRate, MRR, MAP, MAR) also read the group statistics.
         """
-        return replace(self, gains=gain_sum / size, tie_size=size, tie_hits=hits, tie_offset=offset)
+        return replace(self, gains=gain_sum / size, tie_groups=TieGroups(size, hits, offset))
 
     @property
     def depth(self) -> int:
@@ -82,18 +90,18 @@ class RankedTargets:
     @cached
     def hits(self) -> Tensor:
         """[B, K] float64 relevance of each rank (its expectation under ``ties="average"``)."""
-        if self.tie_size is not None:
-            return self.tie_hits / self.tie_size
+        if self.tie_groups is not None:
+            return self.tie_groups.hits / self.tie_groups.size
         return self.relevant.to(torch.float64)
 
     @cached
     def hits_before_and_at(self) -> Tensor:
         """[B, K] E[h_i r_i]: relevant items within the first i ranks, times r_i (AP and AR numerators)."""
-        if self.tie_size is None:
+        if self.tie_groups is None:
             return self.cum_hits * self.hits
         # h_i = r_i + (earlier ranks). Other tie groups are independent of rank i; the o earlier ranks
         # of its own group are relevant together with it with probability m(m-1) / (n(n-1)).
-        p, n, m, o = self.hits, self.tie_size, self.tie_hits, self.tie_offset
+        p, (n, m, o) = self.hits, self.tie_groups
         other_groups = p.cumsum(1) - p - o * p
         pair = torch.where(n > 1, m * (m - 1) / (n * (n - 1)).clamp(min=1), torch.zeros_like(n))
         return p + p * other_groups + o * pair
@@ -101,9 +109,9 @@ class RankedTargets:
     @cached
     def first_hit(self) -> Tensor:
         """[B, K] probability that rank i holds the first relevant item (0/1 without averaged ties)."""
-        if self.tie_size is None:
+        if self.tie_groups is None:
             return self.hits * (self.cum_hits == 1)
-        n, m, o = self.tie_size, self.tie_hits, self.tie_offset
+        n, m, o = self.tie_groups
         remaining = (n - o).clamp(min=1)
         # P(no relevant item before rank i) is a product over earlier ranks of P(not relevant | none yet)
         miss = ((remaining - m) / remaining).clamp(min=0)
@@ -151,6 +159,8 @@ class Candidates:
     @property
     def target_scores(self) -> Tensor:
         """[B, T] scores of the target ids (ids form only; padding reads item 0: mask it)."""
+        if self.target_ids is None:
+            raise ValueError(f"`target_scores` are read from the ids form's candidates, got target_ids={self.target_ids}")
         return self.scores.gather(1, self.target_ids.clamp(min=0))
 
 

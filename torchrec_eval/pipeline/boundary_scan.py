@@ -20,7 +20,7 @@ _FIRST_BLOCK, _MAX_BLOCK = 1 << 10, 1 << 14
 _MAX_LEVELS = 16  # gain levels scanned one at a time; more distinct gains take the sort
 
 
-def gain_levels(tie_gains: Tensor, rows: Tensor, ties: str) -> list[float] | None:
+def gain_levels(tie_gains: Tensor, rows: Tensor, ties: str) -> list[int] | None:
     """The gain levels 0, 1, ..., max of the tied rows in tie order, if the gains are small integers."""
     if tie_gains.dtype == torch.bool:
         high = 1
@@ -35,7 +35,7 @@ def gain_levels(tie_gains: Tensor, rows: Tensor, ties: str) -> list[float] | Non
 
 
 def resolve_boundary(
-    scores: Tensor, rows: Tensor, top: tuple[Tensor, Tensor], k: int, rule: TieRule, levels: list[float] | None = None
+    scores: Tensor, rows: Tensor, top: tuple[Tensor, Tensor], k: int, rule: TieRule, levels: list[int] | None = None
 ) -> Tensor:
     """The exact top k [b, k] of ``rows`` (tied at the cut-off), ties ordered by ``rule`` (its exclusions unused).
 
@@ -47,7 +47,7 @@ def resolve_boundary(
     boundary = values[:, k - 1]
     above = values > boundary.unsqueeze(1)
     need = k - above.sum(1)
-    if levels is None:
+    if levels is None or tie_gains is None:
         equal = _first_equal(scores, rows, boundary, need, reverse=ties == "reverse_index")
     else:
         parts = []

@@ -161,8 +161,8 @@ def _tied_rows(scores: Tensor, top: tuple[Tensor, Tensor], rows: Tensor, k: int,
         exact[part] = top_indices(exclusions.masked_rows(scores, rows), k, ties, gains).indices
     elif tie_keys(ties)[1] is None or levels is not None:
         exact[part] = resolve_boundary(scores, rows, (values, idx), k, rule, levels)
-    else:
-        exact[part] = exact_top(scores[rows], k, ties, tie_gains[rows])
+    else:  # gain-aware ties with float gains: a stable sort of the tied rows
+        exact[part] = exact_top(scores[rows], k, ties, None if tie_gains is None else tie_gains[rows])
     return exact
 
 

@@ -8,6 +8,7 @@ Plain (non-tensor) arguments are checked in :mod:`~torchrec_eval.pipeline.argume
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 import torch
 from torch import Tensor
@@ -53,9 +54,22 @@ def describe_any(x: object) -> str:
     return "None" if x is None else f"{type(x).__name__} {x!r:.80}"
 
 
+def required(name: str, value: Tensor | None, form: str) -> Tensor:
+    """An argument the input form ``form`` needs: a ValueError naming it when it is missing."""
+    if value is None:
+        raise ValueError(f"The {form} form needs `{name}`, got None")
+    return value
+
+
+@overload
+def as_long(x: Tensor) -> Tensor: ...
+@overload
+def as_long(x: None) -> None: ...
 def as_long(x: Tensor | None) -> Tensor | None:
-    integer = x is not None and not (x.dtype == torch.bool or x.is_floating_point() or x.is_complex())
-    return x.long() if integer else x
+    """Integer ids as int64 (any other tensor, and None, as they are: their checks name them)."""
+    if x is None or x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        return x
+    return x.long()
 
 
 def one_column_at_least(ids: Tensor | None, gains: Tensor | None) -> tuple[Tensor | None, Tensor | None]:

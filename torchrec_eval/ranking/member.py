@@ -94,7 +94,7 @@ class TopKMember(Member):
         kinds = self.count_kinds
         if len(kinds) == 1:
             return values, counted
-        if ranked.tie_size is not None:
+        if ranked.tie_groups is not None:
             self.check_ties("average")
         columns = [counted]
         cutoffs = [k for entry in self.entries for k in entry.ks]

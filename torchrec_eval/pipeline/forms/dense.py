@@ -51,16 +51,19 @@ def dense_batch(
     # relevance flags of every candidate for nothing else).
     from_ideal = k > 0 and graded and needs.ideal and exclusions is None
     from_ideal = from_ideal and not (needs.to_num_relevant or needs.candidates or averaging)
-    relevant_all = None if from_ideal else is_relevant(target, relevance_threshold)
-    candidates = Candidates(preds, target, relevant_all, valid) if needs.candidates else None
+    relevant_all = None if from_ideal else is_relevant(target, relevance_threshold)  # (None: from_ideal)
+    candidates = None
+    if needs.candidates and relevant_all is not None:
+        candidates = Candidates(preds, target, relevant_all, valid)
     if k == 0:
         return None, candidates
     num_candidates = count_candidates(preds, valid, exclusions)
-    if from_ideal:
+    ideal: Tensor | None
+    if relevant_all is None:  # from_ideal
         depth = min(k, num_items)
-        ideal = torch.topk(target, depth, dim=1).values
-        num_relevant = _relevant_from_ideal(target, ideal, relevance_threshold)
-        ideal = ideal.to(torch.float64)
+        top_gains = torch.topk(target, depth, dim=1).values
+        num_relevant = _relevant_from_ideal(target, top_gains, relevance_threshold)
+        ideal = top_gains.to(torch.float64)
     else:
         num_relevant = _relevant_count(relevant_all, exclusions)
         depth = ranking_depth(k, num_items, num_relevant, needs.to_num_relevant)
@@ -76,7 +79,7 @@ def dense_batch(
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
-    if averaging:
+    if averaging and relevant_all is not None:  # (averaging never reads R from the ideal list)
         tie_stats = tie_statistics(preds, top, target, relevant_all, (gains, relevant))
     if restricted:
         idx = idx.masked_fill(~in_list, -1)

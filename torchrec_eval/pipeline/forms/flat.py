@@ -20,6 +20,7 @@ from torchrec_eval.pipeline.validation import (
     describe,
     describe_any,
     require_tensor,
+    required,
 )
 
 
@@ -64,7 +65,7 @@ def check_flat(inputs: dict[str, Tensor | None], validate_args: bool) -> None:
             f"The flat form takes `preds`, `target` and `indexes` (and `mask`, `groups`), got also {others}"
             f"{'' if target is not None else ' and no `target`'}; expected one of: {FORMS}"
         )
-    check_flat_shapes(preds, target, indexes, inputs.get("mask"), inputs.get("groups"), None)
+    check_flat_shapes(preds, target, required("indexes", indexes, "flat"), inputs.get("mask"), inputs.get("groups"), None)
     if target.is_complex():
         raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
     if validate_args:
@@ -87,6 +88,7 @@ def flat_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None
     if inputs.exclude_ids is not None:
         raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M], got "
                          f"`exclude_ids` of {describe_any(inputs.exclude_ids)}")
-    check_flat_shapes(inputs.preds, target, inputs.indexes, inputs.mask, inputs.groups, checks)
-    preds, target, mask, groups = flat_to_dense(inputs.preds, target, inputs.indexes, inputs.mask, inputs.groups)
+    preds, indexes = required("preds", inputs.preds, "flat"), required("indexes", inputs.indexes, "flat")
+    check_flat_shapes(preds, target, indexes, inputs.mask, inputs.groups, checks)
+    preds, target, mask, groups = flat_to_dense(preds, target, indexes, inputs.mask, inputs.groups)
     return scored_batch(Inputs(preds=preds, target=target, mask=mask, groups=groups), needs, rules, checks)

@@ -6,7 +6,6 @@ tensor); the ranked form reads its lists through the same table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -76,7 +75,7 @@ def target_table(
 def check_target_ids(
     target_ids: Tensor,
     target_gains: Tensor | None,
-    shape: Sequence[int | None],
+    shape: tuple[int, int | None],
     checks: Checks | None,
     unique: bool = True,
 ) -> None:

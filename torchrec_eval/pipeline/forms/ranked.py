@@ -18,12 +18,13 @@ from torchrec_eval.pipeline.validation import (
     describe_any,
     require_ids,
     require_nonempty,
+    required,
 )
 
 
 def ranked_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> Batch:
     """The ranked form's batch: no scores, so no candidate view."""
-    ranked_ids = inputs.ranked_ids
+    ranked_ids = required("ranked_ids", inputs.ranked_ids, "ranked")
     if inputs.mask is not None:
         raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`, got "
                          f"`mask` of {describe_any(inputs.mask)}")
@@ -40,7 +41,9 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
     """The ranked form's top-k view: the lists as given (padding moved to the end, excluded ids
     dropped), read through the target table; with ``rules.duplicates="count"``, ranx's counting of
     repeated ids."""
-    ranked_ids, target_ids, exclude_ids = inputs.ranked_ids, inputs.target_ids, inputs.exclude_ids
+    ranked_ids = required("ranked_ids", inputs.ranked_ids, "ranked")
+    target_ids = required("target_ids", inputs.target_ids, "ranked")
+    exclude_ids = inputs.exclude_ids
     repeats = rules.duplicates == "count"
     if ranked_ids.ndim != 2:
         raise ValueError(

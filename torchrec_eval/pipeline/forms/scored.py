@@ -13,25 +13,25 @@ from torchrec_eval.pipeline.forms.common import check_preds
 from torchrec_eval.pipeline.forms.dense import check_dense_target, dense_batch
 from torchrec_eval.pipeline.forms.ids import candidate_targets, check_target_ids, ids_ranked, target_table
 from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
-from torchrec_eval.pipeline.validation import Checks
+from torchrec_eval.pipeline.validation import Checks, required
 
 GAIN_AWARE_TIES = ("pessimistic", "optimistic")  # these order equal scores by every candidate's gain
 
 
 def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> Batch:
     """The batch of a form with scores ``preds`` [B, N] and a dense ``target`` or ``target_ids``."""
-    preds, target_ids = inputs.preds, inputs.target_ids
+    preds, target_ids = required("preds", inputs.preds, "scored"), inputs.target_ids
     check_preds(preds, inputs.groups, checks)
     averaging = rules.averaging(needs)
     exclusions = None if inputs.exclude_ids is None else checked_exclusions(inputs.exclude_ids, preds, checks)
     ids_top_k = (target_ids is not None and inputs.mask is None and not (needs.candidates or averaging)
                  and rules.ties not in GAIN_AWARE_TIES)
     items = candidate_items(preds, inputs.mask, exclusions, checks, ids_top_k, needs.candidates or averaging)
-    target = inputs.target
     if target_ids is None:
+        target = required("target", inputs.target, "dense")
         check_dense_target(preds, target, inputs.target_gains, checks)
     else:
-        check_target_ids(target_ids, inputs.target_gains, preds.shape, checks)
+        check_target_ids(target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks)
         valid_target = candidate_targets(target_ids, items, preds if items.neg_inf else None)
         table = target_table(target_ids, inputs.target_gains, valid_target, rules.relevance_threshold)
         if checks is not None:
