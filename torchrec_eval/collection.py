@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from torch import Tensor, nn
 from torchmetrics import Metric
@@ -83,8 +83,8 @@ class RankingMetrics(MemberMetric):
             raise ValueError(
                 f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}"
             )
-        extra_ks = [] if k is None else list(k) if isinstance(k, (list, tuple)) else [k]
-        extra_ks = [check_k(one) for one in extra_ks]
+        given = [] if k is None else list(k) if isinstance(k, (list, tuple)) else [k]
+        extra_ks: list[int | None] = [check_k(one) for one in given]
         requested: dict[str, list[int | None]] = {}
         order: list[str] = []
         for name in metrics:
@@ -116,6 +116,11 @@ class RankingMetrics(MemberMetric):
         self._views = nn.ModuleDict({str(i): SuiteValue(self, key) for i, key in enumerate(order)})
         self._round: _Round | None = None
 
+    def compute(self) -> dict[str, Tensor]:
+        """``{result key: value}`` in the order of the suite (a [num_groups] tensor per value with groups)."""
+        results = super().compute()
+        return results if isinstance(results, dict) else {self.result_key(self.order[0]): results}
+
     def view_value(self, key: str) -> Tensor:
         """The value of ``key`` for its :class:`SuiteValue`: the keys read in one round share one compute.
 
@@ -139,7 +144,7 @@ class RankingMetrics(MemberMetric):
         self._round = None
 
     @classmethod
-    def from_config(cls, config: str | os.PathLike | dict[str, Any]) -> RankingMetrics:
+    def from_config(cls, config: str | os.PathLike[str] | dict[str, Any]) -> RankingMetrics:
         """Build a suite from a YAML file, a ready-made suite by name (``"recsys"``, ``"trec"``, ``"beyond"``)
         or a dict (see :mod:`torchrec_eval.config`)."""
         from torchrec_eval.config import suite_kwargs
@@ -154,7 +159,8 @@ class RankingMetrics(MemberMetric):
         return self.order
 
     def _output(self, results: dict[str, Tensor]) -> dict[str, Tensor]:
-        return {self.result_key(key): value for key, value in super()._output(results).items()}
+        ordered = {key: results[key] for key in self._ordered_keys() if key in results}
+        return {self.result_key(key): value for key, value in ordered.items()}
 
     def keys(self, keep_base: bool = False) -> list[str]:
         """The result keys, in the order of ``compute``; ``keep_base``: without prefix and postfix."""
@@ -164,7 +170,7 @@ class RankingMetrics(MemberMetric):
         return f"{type(self).__name__}({self.extra_repr()})"
 
     def values(self) -> list[SuiteValue]:
-        return list(self._views.values())
+        return [cast(SuiteValue, view) for view in self._views.values()]
 
     def items(self) -> list[tuple[str, SuiteValue]]:
         """``(key, metric)`` pairs, one :class:`SuiteValue` per result, for ``LightningModule.log_dict(suite)``.
@@ -172,7 +178,7 @@ class RankingMetrics(MemberMetric):
         Logging the suite object (rather than ``suite.compute()``) lets Lightning compute it at the end of
         the epoch (each value syncs the suite's few state tensors under DDP) and reset it.
         """
-        return list(zip(self.keys(), self._views.values(), strict=True))
+        return list(zip(self.keys(), self.values(), strict=True))
 
 
 @dataclass
@@ -208,8 +214,13 @@ class SuiteValue(Metric):
     def _wrap_compute(self, compute: Any) -> Any:
         return compute  # the suite's compute does the sync and caching
 
+    @property
+    def suite(self) -> RankingMetrics:
+        """The suite this value reads."""
+        return cast(RankingMetrics, self.__dict__["_suite"])
+
     def compute(self) -> Tensor:
-        return self._suite.view_value(self.key)
+        return self.suite.view_value(self.key)
 
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """The value over the epoch (or ``val``, or a list of values) as torchmetrics' ``Metric.plot``."""
@@ -220,12 +231,14 @@ class SuiteValue(Metric):
 
     def reset(self) -> None:
         super().reset()
-        self._suite.reset()
+        self.suite.reset()
 
     @property
     def _forward_cache(self) -> Any:
         suite = self.__dict__.get("_suite")  # None while Metric.__init__ sets the attribute
-        cache = None if suite is None else suite._forward_cache
+        if suite is None:
+            return None
+        cache = suite._forward_cache
         return cache[suite.result_key(self.key)] if isinstance(cache, dict) else None
 
     @_forward_cache.setter

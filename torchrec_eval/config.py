@@ -63,7 +63,7 @@ def _where(source: str | None) -> str:
     return f" in {source}" if source else ""
 
 
-def load_yaml(path: str | os.PathLike) -> Any:
+def load_yaml(path: str | os.PathLike[str]) -> Any:
     """Read a YAML file with ``yaml.safe_load``; a key repeated within one mapping is an error.
 
     Raises:
@@ -79,7 +79,7 @@ def load_yaml(path: str | os.PathLike) -> Any:
             "`pip install pyyaml` (or `pip install torchrec_eval[lightning]`), or pass the config as a dict"
         ) from None
 
-    class _UniqueKeyLoader(yaml.SafeLoader):
+    class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type stubs here: Any
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen = set()
             for key_node, _ in node.value:
@@ -107,7 +107,7 @@ def load_yaml(path: str | os.PathLike) -> Any:
             raise ValueError(f"Metric suite config {str(path)!r} is not valid YAML: {error}") from None
 
 
-def _read(config: str | os.PathLike | dict[str, Any], allowed: tuple[str, ...],
+def _read(config: str | os.PathLike[str] | dict[str, Any], allowed: tuple[str, ...],
           example: str) -> tuple[dict[str, Any], str]:
     """Load a config, check that it is a mapping of known keys with a list of ``metrics``; return the keys
     that are set and where the config came from (for messages)."""
@@ -171,7 +171,7 @@ def _check_options(kwargs: dict[str, Any], where: str) -> None:
         kwargs["options"] = {family: dict(values) for family, values in options.items()}
 
 
-def suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
+def suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
     """Check a metric-suite config and return the keyword arguments of :class:`~torchrec_eval.RankingMetrics`.
 
     Args:
@@ -243,7 +243,7 @@ POINTWISE_KEYS = (
 )
 
 
-def pointwise_suite_kwargs(config: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
+def pointwise_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
     """Check a pointwise suite config (e.g. ``suites/ctr.yaml``) and return its keyword arguments.
 
     Args:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import torch
 from torch import Tensor, nn
@@ -43,6 +44,14 @@ CURVE_KS = [1, 2, 3, 5, 10, 20, 50, 100]
 PLOT_HINT = "plots need matplotlib: pip install 'torchrec_eval[cli]' (or pip install matplotlib)"
 
 
+class ProgressBar(Protocol):
+    """What :func:`run_demo`'s ``progress`` factory returns: a tqdm-like bar."""
+
+    def update(self, n: int) -> object: ...
+
+    def close(self) -> object: ...
+
+
 class BPRMF(nn.Module):
     """Matrix factorisation with an item bias: ``score(u, i) = <p_u, q_i> + b_i``."""
 
@@ -56,11 +65,13 @@ class BPRMF(nn.Module):
         nn.init.zeros_(self.item_bias.weight)
 
     def forward(self, users: Tensor, items: Tensor) -> Tensor:
-        return (self.user(users) * self.item(items)).sum(-1) + self.item_bias(items).squeeze(-1)
+        scores: Tensor = (self.user(users) * self.item(items)).sum(-1) + self.item_bias(items).squeeze(-1)
+        return scores
 
     def score_all(self, users: Tensor) -> Tensor:
         """``[B, num_items]`` scores of the given users against every item."""
-        return self.user(users) @ self.item.weight.T + self.item_bias.weight.T
+        scores: Tensor = self.user(users) @ self.item.weight.T + self.item_bias.weight.T
+        return scores
 
 
 @dataclass
@@ -104,7 +115,7 @@ def train_epoch(
     batch_size: int,
     weight_decay: float,
     generator: torch.Generator,
-    on_batch: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], object] | None = None,
 ) -> float:
     """One pass over the training interactions with one uniform negative per positive; mean BPR loss.
 
@@ -168,7 +179,7 @@ def run_demo(
     seed: int = 0,
     data: str | Path | None = None,
     plot: str | None = "torchrec_eval_demo.png",
-    progress: Callable[..., object] | None = None,
+    progress: Callable[..., ProgressBar] | None = None,
     echo: Callable[[str], None] = print,
 ) -> dict[str, object]:
     """Train BPR-MF on the synthetic data, evaluate after every epoch, and plot the result.
@@ -192,43 +203,43 @@ def run_demo(
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     if data is None:
-        source, name, data = "synthetic, torchrec_eval.datasets", "the synthetic data", prepare_data(users, items, seed)
+        source, name, split = "synthetic, torchrec_eval.datasets", "the synthetic data", prepare_data(users, items, seed)
     else:
-        source, name, data = str(data), Path(data).name, split_data(load_movielens(data))
-        users, items = data.num_users, data.num_items
-    echo(f"data: {users} users, {items} items, {len(data.train)} train / {len(data.test)} test interactions "
+        source, name, split = str(data), Path(data).name, split_data(load_movielens(data))
+        users, items = split.num_users, split.num_items
+    echo(f"data: {users} users, {items} items, {len(split.train)} train / {len(split.test)} test interactions "
          f"({source}); model: BPR-MF, dim {dim}")
 
     suite = RankingMetrics(METRICS)
     curve_suite = RankingMetrics(CURVE_METRICS, k=[k for k in CURVE_KS if k <= items])
 
     def popularity_scores(batch: Tensor) -> Tensor:
-        return data.popularity.expand(batch.numel(), -1)
+        return split.popularity.expand(batch.numel(), -1)
 
-    baseline = evaluate(popularity_scores, suite, data.test_ids, data.train_ids, eval_batch_size)
+    baseline = evaluate(popularity_scores, suite, split.test_ids, split.train_ids, eval_batch_size)
     model = BPRMF(users, items, dim)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
 
     echo(format_header(METRICS))
     echo(format_row("pop", "-", "-", baseline))
-    history = []
+    history: list[dict[str, float]] = []
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
-        bar = progress(total=len(data.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress else None
+        bar = progress(total=len(split.train), desc=f"epoch {epoch}/{epochs}", unit="pairs") if progress else None
         try:
-            loss = train_epoch(model, optimizer, data.train.user, data.train.item, items, batch_size,
+            loss = train_epoch(model, optimizer, split.train.user, split.train.item, items, batch_size,
                                weight_decay, gen, on_batch=None if bar is None else bar.update)
         finally:
             if bar is not None:
                 bar.close()
         model.eval()
-        metrics = evaluate(model.score_all, suite, data.test_ids, data.train_ids, eval_batch_size)
+        metrics = evaluate(model.score_all, suite, split.test_ids, split.train_ids, eval_batch_size)
         echo(format_row(str(epoch), f"{loss:.4f}", f"{time.perf_counter() - start:.2f}", metrics))
         history.append({"epoch": epoch, "loss": loss, **metrics})
 
     curves = {
-        "model": evaluate(model.score_all, curve_suite, data.test_ids, data.train_ids, eval_batch_size),
-        "baseline": evaluate(popularity_scores, curve_suite, data.test_ids, data.train_ids, eval_batch_size),
+        "model": evaluate(model.score_all, curve_suite, split.test_ids, split.train_ids, eval_batch_size),
+        "baseline": evaluate(popularity_scores, curve_suite, split.test_ids, split.train_ids, eval_batch_size),
     }
     written = None
     if plot:
@@ -244,7 +255,7 @@ def _curve(values: dict[str, float], family: str) -> tuple[list[int], list[float
     return [k for k, _ in points], [v for _, v in points]
 
 
-def plot_demo(baseline: dict[str, float], history: Iterable[dict], curves: dict[str, dict[str, float]],
+def plot_demo(baseline: dict[str, float], history: Iterable[dict[str, float]], curves: dict[str, dict[str, float]],
               path: str, data_name: str = "the synthetic data") -> str | None:
     """Write the two-panel PNG; returns ``path``, or ``None`` if matplotlib is not installed."""
     try:

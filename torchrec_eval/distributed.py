@@ -14,14 +14,14 @@ validation ``DataLoader`` is the whole recipe (Lightning's own ``UnrepeatedDistr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sized
+from typing import Any, cast
 
 import torch.distributed as dist
 from torch.utils.data import Dataset, DistributedSampler
 
 
-class UnpaddedDistributedSampler(DistributedSampler):
+class UnpaddedDistributedSampler(DistributedSampler[int]):
     """``DistributedSampler`` without the repeated samples it appends to even out the shards.
 
     The parent shuffles (or not) and pads the index list to a multiple of the world size, then rank
@@ -45,7 +45,7 @@ class UnpaddedDistributedSampler(DistributedSampler):
 
     def __init__(
         self,
-        dataset: Dataset,
+        dataset: Dataset[Any],
         num_replicas: int | None = None,
         rank: int | None = None,
         shuffle: bool = False,
@@ -68,4 +68,5 @@ class UnpaddedDistributedSampler(DistributedSampler):
         return iter(list(super().__iter__())[: len(self)])
 
     def __len__(self) -> int:
-        return len(range(self.rank, len(self.dataset), self.num_replicas))
+        size = len(cast(Sized, self.dataset))  # a sized dataset, as the parent's own len(dataset) needs
+        return len(range(self.rank, size, self.num_replicas))

@@ -34,11 +34,15 @@ pandas is needed only here (``pip install pandas``); ``import torchrec_eval`` do
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from torch import Tensor
+
+if TYPE_CHECKING:
+    import pandas
+    from numpy.typing import NDArray
 
 __all__ = ["FRAME_TIES", "USERS", "FrameBatch", "evaluate", "to_batch"]
 
@@ -58,7 +62,7 @@ def require_pandas() -> Any:
     return pandas
 
 
-class FrameBatch(dict):
+class FrameBatch(dict[str, Tensor]):
     """The keyword arguments of ``update`` (``metric.update(**batch)``), with the ids of rows and items.
 
     Keys: ``ranked_ids`` [U, L] and ``target_ids`` [U, T] long tensors (``-1`` = padding), and
@@ -69,7 +73,9 @@ class FrameBatch(dict):
         items: ``pandas.Index``, the item id of each item index (sorted).
     """
 
-    def __init__(self, tensors: dict[str, Tensor], users: Any, items: Any) -> None:
+    items: pandas.Index  # the attribute above, set on each instance: it hides the method dict.items
+
+    def __init__(self, tensors: dict[str, Tensor], users: pandas.Index, items: pandas.Index) -> None:
         super().__init__(tensors)
         self.users = users
         self.items = items
@@ -91,10 +97,11 @@ def _check_frame(name: str, frame: Any, columns: list[str], pd: Any) -> None:
             raise ValueError(f"`{name}` has a missing value in column {column!r} (row {row!r})")
 
 
-def _check_numbers(name: str, frame: Any, column: str, pd: Any, *, nonnegative: bool = False) -> np.ndarray:
+def _check_numbers(name: str, frame: pandas.DataFrame, column: str, pd: Any, *,
+                   nonnegative: bool = False) -> NDArray[np.float64]:
     if not pd.api.types.is_numeric_dtype(frame[column]):
         raise ValueError(f"Column {column!r} of `{name}` must be numeric, got {frame[column].dtype}")
-    values = frame[column].to_numpy(dtype=np.float64)
+    values: NDArray[np.float64] = frame[column].to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values) | ((values < 0) if nonnegative else False)
     if bad.any():
         first = int(np.argmax(bad))
@@ -105,7 +112,7 @@ def _check_numbers(name: str, frame: Any, column: str, pd: Any, *, nonnegative: 
     return values
 
 
-def _check_unique(name: str, frame: Any, columns: list[str], what: str) -> None:
+def _check_unique(name: str, frame: pandas.DataFrame, columns: list[str], what: str) -> None:
     repeated = frame.duplicated(columns, keep=False).to_numpy()
     if repeated.any():
         example = frame.loc[repeated, columns].head(4).to_dict("records")
@@ -115,7 +122,7 @@ def _check_unique(name: str, frame: Any, columns: list[str], what: str) -> None:
         )
 
 
-def _check_id_kinds(recommendations: Any, relevance: Any, column: str, pd: Any) -> None:
+def _check_id_kinds(recommendations: pandas.DataFrame, relevance: pandas.DataFrame, column: str, pd: Any) -> None:
     numeric = [pd.api.types.is_numeric_dtype(frame[column]) for frame in (recommendations, relevance)]
     if numeric[0] != numeric[1]:
         raise ValueError(
@@ -125,7 +132,8 @@ def _check_id_kinds(recommendations: Any, relevance: Any, column: str, pd: Any) 
         )
 
 
-def _padded_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, fill: float, dtype: torch.dtype) -> Tensor:
+def _padded_rows(rows: NDArray[np.intp], values: NDArray[Any], num_rows: int, fill: float,
+                 dtype: torch.dtype) -> Tensor:
     """``values`` laid out as a ``[num_rows, width]`` tensor: row ``rows[j]``, in the order given."""
     order = np.argsort(rows, kind="stable")
     rows, values = rows[order], values[order]
@@ -136,7 +144,7 @@ def _padded_rows(rows: np.ndarray, values: np.ndarray, num_rows: int, fill: floa
     return out
 
 
-def _selected_users(rec_users: Any, rel_users: Any, users: str, pd: Any) -> Any:
+def _selected_users(rec_users: pandas.Series, rel_users: pandas.Series, users: str, pd: Any) -> pandas.Index:
     rec, rel = pd.Index(rec_users.unique()), pd.Index(rel_users.unique())
     chosen = {"relevance": rel, "both": rel.intersection(rec), "all": rel.union(rec)}[users]
     if len(chosen) == 0:
@@ -214,7 +222,7 @@ def to_batch(
     if ties not in FRAME_TIES:
         hint = " (it needs the scores: use the dense form)" if ties == "average" else ""
         raise ValueError(f"`ties` must be one of {FRAME_TIES}, got {ties!r}{hint}")
-    order_col = score_col if score_col is not None else rank_col
+    order_col = cast(str, score_col if score_col is not None else rank_col)  # exactly one is given (checked above)
     _check_frame("recommendations", recommendations, [user_col, item_col, order_col], pd)
     _check_frame("relevance", relevance, [user_col, item_col, *([relevance_col] if relevance_col else [])], pd)
     for column in (user_col, item_col):

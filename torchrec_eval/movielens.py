@@ -30,13 +30,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from torchrec_eval.datasets import RatedInteractions, _sort_by_user_time
 from torchrec_eval.frames import require_pandas
+
+if TYPE_CHECKING:
+    import pandas
+    from numpy.typing import NDArray
 
 __all__ = ["FORMATS", "load_movielens"]
 
@@ -85,7 +89,7 @@ def _first_bad_width(path: Path, sep: str, width: int, header: bool) -> tuple[in
     return 0, "", width
 
 
-def _read_table(path: Path, sep: str, width: int, header: bool, pd: Any) -> Any:
+def _read_table(path: Path, sep: str, width: int, header: bool, pd: Any) -> pandas.DataFrame:
     """Every data line as ``width`` string fields; a line with another number of fields is an error."""
     try:
         table = pd.read_csv(path, sep=sep, header=None, names=range(width), skiprows=1 if header else 0,
@@ -101,8 +105,9 @@ def _read_table(path: Path, sep: str, width: int, header: bool, pd: Any) -> Any:
     return table
 
 
-def _numbers(table: Any, column: int, name: str, path: Path, header: bool, pd: Any, integer: bool) -> np.ndarray:
-    values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
+def _numbers(table: pandas.DataFrame, column: int, name: str, path: Path, header: bool, pd: Any,
+             integer: bool) -> NDArray[np.float64]:
+    values: NDArray[np.float64] = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values)
     if integer:
         bad |= np.where(bad, False, values != np.round(values))
@@ -114,13 +119,16 @@ def _numbers(table: Any, column: int, name: str, path: Path, header: bool, pd: A
     return values
 
 
-def _ids(table: Any, column: int, name: str, path: Path, header: bool, pd: Any, tokens: bool) -> np.ndarray:
+def _ids(table: pandas.DataFrame, column: int, name: str, path: Path, header: bool, pd: Any,
+         tokens: bool) -> NDArray[np.int64] | NDArray[np.object_]:
     """The id column: integers, or (RecBole tokens) strings unless every token is an integer."""
     if tokens:
         as_int = pd.to_numeric(table[column], errors="coerce")
         if as_int.isna().any() or (as_int != as_int.round()).any():
-            return table[column].to_numpy(dtype=object)
-        return as_int.to_numpy(dtype=np.int64)
+            strings: NDArray[np.object_] = table[column].to_numpy(dtype=object)
+            return strings
+        integers: NDArray[np.int64] = as_int.to_numpy(dtype=np.int64)
+        return integers
     return _numbers(table, column, name, path, header, pd, integer=True).astype(np.int64)
 
 
@@ -190,7 +198,7 @@ def load_movielens(path: str | Path, format: str | None = None) -> RatedInteract
     return _interactions(table, columns, path, header, format == "inter", pd)
 
 
-def _interactions(table: Any, columns: dict[str, int], path: Path, header: bool, tokens: bool,
+def _interactions(table: pandas.DataFrame, columns: dict[str, int], path: Path, header: bool, tokens: bool,
                   pd: Any) -> RatedInteractions:
     if len(table) == 0:
         raise ValueError(f"{path}: no interaction in the file")

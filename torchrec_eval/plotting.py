@@ -152,7 +152,8 @@ def plot_values(
     (_lines if over_steps else _bars)(ax, table)
     uppers = {UPPER_BOUNDS.get(key.partition("@")[0]) for key in families}
     _limits(ax, table, uppers.pop() if len(uppers) == 1 else None)
-    direction = {True: " (higher is better)", False: " (lower is better)"}.get(higher_is_better, "")
+    directions: dict[bool | None, str] = {True: " (higher is better)", False: " (lower is better)"}
+    direction = directions.get(higher_is_better, "")
     ax.set_title(title + direction)
     ax.set_ylabel(next(iter(table)) if len(table) == 1 else "value")
     ax.grid(True, axis="y", alpha=0.4)

@@ -121,7 +121,8 @@ def confidence_interval(
         should_sync=metric._to_sync and not metric._is_synced,
         should_unsync=metric._should_unsync,
     ):
-        moments = {key: tuple(x.clone() for x in value) for key, value in _moments(metric).items()}
+        moments = {key: (total.clone(), total_sq.clone(), count.clone())
+                   for key, (total, total_sq, count) in _moments(metric).items()}
     if not moments:
         raise ValueError(
             f"{type(metric).__name__} has no mean-over-queries value ({metric.value_keys}): "
@@ -190,6 +191,8 @@ class PairedComparison(StatefulMetric):
     full_state_update = False
 
     _COMMON = ("empty_target_action", "relevance_threshold", "ties", "validate_args", "num_groups")
+
+    paired: Tensor  # the metric state, registered by add_state in __init__
 
     def __init__(
         self,

@@ -124,7 +124,7 @@ class BeyondMember(Member):
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's contribution (may raise); the returned call adds it to the states."""
-        ids_all = batch.ranked.item_ids
+        ids_all = batch.top_k().listed_ids()
         if not self.query_requests:  # per_query checks the ids otherwise
             self._check_ids(metric, ids_all)
         groups = batch.groups
@@ -177,8 +177,8 @@ class BeyondMember(Member):
 
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Per-query values [B, Q] (0 where not counted) and counted flags [B, Q] of the per-query metrics."""
-        ranked = batch.ranked
-        self._check_ids(metric, ranked.item_ids)
+        ranked = batch.top_k()
+        self._check_ids(metric, ranked.listed_ids())
         values, counted = [], []
         for family, k in self.query_requests:
             table = getattr(metric, f"beyond_{family}_table")

@@ -71,13 +71,13 @@ def _mean_of_table(
     ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
 ) -> tuple[Tensor, Tensor]:
     """Novelty (table: self-information) and average popularity (table: popularity)."""
-    return _counted(*mean_over_list(table, ranked.item_ids[:, :k]))
+    return _counted(*mean_over_list(table, ranked.listed_ids()[:, :k]))
 
 
 def _intra_list(
     ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
 ) -> tuple[Tensor, Tensor]:
-    ids = ranked.item_ids[:, :k]
+    ids = ranked.listed_ids()[:, :k]
     value, pairs = intra_list_diversity(table, ids, settings["mode"], skip_unknown="featureless" in settings)
     if settings["single_item"] == "zero":  # RecTools: a one-item list scores 0
         length = (ids >= 0).sum(1)
@@ -89,7 +89,7 @@ def _serendipity(
     ranked: RankedTargets, k: int, rank: Tensor, settings: dict[str, Any], action: str
 ) -> tuple[Tensor, Tensor]:
     baseline = k if settings["baseline_size"] is None else settings["baseline_size"]
-    hits = unexpected_hit_share(rank, ranked.item_ids[:, :k], ranked.relevant[:, :k], k, baseline)
+    hits = unexpected_hit_share(rank, ranked.listed_ids()[:, :k], ranked.relevant[:, :k], k, baseline)
     value, counted = apply_empty_target_action(hits.unsqueeze(1), ranked.num_relevant, action)
     return value.squeeze(1), counted
 

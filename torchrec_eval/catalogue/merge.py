@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.tie_order import tie_keys
+from torchrec_eval.pipeline.tie_order import required_gains, tie_keys
 
 
 def chunk_order(ties: str) -> str:
@@ -44,7 +44,8 @@ def best(values: Tensor, ids: Tensor, depth: int, ties: str, gains: Tensor | Non
     index_descending, gain_order = tie_keys(ties)
     perm = torch.sort(ids, dim=1, descending=index_descending, stable=True).indices
     if gain_order is not None:
-        perm = perm.gather(1, torch.sort(gains.gather(1, perm), dim=1, descending=gain_order, stable=True).indices)
+        order = torch.sort(required_gains(gains).gather(1, perm), dim=1, descending=gain_order, stable=True).indices
+        perm = perm.gather(1, order)
     perm = perm.gather(1, torch.sort(values.gather(1, perm), dim=1, descending=True, stable=True).indices)
     perm = perm[:, :depth]
     return values.gather(1, perm), ids.gather(1, perm)

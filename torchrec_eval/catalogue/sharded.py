@@ -96,14 +96,14 @@ def gather_shards(stream: Any, target_counts: Tensor | None) -> Shards:
     ids = torch.cat([rank[1] for rank in ranks], dim=1).to(torch.int64)
     depth = local.top_values.shape[1]
     top_values, top_ids = best(values, ids, depth, chunk_order(stream.metric.ties))
-    total = [sum(rank[i] for rank in ranks) for i in range(2, len(parts) - 1)]
+    total = [torch.stack([rank[i] for rank in ranks]).sum(0) for i in range(2, len(parts) - 1)]
     return Shards(
         top_values,
         top_ids,
         total[0].to(torch.int64),
         total[1],
         None if target_counts is None else total[2].to(torch.int64),
-        [tuple(int(v) for v in rank[-1].tolist()) for rank in ranks],
+        [_span(rank[-1]) for rank in ranks],
         dist.get_rank(group) == 0,
     )
 
@@ -122,3 +122,9 @@ def _unpack(flat: Tensor, like: list[Tensor]) -> list[Tensor]:
         out.append(flat[start : start + part.numel()].view(part.shape))
         start += part.numel()
     return out
+
+
+def _span(row: Tensor) -> tuple[int, int, int]:
+    """A rank's (start, end, count) of the item range it scored, as ints."""
+    start, end, count = (int(v) for v in row.tolist())
+    return start, end, count

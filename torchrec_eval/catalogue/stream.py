@@ -38,6 +38,7 @@ from torchrec_eval.pipeline.validation import (
     require_float,
     require_ids,
     require_tensor,
+    required,
 )
 
 
@@ -109,7 +110,8 @@ class CatalogueBatch:
                              f"{describe(target_ids)}")
         if target_gains is not None:
             require_tensor("target_gains", target_gains)
-        target_ids, target_gains = one_column_at_least(as_long(target_ids), target_gains)
+        ids, target_gains = one_column_at_least(as_long(target_ids), target_gains)
+        target_ids = required("target_ids", ids, "catalogue")
         # the ids form's checks (ids in range, no repeat, gains >= 0), run with the others
         check_target_ids(target_ids, target_gains, (target_ids.shape[0], self.num_items), self.checks)
         return target_ids, target_gains
@@ -128,6 +130,10 @@ class CatalogueBatch:
             if groups.shape != (self.target_ids.shape[0],):
                 raise ValueError(f"`groups` must have shape [{self.target_ids.shape[0]}], got {describe(groups)}")
         return self.metric._checked_groups(groups)
+
+    def _given_target_scores(self) -> Tensor:
+        """The targets' scores, which the full-ranking families need (the constructor required them)."""
+        return required("target_scores", self.target_scores, "catalogue")
 
     def _target_scores(self, target_scores: Tensor | None) -> Tensor | None:
         if target_scores is None:
@@ -168,7 +174,7 @@ class CatalogueBatch:
         self.num_valid += size - _count_neg_inf(scores) - (removed_scores > float("-inf")).sum(1)
         if self.full_ranking:
             if self.counts is None:
-                self.counts = TargetCounts(self.target_scores.to(scores.dtype), self.valid_target)
+                self.counts = TargetCounts(self._given_target_scores().to(scores.dtype), self.valid_target)
             self.counts.add(scores, removed_scores)
         if self.depth:
             self._merge(scores, removed, offset)
@@ -213,7 +219,7 @@ class CatalogueBatch:
         if self.closed:
             raise ValueError("This catalogue batch is already closed")
         if self.full_ranking and self.counts is None:  # no chunk on this rank
-            self.counts = TargetCounts(self.target_scores.to(self.dtype or torch.float64), self.valid_target)
+            self.counts = TargetCounts(self._given_target_scores().to(self.dtype or torch.float64), self.valid_target)
         shards = gather_shards(self, None if self.counts is None else self.counts.counts)
         self.coverage.check_complete(shards.spans)
         batch = self._batch(shards)
@@ -242,7 +248,7 @@ class CatalogueBatch:
             ranked = table_ranked(ids, table, num_valid.to(torch.float64), self.needs)
         candidates = None
         if self.full_ranking:
-            above, equal = self.counts.above_and_equal(shards.target_counts)
+            above, equal = required_counts(self.counts).above_and_equal(shards.target_counts)
             candidates = TargetRanks(scores, valid, gains, relevant, above, equal, num_valid)
         return Batch(ranked, candidates, self.groups)
 
@@ -265,3 +271,10 @@ def _count_neg_inf(scores: Tensor) -> Tensor:
     if rows.numel():
         count[rows] = torch.isneginf(scores[rows]).sum(1)
     return count
+
+
+def required_counts(counts: TargetCounts | None) -> TargetCounts:
+    """The targets' running counts, which every full-ranking batch holds once closed."""
+    if counts is None:
+        raise ValueError(f"a full-ranking catalogue batch closes with its targets' counts, got counts={counts}")
+    return counts

@@ -16,7 +16,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo" and args.items < 2:
         parser.error("--items must be >= 2")
     try:
-        return args.handler(args)
+        status: int = args.handler(args)  # the sub-command's cmd_* function (parser.build_parser)
+        return status
     except (CliError, ValueError) as error:
         return report_error(error)
     except OSError as error:  # a file that vanished, or that cannot be read or written

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from torchrec_eval.cli.errors import PROG, CliError
 from torchrec_eval.cli.output import emit
@@ -44,7 +45,7 @@ def _echo(line: str) -> None:
     emit(line + "\n")
 
 
-def _write_plot(result: dict, plot: str, data: str | None) -> str:
+def _write_plot(result: dict[str, Any], plot: str, data: str | None) -> str:
     """The demo's PNG, written whole or not at all (torchrec_eval.cli.paths)."""
     from torchrec_eval.demo import PLOT_HINT, plot_demo
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from torchrec_eval.cli.errors import CliError
@@ -127,7 +128,7 @@ class Inputs:
     def __len__(self) -> int:
         return len(self.qids)
 
-    def batches(self, rows: int, width: int | None = None):
+    def batches(self, rows: int, width: int | None = None) -> Iterator[tuple[int, dict[str, Tensor]]]:
         import torch
 
         for start in range(0, len(self), rows):

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from torchrec_eval.cli.errors import PROG, CliError
 from torchrec_eval.cli.inputs import Inputs
 from torchrec_eval.cli.output import print_results
 from torchrec_eval.cli.suite import Suite
 
+if TYPE_CHECKING:
+    from torch import Tensor
 
-def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str], progress) -> int:
+
+def evaluate_library(args: argparse.Namespace, inputs: Inputs, names: list[str], progress: Callable[..., Any]) -> int:
     """The library's metrics (RankingMetrics), batch by batch."""
     suite = Suite(names, inputs.full_depth, args.convention)
-    columns = max(1, inputs.tensors.get("preds", inputs.tensors.get("ranked_ids")).shape[-1])
+    main = cast("Tensor", inputs.tensors.get("preds", inputs.tensors.get("ranked_ids")))  # inputs hold one of them
+    columns = max(1, main.shape[-1])
     rows = args.batch_size or max(1, min(8192, (1 << 22) // columns))
     per_query: dict[str, list[float]] = {name: [] for name in suite.names}
     wanted = args.per_query or args.query_eval

@@ -9,7 +9,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torchrec_eval.cli.paths import write_file
@@ -44,7 +44,7 @@ def emit(text: str) -> None:
     binary.flush()
 
 
-def _write_per_query(path: str, qids: Sequence[str], values: dict[str, Sequence[float]]) -> None:
+def _write_per_query(path: str, qids: Sequence[str], values: Mapping[str, Sequence[float]]) -> None:
     names = list(values)
     lines = ["\t".join(["qid", *names])]
     for row, qid in enumerate(qids):

@@ -38,7 +38,8 @@ class _Version(argparse.Action):
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         from torchrec_eval import __version__
 
         parser.exit(message=f"{PROG} {__version__}: trec_eval version {TREC_EVAL_VERSION}, reproduced "
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_evaluate(commands: argparse._SubParsersAction) -> None:
+def _add_evaluate(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     """The ``evaluate`` sub-command: trec_eval's options, and the library's."""
     ev = commands.add_parser(
         "evaluate", add_help=False,
@@ -164,7 +165,7 @@ def _add_formats_debug_zscore(ev: argparse.ArgumentParser) -> None:
                          "qrels_prefs: levels 3-5); with .QID evaluate only that query")
 
 
-def _add_demo(commands: argparse._SubParsersAction) -> None:
+def _add_demo(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     """The ``demo`` sub-command: the run's size, seed, data, threads and plot."""
     demo = commands.add_parser(
         "demo",

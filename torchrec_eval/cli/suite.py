@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from torchrec_eval.cli.errors import CliError
 from torchrec_eval.cli.names import metric_family, trec_only
@@ -40,7 +40,7 @@ class Suite:
                 internal = "rprecision"
             self.internal[name] = internal
             families[name] = family
-        self.kwargs = {"convention": convention}
+        self.kwargs: dict[str, Any] = {"convention": convention}
         self.families = families
         self.bare = any(not metric_family(name)[1] for name in self.names)
         if len(set(self.names)) != len(self.names):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from torchrec_eval.cli.errors import PROG, CliError
 from torchrec_eval.cli.names import split_metric_names
@@ -81,7 +82,8 @@ def _debug_query(args: argparse.Namespace, run: Run, qrels: Qrels) -> tuple[Run,
     return only_query(run, qid), only_query(qrels, qid)
 
 
-def evaluate_judgement_format(args: argparse.Namespace, run_path: str, judgements_path: str, progress) -> int:
+def evaluate_judgement_format(args: argparse.Namespace, run_path: str, judgements_path: str,
+                              progress: Callable[..., Any]) -> int:
     """trec_eval -R prefs / qrels_prefs / qrels_jg (torchrec_eval.trec.formats), with -q -n -c -M -l -D -Z."""
     from torchrec_eval.trec import read_run
     from torchrec_eval.trec.formats import evaluate_format, parse_debug

@@ -81,3 +81,4 @@ class Member(Protocol):
 
     def check_ties(self, ties: str) -> None:
         """Raise a ValueError if the metric's ``ties`` rule cannot give its values (default: any can)."""
+        return None

@@ -44,7 +44,7 @@ def own_tensors(obj: Any, seen: set[int] | None = None) -> None:
 def _owned(value: Any, seen: set[int]) -> Any:
     """``value``, or a copy of it where it is (or holds, in an immutable container) a shared tensor."""
     if isinstance(value, Tensor):
-        if not value.is_shared():  # always True for a CUDA tensor: received by IPC, it is the sender's memory
+        if not value.is_shared():  # type: ignore[no-untyped-call]  # torch leaves is_shared unannotated; always True for a CUDA tensor: received by IPC, it is the sender's memory
             return value
         copy = value.detach().clone()
         return nn.Parameter(copy, requires_grad=value.requires_grad) if isinstance(value, nn.Parameter) else copy

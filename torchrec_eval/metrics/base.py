@@ -89,7 +89,7 @@ class MemberMetric(StatefulMetric):
     """
 
     is_differentiable = False
-    higher_is_better = True
+    higher_is_better: bool | None = True
     full_state_update = False
 
 
@@ -193,7 +193,9 @@ class MemberMetric(StatefulMetric):
     def _checked_groups(self, groups: Tensor | None) -> Tensor | None:
         """``groups`` given exactly when the metric has ``num_groups``, integers in range, on its device."""
         require_groups(groups, self.num_groups)
-        return None if groups is None else checked_groups(groups, self.num_groups, self.device, self.validate_args)
+        if groups is None or self.num_groups is None:
+            return None
+        return checked_groups(groups, self.num_groups, self.device, self.validate_args)
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         """Every member's increments of one batch (any may raise: nothing is written yet), and the call that
@@ -208,8 +210,7 @@ class MemberMetric(StatefulMetric):
             except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
                 failure = error
         batch = self.batch(**inputs)
-        rows = (batch.ranked.num_relevant if batch.ranked is not None else batch.candidates.scores).shape[0]
-        batch.weights = checked_weights(weight, rows, self.weighted, self.device, self.validate_args)
+        batch.weights = checked_weights(weight, batch.num_queries, self.weighted, self.device, self.validate_args)
         if failure is not None:  # the eager path takes this input: the graph itself failed
             give_up_compiling(self, failure)
         return self._stage_batch(batch)
@@ -394,7 +395,7 @@ class MemberMetric(StatefulMetric):
             self._update_count = max(self._update_count, 1)
 
     def _check_merge(self, states: dict[str, Any]) -> None:
-        check_same_states(self._defaults, states)
+        check_same_states(list(self._defaults), states)
         super()._check_merge(states)
 
     def _configuration_key(self) -> str:

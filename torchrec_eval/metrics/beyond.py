@@ -26,7 +26,7 @@ class _Beyond(MemberMetric):
             cls.higher_is_better = REGISTRY[cls.family].higher_is_better
 
     def __init__(self, k: IntOrSeq, options: dict[str, Any], **kwargs: Any) -> None:
-        ks = list(k) if isinstance(k, (list, tuple)) else [k]
+        ks: list[Any] = list(k) if isinstance(k, (list, tuple)) else [k]  # each checked by the member
         if not ks:
             raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
         options = resolve_options(kwargs.get("convention"), self.family, options)

@@ -13,6 +13,7 @@ values). :func:`compile_update` refuses those up front.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -63,7 +64,7 @@ def compiled_step(metric: Any) -> Any:
     """``metric``'s compiled increments function, built at its first use in this process."""
     if metric._compiled_step is None:
         options = metric._compile_options
-        metric._compiled_step = torch.compile(lambda inputs: increments(metric, inputs), fullgraph=True, **options)
+        metric._compiled_step = torch.compile(functools.partial(increments, metric), fullgraph=True, **options)
     return metric._compiled_step
 
 

@@ -45,7 +45,7 @@ class Family:
 
     name: str
     cutoff: str
-    options: dict[str, tuple]
+    options: dict[str, tuple[Any, ...]]
     higher_is_better: bool | None
     build: Build
     host_reads: bool = False

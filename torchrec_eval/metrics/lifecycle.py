@@ -30,7 +30,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -54,7 +54,10 @@ def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwar
         raise ValueError(f"{where} got an unexpected keyword argument {unknown[0]!r}; valid arguments: {valid}")
 
 
-def keywords_checked(method: Callable) -> Callable:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def keywords_checked(method: F) -> F:
     """A method that raises :func:`check_keywords`' ``ValueError`` on a misspelt keyword, not a ``TypeError``."""
     parameters = inspect.signature(method).parameters
 
@@ -63,7 +66,7 @@ def keywords_checked(method: Callable) -> Callable:
         check_keywords(f"{type(self).__name__}.{method.__name__}()", parameters, kwargs)
         return method(self, *args, **kwargs)
 
-    return checked
+    return cast(F, checked)
 
 
 class StatefulMetric(Metric):
@@ -173,7 +176,7 @@ class StatefulMetric(Metric):
             destination.update({prefix + key: value for key, value in self._flat.entries().items()})
         return destination
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any, **kwargs: Any) -> None:
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
         entries = {key[len(prefix):]: state_dict[key] for key in state_dict if key.startswith(prefix + STREAM)}
         carries_states = bool(entries) or any(prefix + name in state_dict for name in self._defaults)
         stream = FlatStream.from_entries(entries, self.device) if carries_states else self._flat  # may raise
@@ -191,7 +194,7 @@ class StatefulMetric(Metric):
         if self._dtype_convert:
             return super()._apply(fn, exclude_state)
         buffers = dict(self._buffers)
-        this = super()._apply(fn, exclude_state=tuple(self._defaults))  # sets the device, leaves the states
+        this = cast(StatefulMetric, super()._apply(fn, exclude_state=tuple(self._defaults)))  # moves, leaves the states
         for name, default in this._defaults.items():
             state = getattr(this, name)
             if isinstance(default, Tensor):
@@ -235,7 +238,7 @@ class StatefulMetric(Metric):
         return plot_metric(self, self.compute() if val is None else val, ax)
 
     # torchmetrics hooks --------------------------------------------------------------------------
-    def _wrap_update(self, update: Callable) -> Callable:
+    def _wrap_update(self, update: Callable[..., None]) -> Callable[..., None]:
         wrapped = super()._wrap_update(update)
         parameters = inspect.signature(update).parameters
 
@@ -251,7 +254,7 @@ class StatefulMetric(Metric):
 
         return checked
 
-    def _wrap_compute(self, compute: Callable) -> Callable:
+    def _wrap_compute(self, compute: Callable[..., Any]) -> Callable[..., Any]:
         wrapped = super()._wrap_compute(compute)
 
         @functools.wraps(compute)

@@ -13,7 +13,7 @@ or ranked with the others and left out of the counts (``"rank"``, Jurity's cut, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import torch
 from torch import Tensor
@@ -54,8 +54,13 @@ def encode_unlogged(target: Tensor | None, mask: Tensor | None, ignore_index: in
     return logged.to(dtype) + clicked.to(dtype)
 
 
+@overload
+def apply_ignore_index(target: Tensor | None, mask: Tensor | None, ignore_index: float) -> tuple[Tensor, Tensor]: ...
+@overload
 def apply_ignore_index(target: Tensor | None, mask: Tensor | None,
-                       ignore_index: int | float | None) -> tuple[Tensor | None, Tensor | None]:
+                       ignore_index: float | None) -> tuple[Tensor | None, Tensor | None]: ...
+def apply_ignore_index(target: Tensor | None, mask: Tensor | None,
+                       ignore_index: float | None) -> tuple[Tensor | None, Tensor | None]:
     """Turn ``target == ignore_index`` into non-candidates (``mask`` False) with a target of 0."""
     if ignore_index is None:
         return target, mask

@@ -27,6 +27,7 @@ from torchrec_eval.pairwise.registry import REGISTRY
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.arguments import check_k
+from torchrec_eval.pipeline.batch import Candidates
 
 #: families of this module -> "k" if they need "@k", "none" if they take no cut-off (from the registry)
 FAMILIES: dict[str, str] = {family: spec.cutoff for family, spec in REGISTRY.items()}
@@ -96,6 +97,7 @@ class PairwiseMember(Member):
                  options: dict[str, dict[str, Any]] | None = None, *, marks_unlogged: bool = False) -> None:
         options = options or {}
         self.ctr_ks, self.families, self.keys = _parse_requests(requests)
+        self.query_keys = list(self.keys)  # a query's value is its own ratio (see metrics.per_query)
         _check_options(options)
         self.mpr_average = options.get("mpr", {}).get("average", "pooled")
         # `unlogged="rank"` changes something only where unlogged items are marked (CTR's `ignore_index`,
@@ -115,13 +117,14 @@ class PairwiseMember(Member):
         columns: dict[str, tuple[Tensor, Tensor]] = {}
         if self.needs_candidates:
             # a catalogue streamed in chunks brings its counts (TargetRanks) instead of every candidate
-            rows = batch.candidates if hasattr(batch.candidates, "rank_sums") else SortedRows(batch.candidates)
+            candidates = batch.every_candidate()
+            rows = SortedRows(candidates) if isinstance(candidates, Candidates) else candidates
             if {"auc", "gauc", "mpr"} & set(self.families):
                 columns.update(self._rank_columns(rows, empty_target_action))
             if "fcp" in self.families:
                 columns["fcp"] = fcp_columns(*rows.pair_counts())
         if self.ctr_ks:
-            clicks, shown = ctr_counts(batch.ranked, self.ctr_ks, self.ctr_unlogged)
+            clicks, shown = ctr_counts(batch.top_k(), self.ctr_ks, self.ctr_unlogged)
             for i, k in enumerate(self.ctr_ks):
                 columns[f"ctr@{k}"] = (clicks[:, i], shown[:, i])
         numerators = torch.stack([columns[key][0] for key in self.keys], dim=1)
@@ -142,11 +145,6 @@ class PairwiseMember(Member):
         return out
 
     # the member interface (torchrec_eval.members.interface)
-    @property
-    def query_keys(self) -> list[str]:
-        """Every key: a query's value is its own ratio (see :mod:`torchrec_eval.metrics.per_query`)."""
-        return list(self.keys)
-
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Each query's ratio [B, P] and the counted mask [B, P] (a denominator > 0)."""
         numerators, denominators = self.ratios(batch, metric.empty_target_action)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from torchrec_eval.pairwise.ctr import UNLOGGED_MODES
 from torchrec_eval.pairwise.mpr import AVERAGES
@@ -26,7 +27,7 @@ class PairwiseFamily:
     """
 
     cutoff: str = "none"
-    options: dict[str, tuple] = field(default_factory=dict)
+    options: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     higher_is_better: bool = True
     host_reads: bool = False
 

@@ -5,6 +5,7 @@ it received. Shared by the whole package (metric options, splits, statistics, da
 from __future__ import annotations
 
 import operator
+from typing import Literal, overload
 
 import torch
 from torch import Tensor
@@ -56,6 +57,10 @@ def check_probability(name: str, value: object) -> float:
     return float(value)
 
 
+@overload
+def check_k(k: object, optional: Literal[False] = False) -> int: ...
+@overload
+def check_k(k: object, optional: bool) -> int | None: ...
 def check_k(k: object, optional: bool = False) -> int | None:
     """``k`` as a Python int >= 1 (any integer type: int, numpy integer, 0-d integer tensor)."""
     return check_optional_int("k", k, 1) if optional else check_int("k", k, 1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import torch
 from torch import Tensor
@@ -81,6 +81,12 @@ class RankedTargets:
     @property
     def depth(self) -> int:
         return self.gains.shape[1]
+
+    def listed_ids(self) -> Tensor:
+        """[B, K] the ids of the ranked items, -1 past the list (the beyond-accuracy metrics read them)."""
+        if self.item_ids is None:
+            raise ValueError(f"this ranked view keeps no item ids, got item_ids={self.item_ids}")
+        return self.item_ids
 
     @cached
     def relevant_column(self) -> Tensor:
@@ -164,12 +170,43 @@ class Candidates:
         return self.scores.gather(1, self.target_ids.clamp(min=0))
 
 
+class CountedCandidates(Protocol):
+    """Candidates already counted against the targets (a catalogue stream's ``TargetRanks``): what the
+    pairwise family reads instead of sorting every candidate."""
+
+    num_valid: Tensor
+
+    def rank_sums(self) -> tuple[Tensor, Tensor]: ...
+
+    def pair_counts(self) -> tuple[Tensor, Tensor]: ...
+
+
 @dataclass
 class Batch:
     """A validated batch: its top-k view, its full candidate view (each if requested), its groups, and
     the float64 [B] weight of each query when the metric is ``weighted``."""
 
     ranked: RankedTargets | None
-    candidates: Candidates | None
+    candidates: Candidates | CountedCandidates | None
     groups: Tensor | None
     weights: Tensor | None = None
+
+    @property
+    def num_queries(self) -> int:
+        """B, the number of queries (rows) of the batch."""
+        if self.ranked is not None:
+            return self.ranked.num_relevant.shape[0]
+        candidates = self.every_candidate()
+        return (candidates.scores if isinstance(candidates, Candidates) else candidates.num_valid).shape[0]
+
+    def top_k(self) -> RankedTargets:
+        """The top-k view, which a member that reads it asked for (``Member.depth`` > 0)."""
+        if self.ranked is None:
+            raise ValueError(f"this batch was prepared without a top-k view, got ranked={self.ranked}")
+        return self.ranked
+
+    def every_candidate(self) -> Candidates | CountedCandidates:
+        """The full candidate view, which a member that reads it asked for (``Member.needs_candidates``)."""
+        if self.candidates is None:
+            raise ValueError(f"this batch was prepared without its candidates, got candidates={self.candidates}")
+        return self.candidates

@@ -45,7 +45,7 @@ def order_ties(values: Tensor, idx: Tensor, ties: str, gains: Tensor | None) -> 
     perm = torch.sort(idx, dim=1, descending=index_descending).indices
     idx, values = idx.gather(1, perm), values.gather(1, perm)
     if gain_order is not None:
-        perm = torch.sort(_needed(gains).gather(1, perm), dim=1, descending=gain_order, stable=True).indices
+        perm = torch.sort(required_gains(gains).gather(1, perm), dim=1, descending=gain_order, stable=True).indices
         idx, values = idx.gather(1, perm), values.gather(1, perm)
     perm = torch.sort(values, dim=1, descending=True, stable=True).indices
     return idx.gather(1, perm)
@@ -60,13 +60,13 @@ def exact_top(scores: Tensor, k: int, ties: str, tie_gains: Tensor | None) -> Te
     order = order.expand_as(scores)
     if gain_order is not None:
         order = order.gather(
-            1, torch.sort(_needed(tie_gains).gather(1, order), dim=1, descending=gain_order, stable=True).indices
+            1, torch.sort(required_gains(tie_gains).gather(1, order), dim=1, descending=gain_order, stable=True).indices
         )
     perm = torch.sort(scores.gather(1, order), dim=1, descending=True, stable=True).indices[:, :k]
     return order.gather(1, perm)
 
 
-def _needed(gains: Tensor | None) -> Tensor:
+def required_gains(gains: Tensor | None) -> Tensor:
     """The gains that a gain-aware tie order reads."""
     if gains is None:
         raise ValueError(f"the tie orders 'pessimistic' and 'optimistic' order equal scores by gain, got gains={gains}")

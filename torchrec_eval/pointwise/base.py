@@ -173,7 +173,11 @@ class StatisticsMetric(PointwiseMetric):
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         stats = self.statistics(self.batch(**inputs))
-        return lambda: self.stats.add_(stats)
+
+        def apply() -> None:
+            self.stats.add_(stats)
+
+        return apply
 
     def values_from(self, stats: Tensor) -> dict[str, Tensor]:
         """Every value key -> [...] from statistics [..., S] (this metric's layout)."""

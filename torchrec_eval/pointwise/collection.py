@@ -62,7 +62,7 @@ class PointwiseMetrics(StatisticsMetric):
         return list(self.name_values({key: self.stats[..., 0] for key in self.value_keys}))
 
     @classmethod
-    def from_config(cls, config: str | os.PathLike | dict[str, Any], **overrides: Any) -> Metric:
+    def from_config(cls, config: str | os.PathLike[str] | dict[str, Any], **overrides: Any) -> Metric:
         """A suite from a YAML file, a ready-made suite by name (``"ctr"``) or a dict, see
         :func:`~torchrec_eval.config.pointwise_suite_kwargs`; ``overrides`` replace the config's keys
         (e.g. ``tasks=["ctr"]``). With ``window`` set, the suite comes wrapped in

@@ -54,7 +54,7 @@ def _outside(value: Tensor, low: float | None, high: float | None) -> Tensor:
 def _range_error(name: str, value: Tensor, low: float | None, high: float | None) -> ValueError:
     smallest, largest = torch.aminmax(value)
     if name == "groups":
-        return ValueError(f"`groups` must lie in [0, {int(high) + 1}), got values from {smallest.item()} "
+        return ValueError(f"`groups` must lie in [0, {int(high or 0) + 1}), got values from {smallest.item()} "
                           f"to {largest.item()}")
     bounds = "" if low is None else f" in [{low}, {high}]" if high is not None else f" >= {low}"
     nonfinite = " (NaN or inf included)" if not bool(torch.isfinite(value).all()) else ""
@@ -146,14 +146,14 @@ def prepare_pointwise(
             ("preds", preds, *(unit if probabilities else (None, None))),
             ("target", target, *(unit if binary_target else (None, None))),
             *([("sample_weight", weight, 0.0, None)] if sample_weight is not None else []),
-            *([("groups", groups, 0, num_groups - 1)] if groups is not None else []),
+            *([("groups", groups, 0, num_groups - 1)] if groups is not None and num_groups is not None else []),
         ])
     return PointwiseBatch(preds, target, weight, groups)
 
 
 def group_sum(rows: Tensor, groups: Tensor | None, num_groups: int | None) -> Tensor:
     """Sum per-sample rows [B, ...] into [G, ...] by group (G = 1 without groups)."""
-    if groups is None:
+    if groups is None or num_groups is None:
         return rows.sum(0, keepdim=True)
     out = torch.zeros((num_groups, *rows.shape[1:]), dtype=rows.dtype, device=rows.device)
     return out.index_add_(0, groups, rows)

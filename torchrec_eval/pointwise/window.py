@@ -25,7 +25,7 @@ pass ``window=ceil(N / R)``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -43,12 +43,17 @@ UNITS = ("updates", "samples")
 TORCHREC_MAX_UPDATES = 1000  # TorchRec's MAX_BUFFER_COUNT
 
 
-def _samples(args: tuple, kwargs: dict[str, Any]) -> int:
+def _samples(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     """Rows of ``preds``: the first positional argument, or ``preds=``, or the first tensor given."""
     first = args[0] if args else kwargs.get("preds")
     if not isinstance(first, Tensor):
         first = next((value for value in (*args, *kwargs.values()) if isinstance(value, Tensor)), None)
     return 0 if first is None or first.ndim == 0 else first.shape[0]
+
+
+def _tensor_states(metric: Metric) -> dict[str, Tensor]:
+    """The states of a metric whose states are all tensors (checked by :class:`Windowed`)."""
+    return {state: default for state, default in metric._defaults.items() if isinstance(default, Tensor)}
 
 
 class Windowed(StatefulMetric):
@@ -85,6 +90,8 @@ class Windowed(StatefulMetric):
 
     is_differentiable = False
     full_state_update = True  # forward: the batch value needs a ring of its own
+    ring_next: Tensor  # states (add_state), named here for the type checker
+    ring_samples: Tensor
 
     def __init__(self, metric: Metric, window: int, *, unit: str = "updates", max_updates: int | None = None,
                  name: str | None = None, **kwargs: Any) -> None:
@@ -112,7 +119,7 @@ class Windowed(StatefulMetric):
         keys = getattr(metric, "value_keys", None)
         self.name = name or (keys[0] if keys and len(keys) == 1 else type(metric).__name__.lower())
         self.inner_states = list(metric._defaults)
-        for state, default in metric._defaults.items():
+        for state, default in _tensor_states(metric).items():
             for kind in ("lifetime", "window"):
                 self.add_state(f"{kind}_{state}", default=default.detach().clone(), dist_reduce_fx="sum")
             ring = torch.zeros((self.capacity, *default.shape), dtype=default.dtype, device=default.device)
@@ -120,22 +127,23 @@ class Windowed(StatefulMetric):
         self.add_state("ring_samples", default=torch.zeros(self.capacity, dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("ring_next", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
         # the ring is this process's recent past: never synced (nor are empty states)
-        self.local_states = [state for state in self._defaults if state.startswith("ring_")
-                             or self._defaults[state].numel() == 0]
+        self.local_states = [state for state, default in _tensor_states(self).items() if state.startswith("ring_")
+                             or default.numel() == 0]
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update with the wrapped metric's arguments (all or nothing)."""
         self._update_from({"args": args, "kwargs": kwargs})
 
-    def _increments(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Tensor]:
+    def _increments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Tensor]:
         """The batch's contribution to each state of the wrapped metric, which is left unchanged."""
         inner = self.metric
         saved = ({state: getattr(inner, state) for state in self.inner_states}, inner._update_count, inner._computed)
         try:
-            for state, default in inner._defaults.items():
+            defaults = _tensor_states(inner)
+            for state, default in defaults.items():
                 setattr(inner, state, default.detach().clone())
             inner.update(*args, **kwargs)
-            return {state: getattr(inner, state) - inner._defaults[state] for state in self.inner_states}
+            return {state: getattr(inner, state) - defaults[state] for state in self.inner_states}
         finally:
             for state, value in saved[0].items():
                 setattr(inner, state, value)
@@ -156,8 +164,8 @@ class Windowed(StatefulMetric):
         def apply() -> None:
             slot = self.ring_next.view(1)
             for state, increment in increments.items():
-                getattr(self, f"lifetime_{state}").add_(increment)
-                getattr(self, f"ring_{state}").index_copy_(0, slot, increment.unsqueeze(0))
+                self._state(f"lifetime_{state}").add_(increment)
+                self._state(f"ring_{state}").index_copy_(0, slot, increment.unsqueeze(0))
             self.ring_samples.index_fill_(0, slot, samples)
             self.ring_next.add_(1).remainder_(self.capacity)
 
@@ -167,8 +175,12 @@ class Windowed(StatefulMetric):
         """Set the window states to the sum of the ring's slots in the window (this process's own)."""
         kept = self._kept_slots()
         for state in self.inner_states:
-            ring = getattr(self, f"ring_{state}")
+            ring = self._state(f"ring_{state}")
             setattr(self, f"window_{state}", (ring * kept.view(-1, *[1] * (ring.ndim - 1)).to(ring.dtype)).sum(0))
+
+    def _state(self, name: str) -> Tensor:
+        """One of the tensor states (``lifetime_*``, ``window_*``, ``ring_*``)."""
+        return cast(Tensor, getattr(self, name))
 
     def _kept_slots(self) -> Tensor:
         """[C] bool: the slots in the window (no host sync)."""

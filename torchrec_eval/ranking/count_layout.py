@@ -20,7 +20,7 @@ def count_layout(entries: tuple[Entry, ...]) -> tuple[tuple[int, ...], tuple[Any
     Returns (the count column of each value, the kind of each column).
     """
     kinds: list[Any] = ["all"]
-    columns = []
+    columns: list[int] = []
     for entry in entries:
         options = dict(entry.options)
         for _ in entry.ks:

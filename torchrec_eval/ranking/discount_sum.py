@@ -24,8 +24,12 @@ def discount_sum(k: int, log_base: float) -> float:
     if k == terms:
         return total
     a, b = terms + 1.0, k + 1.0  # f summed over the integers a + 1 .. b
-    f = lambda x: 1.0 / math.log(x)  # noqa: E731
-    df = lambda x: -1.0 / (x * math.log(x) ** 2)  # noqa: E731
+    def f(x: float) -> float:
+        return 1.0 / math.log(x)
+
+    def df(x: float) -> float:
+        return -1.0 / (x * math.log(x) ** 2)
+
     tail = _li(b) - _li(a) + (f(b) - f(a)) / 2 + (df(b) - df(a)) / 12
     return total + math.log(log_base) * tail
 

@@ -23,7 +23,7 @@ class Entry:
         return [self.name if k is None else f"{self.name}@{k}" for k in self.ks]
 
 
-def make_entry(name: str, k: int | Sequence[int] | None, options: dict[str, Any]) -> Entry:
+def make_entry(name: str, k: int | Sequence[int | None] | None, options: dict[str, Any]) -> Entry:
     """Validate a metric family, its cut-offs and options."""
     if name not in REGISTRY:
         raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(REGISTRY)}")

@@ -39,6 +39,7 @@ class TopKMember(Member):
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
         self.keys = [key for entry in self.entries for key in entry.keys]
+        self.query_keys = list(self.keys)  # every top-k value is a mean over queries
         if len(set(self.keys)) != len(self.keys):
             raise ValueError(f"A metric is requested twice: {self.keys}")
         specs = [REGISTRY[entry.name] for entry in self.entries]
@@ -117,14 +118,9 @@ class TopKMember(Member):
         return constant(("count_columns", index, device), lambda: torch.tensor(index, device=device))
 
     # the member interface (torchrec_eval.members.interface)
-    @property
-    def query_keys(self) -> list[str]:
-        """Every key: each top-k value is a mean over queries."""
-        return list(self.keys)
-
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and the counted mask [B, P]."""
-        values, counts = self.counted(batch.ranked, metric.empty_target_action)
+        values, counts = self.counted(batch.top_k(), metric.empty_target_action)
         counted = counts.index_select(1, self._count_columns_on(counts.device)) > 0
         return values, counted
 
@@ -134,7 +130,7 @@ class TopKMember(Member):
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
-        values, counts = self.counted(batch.ranked, metric.empty_target_action)
+        values, counts = self.counted(batch.top_k(), metric.empty_target_action)
         rows = torch.cat([values, values * values, counts], dim=1)
         return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
 

@@ -46,7 +46,7 @@ def compute_named_metric(name: str, arguments: dict[str, Any]) -> Tensor | dict[
     rules = Rules(ties, relevance_threshold, validate_args, preset(convention).duplicates)
     batch = prepare([member], Inputs.of({**inputs, "preds": preds, "target": target}), rules)
     member.check_ties(ties)
-    values, counts = member.counted(batch.ranked, empty_target_action)
+    values, counts = member.counted(batch.top_k(), empty_target_action)
     if reduction == "none":
         values = values.masked_fill(~(counts[:, list(member.count_columns)] > 0), float("nan"))
     else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")

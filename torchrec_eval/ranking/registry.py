@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from torch import Tensor
 
@@ -49,7 +50,7 @@ class TopKFamily:
     """
 
     kernel: Callable[..., Tensor]
-    options: dict[str, tuple] = field(default_factory=dict)
+    options: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     cutoff: str = "k"
     needs_ideal: bool = False
     higher_is_better: bool = True

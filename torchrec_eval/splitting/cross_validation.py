@@ -75,8 +75,9 @@ def _check_scores(scores: Any, expected: tuple[int, int]) -> None:
         )
 
 
-def _evaluate_fold(suite: Metric, split: Split, fit_and_score: Callable, batch_size: int
-                   ) -> tuple[dict[str, Tensor], int]:
+def _evaluate_fold(suite: Metric, split: Split,
+                   fit_and_score: Callable[[Interactions, Tensor], Tensor | Callable[[Tensor], Tensor]],
+                   batch_size: int) -> tuple[dict[str, Tensor], int]:
     """Fit on the split's training part, evaluate the held-out users; the values and the user count."""
     inputs = ranking_inputs(split.train, split.test)
     suite.reset()

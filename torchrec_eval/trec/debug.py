@@ -32,16 +32,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 
-from torchrec_eval.trec.gains import glibc_msort, powers, rbp_persistence, valid_level
+from torchrec_eval.trec.gains import Pairs, glibc_msort, powers, rbp_persistence, valid_level
 from torchrec_eval.trec.spec import Measure, atol
 from torchrec_eval.trec.stats import Judgements, Queries, first_of_groups, segment_cumsum
 
 __all__ = ["DEBUG_FAMILIES", "debug_blocks"]
 
 MIN_GEO_MEAN = 1e-5
+_Lines = tuple[np.ndarray, np.ndarray, np.ndarray]  # a measure's printed lines: (query row, sort key, text)
 
 
 # ----------------------------------------------------------------------------------------------- formatting
@@ -86,7 +88,7 @@ def _printf(fmt: str, *columns: np.ndarray, where: np.ndarray | None = None) -> 
     return _join(*parts)
 
 
-def _segments(size: int, *pieces: tuple) -> np.ndarray:
+def _segments(size: int, *pieces: tuple[Any, ...]) -> np.ndarray:
     """[size] lines from (rows, fmt, columns...) pieces, each printed at its rows only."""
     out = np.empty(size, dtype=object)
     for rows, fmt, *columns in pieces:
@@ -94,12 +96,12 @@ def _segments(size: int, *pieces: tuple) -> np.ndarray:
     return out
 
 
-def _join(*parts) -> np.ndarray:
+def _join(*parts: np.ndarray | str) -> np.ndarray:
     """Concatenate str and object arrays of str elementwise (the first part must be an array or str)."""
     out = parts[0]
     for part in parts[1:]:
         out = out + part
-    return out
+    return cast(np.ndarray, out)  # an array once one part is (the caller's formats have a conversion)
 
 
 # ------------------------------------------------------------------------------------------ the ranked lists
@@ -132,7 +134,7 @@ class _SortedGains:
     ``level``, ``count`` (documents at that place; 0 for a level without documents or a repeated
     pair), ``num`` [Q]) and ``get_gain`` (:meth:`of`)."""
 
-    def __init__(self, j: Judgements, pairs: tuple) -> None:
+    def __init__(self, j: Judgements, pairs: Pairs) -> None:
         size = len(j.qids)
         judged = j.judged_rel >= 0
         query, rel = j.judged_query[judged], j.judged_rel[judged]
@@ -180,7 +182,7 @@ class _Walk:
     their lines: ranks 0 .. max(num_ret, T + 1) - 1 of each query, T the rank where the ideal gain
     drops to 0 or less (-1 when the top gain already is: no ideal)."""
 
-    def __init__(self, j: Judgements, ranking: _Ranking, pairs: tuple) -> None:
+    def __init__(self, j: Judgements, ranking: _Ranking, pairs: Pairs) -> None:
         g = self.gains = _SortedGains(j, pairs)
         size, width = len(j.qids), g.gain.shape[1]
         rows = np.arange(size)
@@ -234,13 +236,13 @@ def _last_of(running: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.nd
 
 
 # ----------------------------------------------------------------------------------------------- measures
-def _ndcg(ctx: _Context, measures: list[Measure]) -> tuple:
+def _ndcg(ctx: _Context, measures: list[Measure]) -> _Lines:
     w = ctx.walk(measures[0].args)
     text = _printf("ndcg: %d %d %3.1f %6.4f %3.1f %6.4f\n", w.i, w.cur, w.rg, w.rdcg, w.ig, w.idcg)
     return w.query, w.i, text
 
 
-def _g(ctx: _Context, measures: list[Measure]) -> tuple:
+def _g(ctx: _Context, measures: list[Measure]) -> _Lines:
     w = ctx.walk(measures[0].args)
     r, size = w.ranking, ctx.size
     T = w.T[r.query]
@@ -275,7 +277,7 @@ def _ideal_sums(w: _Walk) -> np.ndarray:
     return np.where(before, running[np.minimum(w.ideal_first[q] + i, len(running) - 1)], total[q])
 
 
-def _rndcg(ctx: _Context, measures: list[Measure]) -> tuple:
+def _rndcg(ctx: _Context, measures: list[Measure]) -> _Lines:
     w = ctx.walk(measures[0].args)
     q, i = w.query, w.i
     keep = ctx.stats.num_rel[q] > 0  # trec_eval returns before its loops for a query without relevant
@@ -293,7 +295,7 @@ def _rndcg(ctx: _Context, measures: list[Measure]) -> tuple:
     return q[keep], i[keep], text[keep]
 
 
-def _ndcg_rel(ctx: _Context, measures: list[Measure]) -> tuple:
+def _ndcg_rel(ctx: _Context, measures: list[Measure]) -> _Lines:
     w = ctx.walk(measures[0].args)
     q, i, size = w.query, w.i, ctx.size
     positive = w.retrieved & (w.rg > 0)
@@ -318,8 +320,8 @@ def _ndcg_rel(ctx: _Context, measures: list[Measure]) -> tuple:
     return np.concatenate([q, rows]), np.concatenate([i, w.lines]), np.concatenate([text, closing])
 
 
-def _ndcg_cut(ctx: _Context, measures: list[Measure]) -> tuple:
-    cutoffs = np.array(sorted({int(m.param) for m in measures}), dtype=np.int64)
+def _ndcg_cut(ctx: _Context, measures: list[Measure]) -> _Lines:
+    cutoffs = np.array(sorted({int(m.cut) for m in measures}), dtype=np.int64)
     r, size, level = ctx.ranking, ctx.size, ctx.level
     rows = np.arange(size)
     last_cut = int(cutoffs[-1])
@@ -360,7 +362,7 @@ def _ndcg_cut(ctx: _Context, measures: list[Measure]) -> tuple:
     idcg = segment_cumsum(term, iq, size)
     base = 2 * (last_cut + int(r.n.max(initial=0)) + len(cutoffs) + 4)
 
-    def ideal_at(query, position):
+    def ideal_at(query: np.ndarray, position: np.ndarray) -> np.ndarray:
         if not len(idcg):
             return np.zeros(len(query))
         index = start[query] + np.clip(position, 0, np.maximum(m[query] - 1, 0))
@@ -379,7 +381,7 @@ def _ndcg_cut(ctx: _Context, measures: list[Measure]) -> tuple:
     return np.concatenate(out_q), np.concatenate(out_key), np.concatenate(out_text)
 
 
-def _rbp(ctx: _Context, measures: list[Measure]) -> tuple:
+def _rbp(ctx: _Context, measures: list[Measure]) -> _Lines:
     args = measures[0].args
     r, size = ctx.ranking, ctx.size
     g = _SortedGains(ctx.judgements, args)
@@ -400,14 +402,14 @@ def _rbp(ctx: _Context, measures: list[Measure]) -> tuple:
     return q[shown], r.position[shown], text
 
 
-def _bin_g(ctx: _Context, measures: list[Measure]) -> tuple:
+def _bin_g(ctx: _Context, measures: list[Measure]) -> _Lines:
     s = ctx.stats
     terms = 1.0 / np.log2((2 + s.rank - s.seen).astype(np.float64))
     total = segment_cumsum(terms, s.query, s.size)
     return s.query, s.rank, _printf("binG: %d %d %6.4f\n", s.rank - 1, s.seen, total)
 
 
-def _gm_bpref(ctx: _Context, measures: list[Measure]) -> tuple:
+def _gm_bpref(ctx: _Context, measures: list[Measure]) -> _Lines:
     if ctx.level < 2:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
     bpref = ctx.stats.bpref()
@@ -426,9 +428,9 @@ class _Context:
         self.judgements, self.size, self.level = j, len(j.qids), level
         self.stats = Queries(j, relevance_level)
         self.ranking = _Ranking(j)
-        self._walks: dict[tuple, _Walk] = {}
+        self._walks: dict[Pairs, _Walk] = {}
 
-    def walk(self, pairs: tuple) -> _Walk:
+    def walk(self, pairs: Pairs) -> _Walk:
         if pairs not in self._walks:
             self._walks[pairs] = _Walk(self.judgements, self.ranking, pairs)
         return self._walks[pairs]

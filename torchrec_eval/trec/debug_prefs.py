@@ -31,15 +31,23 @@ the numbers are C's ``%4.2f``, ``%3ld``, ``%2hhd`` and ``%2hd`` (an unsigned sho
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from torchrec_eval.trec.parse import decode_keys
 
+if TYPE_CHECKING:
+    from torchrec_eval.trec.measures import Evaluation
+    from torchrec_eval.trec.tables import Prefs, Run
+
 __all__ = ["PrefsDebug", "debug_evaluation", "prefs_debug_blocks"]
 
 MISSING_DOCNO = b"ceci_nest_pas_un_docno"  # trec_eval -c: the ranking of a query without one
 UNKNOWN = None  # a slot of a freshly allocated C array (printed 0)
+# the C structs of trec_eval's work arrays, as mutable lists of mixed types
+_Result = list[Any]  # [docno, sim, rank]
+_Pref = list[Any]  # [jg, jsg, rel_level, docno, rank]
 
 
 def _bytes(values: np.ndarray) -> list[bytes]:
@@ -50,7 +58,7 @@ def _text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
-def _rank(value) -> str:
+def _rank(value: int | None) -> str:
     return f"{0 if value is UNKNOWN else value:3d}"
 
 
@@ -60,8 +68,8 @@ class PrefsDebug:
     def __init__(self, level: int, max_docs: int | None):
         self.level = level
         self.max_docs = max_docs
-        self.results: list[list] = []  # [docno, sim, rank] slots
-        self.prefs: list[list] = []  # [jg, jsg, rel_level, docno, rank] slots
+        self.results: list[_Result] = []  # [docno, sim, rank] slots
+        self.prefs: list[_Pref] = []  # [jg, jsg, rel_level, docno, rank] slots
         self.results_bound = 0
         self.prefs_bound = 0
 
@@ -144,7 +152,7 @@ class PrefsDebug:
         if self.level >= 5:
             self._dump_prefs(out, num_prefs, "Input, before ranks")
 
-def _mark_unjudged(res: list[list], par: list[list], m: int, num_prefs: int) -> int:
+def _mark_unjudged(res: list[_Result], par: list[_Pref], m: int, num_prefs: int) -> int:
     """Ranks -1 for the first ``m`` results ``res`` without judgements (``res`` and the judgements ``par``
     in docno order), stopping after the last judged docno; sorts the results walked by rank and returns
     their number."""
@@ -163,7 +171,7 @@ def _mark_unjudged(res: list[list], par: list[list], m: int, num_prefs: int) -> 
     return i
 
 
-def _docid_rank_results(res: list[list], count: int) -> int:
+def _docid_rank_results(res: list[_Result], count: int) -> int:
     """The judged ones of the first ``count`` results ``res`` moved down with their docid ranks
     0 .. njr - 1 (a score stays where it was), then sorted by docno; returns njr."""
     njr = 0
@@ -175,7 +183,7 @@ def _docid_rank_results(res: list[list], count: int) -> int:
     return njr
 
 
-def _docid_rank_prefs(res: list[list], par: list[list], num_prefs: int, njr: int) -> int:
+def _docid_rank_prefs(res: list[_Result], par: list[_Pref], num_prefs: int, njr: int) -> int:
     """The docid ranks of the judgements ``par``: a retrieved document's from ``res``, the others njr..
     in docno order; then sorted by (jg, jsg, rel_level descending, docid rank). Returns nj."""
     rank_of = {res[k][0]: res[k][2] for k in range(njr)}
@@ -194,7 +202,7 @@ def _docid_rank_prefs(res: list[list], par: list[list], num_prefs: int, njr: int
     return nj
 
 
-def _groups_dump(entries: list[list], nj: int, njr: int) -> str:
+def _groups_dump(entries: list[_Pref], nj: int, njr: int) -> str:
     """The ``Results_prefs`` dump of a query's judgements ``entries`` (in their final order): each JG,
     then the counts array of all of them."""
     num_prefs = len(entries)
@@ -227,7 +235,8 @@ def _row(values: list[int], each: str, every20: str) -> str:
     return "".join(parts)
 
 
-def _counters(ful_ret, poss_ret, ful_imp, poss_imp, notoccur, nonrel, nonrel_ret, rel, rel_ret) -> str:
+def _counters(ful_ret: int, poss_ret: int, ful_imp: int, poss_imp: int, notoccur: int, nonrel: int, nonrel_ret: int,
+              rel: int, rel_ret: int) -> str:
     names = ("num_prefs_fulfilled_ret", "num_prefs_possible_ret", "num_prefs_fulfilled_imp",
              "num_prefs_possible_imp", "num_prefs_possible_notoccur", "num_nonrel", "num_nonrel_ret", "num_rel",
              "num_rel_ret")
@@ -235,7 +244,7 @@ def _counters(ful_ret, poss_ret, ful_imp, poss_imp, notoccur, nonrel, nonrel_ret
     return "".join(f"    {name} {int(value)}\n" for name, value in zip(names, values, strict=True))
 
 
-def _areas(a: np.ndarray, njr: int) -> tuple[int, ...]:
+def _areas(a: np.ndarray, njr: int) -> tuple[int, int, int, int, int]:
     """(fulfilled retrieved, possible retrieved, fulfilled implied, possible implied, neither retrieved)
     of the preferences ``a`` [nj, nj] (row preferred to column)."""
     ret = np.arange(a.shape[0]) < njr
@@ -249,7 +258,7 @@ def _areas(a: np.ndarray, njr: int) -> tuple[int, ...]:
     return ful_ret, poss_ret, ful_imp, poss_imp, notoccur
 
 
-def _class_group(jg: list[list], njr: int, counts: np.ndarray) -> str:
+def _class_group(jg: list[_Pref], njr: int, counts: np.ndarray) -> str:
     """An EC JG (one sub-group): its classes by rel_level, descending; docid ranks ascending."""
     classes: list[tuple[float, list[int]]] = []
     for _, _, rel, _, rank in jg:
@@ -293,7 +302,7 @@ def _class_group(jg: list[list], njr: int, counts: np.ndarray) -> str:
     return "".join(text)
 
 
-def _array_group(jg: list[list], nj: int, njr: int, counts: np.ndarray) -> str:
+def _array_group(jg: list[_Pref], nj: int, njr: int, counts: np.ndarray) -> str:
     """A JG of several sub-groups: the preference array (row preferred to column), transitively closed."""
     levels = np.full(nj, -1.0)
     a = np.zeros((nj, nj), dtype=bool)
@@ -332,7 +341,7 @@ def _array_group(jg: list[list], nj: int, njr: int, counts: np.ndarray) -> str:
     return "".join(text)
 
 
-def prefs_debug_blocks(run, prefs, rel_format: str, qids: Sequence[str], calls: int, level: int,
+def prefs_debug_blocks(run: Run, prefs: Prefs, rel_format: str, qids: Sequence[str], calls: int, level: int,
                        max_docs: int | None) -> list[str]:
     """trec_eval's ``-D level`` printouts of each evaluated query ``qids`` (in order), ``calls`` the number
     of ``prefs_*`` measures asked (each calls form_prefs_counts): one str per query, for
@@ -365,7 +374,7 @@ def prefs_debug_blocks(run, prefs, rel_format: str, qids: Sequence[str], calls: 
     return blocks
 
 
-def debug_evaluation(rel_format: str, run, judgements_path: str, result, debug: tuple[int, str | None],
+def debug_evaluation(rel_format: str, run: Run, judgements_path: str, result: Evaluation, debug: tuple[int, str | None],
                      max_docs: int | None) -> list[str] | None:
     """The printouts of ``trec_eval -R rel_format -D LEVEL[.QID]`` for the queries of ``result`` (an
     :class:`torchrec_eval.trec.measures.Evaluation`); None below level 3. Reads the judgements again."""

@@ -15,9 +15,18 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from torchrec_eval.trec.measures import Evaluation
+    from torchrec_eval.trec.prefs import PrefsMeasure
+    from torchrec_eval.trec.tables import Prefs, Run, Table
+
+_TableT = TypeVar("_TableT", bound="Table | Prefs")
+_Parse = Callable[[Sequence[str]], "list[PrefsMeasure] | None"]  # jg_measures or prefs_measures
 
 __all__ = ["REL_FORMATS", "RESULTS_FORMATS", "check_formats", "evaluate_format", "only_query", "parse_debug"]
 
@@ -45,12 +54,12 @@ def parse_debug(text: str) -> tuple[int, str | None]:
     return number, (qid if dot else None)
 
 
-def only_query(table, qid: str):
+def only_query(table: _TableT, qid: str) -> _TableT:
     """The entries of one query of a run or judgement table (:class:`torchrec_eval.trec.Run`, ``Qrels``,
     :class:`torchrec_eval.trec.tables.Prefs`): the same table type, with that query alone (none if absent)."""
     code = np.flatnonzero(table.queries == qid)
     keep = table.query_index == code[0] if code.size else np.zeros(len(table.query_index), dtype=bool)
-    changes = {}
+    changes: dict[str, Any] = {}  # new values of some of the table's fields
     for field in dataclasses.fields(table):
         value = getattr(table, field.name)
         if field.name == "queries":
@@ -65,13 +74,13 @@ def only_query(table, qid: str):
     return dataclasses.replace(table, **changes)
 
 
-def _measures(rel_format: str, names: Sequence[str]):
+def _measures(rel_format: str, names: Sequence[str]) -> list[PrefsMeasure]:
     """The measures ``names`` ask for under ``rel_format`` (not qrels), or a ``ValueError`` naming
     those that need another format."""
     from torchrec_eval.trec.jg import jg_measures
     from torchrec_eval.trec.prefs import prefs_measures
 
-    parse = jg_measures if rel_format == "qrels_jg" else prefs_measures
+    parse: _Parse = jg_measures if rel_format == "qrels_jg" else prefs_measures
     if not names:
         raise ValueError(f"-R {rel_format}: trec_eval's default measures need -R qrels; ask for "
                          f"{'-m qrels_jg' if rel_format == 'qrels_jg' else '-m all_prefs or -m prefs'}")
@@ -95,16 +104,16 @@ def misplaced_measures(names: Sequence[str]) -> list[str]:
             and (prefs_measures([name]) is not None or _jg_name(name, jg_measures))]
 
 
-def _jg_name(name: str, parse) -> bool:
+def _jg_name(name: str, parse: _Parse) -> bool:
     try:
         return parse([name]) is not None
     except ValueError:
         return True
 
 
-def evaluate_format(rel_format: str, run, judgements_path: str, names: Sequence[str], *, complete: bool = False,
+def evaluate_format(rel_format: str, run: Run, judgements_path: str, names: Sequence[str], *, complete: bool = False,
                     max_docs: int | None = None, relevance_level: int = 1, debug_query: str | None = None,
-                    judged_only: bool = False, progress=None):
+                    judged_only: bool = False, progress: Callable[[int], None] | None = None) -> Evaluation:
     """Read ``judgements_path`` in ``rel_format`` (prefs, qrels_prefs or qrels_jg) and evaluate ``run``
     on the measures ``names``; returns a :class:`torchrec_eval.trec.measures.Evaluation`. ``judged_only``
     (``-J``) applies to qrels_jg; trec_eval ignores it for preferences, and so does this.

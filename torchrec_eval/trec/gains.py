@@ -20,7 +20,9 @@ Sums run in rank order, as trec_eval's loops, for the same floating-point values
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 
@@ -29,13 +31,16 @@ from torchrec_eval.trec.stats import Queries, first_of_groups, group_sum, ratio,
 
 __all__ = ["MEASURES", "Gains"]
 
+_T = TypeVar("_T")
+Pairs = tuple[tuple[str, float], ...]  # a measure's ``level=gain`` (and ``p=``) parameters
+
 
 def valid_level(name: str) -> bool:
     digits = name[1:] if name[:1] in "+-" else name
     return digits.isdigit()
 
 
-def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarray:
+def level_gains(pairs: Pairs, max_level: int, family: str = "ndcg") -> np.ndarray:
     """[max_level + 1] the gain of each relevance value: its own value, or the first pair's gain."""
     try:  # one entry per level up to the largest, as trec_eval's table
         table = np.arange(max(max_level, 0) + 1, dtype=np.float64)
@@ -51,19 +56,19 @@ def level_gains(pairs: tuple, max_level: int, family: str = "ndcg") -> np.ndarra
     return table
 
 
-def glibc_msort(items: list, compare) -> list:
+def glibc_msort(items: list[_T], compare: Callable[[_T, _T], int]) -> list[_T]:
     """glibc's ``qsort`` (a top-down merge sort) with its comparison: the same order for
     comparisons that are not transitive, such as trec_eval's gain order."""
     if len(items) <= 1:
         return items
     left, right = glibc_msort(items[: len(items) // 2], compare), glibc_msort(items[len(items) // 2 :], compare)
-    out = []
+    out: list[_T] = []
     while left and right:
         out.append(left.pop(0) if compare(left[0], right[0]) <= 0 else right.pop(0))
     return out + left + right
 
 
-def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ideal_places(pairs: Pairs, levels: np.ndarray, max_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """trec_eval's ``setup_gains`` for each query whose relevance values run 0 .. L - 1: its pairs, then
     its other values, sorted by ``(int)(gain - gain)`` (gains less than 1 apart compare equal, so their
     order is the merge sort's). Returns, each indexed by L (rows 0 .. max L):
@@ -85,7 +90,7 @@ def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.
         entries += [(len(given) + level, level, float(level)) for level in range(count) if level not in named]
         ranked = glibc_msort(entries, lambda a, b: int(a[2] - b[2]))
         top_dead[count] = not ranked or ranked[-1][2] <= 0
-        first = {}
+        first: dict[int, int] = {}
         for index, level, _ in entries:
             first.setdefault(level, index)
         looked_up = set()
@@ -101,7 +106,7 @@ def _ideal_places(pairs: tuple, levels: np.ndarray, max_level: int) -> tuple[np.
 class Gains:
     """The retrieved documents of non-zero gain and the ideal ranking of each query."""
 
-    def __init__(self, stats: Queries, pairs: tuple = (), family: str = "ndcg") -> None:
+    def __init__(self, stats: Queries, pairs: Pairs = (), family: str = "ndcg") -> None:
         j, self.stats, self.size = stats.j, stats, stats.size
         max_level = int(max(j.judged_rel.max(initial=0), j.hit_rel.max(initial=0)))
         self.table = level_gains(pairs, max_level, family)  # each value's gain in the ideal ranking
@@ -181,7 +186,7 @@ def _ndcg_family(stats: Queries, measure: Measure) -> np.ndarray:
 
 def _ndcg_cut(stats: Queries, measure: Measure) -> np.ndarray:
     gains = Gains(stats)
-    return ratio(gains.dcg(measure.param), gains.ideal_dcg(measure.param))
+    return ratio(gains.dcg(measure.cut), gains.ideal_dcg(measure.cut))
 
 
 def _ndcg_rel(stats: Queries, measure: Measure) -> np.ndarray:
@@ -238,7 +243,7 @@ def _g(stats: Queries, measure: Measure) -> np.ndarray:
     return ratio(group_sum(g.query, terms, g.size), ideal)
 
 
-def rbp_persistence(args: tuple) -> float:
+def rbp_persistence(args: Pairs) -> float:
     """``rbp``'s ``p``: the last ``p=`` pair, else 0.9."""
     values = [value for name, value in args if name == "p"]
     return values[-1] if values else 0.9

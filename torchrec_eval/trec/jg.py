@@ -107,14 +107,15 @@ def jg_measures(names: Sequence[str]) -> list[PrefsMeasure] | None:
     for family in NICKNAMES["qrels_jg"]:
         if family not in params:
             continue
-        if params[family] is None:
+        values = params[family]
+        if values is None:
             out.append(PrefsMeasure(family, family if family in ("runid", "num_q") else "double", family))
         else:
-            out += [PrefsMeasure(_name(family, p), "double", family, p) for p in params[family]]
+            out += [PrefsMeasure(_name(family, p), "double", family, p) for p in values]
     return out
 
 
-def read_qrels_jg(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Prefs:
+def read_qrels_jg(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> Prefs:
     """Read a qrels_jg file (``-R qrels_jg``): ``qid jg docno rel`` per line; ``rel`` read as an integer
     (its integer part, as trec_eval's ``atol``); lines with ``#`` in the first column are skipped.
 
@@ -205,8 +206,8 @@ def _per_jg(measure: PrefsMeasure, hits: _JudgedHits) -> np.ndarray:
         np.divide(total, hits.num_rel, out=per_jg, where=np.bincount(hits.hit_jg, minlength=num_jgs) > 0)
         return per_jg
     if measure.family == "P_avgjg":
-        return _hits_within(hits, measure.param) / measure.param
-    cut = np.trunc(measure.param * hits.num_rel + 0.9)  # Rprec_mult_avgjg
+        return _hits_within(hits, measure.cut) / measure.cut
+    cut = np.trunc(measure.cut * hits.num_rel + 0.9)  # Rprec_mult_avgjg
     per_jg = np.zeros(num_jgs)
     np.divide(_hits_within(hits, cut), cut, out=per_jg, where=cut > 0)
     return per_jg

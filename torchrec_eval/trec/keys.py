@@ -6,6 +6,7 @@ looked up by :mod:`~torchrec_eval.trec.matching`), so that no string is made per
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from torchrec_eval.trec.parse import decode_keys
 
@@ -65,10 +66,10 @@ class PairIndex:
         """The index of other entries of the same queries (the table less its repeated entries)."""
         return PairIndex(self.query_hash, query_index, doc_key)
 
-    def entry(self, positions: np.ndarray) -> np.ndarray:
+    def entry(self, positions: NDArray[np.intp]) -> NDArray[np.int64]:
         return (self.sorted[positions] & ((np.uint64(1) << self.shift) - np.uint64(1))).astype(np.int64)
 
-    def prefix(self, positions: np.ndarray) -> np.ndarray:
+    def prefix(self, positions: NDArray[np.intp]) -> NDArray[np.uint64]:
         return self.sorted[positions] >> self.shift
 
     def prefix_of(self, doc_keys: np.ndarray, codes: np.ndarray) -> np.ndarray:

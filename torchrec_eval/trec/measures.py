@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -101,12 +102,8 @@ PER_QUERY: dict[str, Callable[[Queries, Measure], np.ndarray]] = {**_basic(), **
                                                                  **other_measures.MEASURES}
 
 
-def _summary(measure: Measure, values: np.ndarray | None, stats: Queries) -> float | int | str | None:
+def _summary(measure: Measure, values: np.ndarray, stats: Queries) -> float | int | None:
     j, kind = stats.j, measure.kind
-    if kind == "runid":
-        return j.runid
-    if kind == "num_q":
-        return stats.size
     if kind == "string":
         return None
     if kind == "long":
@@ -119,13 +116,24 @@ def _summary(measure: Measure, values: np.ndarray | None, stats: Queries) -> flo
     return float(np.cumsum(values)[-1] / stats.size) if stats.size else 0.0  # in query order, as trec_eval
 
 
+class OutputMeasure(Protocol):
+    """What :class:`Evaluation` prints of a measure: a :class:`Measure` or a
+    :class:`torchrec_eval.trec.prefs.PrefsMeasure`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
 @dataclass
 class Evaluation:
     """Per-query values (``per_query[name]`` [Q], for the measures trec_eval prints per query) and
     summary values (``summary[name]``; none for ``relstring``) of a list of measures."""
 
     qids: np.ndarray
-    measures: list[Measure]
+    measures: list[OutputMeasure]
     per_query: dict[str, np.ndarray] = field(default_factory=dict)
     summary: dict[str, float | int | str] = field(default_factory=dict)
     debug: list[str] | None = None  # trec_eval -D: each query's printouts (torchrec_eval.trec.debug)
@@ -211,7 +219,10 @@ def evaluate_measures(judgements: Judgements, measures: list[Measure], relevance
     stats = Queries(judgements, relevance_level, version, num_docs)
     result = Evaluation(judgements.qids, list(measures))
     for measure in measures:
-        values = None if measure.kind in ("runid", "num_q") else PER_QUERY[measure.family](stats, measure)
+        if measure.kind in ("runid", "num_q"):  # summary values only: the run tag, the query count
+            result.summary[measure.name] = judgements.runid if measure.kind == "runid" else stats.size
+            continue
+        values = PER_QUERY[measure.family](stats, measure)
         if measure.kind in _PER_QUERY:
             result.per_query[measure.name] = values
         summary = _summary(measure, values, stats)

@@ -11,6 +11,7 @@ import numpy as np
 from torchrec_eval.trec.parse import index_dtype
 
 if TYPE_CHECKING:
+    from torchrec_eval.trec.ranx_tie_order import SegmentArgsort
     from torchrec_eval.trec.tables import Run
 
 TIES = ("trec", "file", "ranx")
@@ -70,7 +71,7 @@ def _tied_neighbours(order: np.ndarray, query: np.ndarray, score: np.ndarray, ch
     return tied
 
 
-def _segment_argsort():
+def _segment_argsort() -> SegmentArgsort:
     """numba's np.argsort (its quicksort, what ranx's ``Run`` sorts with) over each segment."""
     from torchrec_eval.trec.ranx_tie_order import segment_argsort
 

@@ -56,7 +56,7 @@ def _infap(s: Queries, m: Measure) -> np.ndarray:
 
 
 def _rprec_mult(s: Queries, m: Measure) -> np.ndarray:
-    cut = np.trunc(m.param * s.num_rel + 0.9).astype(np.int64)
+    cut = np.trunc(m.cut * s.num_rel + 0.9).astype(np.int64)
     return np.where(cut > 0, s.hits_within(cut) / np.maximum(cut, 1), 0.0)
 
 
@@ -103,7 +103,7 @@ def _bin_g(s: Queries, m: Measure) -> np.ndarray:
 
 
 def _relative_p(s: Queries, m: Measure) -> np.ndarray:
-    return ratio(s.hits_within(m.param), np.minimum(m.param, s.num_rel) * (s.num_rel > 0))
+    return ratio(s.hits_within(m.cut), np.minimum(m.cut, s.num_rel) * (s.num_rel > 0))
 
 
 def _set_relative_p(s: Queries, m: Measure) -> np.ndarray:
@@ -125,8 +125,8 @@ def _set_f(s: Queries, m: Measure) -> np.ndarray:
 
 
 def _unj(s: Queries, m: Measure) -> np.ndarray:
-    shown = np.minimum(m.param, s.j.num_ret)
-    return (shown - s.judged_within(m.param)) / m.param
+    shown = np.minimum(m.cut, s.j.num_ret)
+    return (shown - s.judged_within(m.cut)) / m.cut
 
 
 def _rbp_resid(s: Queries, m: Measure) -> np.ndarray:

@@ -41,9 +41,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from numpy.typing import NDArray
 
 __all__ = ["Columns", "LongKeys", "decode_keys", "index_dtype", "line_numbers", "long_ids", "read_columns",
            "translate_long"]
@@ -54,7 +56,7 @@ _EXACT_DIGITS = 15  # a decimal mantissa of <= 15 digits is an exact float64 int
 _POWERS_OF_TEN = np.array([10.0**i for i in range(_EXACT_DIGITS + 1)])  # exact doubles
 
 
-def index_dtype(size: int) -> type:
+def index_dtype(size: int) -> type[np.int32] | type[np.int64]:
     """The integer type of positions into ``size`` entries: int32 where it holds them."""
     return np.int32 if size < (1 << 31) else np.int64
 
@@ -114,15 +116,17 @@ class LongKeys(np.ndarray):
 
     long: tuple[bytes, ...] = ()
 
-    def __array_finalize__(self, obj) -> None:
+    def __array_finalize__(self, obj: NDArray[Any] | None) -> None:
         self.long = getattr(obj, "long", ())
 
-    def __reduce__(self):  # ``long`` pickled with the words (ndarray's own state has no room for it)
-        constructor, args, state = super().__reduce__()
+    def __reduce__(self) -> tuple[Any, ...]:  # ``long`` pickled with the words (ndarray's state has no room for it)
+        # an ndarray's __reduce__ is a (constructor, args, state) tuple, never object's str form
+        constructor, args, state = cast(tuple[Any, Any, Any], super().__reduce__())
         return constructor, args, (state, self.long)
 
-    def __setstate__(self, state) -> None:
-        words, self.long = state
+    def __setstate__(self, state: object) -> None:
+        # (ndarray's state, long), as __reduce__ above makes it
+        words, self.long = cast(tuple[Any, tuple[bytes, ...]], state)
         super().__setstate__(words)
 
 
@@ -151,11 +155,12 @@ def decode_keys(keys: np.ndarray) -> np.ndarray:
     array for keys with long ids (a str array would take 4 bytes x rows x the longest id)."""
     if keys.shape[0] == 0:
         return np.zeros(0, dtype=str)
-    if long_ids(keys):
+    long = long_ids(keys)
+    if long:
         rank = np.asarray(keys[:, _ID_WORDS - 1])
         out = decode_keys(np.asarray(keys[:, : _ID_WORDS - 1])).astype(object)
         rows = np.flatnonzero(rank)
-        out[rows] = [keys.long[r - 1].decode("utf-8", "surrogateescape") for r in rank[rows].tolist()]
+        out[rows] = [long[r - 1].decode("utf-8", "surrogateescape") for r in rank[rows].tolist()]
         return out
     raw = np.ascontiguousarray(keys.astype(">u8")).view(f"S{8 * keys.shape[1]}").ravel()
     try:
@@ -170,22 +175,22 @@ _LOW7, _HIGH, _ONES = _U(0x7F7F7F7F7F7F7F7F), _U(0x8080808080808080), _U(0x01010
 _ZEROS8, _DOTS8 = _U(0x3030303030303030), _U(0x1E1E1E1E1E1E1E1E)  # '0' x 8; '.' ^ '0' x 8
 
 
-def _zero_bytes(x: np.ndarray) -> np.ndarray:
+def _zero_bytes(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """0x80 in each byte of ``x`` that is 0, else 0 (exact: no borrow between bytes)."""
     return ~(((x & _LOW7) + _LOW7) | x | _LOW7)
 
 
-def _bytes_over_9(x: np.ndarray) -> np.ndarray:
+def _bytes_over_9(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """0x80 in each byte of ``x`` that is >= 10, else 0."""
     return (((x & _LOW7) + _U(0x7676767676767676)) | x) & _HIGH
 
 
-def _count_flags(flags: np.ndarray) -> np.ndarray:
+def _count_flags(flags: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """How many bytes of each word hold 0x80."""
     return ((flags >> _U(7)) * _ONES) >> _U(56)
 
 
-def _eight_digits(x: np.ndarray) -> np.ndarray:
+def _eight_digits(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """The number written by 8 digit values (0..9), the first (lowest address) most significant."""
     x = (x * _U(10) + (x >> _U(8))) & _U(0x00FF00FF00FF00FF)
     x = (x * _U(100) + (x >> _U(16))) & _U(0x0000FFFF0000FFFF)
@@ -219,7 +224,8 @@ _KEY_KEEP = [np.ascontiguousarray(_byte_tables(_KEY_WINDOW, right=False)[0][: 8 
              for k in range(_KEY_WINDOW // 8 + 1)]  # by words: contiguous, gathered faster
 
 
-def _windows(buffer: np.ndarray, at: np.ndarray, width: int, before: bool, fill: int) -> np.ndarray:
+def _windows(buffer: NDArray[np.uint8], at: NDArray[np.intp], width: int, before: bool,
+             fill: int) -> NDArray[np.uint64]:
     """[n, width // 8] uint64: the ``width`` bytes of ``buffer`` starting at ``at`` (or ending there, if
     ``before``), as words in address order; ``fill`` pads past the buffer's ends."""
     if before:
@@ -371,11 +377,11 @@ class _Columns:
         where = {doc: rank for rank, doc in enumerate(distinct, 1)}
         rows = np.concatenate([rows for rows, _ in parts])
         keys[rows, _ID_WORDS - 1] = np.fromiter((where.get(doc, 0) for doc in ids), dtype=np.uint64, count=len(ids))
-        keys = keys.view(LongKeys)
-        keys.long = tuple(distinct)
-        return keys
+        ranked = keys.view(LongKeys)
+        ranked.long = tuple(distinct)
+        return ranked
 
-    def columns(self) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], np.ndarray]:
+    def columns(self) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], np.ndarray | None]:
         """The filled rows: the arrays shrunk in place (no copy) where blank or comment lines left rows."""
         arrays = [*self.keys.values(), *self.numbers.values()] + ([self.line] if self.line is not None else [])
         for array in arrays:
@@ -398,11 +404,11 @@ def _line_count(path: str) -> int:
 def _plain_layout(buffer: np.ndarray, width: int, comment_byte: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Fast path: (line starts [n], separator positions [n, width]) when every line is ``width`` tokens
     with one space or tab between them and ``\\n`` at the end; None otherwise."""
-    separators = np.flatnonzero(buffer <= _SPACE)
-    lines = len(separators) // width
-    if lines == 0 or len(separators) != lines * width:
+    flat = np.flatnonzero(buffer <= _SPACE)
+    lines = len(flat) // width
+    if lines == 0 or len(flat) != lines * width:
         return None
-    separators = separators.reshape(lines, width)
+    separators = flat.reshape(lines, width)
     starts = np.empty(lines, dtype=np.int64)
     starts[0] = 0
     starts[1:] = separators[:-1, -1] + 1
@@ -418,8 +424,11 @@ def _plain_layout(buffer: np.ndarray, width: int, comment_byte: int) -> tuple[np
     return starts, separators
 
 
-def _general_layout(buffer: np.ndarray, chunk: bytes, first_line: int, path: str, what: str,
-                    columns: tuple[str, ...], comment: str, extra_columns: bool):
+_Positions = NDArray[np.intp]
+
+
+def _general_layout(buffer: np.ndarray, chunk: bytes, first_line: int, path: str, what: str, columns: tuple[str, ...],
+                    comment: str, extra_columns: bool) -> tuple[_Positions, _Positions, _Positions, _Positions]:
     """General tokenizer: (data line indices in the chunk, token starts, token ends, first token of
     each data line). Blank and comment lines are skipped; a short (or, for qrels, long) line raises."""
     blank = (buffer == _SPACE) | ((buffer - np.uint8(_TAB)) < 5)  # C isspace: \t \n \v \f \r and space
@@ -462,8 +471,8 @@ def _parse_tokens(buffer: np.ndarray, start: np.ndarray, end: np.ndarray, line: 
     the first line whose token is not a number."""
     values = np.empty(len(start), dtype=np.float64)
     bad: list[tuple[int, bytes]] = []
-    for rows, words in _key_groups(buffer, start, end):
-        rows = slice(None) if rows is None else rows
+    for group, words in _key_groups(buffer, start, end):
+        rows = slice(None) if group is None else group
         tokens = words.astype(">u8").view(f"S{8 * words.shape[1]}").ravel()
         try:
             values[rows] = tokens.astype(np.float64)
@@ -504,7 +513,7 @@ def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, s
         span_start, span_end = token_start[token], token_end[token]
     if not len(line):
         return
-    rows = slice(out.size, out.size + len(line))
+    filled = slice(out.size, out.size + len(line))
     for c in out.keys:
         out.put_keys(c, chunk, buffer, span_start[:, c], span_end[:, c])
     for c, column in out.numbers.items():
@@ -513,14 +522,14 @@ def _parse_chunk(chunk: bytes, first_line: int, out: _Columns, last: dict[int, s
         if other.size:  # exponents, inf, nan, long mantissas, or not a number: numpy's own parser
             values[other] = _parse_tokens(buffer, span_start[other, c], span_end[other, c], line[other], path,
                                           columns[c], columns)
-        column[rows] = values
+        column[filled] = values
     out.put_lines(line)
     out.size += len(line)
     for c in last:
         last[c] = chunk[span_start[-1, c] : span_end[-1, c]].decode("utf-8", "replace")
 
 
-def read_columns(path: str | os.PathLike, columns: tuple[str, ...], what: str, *, keys: Sequence[int] = (),
+def read_columns(path: str | os.PathLike[str], columns: tuple[str, ...], what: str, *, keys: Sequence[int] = (),
                  numbers: Sequence[int] = (), last: Sequence[int] = (), comment: str = "leading",
                  extra_columns: bool = False, progress: Callable[[int], None] | None = None) -> Columns:
     """Read the ``keys`` and ``numbers`` columns (indices into ``columns``) of a whitespace-separated file.

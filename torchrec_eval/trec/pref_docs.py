@@ -3,12 +3,17 @@ shared by trec_eval's preference measures and its judgement-group measures."""
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 import numpy as np
+from numpy.typing import NDArray
 
 from torchrec_eval.trec.matching import lookup, run_codes
 from torchrec_eval.trec.order import docid_descending, grouped_order
 from torchrec_eval.trec.parse import decode_keys, index_dtype
 from torchrec_eval.trec.tables import Prefs, Run
+
+JGCounts = dict[str, NDArray[np.int64]]  # the preference counters of each JG, by name (prefs_counts)
 
 
 def word_columns(keys: np.ndarray) -> list[np.ndarray]:
@@ -64,6 +69,12 @@ def position_in_group(groups: np.ndarray) -> np.ndarray:
     return np.arange(len(groups), dtype=dtype) - np.repeat(head, np.diff(np.append(head, len(groups))))
 
 
+@overload
+def ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool,
+               ranks: Literal[True] = True) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool,
+               ranks: bool) -> tuple[np.ndarray, np.ndarray | None]: ...
 def ranked_run(run: Run, run_rows: np.ndarray, max_docs: int | None, docno_ascending: bool,
                 ranks: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """(run entries of evaluated queries in ranked order, their 0-based ranks, None unless ``ranks`` or

@@ -92,6 +92,13 @@ class PrefsMeasure:
     family: str = ""
     param: float | None = None
 
+    @property
+    def cut(self) -> float:
+        """The ``param`` of a measure with cut-offs (``P_avgjg_10``: 10.0)."""
+        if self.param is None:
+            raise ValueError(f"measure {self.name!r} has no cut-off")
+        return self.param
+
 
 def prefs_measures(names: Sequence[str]) -> list[PrefsMeasure] | None:
     """The measures ``names`` ask for (``all_prefs``, ``prefs``, ``runid``, ``num_q``, ``prefs_*``), each
@@ -111,7 +118,8 @@ def _kind(name: str) -> str:
     return name if name in ("runid", "num_q") else "long" if name in _COUNTS else "double"
 
 
-def read_prefs_columns(path: str | os.PathLike, columns: tuple[str, ...], progress, jsg: int | None) -> Prefs:
+def read_prefs_columns(path: str | os.PathLike[str], columns: tuple[str, ...], progress: Callable[[int], None] | None,
+                       jsg: int | None) -> Prefs:
     rel_column = len(columns) - 1
     doc_column = rel_column - 1
     keys = (0, 1, doc_column) if jsg is None else (0, 1, jsg, doc_column)
@@ -125,7 +133,7 @@ def read_prefs_columns(path: str | os.PathLike, columns: tuple[str, ...], progre
                  doc_key=table.keys[doc_column], rel=rel, lines=table.lines)
 
 
-def read_prefs(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Prefs:
+def read_prefs(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> Prefs:
     """Read a trec_eval prefs file (``-R prefs``): ``qid jg jsg docno rel_level`` per line, whitespace
     separated; blank lines and lines with ``#`` in the first column are skipped.
 
@@ -135,7 +143,7 @@ def read_prefs(path: str | os.PathLike, progress: Callable[[int], None] | None =
     return read_prefs_columns(path, PREFS_COLUMNS, progress, jsg=2)
 
 
-def read_qrels_prefs(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> Prefs:
+def read_qrels_prefs(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> Prefs:
     """Read a qrels file as preferences (``-R qrels_prefs``): ``qid jg docno rel``, the second column
     naming the judgement group, each group one sub-group.
 

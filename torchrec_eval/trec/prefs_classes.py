@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from torchrec_eval.trec.pref_docs import ENTRY_CHUNK, doc_text, position_in_group
+from torchrec_eval.trec.pref_docs import ENTRY_CHUNK, JGCounts, doc_text, position_in_group
+from torchrec_eval.trec.tables import Prefs
+
+# what an error names: (the table, each entry's place in it, rel_level, query row, the evaluated qids)
+ErrorSource = tuple[Prefs, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def count_classes(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray,
-              docid: np.ndarray, n: np.ndarray, num_jgs: int, big: int, where: tuple) -> None:
+def count_classes(out: JGCounts, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarray, ec_jg: np.ndarray,
+                  last_ec: np.ndarray, docid: np.ndarray, n: np.ndarray, num_jgs: int, big: int,
+                  where: ErrorSource) -> None:
     """The preferences of the equivalence-class JGs, counted by area without enumerating them: entry a
     against each lower class e of its JG (a loop over class distance), with ``searchsorted`` on the
     (class, docid) keys: how many of e's documents rank before a, and how many are retrieved."""
@@ -58,7 +63,7 @@ def count_classes(out: dict, jg: np.ndarray, ec: np.ndarray, ec_start: np.ndarra
         _two_levels(where, first_error[1], first_error[2])
 
 
-def _two_levels(where: tuple, i: int, j: int) -> None:
+def _two_levels(where: ErrorSource, i: int, j: int) -> None:
     prefs, source, rel, rows, qids = where
     line = prefs.line[source]
     first, second = sorted((i, j), key=lambda e: line[e])
@@ -67,8 +72,8 @@ def _two_levels(where: tuple, i: int, j: int) -> None:
                      f"sub-group of query {str(qids[rows[first]])!r}")
 
 
-def recalc_classes(out: dict, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray, docid: np.ndarray,
-               n: np.ndarray, num_jgs: int, big: int) -> None:
+def recalc_classes(out: JGCounts, jg: np.ndarray, ec: np.ndarray, ec_jg: np.ndarray, last_ec: np.ndarray,
+                   docid: np.ndarray, n: np.ndarray, num_jgs: int, big: int) -> None:
     """trec_eval's ``prefs_avgjg_Rnonrel`` recalculation of an equivalence-class JG with more
     non-relevant than relevant documents (``recalculate`` in m_prefs_avgjg_Rnonrel*.c), its second part
     (the pairs of classes other than the last are counted by :func:`count_classes`): every entry of the JG

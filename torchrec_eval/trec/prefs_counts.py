@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from torchrec_eval.trec.parse import index_dtype
 from torchrec_eval.trec.pref_docs import (
+    JGCounts,
     group_starts,
     judged_docs,
     position_in_group,
@@ -58,10 +60,11 @@ class PrefCounts:
     njr: np.ndarray
     nj: np.ndarray
     simple: np.ndarray  # [Q] queries whose pairs are not listed (one JG of classes, no repeated document)
-    pair_sums: tuple | None = None
+    pair_sums: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # prefs_values: made on first use
 
 
-def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None):
+def _docid_ranks(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) -> tuple[
+        np.ndarray, NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], NDArray[np.intp], NDArray[np.intp]]:
     """trec_eval's docid ranks: each judged document of a query gets 0 .. njr - 1 if retrieved (in rank
     order), njr .. nj - 1 if not (in docno order). Returns (qids, prefs entries evaluated, their rows,
     their docid ranks, njr [Q], nj [Q])."""
@@ -149,7 +152,7 @@ def _judgement_groups(judgements: _Sorted) -> _Groups:
     return _Groups(jg, start, end, judgements.rows[start], subgroups)
 
 
-def _count_class_jgs(out: dict, judgements: _Sorted, groups: _Groups, ec: np.ndarray, n_entry: np.ndarray,
+def _count_class_jgs(out: JGCounts, judgements: _Sorted, groups: _Groups, ec: np.ndarray, n_entry: np.ndarray,
                      nj: np.ndarray, prefs: Prefs, qids: np.ndarray) -> None:
     """Adds the counts of the equivalence-class JGs (one sub-group) to ``out``: every entry against
     every entry of a lower class of its JG (``ec``: each entry's class)."""
@@ -171,7 +174,8 @@ def _count_class_jgs(out: dict, judgements: _Sorted, groups: _Groups, ec: np.nda
     recalc_classes(out, groups.jg, ec, ec_jg, last_ec, docid, n_entry, num_jgs, big)
 
 
-def _pair_lists(judgements: _Sorted, groups: _Groups, ec: np.ndarray, num_queries: int) -> tuple[np.ndarray, dict]:
+def _pair_lists(judgements: _Sorted, groups: _Groups, ec: np.ndarray,
+                num_queries: int) -> tuple[np.ndarray, dict[str, NDArray[np.int32]]]:
     """The document pairs, for prefs_pair: counted from the areas in a query of one equivalence-class
     JG without a repeated document (each pair once, its ratio 1 or 0), enumerated in the others.
     Returns the ``simple`` queries [Q] and the entries listed for the others (:class:`PrefCounts`)."""
@@ -188,7 +192,7 @@ def _pair_lists(judgements: _Sorted, groups: _Groups, ec: np.ndarray, num_querie
     return simple, {key: value.astype(np.int32, copy=False) for key, value in pair.items()}
 
 
-def _count_partial_jgs(out: dict, judgements: _Sorted, groups: _Groups, n_entry: np.ndarray, njr: np.ndarray,
+def _count_partial_jgs(out: JGCounts, judgements: _Sorted, groups: _Groups, n_entry: np.ndarray, njr: np.ndarray,
                        prefs: Prefs, qids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Adds the counts of the partial-order JGs (several sub-groups) to ``out``, their preferences by
     area among them; returns the preferences (JG, preferred docid rank, other docid rank)."""
@@ -214,7 +218,7 @@ def count_prefs(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) ->
     del entries, rows, docid
     groups = _judgement_groups(judgements)
     n_entry = njr.astype(np.int32)[judgements.rows]
-    out = {name: np.zeros(len(groups.row), dtype=np.int64) for name in (
+    out: JGCounts = {name: np.zeros(len(groups.row), dtype=np.int64) for name in (
         "ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur", "num_rel", "num_nonrel", "num_rel_ret",
         "num_nonrel_ret", "recalc_ful", "recalc_poss", "recalc_ret_ful", "recalc_ret_poss")}
     ec = np.cumsum(judgements.ec_head, dtype=np.int32) - 1
@@ -225,7 +229,8 @@ def count_prefs(run: Run, prefs: Prefs, complete: bool, max_docs: int | None) ->
     out["poss_ret"] += out["ful_ret"]
     out["poss_imp"] += out["ful_imp"]
     return PrefCounts(qids=qids, jg_row=groups.row, **out, **pair, po_row=groups.row[po_jg].astype(np.int32),
-                      po_a=po_a, po_b=po_b, njr=njr, nj=nj, simple=simple)
+                      po_a=po_a, po_b=po_b, njr=njr, nj=nj, simple=simple,
+                      pair_sums=None)  # named: the arrays of ``out`` and ``pair`` fill the other fields
 
 
 def _block_codes(rows: np.ndarray, *keys: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from torchrec_eval.trec.pref_docs import doc_text, group_starts
+from torchrec_eval.trec.pref_docs import JGCounts, doc_text, group_starts
 from torchrec_eval.trec.tables import Prefs
 
 
@@ -90,7 +90,7 @@ def _distinct_docs(entry: np.ndarray, jg: np.ndarray, docid: np.ndarray, partial
     return _PartialDocs(uid, last, start, size)
 
 
-def _count_docs(out: dict, level: np.ndarray, doc_jg: np.ndarray, retrieved: np.ndarray, docs: _PartialDocs
+def _count_docs(out: JGCounts, level: np.ndarray, doc_jg: np.ndarray, retrieved: np.ndarray, docs: _PartialDocs
                 ) -> np.ndarray:
     """Adds each JG's relevant / non-relevant (retrieved) documents to ``out``; returns the documents
     that Rnonrel drops: the non-relevant ones after the first R of their JG (in docid order)."""
@@ -110,7 +110,7 @@ class _Classes(NamedTuple):
 
     entry_cls: np.ndarray  # [E] each entry's class, numbered over the whole table
     first: np.ndarray  # [P] each JG's first class (numbered over the whole table)
-    count: np.ndarray  # [P] its number of classes
+    num_classes: np.ndarray  # [P] its number of classes (not ``count``: tuple's method)
     head_jg: np.ndarray  # [C] each class's JG (its index in ``partial``)
     head_local: np.ndarray  # [C] its number within its JG
     segment_end: np.ndarray  # [C] the end (exclusive, within its JG) of its segment
@@ -138,7 +138,7 @@ def _classes(entry: np.ndarray, entry_jg: np.ndarray, partial: np.ndarray, jg_st
 def _batch_closure(items: np.ndarray, entry_jg: np.ndarray, docs: _PartialDocs, classes: _Classes) -> np.ndarray:
     """[batch, n, n] the preferences of the JGs ``items`` (indices into ``partial``), closed under
     transitivity, on their stacked document x document matrices (padded to the largest); no diagonal."""
-    batch, n, kk = len(items), int(docs.size[items].max()), int(classes.count[items].max())
+    batch, n, kk = len(items), int(docs.size[items].max()), int(classes.num_classes[items].max())
     slot_of = np.full(len(docs.size), -1, dtype=np.int64)
     slot_of[items] = np.arange(batch)
     sel = np.flatnonzero(slot_of[entry_jg] >= 0)
@@ -159,7 +159,7 @@ def _batch_closure(items: np.ndarray, entry_jg: np.ndarray, docs: _PartialDocs, 
     return closure
 
 
-def _count_recalc(out: dict, po_jg: np.ndarray, a: np.ndarray, b: np.ndarray, dropped: np.ndarray,
+def _count_recalc(out: JGCounts, po_jg: np.ndarray, a: np.ndarray, b: np.ndarray, dropped: np.ndarray,
                   doc_rank: np.ndarray, doc_n: np.ndarray) -> None:
     """Adds the Rnonrel recalculations of the preferences a > b (documents) of the JGs ``po_jg`` to
     ``out``: those without a dropped document, fulfilled or possible, among all and the retrieved.
@@ -176,7 +176,7 @@ def _count_recalc(out: dict, po_jg: np.ndarray, a: np.ndarray, b: np.ndarray, dr
     out["recalc_ret_poss"] += np.bincount(kjg[both], minlength=num_jgs)
 
 
-def count_partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_start: np.ndarray, jg_end: np.ndarray,
+def count_partial_orders(out: JGCounts, partial: np.ndarray, jg: np.ndarray, jg_start: np.ndarray, jg_end: np.ndarray,
                     ec_head: np.ndarray, jsg_head: np.ndarray, docid: np.ndarray, rel: np.ndarray,
                     n_entry: np.ndarray, error: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The JGs ``partial`` (several sub-groups), all at once: each sub-group's order (a document with a
@@ -203,7 +203,7 @@ def count_partial_orders(out: dict, partial: np.ndarray, jg: np.ndarray, jg_star
     dropped = _count_docs(out, rel[docs.last], u_jg, u_doc < u_n, docs)
     classes = _classes(entry, entry_jg, partial, jg_start, jg_end, ec_head, jsg_head)
     pairs = []
-    for items in size_batches(docs.size, np.maximum(docs.size, classes.count) * docs.size, CELL_BUDGET):
+    for items in size_batches(docs.size, np.maximum(docs.size, classes.num_classes) * docs.size, CELL_BUDGET):
         closure = _batch_closure(items, entry_jg, docs, classes)
         bad[partial[items[(closure & closure.transpose(0, 2, 1)).any(axis=(1, 2))]]] = True
         g, i, j = np.nonzero(closure)
@@ -235,8 +235,8 @@ def partial_order_error(start: int, end: int, docid: np.ndarray, rel: np.ndarray
     zero[local[levels == 0]] = True
     clash = np.flatnonzero(positive[local] & zero[local])
     if clash.size:
-        j = start + int(clash[-1])
-        raise ValueError(f"{prefs.path}:{int(line[j])}: document {doc_text(prefs, source, j)!r} has both 0 and "
+        entry = start + int(clash[-1])
+        raise ValueError(f"{prefs.path}:{int(line[entry])}: document {doc_text(prefs, source, entry)!r} has both 0 and "
                          f"non-0 rel_levels in one judgement group of query {qid!r}")
     prefer = np.zeros((size, size), dtype=bool)
     i, j = np.nonzero((subgroup[:, None] == subgroup[None, :]) & (levels[:, None] > levels[None, :]))

@@ -8,11 +8,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from torchrec_eval.trec.matching import judging_entries
 from torchrec_eval.trec.order import ranking_order
 from torchrec_eval.trec.parse import decode_keys
-from torchrec_eval.trec.tables import Qrels, Run
+from torchrec_eval.trec.tables import Prefs, Qrels, Run
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from torchrec_eval.trec.measures import Judgements
 
 
-def evaluated_rows(run: Run, qrels: Qrels, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(evaluated query ids, row of each run entry, row of each qrels entry; -1: not evaluated)."""
+def evaluated_rows(run: Run, qrels: Qrels | Prefs, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(evaluated query ids, row of each run entry, row of each qrels (or prefs) entry; -1: not evaluated)."""
     qids = qrels.queries if complete else np.intersect1d(run.queries, qrels.queries, assume_unique=True)
 
     def rows(vocabulary: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -34,7 +35,8 @@ def evaluated_rows(run: Run, qrels: Qrels, complete: bool) -> tuple[np.ndarray, 
     return qids, rows(run.queries, run.query_index), rows(qrels.queries, qrels.query_index)
 
 
-def _ranked_entries(run: Run, run_rows: np.ndarray, ties: str, max_docs: int | None):
+def _ranked_entries(run: Run, run_rows: NDArray[np.int32], ties: str,
+                    max_docs: int | None) -> tuple[np.ndarray, NDArray[np.int32], NDArray[np.intp]]:
     """(run entries of evaluated queries in ranked order, their query rows, their 1-based ranks)."""
     order = ranking_order(run, ties)
     order = order[run_rows[order] >= 0]
@@ -80,6 +82,8 @@ class TrecRanked:
 
     @cached_property
     def docids(self) -> np.ndarray:
+        if self._doc_keys is None:  # made by hand, not by to_ranked
+            raise TypeError("TrecRanked.docids: no document keys (to_ranked gives them)")
         run_keys, qrels_keys = self._doc_keys  # decoded apart: long ids are numbered per file
         return np.concatenate([decode_keys(run_keys), decode_keys(qrels_keys)])
 
@@ -213,7 +217,8 @@ def rank_judgements(run: Run, qrels: Qrels, *, complete: bool = False, max_docs:
     )
 
 
-def _judged_only(query: np.ndarray, rel: np.ndarray, num: int):
+def _judged_only(query: NDArray[np.int32], rel: NDArray[np.int64],
+                 num: int) -> tuple[NDArray[np.int32], NDArray[np.intp], NDArray[np.int64], NDArray[np.intp]]:
     """trec_eval -J: the judged documents (relevance >= 0) only, ranked 1, 2, ... within each query."""
     keep = rel >= 0
     query, rel = query[keep], rel[keep]

@@ -3,12 +3,27 @@ reads it (the last line's value, at the first line's place)."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
+from torchrec_eval.trec.keys import PairIndex
 from torchrec_eval.trec.parse import decode_keys, line_numbers
 
 
-def _same_entries(table: dict) -> tuple[np.ndarray, np.ndarray]:
+class TableFields(TypedDict):
+    """The fields of a table read from a file: the keywords of :class:`~torchrec_eval.trec.tables.Run` and
+    :class:`~torchrec_eval.trec.tables.Qrels`."""
+
+    path: str
+    queries: np.ndarray
+    query_index: np.ndarray
+    doc_key: np.ndarray
+    lines: np.ndarray | None
+    pairs: PairIndex
+
+
+def _same_entries(table: TableFields) -> tuple[np.ndarray, np.ndarray]:
     """(first, second): pairs of entries of one table with the same query and document."""
     pairs, query, keys = table["pairs"], table["query_index"], table["doc_key"]
     same = pairs.same_prefix()
@@ -21,7 +36,7 @@ def _same_entries(table: dict) -> tuple[np.ndarray, np.ndarray]:
     return first[equal], second[equal]
 
 
-def last_value_first_place(table: dict, numbers: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+def last_value_first_place(table: TableFields, numbers: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     """A (query, document) listed more than once, read as a Python dict reads it (ranx's ``from_file``):
     the value of its last line, at the place of its first. Returns the entries to keep (None: no
     repeat) and the values."""
@@ -39,7 +54,7 @@ def last_value_first_place(table: dict, numbers: np.ndarray) -> tuple[np.ndarray
     return keep, numbers
 
 
-def refuse_repeats(table: dict, what: str) -> None:
+def refuse_repeats(table: TableFields, what: str) -> None:
     first, second = _same_entries(table)
     if first.size:
         line = line_numbers(table["lines"], len(table["query_index"]))

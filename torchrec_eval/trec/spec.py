@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["MEASURE_FAMILIES", "NICKNAMES", "OFFICIAL", "ORDER", "Family", "Measure", "UnknownMeasure", "parse_measures",
            "resolve"]
@@ -49,7 +50,7 @@ class Family:
 
     kind: str
     params: str | None = None
-    defaults: tuple = ()
+    defaults: tuple[float, ...] = ()
 
 
 # trec_eval's measures, in its order (measures.c), which is the order of its output lines; the
@@ -107,11 +108,18 @@ class Measure:
     name: str
     family: str
     param: float | None = None
-    args: tuple = ()
+    args: tuple[Any, ...] = ()  # numbers or (level, gain) pairs, by family
 
     @property
     def kind(self) -> str:
         return MEASURE_FAMILIES[self.family].kind
+
+    @property
+    def cut(self) -> float:
+        """The cut-off ``param`` of a cut-off family's measure (``P_10``: 10.0)."""
+        if self.param is None:
+            raise ValueError(f"measure {self.name!r} has no cut-off")
+        return self.param
 
     @property
     def order(self) -> tuple[int, float]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["Judgements", "Queries", "first_of_groups", "lround", "ratio", "segment_cumsum", "suffix_max"]
 
@@ -147,7 +149,8 @@ class Queries:
         judged = j.hit_rel >= 0
         query, rel = j.hit_query[judged], j.hit_rel[judged]
         nonrel = rel < self.level
-        before = np.cumsum(nonrel) - nonrel  # judged non-relevant ranked above, over all queries
+        # judged non-relevant ranked above, over all queries (numpy's stubs type a bool cumsum as bool)
+        before = cast(NDArray[np.intp], np.cumsum(nonrel)) - nonrel
         _, first = first_of_groups(query, self.size)
         before = before - before[first[query]] if len(query) else before
         r, n = self.num_rel[query], self.num_nonrel[query]

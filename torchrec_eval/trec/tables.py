@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from torchrec_eval.trec.keys import PairIndex, code_queries
-from torchrec_eval.trec.parse import decode_keys, line_numbers, read_columns
-from torchrec_eval.trec.repeats import last_value_first_place, refuse_repeats
+from torchrec_eval.trec.parse import Columns, decode_keys, line_numbers, read_columns
+from torchrec_eval.trec.repeats import TableFields, last_value_first_place, refuse_repeats
 
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -69,20 +70,21 @@ class Qrels(Table):
     rel: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: int, progress, repeats: str = "error",
-          **options):
+def _read(path: str | os.PathLike[str], columns: tuple[str, ...], what: str, value: int,
+          progress: Callable[[int], None] | None, repeats: str = "error",
+          **options: Any) -> tuple[Columns, TableFields, np.ndarray]:
     table = read_columns(path, columns, what, keys=(0, 2), numbers=(value,), progress=progress, **options)
     numbers = table.finite(value, columns[value])
     queries, query_keys, query_index = code_queries(table.keys[0])
-    common = {"path": table.path, "queries": queries, "query_index": query_index, "doc_key": table.keys[2],
-              "lines": table.lines}
-    common["pairs"] = pairs = PairIndex.of(query_keys, query_index, table.keys[2])
+    pairs = PairIndex.of(query_keys, query_index, table.keys[2])
+    common: TableFields = {"path": table.path, "queries": queries, "query_index": query_index,
+                           "doc_key": table.keys[2], "lines": table.lines, "pairs": pairs}
     if repeats == "last":
         keep, numbers = last_value_first_place(common, numbers)
         if keep is not None:
             common["lines"] = table.line[keep]
-            for name in ("query_index", "doc_key"):
-                common[name] = common[name][keep]
+            common["query_index"] = common["query_index"][keep]
+            common["doc_key"] = common["doc_key"][keep]
             numbers = numbers[keep]
             common["pairs"] = pairs.reindexed(common["query_index"], common["doc_key"])
     else:
@@ -90,7 +92,8 @@ def _read(path: str | os.PathLike, columns: tuple[str, ...], what: str, value: i
     return table, common, numbers
 
 
-def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = None, repeats: str = "error") -> Run:
+def read_run(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None,
+             repeats: str = "error") -> Run:
     """Read a TREC run file ``qid Q0 docid rank score tag`` (whitespace separated), as trec_eval 10 does:
     blank lines and lines whose first non-blank character is ``#`` are skipped, columns after the tag
     are ignored.
@@ -110,7 +113,8 @@ def read_run(path: str | os.PathLike, progress: Callable[[int], None] | None = N
     return Run(**common, score=score, tag=table.last[5])
 
 
-def read_qrels(path: str | os.PathLike, progress: Callable[[int], None] | None = None, repeats: str = "error") -> Qrels:
+def read_qrels(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None,
+               repeats: str = "error") -> Qrels:
     """Read a TREC qrels file ``qid iter docid rel`` (whitespace separated), as trec_eval 10 does: blank
     lines and lines with ``#`` in the first column are skipped (a document id may contain ``#``).
 

@@ -33,11 +33,15 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torchrec_eval.trec.measures import Evaluation, format_line
+from torchrec_eval.trec.measures import Evaluation, OutputMeasure, format_line
 from torchrec_eval.trec.parse import decode_keys, read_columns
+
+if TYPE_CHECKING:
+    from torchrec_eval.trec.stats import Judgements
 
 __all__ = ["MISSING_ZSCORE", "ZScores", "read_zscores", "zscore_evaluation", "zscore_trec"]
 
@@ -82,7 +86,7 @@ class ZScores:
         return np.where(found, converted, out)
 
 
-def read_zscores(path: str | os.PathLike, progress: Callable[[int], None] | None = None) -> ZScores:
+def read_zscores(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> ZScores:
     """Read a z-score file (``-Z``): ``qid measure mean stddev`` per line.
 
     Raises:
@@ -107,7 +111,7 @@ class ZEvaluation(Evaluation):
         return "\n".join(lines)
 
 
-def _line(measure, qid: str, value) -> str:
+def _line(measure: OutputMeasure, qid: str, value: float | int | str) -> str:
     if measure.kind == "runid" or isinstance(value, str):  # printed as they are, without a Z
         return format_line(measure.name, qid, value, measure.kind if measure.kind == "string" else "runid")
     return "Z" + format_line(measure.name, qid, value, "double")
@@ -149,7 +153,7 @@ def zscore_evaluation(evaluation: Evaluation, zscores: ZScores,
     return out
 
 
-def zscore_trec(judgements, evaluation: Evaluation, zscores: ZScores, **options) -> ZEvaluation:
+def zscore_trec(judgements: Judgements, evaluation: Evaluation, zscores: ZScores, **options: int) -> ZEvaluation:
     """:func:`zscore_evaluation` of a qrels evaluation (:func:`torchrec_eval.trec.measures.evaluate_measures`), the
     geometric means' per-query values computed with ``options`` (``relevance_level``, ``version``)."""
     from torchrec_eval.trec.measures import MEASURE_FAMILIES, Measure, evaluate_measures
