@@ -3,6 +3,10 @@
 import pytest
 import torch
 
+# user code for the type checkers (tests/integration/test_typing.py), not for --doctest-modules to import:
+# misspelt_option.py fails on purpose
+collect_ignore = ["typing"]
+
 
 @pytest.fixture(autouse=True)
 def _seed_global_rng():

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 from torch import Tensor, nn
 from torchmetrics import Metric
 
+from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.families import FAMILIES, build_members, canonical, find_family
 from torchrec_eval.pipeline.arguments import check_k
@@ -74,7 +75,7 @@ class RankingMetrics(MemberMetric):
         options: dict[str, dict[str, Any]] | None = None,
         prefix: str | None = None,
         postfix: str | None = None,
-        **kwargs: Any,
+        **kwargs: Unpack[MetricArguments],
     ) -> None:
         for name, value in (("prefix", prefix), ("postfix", postfix)):
             if value is not None and not isinstance(value, str):
@@ -208,7 +209,7 @@ class SuiteValue(Metric):
         self.key = key
         self.__dict__["higher_is_better"] = _direction(key)  # a class constant in torchmetrics
 
-    def update(self, *args: Any, **kwargs: Any) -> None:
+    def update(self, *args: Any, **kwargs: Unpack[MetricArguments]) -> None:
         raise RuntimeError(f"Update the suite, not its value {self.key!r}: call suite.update(...)")
 
     def _wrap_compute(self, compute: Any) -> Any:

@@ -40,6 +40,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from torchrec_eval.members.conventions import Convention
+
 if TYPE_CHECKING:
     import pandas
     from numpy.typing import NDArray
@@ -266,7 +268,7 @@ def to_batch(
     return FrameBatch({name: value.to(device) for name, value in tensors.items()}, user_index, item_index)
 
 
-def evaluate(metrics: Any, recommendations: Any, relevance: Any, *, convention: str | None = None,
+def evaluate(metrics: Any, recommendations: Any, relevance: Any, *, convention: Convention | None = None,
              **columns: Any) -> Any:
     """Evaluate recommendation and relevance tables in one call: :func:`to_batch`, ``update``, ``compute``.
 

@@ -4,7 +4,7 @@ sets, and why: :mod:`torchrec_eval.conventions`, the public face)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ def _binary_ndcg(log_base: float = 2.0, ideal: str = "cut", empty_mean: str | No
 _SKIP_EMPTY_LISTS = {"empty_list_action": "skip"}  # users with relevant items but no recommendation: left out
 _ZERO_EMPTY_MEAN = {"empty_mean": "zero"}  # MS Recommenders: 0.0 when no user has a hit in the top k
 
+
+#: the libraries whose numbers a preset reproduces (``convention=``)
+Convention = Literal["trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools"]
 
 PRESETS: dict[str, Preset] = {
     "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from torch import Tensor
 
 from torchrec_eval.pipeline.tensor_cache import filled
 
-EMPTY_TARGET_ACTIONS = ("skip", "neg", "pos", "error")
+#: what a query without a relevant item does (``empty_target_action=``)
+EmptyTargetAction = Literal["skip", "neg", "pos", "error"]
+EMPTY_TARGET_ACTIONS: tuple[EmptyTargetAction, ...] = get_args(EmptyTargetAction)
 
 
 def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:

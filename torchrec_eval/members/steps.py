@@ -5,7 +5,7 @@ per-query rows into a state."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from torch import Tensor
 
@@ -14,6 +14,10 @@ from torchrec_eval.pipeline import Batch, Inputs, Needs, Rules, prepare_batch
 
 if TYPE_CHECKING:
     from torchrec_eval.members.interface import Member
+
+
+#: a functional metric's output: the mean over counted queries, or the value of each query
+Reduction = Literal["mean", "none"]
 
 
 def check_common(empty_target_action: str, relevance_threshold: float | None) -> None:

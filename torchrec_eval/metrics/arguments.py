@@ -7,16 +7,48 @@ checked by :mod:`torchrec_eval.pipeline`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
 
+from torchrec_eval.members.conventions import Convention
+from torchrec_eval.members.empty_targets import EmptyTargetAction
 from torchrec_eval.members.interface import Member
+from torchrec_eval.pipeline.inputs import Ties
 from torchrec_eval.pipeline.validation import describe_any
+from torchrec_eval.ranking.registry import EmptyListAction, EmptyMean
 
-__all__ = ["check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights", "require_groups"]
+__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights",
+           "refuse_flat_weights", "require_groups"]
+
+
+class MetricArguments(TypedDict, total=False):
+    """The keyword arguments every metric class takes (``**kwargs: Unpack[MetricArguments]``): the common
+    arguments of :class:`~torchrec_eval.metrics.base.MemberMetric` and torchmetrics' ``Metric`` arguments."""
+
+    convention: Convention | None
+    empty_target_action: EmptyTargetAction | None
+    relevance_threshold: float | None
+    ties: Ties | None
+    validate_args: bool
+    num_groups: int | None
+    weighted: bool
+    compute_on_cpu: bool
+    dist_sync_on_step: bool
+    process_group: Any
+    dist_sync_fn: Callable[..., Any] | None
+    distributed_available_fn: Callable[[], bool] | None
+    sync_on_compute: bool
+    compute_with_cache: bool
+
+
+class TopKArguments(MetricArguments, total=False):
+    """A top-k class's keyword arguments: the common ones and which queries its mean counts."""
+
+    empty_list_action: EmptyListAction | None
+    empty_mean: EmptyMean | None
 
 
 def check_weighted(weighted: Any, members: Sequence[Member]) -> bool:

@@ -5,13 +5,14 @@ over one :class:`~torchrec_eval.beyond.member.BeyondMember` of its family (defin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from torch import Tensor
 
 from torchrec_eval.beyond.member import BeyondMember
 from torchrec_eval.beyond.registry import REGISTRY
 from torchrec_eval.members.conventions import resolve_options
+from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 
 IntOrSeq = int | Sequence[int]
@@ -25,7 +26,7 @@ class _Beyond(MemberMetric):
         if "family" in vars(cls):  # one source of the direction: the registry
             cls.higher_is_better = REGISTRY[cls.family].higher_is_better
 
-    def __init__(self, k: IntOrSeq, options: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq, options: dict[str, Any], **kwargs: Unpack[MetricArguments]) -> None:
         ks: list[Any] = list(k) if isinstance(k, (list, tuple)) else [k]  # each checked by the member
         if not ks:
             raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
@@ -38,7 +39,7 @@ class _Beyond(MemberMetric):
 class _OverCatalogue(_Beyond):
     """A family whose only option is the catalogue size."""
 
-    def __init__(self, k: IntOrSeq = 10, *, num_items: int, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, num_items: int, **kwargs: Unpack[MetricArguments]) -> None:
         super().__init__(k, {"num_items": num_items}, **kwargs)
 
 
@@ -140,7 +141,7 @@ class Entropy(_Beyond):
         num_items: int,
         base: float = 2.0,
         normalization: str = "none",
-        **kwargs: Any,
+        **kwargs: Unpack[MetricArguments],
     ) -> None:
         super().__init__(k, {"num_items": num_items, "base": base, "normalization": normalization}, **kwargs)
 
@@ -229,7 +230,7 @@ class IntraListDiversity(_Beyond):
         item_similarity: Tensor | None = None,
         single_item: str | None = None,
         featureless: str | None = None,
-        **kwargs: Any,
+        **kwargs: Unpack[MetricArguments],
     ) -> None:
         options = {"item_features": item_features, "item_similarity": item_similarity, "single_item": single_item,
                    "featureless": featureless}
@@ -277,7 +278,7 @@ class Novelty(_Beyond):
         item_popularity: Tensor,
         num_users: int | None = None,
         cold_items: str | None = None,
-        **kwargs: Any,
+        **kwargs: Unpack[MetricArguments],
     ) -> None:
         options = {"item_popularity": item_popularity, "num_users": num_users, "cold_items": cold_items}
         super().__init__(k, options, **kwargs)

@@ -10,12 +10,14 @@ in the state of one :class:`~torchrec_eval.pairwise.member.PairwiseMember`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from torchrec_eval.members.conventions import resolve_options
+from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.pairwise.ctr import (
     UNLOGGED_THRESHOLD,
+    Unlogged,
     apply_ignore_index,
     check_ignore_index,
     check_unlogged,
@@ -23,6 +25,7 @@ from torchrec_eval.pairwise.ctr import (
     encode_unlogged,
 )
 from torchrec_eval.pairwise.member import PairwiseMember
+from torchrec_eval.pairwise.mpr import MPRAverage
 from torchrec_eval.pairwise.registry import REGISTRY
 
 __all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR"]
@@ -58,7 +61,7 @@ class AUC(MemberMetric):
         tensor(0.4375, dtype=torch.float64)
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[MetricArguments]) -> None:
         super().__init__([PairwiseMember([("auc", None)])], single_key=True, **kwargs)
 
 
@@ -86,7 +89,7 @@ class GAUC(MemberMetric):
         tensor(0.5833, dtype=torch.float64)
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[MetricArguments]) -> None:
         super().__init__([PairwiseMember([("gauc", None)])], single_key=True, **kwargs)
 
 
@@ -121,7 +124,7 @@ class MPR(MemberMetric):
 
     higher_is_better = REGISTRY["mpr"].higher_is_better
 
-    def __init__(self, *, average: str = "pooled", **kwargs: Any) -> None:
+    def __init__(self, *, average: MPRAverage = "pooled", **kwargs: Unpack[MetricArguments]) -> None:
         member = PairwiseMember([("mpr", None)], {"mpr": {"average": average}})
         super().__init__([member], single_key=True, **kwargs)
         self._show(average=None if average == "pooled" else average)
@@ -152,7 +155,7 @@ class FCP(MemberMetric):
         tensor(0.6667, dtype=torch.float64)
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[MetricArguments]) -> None:
         super().__init__([PairwiseMember([("fcp", None)])], single_key=True, **kwargs)
 
 
@@ -203,7 +206,7 @@ class CTR(MemberMetric):
     """
 
     def __init__(self, k: int | Sequence[int] = 10, *, ignore_index: float | None = None,
-                 unlogged: str | None = None, **kwargs: Any) -> None:
+                 unlogged: Unlogged | None = None, **kwargs: Unpack[MetricArguments]) -> None:
         ks = ctr_cutoffs(k)
         check_ignore_index(ignore_index)
         if unlogged is not None:

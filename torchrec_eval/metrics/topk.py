@@ -9,13 +9,23 @@ torchmetrics kwargs). ``update`` takes any input form of :mod:`torchrec_eval.pip
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from torchrec_eval.members.conventions import resolve_options
+from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.registry import (
+    REGISTRY,
+    Gain,
+    Ideal,
+    NoHitAction,
+    Normalizer,
+    PrecisionDenominator,
+    RecallDenominator,
+    RPrecisionDenominator,
+)
 
 __all__ = [
     "ARHR", "CG", "DCG", "F1", "HitRate", "IntOrSeq", "MAP", "MAR", "MRR", "NDCG", "Precision", "RPrecision",
@@ -45,7 +55,8 @@ class _TopK(MemberMetric):
         super().__init_subclass__(**kwargs)
         cls.higher_is_better = REGISTRY[cls.name].higher_is_better  # a class constant in torchmetrics
 
-    def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
         explicit = {**(options or {}), "empty_list_action": kwargs.pop("empty_list_action", None),
                     "empty_mean": kwargs.pop("empty_mean", None)}
         options = resolve_options(kwargs.get("convention"), self.name, explicit, kwargs.get("ties"))
@@ -77,7 +88,8 @@ class Precision(_TopK):
 
     name = "precision"
 
-    def __init__(self, k: IntOrSeq = 10, *, denominator: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, denominator: PrecisionDenominator | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, {"denominator": denominator}, **kwargs)
 
 
@@ -103,7 +115,8 @@ class Recall(_TopK):
 
     name = "recall"
 
-    def __init__(self, k: IntOrSeq = 10, *, denominator: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, denominator: RecallDenominator | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, {"denominator": denominator}, **kwargs)
 
 
@@ -220,7 +233,8 @@ class MAP(_TopK):
 
     name = "map"
 
-    def __init__(self, k: IntOrSeq = 10, *, normalizer: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, normalizer: Normalizer | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, {"normalizer": normalizer}, **kwargs)
 
 
@@ -246,7 +260,8 @@ class MAR(_TopK):
 
     name = "mar"
 
-    def __init__(self, k: IntOrSeq = 10, *, normalizer: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, k: IntOrSeq = 10, *, normalizer: Normalizer | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, {"normalizer": normalizer}, **kwargs)
 
 
@@ -274,7 +289,8 @@ class DCG(_TopK):
     name = "dcg"
 
     def __init__(
-        self, k: IntOrSeq = 10, *, gain: str | None = None, log_base: float | None = None, **kwargs: Any
+        self, k: IntOrSeq = 10, *, gain: Gain | None = None, log_base: float | None = None,
+        **kwargs: Unpack[TopKArguments]
     ) -> None:
         super().__init__(k, {"gain": gain, "log_base": log_base}, **kwargs)
 
@@ -310,10 +326,10 @@ class NDCG(_TopK):
         self,
         k: IntOrSeq = 10,
         *,
-        gain: str | None = None,
+        gain: Gain | None = None,
         log_base: float | None = None,
-        ideal: str | None = None,
-        **kwargs: Any,
+        ideal: Ideal | None = None,
+        **kwargs: Unpack[TopKArguments],
     ) -> None:
         super().__init__(k, {"gain": gain, "log_base": log_base, "ideal": ideal}, **kwargs)
 
@@ -373,7 +389,8 @@ class RPrecision(_TopK):
     name = "rprecision"
 
     def __init__(
-        self, k: int | None = None, *, denominator: str | None = None, no_hit_action: str | None = None,
-        **kwargs: Any,
+        self, k: int | None = None, *, denominator: RPrecisionDenominator | None = None,
+        no_hit_action: NoHitAction | None = None,
+        **kwargs: Unpack[TopKArguments],
     ) -> None:
         super().__init__(k, {"denominator": denominator, "no_hit_action": no_hit_action}, **kwargs)

@@ -13,7 +13,7 @@ or ranked with the others and left out of the counts (``"rank"``, Jurity's cut, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, Literal, get_args, overload
 
 import torch
 from torch import Tensor
@@ -23,7 +23,8 @@ from torchrec_eval.pipeline.forms.common import is_relevant
 from torchrec_eval.pipeline.tensor_cache import constant, row
 
 #: ``unlogged`` of CTR: how the items with ``target == ignore_index`` count in the cut
-UNLOGGED_MODES = ("drop", "rank")
+Unlogged = Literal["drop", "rank"]
+UNLOGGED_MODES: tuple[Unlogged, ...] = get_args(Unlogged)
 #: ``unlogged="rank"`` reads the top k of a target encoded by :func:`encode_unlogged` (this threshold)
 UNLOGGED_THRESHOLD = 2.0
 

@@ -16,22 +16,25 @@ both give the same values.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, Unpack, overload
 
 import torch
 from torch import Tensor
 
-from torchrec_eval.members.steps import check_common, prepare
+from torchrec_eval.members.empty_targets import EmptyTargetAction
+from torchrec_eval.members.steps import Reduction, check_common, prepare
 from torchrec_eval.pairwise.ctr import (
     UNLOGGED_THRESHOLD,
+    Unlogged,
     apply_ignore_index,
     check_unlogged,
     ctr_cutoffs,
     encode_unlogged,
 )
 from torchrec_eval.pairwise.member import PairwiseMember
-from torchrec_eval.pairwise.mpr import AVERAGES
-from torchrec_eval.pipeline import Inputs, Rules, input_keywords_checked
+from torchrec_eval.pairwise.mpr import AVERAGES, MPRAverage
+from torchrec_eval.pipeline import FormInputs, Inputs, Rules, Ties, input_keywords_checked
 
 __all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
 
@@ -49,9 +52,12 @@ _FULL_RAISES = """
             ``validate_args``) NaN/inf scores or negative relevance."""
 
 
-def _document(args: str, raises: str = _FULL_RAISES) -> Any:
-    def wrap(fn: Any) -> Any:
-        fn.__doc__ = fn.__doc__.replace("{args}", args + _INPUT_ARGS).replace("{raises}", raises)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _document(args: str, raises: str = _FULL_RAISES) -> Callable[[F], F]:
+    def wrap(fn: F) -> F:
+        fn.__doc__ = (fn.__doc__ or "").replace("{args}", args + _INPUT_ARGS).replace("{raises}", raises)
         return input_keywords_checked(fn)
 
     return wrap
@@ -60,14 +66,14 @@ def _document(args: str, raises: str = _FULL_RAISES) -> Any:
 def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]],
                        preds: Tensor | None, target: Tensor | None, reduction: str, empty_target_action: str,
                        relevance_threshold: float | None, ties: str, validate_args: bool,
-                       inputs: dict[str, Tensor | None], marks_unlogged: bool = False) -> dict[str, Tensor]:
+                       inputs: FormInputs, marks_unlogged: bool = False) -> dict[str, Tensor]:
     """The metrics ``requests`` ((name, k) pairs) of one batch, through one :class:`PairwiseMember`: the
     shared body of the functions of this module. Returns {key: 0-d mean or [B] per query}."""
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     check_common(empty_target_action, relevance_threshold)
     member = PairwiseMember(requests, options, marks_unlogged=marks_unlogged)
-    batch = prepare([member], Inputs.of({**inputs, "preds": preds, "target": target}),
+    batch = prepare([member], Inputs.of({**dict(inputs), "preds": preds, "target": target}),
                     Rules(ties, relevance_threshold, validate_args))
     numerators, denominators = member.ratios(batch, empty_target_action)
     if reduction == "none":
@@ -91,8 +97,9 @@ _BOTH_CLASSES = "without a relevant or without a non-relevant candidate"
 
 
 @_document(_REDUCTION + _EMPTY.format(what=_BOTH_CLASSES) + _THRESHOLD)
-def auc(preds=None, target=None, *, reduction="mean", empty_target_action="skip", relevance_threshold=None,
-        validate_args=True, **inputs):
+def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction: Reduction = "mean",
+        empty_target_action: EmptyTargetAction = "skip", relevance_threshold: float | None = None,
+        validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
     r"""AUC per query: the share of (relevant, non-relevant) candidate pairs ranked right, ties counting 1/2.
 
     .. math:: \mathrm{AUC}_q = \frac{1}{R\,(N-R)} \sum_{i\,\mathrm{rel}} \sum_{j\,\mathrm{non\text{-}rel}}
@@ -128,8 +135,8 @@ def auc(preds=None, target=None, *, reduction="mean", empty_target_action="skip"
 @_document(_EMPTY.format(what=_BOTH_CLASSES)
            + "\n            (with ``\"neg\"``/``\"pos\"`` still weighs R: a query with R = 0 adds nothing)."
            + _THRESHOLD)
-def gauc(preds=None, target=None, *, empty_target_action="skip", relevance_threshold=None, validate_args=True,
-         **inputs):
+def gauc(preds: Tensor | None = None, target: Tensor | None = None, *, empty_target_action: EmptyTargetAction = "skip",
+         relevance_threshold: float | None = None, validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
     r"""GAUC: the per-query AUC averaged with weights R, the query's number of relevant items (RecBole).
 
     .. math:: \mathrm{GAUC} = \sum_q R_q\, \mathrm{AUC}_q \Big/ \sum_q R_q
@@ -163,8 +170,9 @@ def gauc(preds=None, target=None, *, empty_target_action="skip", relevance_thres
             ``"skip"``-ped (default), scores ``"neg"`` (100, the worst) or ``"pos"`` (0, the best);
             ``"error"`` raises with either ``average``. Pooled, such a query adds nothing."""
            + _THRESHOLD)
-def mpr(preds=None, target=None, *, average="pooled", reduction="mean", empty_target_action="skip",
-        relevance_threshold=None, validate_args=True, **inputs):
+def mpr(preds: Tensor | None = None, target: Tensor | None = None, *, average: MPRAverage = "pooled",
+        reduction: Reduction = "mean", empty_target_action: EmptyTargetAction = "skip",
+        relevance_threshold: float | None = None, validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
     r"""MPR: the mean percentile rank of the relevant items, 0 = top, 100 = bottom. Lower is better.
 
     The percentile rank of a candidate among the N valid candidates of its query is
@@ -200,7 +208,8 @@ def mpr(preds=None, target=None, *, average="pooled", reduction="mean", empty_ta
 @_document("""
         reduction: ``"mean"``: pooled over the batch, a 0-d float64 tensor (NaN without any pair);
             ``"none"``: each query's n_c / (n_c + n_d) [B] (NaN for a query without a pair).""")
-def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inputs):
+def fcp(preds: Tensor | None = None, target: Tensor | None = None, *, reduction: Reduction = "mean",
+        validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
     r"""FCP, the fraction of concordant pairs (Koren & Sill 2011), for graded relevance.
 
     .. math:: \mathrm{FCP} = \frac{\sum_q n_c(q)}{\sum_q n_c(q) + \sum_q n_d(q)}
@@ -232,6 +241,14 @@ def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inpu
                              inputs)["fcp"]
 
 
+@overload
+def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, reduction: Reduction = "mean",
+        ignore_index: float | None = None, unlogged: Unlogged = "drop", relevance_threshold: float | None = None,
+        ties: Ties = "index", validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor: ...
+@overload
+def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], reduction: Reduction = "mean",
+        ignore_index: float | None = None, unlogged: Unlogged = "drop", relevance_threshold: float | None = None,
+        ties: Ties = "index", validate_args: bool = True, **inputs: Unpack[FormInputs]) -> dict[str, Tensor]: ...
 @_document("""
         k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"ctr@k": value}`` is returned).
         reduction: ``"mean"``: pooled clicks / pooled shown items over the batch (a 0-d float64
@@ -250,8 +267,10 @@ def fcp(preds=None, target=None, *, reduction="mean", validate_args=True, **inpu
     Raises:
         ValueError: on a bad ``k``, ``reduction``, ``ignore_index`` or ``unlogged``, on mismatched
             shapes or dtypes and (with ``validate_args``) NaN/inf scores or negative relevance.""")
-def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, unlogged="drop",
-        relevance_threshold=None, ties="index", validate_args=True, **inputs):
+def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        reduction: Reduction = "mean", ignore_index: float | None = None, unlogged: Unlogged = "drop",
+        relevance_threshold: float | None = None, ties: Ties = "index", validate_args: bool = True,
+        **inputs: Unpack[FormInputs]) -> Tensor | dict[str, Tensor]:
     r"""CTR@k: clicks over observed (shown) items among the top k, pooled over queries.
 
     .. math:: \mathrm{CTR@}k = \frac{\sum_q \sum_{i \le k} c_{q,i}}{\sum_q \min(k, N_q)}
@@ -291,13 +310,14 @@ def ctr(preds=None, target=None, *, k=10, reduction="mean", ignore_index=None, u
     ks = ctr_cutoffs(k)
     mask = inputs.pop("mask", None)
     ranks_unlogged = unlogged == "rank" and ignore_index is not None
-    if ranks_unlogged:
+    if ranks_unlogged and ignore_index is not None:
         check_common("skip", relevance_threshold)
         target = encode_unlogged(target, mask, ignore_index, relevance_threshold)
         relevance_threshold = UNLOGGED_THRESHOLD
     else:
         target, mask = apply_ignore_index(target, mask, ignore_index)
+    inputs["mask"] = mask
     results = _compute_requests([("ctr", one) for one in ks], {"ctr": {"unlogged": unlogged}}, preds, target, reduction,
-                                "skip", relevance_threshold, ties, validate_args, {**inputs, "mask": mask},
+                                "skip", relevance_threshold, ties, validate_args, inputs,
                                 marks_unlogged=ranks_unlogged)
     return results if isinstance(k, (list, tuple)) else results[f"ctr@{k}"]

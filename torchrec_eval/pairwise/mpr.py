@@ -9,13 +9,16 @@ tied scores; pr = 0 when N = 1. Summed over the relevant items of a query it is
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor
 
 from torchrec_eval.pairwise.empty_queries import raise_for_empty
 
 #: ``average`` of MPR: over every relevant item of the batch, or over queries of each query's mean
-AVERAGES = ("pooled", "query")
+MPRAverage = Literal["pooled", "query"]
+AVERAGES: tuple[MPRAverage, ...] = get_args(MPRAverage)
 
 
 def mpr_columns(relevant_count: Tensor, rank_sum: Tensor, num_valid: Tensor, action: str,

@@ -26,8 +26,17 @@ from torchrec_eval.pipeline.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms import FORMS
 from torchrec_eval.pipeline.forms.flat import check_flat
-from torchrec_eval.pipeline.inputs import INPUT_KEYWORDS, INPUT_NAMES, TIES, Inputs, Needs, Rules
-from torchrec_eval.pipeline.prepare import input_keywords_checked, prepare_batch
+from torchrec_eval.pipeline.inputs import (
+    INPUT_KEYWORDS,
+    INPUT_NAMES,
+    TIES,
+    FormInputs,
+    Inputs,
+    Needs,
+    Rules,
+    Ties,
+)
+from torchrec_eval.pipeline.prepare import input_keywords_checked, keywords_checked_by, prepare_batch
 
 __all__ = [
     "FORMS",
@@ -36,12 +45,15 @@ __all__ = [
     "TIES",
     "Batch",
     "Candidates",
+    "FormInputs",
     "Inputs",
     "Needs",
     "RankedTargets",
     "Rules",
+    "Ties",
     "check_flat",
     "count_true",
     "input_keywords_checked",
+    "keywords_checked_by",
     "prepare_batch",
 ]

@@ -13,13 +13,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict, get_args
 
 from torch import Tensor
 
-__all__ = ["INPUT_KEYWORDS", "INPUT_NAMES", "TIES", "Inputs", "Needs", "Rules"]
+__all__ = ["INPUT_KEYWORDS", "INPUT_NAMES", "TIES", "FormInputs", "Inputs", "Needs", "Rules", "Ties"]
 
-TIES = ("index", "reverse_index", "pessimistic", "optimistic", "average")
+#: the order of equal scores (``ties=``), see :mod:`torchrec_eval.pipeline.prepare`
+Ties = Literal["index", "reverse_index", "pessimistic", "optimistic", "average"]
+TIES: tuple[Ties, ...] = get_args(Ties)
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,22 @@ class Inputs:
         return dataclasses.replace(self, **changes)
 
 
+class FormInputs(TypedDict, total=False):
+    """The input keywords a function takes in ``**inputs`` besides ``preds`` and ``target``: the other forms'
+    tensors (a functional metric's ``**inputs: Unpack[FormInputs]``, which editors complete)."""
+
+    indexes: Tensor | None
+    target_ids: Tensor | None
+    target_gains: Tensor | None
+    ranked_ids: Tensor | None
+    mask: Tensor | None
+    exclude_ids: Tensor | None
+
+
 #: every input keyword, in the order of ``update``'s signature
 INPUT_NAMES = tuple(field.name for field in dataclasses.fields(Inputs))
 #: the input keywords of the forms besides ``preds``, ``target`` and ``groups``
-INPUT_KEYWORDS = tuple(name for name in INPUT_NAMES if name not in ("preds", "target", "groups"))
+INPUT_KEYWORDS = tuple(FormInputs.__annotations__)
 
 
 @dataclass(frozen=True)

@@ -41,17 +41,17 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.forms import FORMS
 from torchrec_eval.pipeline.forms.flat import flat_batch
 from torchrec_eval.pipeline.forms.ranked import ranked_batch
 from torchrec_eval.pipeline.forms.scored import scored_batch
-from torchrec_eval.pipeline.inputs import INPUT_KEYWORDS, TIES, Inputs, Needs, Rules
+from torchrec_eval.pipeline.inputs import INPUT_KEYWORDS, TIES, FormInputs, Inputs, Needs, Rules
 from torchrec_eval.pipeline.validation import Checks, as_long, one_column_at_least, require_tensor
 
-__all__ = ["FORM_TABLE", "INPUT_KEYWORDS", "TIES", "input_keywords_checked", "prepare_batch"]
+__all__ = ["FORM_TABLE", "INPUT_KEYWORDS", "TIES", "input_keywords_checked", "keywords_checked_by", "prepare_batch"]
 
 FormBatch = Callable[[Inputs, Needs, Rules, "Checks | None"], Batch]
 
@@ -65,23 +65,36 @@ FORM_TABLE: dict[str, tuple[str, FormBatch]] = {
 }
 
 
-def input_keywords_checked(function: Callable[..., Any]) -> Callable[..., Any]:
-    """A functional metric whose ``**inputs`` take :data:`INPUT_KEYWORDS` only: a misspelt keyword raises
-    a ``ValueError`` that names the function the user called and the keywords it takes (it was a
-    ``TypeError`` naming ``prepare_batch``, an internal function)."""
-    parameters = [name for name, parameter in inspect.signature(function).parameters.items()
-                  if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
-    accepted = set(parameters) | set(INPUT_KEYWORDS)
+F = TypeVar("F", bound=Callable[..., Any])
 
-    @functools.wraps(function)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        unknown = sorted(set(kwargs) - accepted)
-        if unknown:
-            raise ValueError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}; it takes "
-                             f"{parameters} and the input forms' {list(INPUT_KEYWORDS)}")
-        return function(*args, **kwargs)
 
-    return checked
+def keywords_checked_by(keywords: type) -> Callable[[F], F]:
+    """A function whose ``**kwargs`` take the keys of the ``TypedDict`` ``keywords`` only: a misspelt keyword
+    raises a ``ValueError`` that names the function the user called and the keywords it takes (it was a
+    ``TypeError`` naming an internal function)."""
+
+    def wrap(function: F) -> F:
+        parameters = [name for name, parameter in inspect.signature(function).parameters.items()
+                      if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+        extra = sorted(getattr(keywords, "__required_keys__", frozenset())
+                       | getattr(keywords, "__optional_keys__", frozenset()))
+        accepted = set(parameters) | set(extra)
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            unknown = sorted(set(kwargs) - accepted)
+            if unknown:
+                raise ValueError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}; it "
+                                 f"takes {parameters} and {extra}")
+            return function(*args, **kwargs)
+
+        return cast(F, checked)
+
+    return wrap
+
+
+#: a functional metric whose ``**inputs`` take the input forms' keywords (:class:`FormInputs`) only
+input_keywords_checked = keywords_checked_by(FormInputs)
 
 
 def prepare_batch(inputs: Inputs, needs: Needs, rules: Rules) -> Batch:

@@ -9,7 +9,8 @@ MAE) and :mod:`~torchrec_eval.pointwise.curves` (AUC, AUPRC: exact and binned).
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from torch import Tensor
 
@@ -32,9 +33,12 @@ _ARGS = """
         ValueError: naming the argument, on a wrong type, shape, dtype or value."""
 
 
-def _document(what: str = "", labels: str = ", in [0, 1] (soft labels allowed)", extra: str = "") -> Any:
-    def wrap(fn: Any) -> Any:
-        fn.__doc__ = fn.__doc__.replace("{args}", _ARGS.format(what=what, labels=labels, extra=extra))
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _document(what: str = "", labels: str = ", in [0, 1] (soft labels allowed)", extra: str = "") -> Callable[[F], F]:
+    def wrap(fn: F) -> F:
+        fn.__doc__ = (fn.__doc__ or "").replace("{args}", _ARGS.format(what=what, labels=labels, extra=extra))
         return fn
 
     return wrap
@@ -62,7 +66,8 @@ def _exact(preds: Any, target: Any, sample_weight: Any, validate_args: bool) -> 
 
 
 @_document(" in [0, 1]", extra="\n        eta: the clamp of predictions and base rate (TorchRec: 1e-12).")
-def ne(preds, target, sample_weight=None, *, eta=ETA, validate_args=True):
+def ne(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, eta: float = ETA,
+       validate_args: bool = True) -> Tensor:
     """Normalized entropy, TorchRec's formula (:mod:`torchrec_eval.pointwise.entropy`); lower is better.
     {args}
 
@@ -78,7 +83,8 @@ def ne(preds, target, sample_weight=None, *, eta=ETA, validate_args=True):
 @_document(" in [0, 1]", extra="""
         log_base: base of the logarithm: e (default, ``sklearn.metrics.log_loss``) or 2 (TorchRec's bits).
         eta: the clamp of predictions (TorchRec: 1e-12).""")
-def log_loss(preds, target, sample_weight=None, *, log_base=math.e, eta=ETA, validate_args=True):
+def log_loss(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, log_base: float = math.e,
+             eta: float = ETA, validate_args: bool = True) -> Tensor:
     """Weighted log loss (binary cross entropy) of predicted probabilities.
     {args}
 
@@ -92,7 +98,7 @@ def log_loss(preds, target, sample_weight=None, *, log_base=math.e, eta=ETA, val
 
 
 @_document()
-def calibration(preds, target, sample_weight=None, *, validate_args=True):
+def calibration(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Calibration, sum w p / sum w y (TorchRec's); NaN / inf without positives.
     {args}
 
@@ -106,7 +112,7 @@ def calibration(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(" (not used)")
-def ctr(preds, target, sample_weight=None, *, validate_args=True):
+def ctr(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted CTR of the labels, sum w y / sum w (TorchRec's CTR).
     {args}
 
@@ -120,7 +126,7 @@ def ctr(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(labels=" (any real values)")
-def mse(preds, target, sample_weight=None, *, validate_args=True):
+def mse(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted mean squared error, sum w (p - y)^2 / sum w.
     {args}
 
@@ -134,7 +140,7 @@ def mse(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(labels=" (any real values)")
-def rmse(preds, target, sample_weight=None, *, validate_args=True):
+def rmse(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted root mean squared error, sqrt(sum w (p - y)^2 / sum w).
     {args}
 
@@ -148,7 +154,7 @@ def rmse(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(labels=" (any real values)")
-def mae(preds, target, sample_weight=None, *, validate_args=True):
+def mae(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted mean absolute error, sum w |p - y| / sum w.
     {args}
 
@@ -162,7 +168,7 @@ def mae(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(" (any real scores)")
-def binary_auc(preds, target, sample_weight=None, *, validate_args=True):
+def binary_auc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Exact weighted ROC AUC, ties 1/2: ``sklearn.metrics.roc_auc_score(..., sample_weight=w)``; NaN
     without a positive or a negative weight.
     {args}
@@ -177,7 +183,7 @@ def binary_auc(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(" (any real scores)")
-def binary_auprc(preds, target, sample_weight=None, *, validate_args=True):
+def binary_auprc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Exact weighted average precision: ``sklearn.metrics.average_precision_score(..., sample_weight=w)``.
     {args}
 
@@ -191,7 +197,8 @@ def binary_auprc(preds, target, sample_weight=None, *, validate_args=True):
 
 
 @_document(" in [0, 1]", extra="\n        bins: K bins over [0, 1]; the error bound is in :mod:`torchrec_eval.pointwise.curves`.")
-def binned_auc(preds, target, sample_weight=None, *, bins=DEFAULT_BINS, validate_args=True):
+def binned_auc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, bins: int = DEFAULT_BINS,
+               validate_args: bool = True) -> Tensor:
     """Weighted ROC AUC of the predictions rounded down to K bins over [0, 1] (ties 1/2).
     {args}
 
@@ -205,7 +212,8 @@ def binned_auc(preds, target, sample_weight=None, *, bins=DEFAULT_BINS, validate
 
 
 @_document(" in [0, 1]", extra="\n        bins: K bins over [0, 1]; the error bound is in :mod:`torchrec_eval.pointwise.curves`.")
-def binned_auprc(preds, target, sample_weight=None, *, bins=DEFAULT_BINS, validate_args=True):
+def binned_auprc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, bins: int = DEFAULT_BINS,
+                 validate_args: bool = True) -> Tensor:
     """Weighted average precision of the predictions rounded down to K bins over [0, 1].
     {args}
 

@@ -5,10 +5,22 @@ Every function accepts any input form of :mod:`torchrec_eval.pipeline` and the s
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, Unpack, overload
 
-from torchrec_eval.pipeline import input_keywords_checked
-from torchrec_eval.ranking.named_metric import compute_named_metric
+from torch import Tensor
+
+from torchrec_eval.pipeline import keywords_checked_by
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.registry import (
+    Gain,
+    Ideal,
+    NoHitAction,
+    Normalizer,
+    PrecisionDenominator,
+    RecallDenominator,
+    RPrecisionDenominator,
+)
 
 __all__ = [
     "arhr", "cg", "dcg", "f1", "hitrate", "map", "mar", "mrr", "ndcg", "precision", "recall", "rprecision"
@@ -38,8 +50,8 @@ _COMMON_ARGS = """
             padding only, or every score ``-inf`` / masked) scores 0 and counts (``"neg"``, default), or
             is left out of the mean (``"skip"``: Jurity's precision and MAP, MS Recommenders'
             precision, recall and MAP; their presets set it).
-        **inputs: the other input forms: ``indexes``, ``target_ids``, ``target_gains``,
-            ``ranked_ids``, and ``mask``, ``exclude_ids``.
+        **arguments: the common arguments above and the other input forms: ``indexes``, ``target_ids``,
+            ``target_gains``, ``ranked_ids``, and ``mask``, ``exclude_ids`` (:class:`TopKCall`).
 
     Raises:
         ValueError: on a bad ``k`` or option, an unknown input form, mismatched shapes or dtypes, and
@@ -47,30 +59,31 @@ _COMMON_ARGS = """
 """
 
 
-def _document(extra_args: str = "") -> Any:
-    def wrap(fn: Any) -> Any:
-        fn.__doc__ = fn.__doc__.replace("{common}", extra_args + _COMMON_ARGS)
-        return input_keywords_checked(fn)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _document(extra_args: str = "") -> Callable[[F], F]:
+    def wrap(fn: F) -> F:
+        fn.__doc__ = (fn.__doc__ or "").replace("{common}", extra_args + _COMMON_ARGS)
+        return keywords_checked_by(TopKCall)(fn)
 
     return wrap
 
 
+@overload
+def precision(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+              denominator: PrecisionDenominator | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def precision(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+              denominator: PrecisionDenominator | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
 @_document()
-def precision(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    denominator=None,
-    **inputs,
-):
+def precision(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+              denominator: PrecisionDenominator | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str,
+              Tensor]:
     r"""Precision@k: the share of the top k that is relevant, :math:`\sum_{i \le k} r_i / k`.
 
     ``denominator="k"`` (default: trec_eval, ranx, RecBole, Spark), ``"retrieved"`` divides by the
@@ -84,25 +97,22 @@ def precision(
         >>> precision(preds, target, k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return compute_named_metric("precision", locals())
+    return compute_named_metric("precision", preds, target, k, {"denominator": denominator}, arguments)
+
+
+@overload
+def recall(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+           denominator: RecallDenominator | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def recall(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+           denominator: RecallDenominator | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def recall(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    denominator=None,
-    **inputs,
-):
+def recall(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+           denominator: RecallDenominator | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""Recall@k: the share of the relevant items found in the top k, :math:`\sum_{i \le k} r_i / R`.
 
     ``denominator="min_k_r"`` divides by min(k, R) instead (Liang et al. 2018).
@@ -115,24 +125,22 @@ def recall(
         >>> recall(preds, target, k=[1, 3], reduction="none")
         {'recall@1': tensor([0.5000, 0.5000], dtype=torch.float64), 'recall@3': tensor([1.0000, 0.5000], dtype=torch.float64)}
     """
-    return compute_named_metric("recall", locals())
+    return compute_named_metric("recall", preds, target, k, {"denominator": denominator}, arguments)
+
+
+@overload
+def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+       **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+       **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def f1(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    **inputs,
-):
+def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+       **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
     {common}
     Example:
@@ -141,24 +149,22 @@ def f1(
         >>> f1(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), k=2)
         tensor(0.5000, dtype=torch.float64)
     """
-    return compute_named_metric("f1", locals())
+    return compute_named_metric("f1", preds, target, k, {}, arguments)
+
+
+@overload
+def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+            **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+            **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def hitrate(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    **inputs,
-):
+def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+            **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
     {common}
     Example:
@@ -167,24 +173,22 @@ def hitrate(
         >>> hitrate(torch.tensor([[0.9, 0.8, 0.1], [0.1, 0.2, 0.3]]), torch.tensor([[0, 0, 1], [0, 0, 1]]), k=1)
         tensor(0.5000, dtype=torch.float64)
     """
-    return compute_named_metric("hitrate", locals())
+    return compute_named_metric("hitrate", preds, target, k, {}, arguments)
+
+
+@overload
+def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def mrr(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    **inputs,
-):
+def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
     {common}
     Example:
@@ -195,24 +199,22 @@ def mrr(
         >>> mrr(ranked_ids=ranked, target_ids=relevant, k=5)
         tensor(0.6667, dtype=torch.float64)
     """
-    return compute_named_metric("mrr", locals())
+    return compute_named_metric("mrr", preds, target, k, {}, arguments)
+
+
+@overload
+def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+         **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def arhr(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    **inputs,
-):
+def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
     {common}
     Example:
@@ -221,25 +223,22 @@ def arhr(
         >>> arhr(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[1, 0, 1, 0]]), k=3)
         tensor(1.3333, dtype=torch.float64)
     """
-    return compute_named_metric("arhr", locals())
+    return compute_named_metric("arhr", preds, target, k, {}, arguments)
+
+
+@overload
+def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def map(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,  # noqa: A001
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    normalizer=None,
-    **inputs,
-):
+def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
 
     ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
@@ -253,25 +252,22 @@ def map(
         >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
         tensor(0.7000, dtype=torch.float64)
     """
-    return compute_named_metric("map", locals())
+    return compute_named_metric("map", preds, target, k, {"normalizer": normalizer}, arguments)
+
+
+@overload
+def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def mar(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    normalizer=None,
-    **inputs,
-):
+def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MAR@k (mean average recall): :math:`\sum_{i \le k} \mathrm{Recall@}i \cdot r_i / D`, D as in :func:`map`.
     {common}
     Example:
@@ -280,7 +276,7 @@ def mar(
         >>> mar(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[1, 0, 1]]), k=3)
         tensor(0.7500, dtype=torch.float64)
     """
-    return compute_named_metric("mar", locals())
+    return compute_named_metric("mar", preds, target, k, {"normalizer": normalizer}, arguments)
 
 
 _GAIN_ARGS = """
@@ -293,23 +289,21 @@ _GAIN_ARGS = """
 """
 
 
+@overload
+def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> dict[str,
+        Tensor]: ...
+
+
 @_document(_GAIN_ARGS)
-def dcg(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    gain=None,
-    log_base=None,
-    **inputs,
-):
+def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str,
+        Tensor]:
     r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
     {common}
     Example:
@@ -319,27 +313,25 @@ def dcg(
         >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(4.4923, dtype=torch.float64)
     """
-    return compute_named_metric("dcg", locals())
+    return compute_named_metric("dcg", preds, target, k, {"gain": gain, "log_base": log_base}, arguments)
+
+
+@overload
+def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+         gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
+         **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+         gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
+         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document(_GAIN_ARGS)
-def ndcg(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    gain=None,
-    log_base=None,
-    ideal=None,
-    **inputs,
-):
+def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
+         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
 
     The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
@@ -351,24 +343,22 @@ def ndcg(
         >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(0.9434, dtype=torch.float64)
     """
-    return compute_named_metric("ndcg", locals())
+    return compute_named_metric("ndcg", preds, target, k, {"gain": gain, "log_base": log_base, "ideal": ideal}, arguments)
+
+
+@overload
+def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+       **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+       **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def cg(
-    preds=None,
-    target=None,
-    *,
-    k=10,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    **inputs,
-):
+def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+       **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
     {common}
     Example:
@@ -377,26 +367,25 @@ def cg(
         >>> cg(torch.tensor([[0.9, 0.8, 0.7]]), torch.tensor([[3, 0, 2]]), k=2)
         tensor(3., dtype=torch.float64)
     """
-    return compute_named_metric("cg", locals())
+    return compute_named_metric("cg", preds, target, k, {}, arguments)
+
+
+@overload
+def rprecision(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | None = None,
+               denominator: RPrecisionDenominator | None = None, no_hit_action: NoHitAction | None = None,
+               **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def rprecision(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int | None],
+               denominator: RPrecisionDenominator | None = None, no_hit_action: NoHitAction | None = None,
+               **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @_document()
-def rprecision(
-    preds=None,
-    target=None,
-    *,
-    k=None,
-    reduction="mean",
-    convention=None,
-    empty_target_action=None,
-    relevance_threshold=None,
-    ties=None,
-    validate_args=True,
-    empty_list_action=None,
-    denominator=None,
-    no_hit_action=None,
-    **inputs,
-):
+def rprecision(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | None | Sequence[int | None] = None,
+               denominator: RPrecisionDenominator | None = None, no_hit_action: NoHitAction | None = None,
+               **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""R-Precision: Precision@R, the share of the top R that is relevant, R = the query's relevant items.
 
     ``k`` is an optional cap: with it the value is hits@min(k, R) / min(k, R). Without a cap the
@@ -415,4 +404,5 @@ def rprecision(
         >>> rprecision(torch.tensor([[0.9, 0.8, 0.7, 0.6]]), torch.tensor([[1, 0, 1, 1]]))
         tensor(0.6667, dtype=torch.float64)
     """
-    return compute_named_metric("rprecision", locals())
+    options = {"denominator": denominator, "no_hit_action": no_hit_action}
+    return compute_named_metric("rprecision", preds, target, k, options, arguments)

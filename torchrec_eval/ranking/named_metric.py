@@ -3,50 +3,55 @@ ranks the batch once and reduces."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.members.conventions import preset, resolve_common, resolve_options
-from torchrec_eval.members.steps import check_common, prepare
-from torchrec_eval.pipeline import Inputs, Rules
+from torchrec_eval.members.conventions import Convention, preset, resolve_common, resolve_options
+from torchrec_eval.members.empty_targets import EmptyTargetAction
+from torchrec_eval.members.steps import Reduction, check_common, prepare
+from torchrec_eval.pipeline import INPUT_KEYWORDS, FormInputs, Inputs, Rules, Ties
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
-
-_COMMON = (
-    "preds",
-    "target",
-    "k",
-    "reduction",
-    "convention",
-    "empty_target_action",
-    "relevance_threshold",
-    "ties",
-    "validate_args",
-    "inputs",
-)
+from torchrec_eval.ranking.registry import EmptyListAction
 
 
-def compute_named_metric(name: str, arguments: dict[str, Any]) -> Tensor | dict[str, Tensor]:
-    """The top-k metric ``name`` of one batch, the shared body of the functional metrics: ``arguments``
-    are the caller's parameters (its ``locals()``); those that are not common arguments are the metric's
-    own options."""
-    args = dict(arguments)
-    inputs = args.pop("inputs")
-    options = {key: args.pop(key) for key in list(args) if key not in _COMMON}
-    preds, target, k, reduction = args["preds"], args["target"], args["k"], args["reduction"]
-    convention, empty_target_action, ties = args["convention"], args["empty_target_action"], args["ties"]
-    relevance_threshold, validate_args = args["relevance_threshold"], args["validate_args"]
+class TopKCall(FormInputs, total=False):
+    """The keywords every functional top-k metric takes in ``**arguments``, besides ``preds``, ``target``,
+    ``k`` and its family's options: the common arguments (their defaults: ``reduction="mean"``,
+    ``validate_args=True``, the others None) and the other input forms."""
+
+    reduction: Reduction
+    convention: Convention | None
+    empty_target_action: EmptyTargetAction | None
+    relevance_threshold: float | None
+    ties: Ties | None
+    validate_args: bool
+    empty_list_action: EmptyListAction | None
+
+
+def compute_named_metric(name: str, preds: Tensor | None, target: Tensor | None, k: int | Sequence[int | None] | None,
+                         options: dict[str, Any], arguments: TopKCall) -> Tensor | dict[str, Tensor]:
+    """The top-k metric ``name`` of one batch, the shared body of the functional metrics: ``options`` are the
+    family's own, ``arguments`` the caller's common arguments and input forms."""
+    reduction = arguments.get("reduction", "mean")
+    convention, ties = arguments.get("convention"), arguments.get("ties")
+    empty_target_action = arguments.get("empty_target_action")
+    relevance_threshold = arguments.get("relevance_threshold")
+    validate_args = arguments.get("validate_args", True)
+    options = {**options, "empty_list_action": arguments.get("empty_list_action")}
+    inputs = {key: value for key, value in arguments.items() if key in INPUT_KEYWORDS}
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     entry = make_entry(name, k, resolve_options(convention, name, options, ties))  # `ties` as passed
-    empty_target_action, ties = resolve_common(convention, empty_target_action, ties)
-    check_common(empty_target_action, relevance_threshold)
+    action, order = resolve_common(convention, empty_target_action, ties)
+    check_common(action, relevance_threshold)
     member = TopKMember([entry])
-    rules = Rules(ties, relevance_threshold, validate_args, preset(convention).duplicates)
+    rules = Rules(order, relevance_threshold, validate_args, preset(convention).duplicates)
     batch = prepare([member], Inputs.of({**inputs, "preds": preds, "target": target}), rules)
-    member.check_ties(ties)
-    values, counts = member.counted(batch.top_k(), empty_target_action)
+    member.check_ties(order)
+    values, counts = member.counted(batch.top_k(), action)
     if reduction == "none":
         values = values.masked_fill(~(counts[:, list(member.count_columns)] > 0), float("nan"))
     else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")

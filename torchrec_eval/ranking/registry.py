@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from torch import Tensor
 
@@ -22,18 +22,26 @@ from torchrec_eval.ranking.rprecision import rprecision
 # ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
 # row of padding only) scores the family's value for it, 0, and counts; "skip": it is left out of the
 # mean (Jurity's precision and MAP, MS Recommenders' precision, recall and MAP).
-EMPTY_LIST_ACTIONS = ("neg", "skip")
-NO_HIT_ACTIONS = ("neg", "skip")
+EmptyListAction = Literal["neg", "skip"]
+NoHitAction = Literal["neg", "skip"]
 # ``empty_mean``: the value of a mean over no query: "nan" (default) or "zero" where no query kept has a
 # relevant item in its top k (MS Recommenders' 0.0 when its table of hits is empty)
-EMPTY_MEANS = ("nan", "zero")
+EmptyMean = Literal["nan", "zero"]
+# the other options' choices: the Literal types of the functional signatures, and the registry's tuples
+Gain = Literal["linear", "exp", "binary"]
+Ideal = Literal["cut", "full", "k"]
+Normalizer = Literal["min_k_r", "r", "hits", "k"]
+PrecisionDenominator = Literal["k", "retrieved", "min_k_r"]
+RecallDenominator = Literal["r", "min_k_r"]
+RPrecisionDenominator = Literal["min_k_r", "r"]
+EMPTY_LIST_ACTIONS, NO_HIT_ACTIONS, EMPTY_MEANS = get_args(EmptyListAction), get_args(NoHitAction), get_args(EmptyMean)
 MEMBER_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
 _LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
-_GAIN = {"gain": ("linear", "exp", "binary"), "log_base": (float,)}
+_GAIN = {"gain": get_args(Gain), "log_base": (float,)}
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}
-_NORMALIZERS = ("min_k_r", "r", "hits", "k")
+_NORMALIZERS = get_args(Normalizer)
 
 
 @dataclass(frozen=True)
@@ -62,21 +70,22 @@ class TopKFamily:
 
 
 REGISTRY: dict[str, TopKFamily] = {
-    "precision": TopKFamily(precision, {"denominator": ("k", "retrieved", "min_k_r"), **_LIST}),
-    "recall": TopKFamily(recall, {"denominator": ("r", "min_k_r"), **_LIST}),
+    "precision": TopKFamily(precision, {"denominator": get_args(PrecisionDenominator), **_LIST}),
+    "recall": TopKFamily(recall, {"denominator": get_args(RecallDenominator), **_LIST}),
     "f1": TopKFamily(f1, {**_LIST}),
     "hitrate": TopKFamily(hitrate, {**_LIST}),
     "mrr": TopKFamily(mrr, {**_LIST}),
     "arhr": TopKFamily(arhr, {**_LIST}),
     "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, **_LIST}),
     "mar": TopKFamily(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
-    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": ("cut", "full", "k"), **_AVERAGE, **_LIST}, needs_ideal=True),
+    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": get_args(Ideal), **_AVERAGE, **_LIST}, needs_ideal=True),
     "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}),
     "cg": TopKFamily(cg, {**_LIST}),
     # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
     # Recommenders' r_precision_at_k averages over the users with such a hit)
     "rprecision": TopKFamily(
-        rprecision, {"denominator": ("min_k_r", "r"), "no_hit_action": NO_HIT_ACTIONS, **_LIST}, cutoff="k_or_r"
+        rprecision, {"denominator": get_args(RPrecisionDenominator), "no_hit_action": NO_HIT_ACTIONS, **_LIST},
+        cutoff="k_or_r"
     ),
 }
 

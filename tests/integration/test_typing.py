@@ -1,0 +1,66 @@
+"""Typed as it ships: the package passes ``mypy --strict`` (its one stated exception in ``pyproject.toml``),
+and a user's code (``tests/typing/user_code.py``) type-checks with ``mypy --strict`` and pyright's strict
+mode, with the return types it expects (``assert_type``), while a misspelt option fails both checkers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+USER_CODE = ROOT / "tests" / "typing" / "user_code.py"
+MISSPELT = ROOT / "tests" / "typing" / "misspelt_option.py"
+
+
+def _run(*command: str, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MYPY_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", *command], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mypy_cache")
+
+
+def test_the_package_passes_mypy_strict(cache):
+    done = _run("mypy", cache=cache)  # [tool.mypy] in pyproject.toml: strict, the package's files
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "Success" in done.stdout
+
+
+def test_user_code_passes_mypy_strict(cache):
+    # --follow-imports=silent: as for an installed package, errors inside torchrec_eval are not the user's
+    done = _run("mypy", "--strict", "--follow-imports=silent", str(USER_CODE), cache=cache)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_user_code_passes_pyright_strict():
+    pytest.importorskip("pyright")
+    done = subprocess.run([sys.executable, "-m", "pyright", str(USER_CODE)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "0 errors" in done.stdout
+
+
+def test_a_misspelt_option_fails_both_checkers(cache):
+    done = _run("mypy", "--strict", "--follow-imports=silent", str(MISSPELT), cache=cache)
+    assert done.returncode == 1
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert all(any(f"misspelt_option.py:{line}:" in error for error in errors) for line in (12, 13, 14)), errors
+    pytest.importorskip("pyright")
+    checked = subprocess.run([sys.executable, "-m", "pyright", str(MISSPELT)], cwd=ROOT, capture_output=True,
+                             text=True, timeout=600)
+    assert checked.returncode == 1
+    assert all(f"misspelt_option.py:{line}:" in checked.stdout for line in (12, 13, 14)), checked.stdout
+
+
+def test_the_user_code_runs():
+    done = subprocess.run([sys.executable, str(USER_CODE)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [line.split()[0] for line in done.stdout.splitlines()] == ["ndcg@2", "recall@2", "auc"]

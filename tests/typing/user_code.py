@@ -1,0 +1,37 @@
+# pyright: strict
+"""A user's code, as the README writes it, checked with ``mypy --strict`` and pyright's strict mode by
+``tests/integration/test_typing.py``: the public API's types must say what the calls return."""
+
+from __future__ import annotations
+
+from typing import assert_type
+
+import torch
+from torch import Tensor
+
+import torchrec_eval as tre
+from torchrec_eval.functional import auc, ctr, ndcg, precision, rprecision
+
+preds = torch.tensor([[0.9, 0.1, 0.5]])
+target = torch.tensor([[0, 1, 1]])
+
+one: Tensor = ndcg(preds, target, k=2)
+many: dict[str, Tensor] = ndcg(preds, target, k=[1, 2], ties="average", gain="exp")
+assert_type(precision(preds, target, k=2, denominator="retrieved", reduction="none"), Tensor)
+assert_type(precision(preds, target, k=(1, 2)), dict[str, Tensor])
+assert_type(rprecision(preds, target), Tensor)
+assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
+assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
+
+suite = tre.RankingMetrics(["ndcg@2", "recall@2", "auc"])
+suite.update(preds, target)
+suite.update(preds, target_ids=torch.tensor([[1, 2]]), exclude_ids=torch.tensor([[0]]))
+results: dict[str, Tensor] = suite.compute()
+assert_type(suite.compute(), dict[str, Tensor])
+for key, value in results.items():
+    print(key, float(value))
+
+metric = tre.NDCG(k=5, gain="exp", ties="average", validate_args=False, sync_on_compute=True)
+metric.update(preds, target)
+recall = tre.Recall(k=[1, 2], denominator="min_k_r", empty_list_action="skip", num_groups=None)
+mpr = tre.MPR(average="query", empty_target_action="neg")
