@@ -16,8 +16,8 @@ both give the same values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Unpack, overload
+from collections.abc import Sequence
+from typing import Any, Unpack, overload
 
 import torch
 from torch import Tensor
@@ -37,30 +37,6 @@ from torchrec_eval.pairwise.mpr import AVERAGES, MPRAverage
 from torchrec_eval.pipeline import FormInputs, Inputs, Rules, Ties, input_keywords_checked
 
 __all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
-
-_INPUT_ARGS = """
-        validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
-            skips the checks that need a host sync.
-        **inputs: the other input forms of :mod:`torchrec_eval.pipeline`: ``indexes`` (flat form),
-            ``target_ids`` and ``target_gains`` (ids form), and ``mask``, ``exclude_ids``
-            (non-candidates are left out of every count)."""
-
-_FULL_RAISES = """
-    Raises:
-        ValueError: on a bad ``reduction`` or ``empty_target_action``, with ``ranked_ids`` (these
-            metrics need a score for every candidate), on mismatched shapes or dtypes and (with
-            ``validate_args``) NaN/inf scores or negative relevance."""
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _document(args: str, raises: str = _FULL_RAISES) -> Callable[[F], F]:
-    def wrap(fn: F) -> F:
-        fn.__doc__ = (fn.__doc__ or "").replace("{args}", args + _INPUT_ARGS).replace("{raises}", raises)
-        return input_keywords_checked(fn)
-
-    return wrap
 
 
 def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]],
@@ -83,20 +59,7 @@ def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str,
     return {key: values[..., i] for i, key in enumerate(member.keys)}
 
 
-_EMPTY = """
-        empty_target_action: a query {what} is ``"skip"``-ped (default), scores ``"neg"`` (0) or
-            ``"pos"`` (1), or raises (``"error"``)."""
-_THRESHOLD = """
-        relevance_threshold: a target >= this is relevant; default: target > 0."""
-_REDUCTION = """
-        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
-            ``"none"`` for per-query values [B] (NaN for skipped queries)."""
-
-
-_BOTH_CLASSES = "without a relevant or without a non-relevant candidate"
-
-
-@_document(_REDUCTION + _EMPTY.format(what=_BOTH_CLASSES) + _THRESHOLD)
+@input_keywords_checked
 def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction: Reduction = "mean",
         empty_target_action: EmptyTargetAction = "skip", relevance_threshold: float | None = None,
         validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
@@ -115,8 +78,17 @@ def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction:
 
     Args:
         preds: scores; any real values.
-        target: relevance.{args}
-    {raises}
+        target: relevance.
+        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
+            ``"none"`` for per-query values [B] (NaN for skipped queries).
+        empty_target_action: a query without a relevant or without a non-relevant candidate is
+            ``"skip"``-ped (default), scores ``"neg"`` (0) or ``"pos"`` (1), or raises (``"error"``).
+        relevance_threshold: a target >= this is relevant; default: target > 0.
+        validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
+            non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
+
+    Raises:
+        ValueError: on a bad argument, with ``ranked_ids`` (every candidate needs a score), on bad input.
 
     Example:
         >>> import torch
@@ -132,9 +104,7 @@ def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction:
                              "index", validate_args, inputs)["auc"]
 
 
-@_document(_EMPTY.format(what=_BOTH_CLASSES)
-           + "\n            (with ``\"neg\"``/``\"pos\"`` still weighs R: a query with R = 0 adds nothing)."
-           + _THRESHOLD)
+@input_keywords_checked
 def gauc(preds: Tensor | None = None, target: Tensor | None = None, *, empty_target_action: EmptyTargetAction = "skip",
          relevance_threshold: float | None = None, validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
     r"""GAUC: the per-query AUC averaged with weights R, the query's number of relevant items (RecBole).
@@ -146,8 +116,16 @@ def gauc(preds: Tensor | None = None, target: Tensor | None = None, *, empty_tar
 
     Args:
         preds: scores; any real values.
-        target: relevance.{args}
-    {raises}
+        target: relevance.
+        empty_target_action: a query without a relevant or without a non-relevant candidate is
+            ``"skip"``-ped (default), scores ``"neg"`` (0) or ``"pos"`` (1), or raises (``"error"``).
+            (with ``"neg"``/``"pos"`` still weighs R: a query with R = 0 adds nothing).
+        relevance_threshold: a target >= this is relevant; default: target > 0.
+        validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
+            non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
+
+    Raises:
+        ValueError: on a bad argument, with ``ranked_ids`` (every candidate needs a score), on bad input.
 
     Example:
         >>> import torch
@@ -161,15 +139,7 @@ def gauc(preds: Tensor | None = None, target: Tensor | None = None, *, empty_tar
                              "index", validate_args, inputs)["gauc"]
 
 
-@_document("""
-        average: ``"pooled"`` (default, Hu et al. 2008): the mean over all relevant items of the batch;
-            ``"query"``: the mean over queries of each query's mean.
-        reduction: ``"mean"`` (the ``average`` above, a 0-d float64 tensor) or ``"none"``: each
-            query's mean percentile rank [B] (NaN for a query without a relevant item).
-        empty_target_action: only with ``average="query"``: a query without a relevant item is
-            ``"skip"``-ped (default), scores ``"neg"`` (100, the worst) or ``"pos"`` (0, the best);
-            ``"error"`` raises with either ``average``. Pooled, such a query adds nothing."""
-           + _THRESHOLD)
+@input_keywords_checked
 def mpr(preds: Tensor | None = None, target: Tensor | None = None, *, average: MPRAverage = "pooled",
         reduction: Reduction = "mean", empty_target_action: EmptyTargetAction = "skip",
         relevance_threshold: float | None = None, validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
@@ -186,8 +156,20 @@ def mpr(preds: Tensor | None = None, target: Tensor | None = None, *, average: M
 
     Args:
         preds: scores; any real values.
-        target: relevance.{args}
-    {raises}
+        target: relevance.
+        average: ``"pooled"`` (default, Hu et al. 2008): the mean over all relevant items of the batch;
+            ``"query"``: the mean over queries of each query's mean.
+        reduction: ``"mean"`` (the ``average`` above, a 0-d float64 tensor) or ``"none"``: each
+            query's mean percentile rank [B] (NaN for a query without a relevant item).
+        empty_target_action: only with ``average="query"``: a query without a relevant item is
+            ``"skip"``-ped (default), scores ``"neg"`` (100, the worst) or ``"pos"`` (0, the best);
+            ``"error"`` raises with either ``average``. Pooled, such a query adds nothing.
+        relevance_threshold: a target >= this is relevant; default: target > 0.
+        validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
+            non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
+
+    Raises:
+        ValueError: on a bad argument, with ``ranked_ids`` (every candidate needs a score), on bad input.
 
     Example:
         >>> import torch
@@ -205,9 +187,7 @@ def mpr(preds: Tensor | None = None, target: Tensor | None = None, *, average: M
                              empty_target_action, relevance_threshold, "index", validate_args, inputs)["mpr"]
 
 
-@_document("""
-        reduction: ``"mean"``: pooled over the batch, a 0-d float64 tensor (NaN without any pair);
-            ``"none"``: each query's n_c / (n_c + n_d) [B] (NaN for a query without a pair).""")
+@input_keywords_checked
 def fcp(preds: Tensor | None = None, target: Tensor | None = None, *, reduction: Reduction = "mean",
         validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
     r"""FCP, the fraction of concordant pairs (Koren & Sill 2011), for graded relevance.
@@ -224,7 +204,11 @@ def fcp(preds: Tensor | None = None, target: Tensor | None = None, *, reduction:
 
     Args:
         preds: scores; any real values.
-        target: graded relevance (>= 0).{args}
+        target: graded relevance (>= 0).
+        reduction: ``"mean"``: pooled over the batch, a 0-d float64 tensor (NaN without any pair);
+            ``"none"``: each query's n_c / (n_c + n_d) [B] (NaN for a query without a pair).
+        validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
+            non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
 
     Raises:
         ValueError: on a bad ``reduction``, with ``ranked_ids``, on mismatched shapes or dtypes and
@@ -249,24 +233,7 @@ def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 1
 def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], reduction: Reduction = "mean",
         ignore_index: float | None = None, unlogged: Unlogged = "drop", relevance_threshold: float | None = None,
         ties: Ties = "index", validate_args: bool = True, **inputs: Unpack[FormInputs]) -> dict[str, Tensor]: ...
-@_document("""
-        k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"ctr@k": value}`` is returned).
-        reduction: ``"mean"``: pooled clicks / pooled shown items over the batch (a 0-d float64
-            tensor) or ``"none"``: per query [B] (NaN for a query with no observed item).
-        ignore_index: a ``target`` value that marks unobserved items (e.g. -1); same as ``mask``
-            False there (with the default ``unlogged``).
-        unlogged: how the items with ``target == ignore_index`` (no logged response) count in the cut:
-            ``"drop"`` (default) removes them before the top k is taken; ``"rank"`` ranks them with
-            the others, so they take places in the top k, and then counts only the logged items
-            there (Jurity's CTR@k: top k of every recommended item, then the logged ones). ``mask``
-            False stays a non-candidate either way.""" + _THRESHOLD + """
-        ties: how equal scores are ordered at the cut-off, any mode of :mod:`torchrec_eval.pipeline`:
-            ``"index"`` (default: lower item index first), ``"pessimistic"`` (clicked items last),
-            ``"average"`` (the expected value over all orders of the tied items), ...""",
-           """
-    Raises:
-        ValueError: on a bad ``k``, ``reduction``, ``ignore_index`` or ``unlogged``, on mismatched
-            shapes or dtypes and (with ``validate_args``) NaN/inf scores or negative relevance.""")
+@input_keywords_checked
 def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         reduction: Reduction = "mean", ignore_index: float | None = None, unlogged: Unlogged = "drop",
         relevance_threshold: float | None = None, ties: Ties = "index", validate_args: bool = True,
@@ -293,8 +260,27 @@ def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
 
     Args:
         preds: scores; any real values.
-        target: 1 clicked, 0 shown and not clicked (or ``ignore_index``: not shown).{args}
-    {raises}
+        target: 1 clicked, 0 shown and not clicked (or ``ignore_index``: not shown).
+        k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"ctr@k": value}`` is returned).
+        reduction: ``"mean"``: pooled clicks / pooled shown items over the batch (a 0-d float64
+            tensor) or ``"none"``: per query [B] (NaN for a query with no observed item).
+        ignore_index: a ``target`` value that marks unobserved items (e.g. -1); same as ``mask``
+            False there (with the default ``unlogged``).
+        unlogged: how the items with ``target == ignore_index`` (no logged response) count in the cut:
+            ``"drop"`` (default) removes them before the top k is taken; ``"rank"`` ranks them with
+            the others, so they take places in the top k, and then counts only the logged items
+            there (Jurity's CTR@k: top k of every recommended item, then the logged ones). ``mask``
+            False stays a non-candidate either way.
+        relevance_threshold: a target >= this is relevant; default: target > 0.
+        ties: how equal scores are ordered at the cut-off, any mode of :mod:`torchrec_eval.pipeline`:
+            ``"index"`` (default: lower item index first), ``"pessimistic"`` (clicked items last),
+            ``"average"`` (the expected value over all orders of the tied items), ...
+        validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
+            non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
+
+    Raises:
+        ValueError: on a bad ``k``, ``reduction``, ``ignore_index`` or ``unlogged``, on mismatched
+            shapes or dtypes and (with ``validate_args``) NaN/inf scores or negative relevance.
 
     Example:
         >>> import torch

@@ -62,7 +62,17 @@ class Inputs:
 
 class FormInputs(TypedDict, total=False):
     """The input keywords a function takes in ``**inputs`` besides ``preds`` and ``target``: the other forms'
-    tensors (a functional metric's ``**inputs: Unpack[FormInputs]``, which editors complete)."""
+    tensors (a functional metric's ``**inputs: Unpack[FormInputs]``, which editors complete).
+
+    Attributes:
+        indexes: [M] the query of each row of 1-D ``preds`` and ``target`` (the flat form).
+        target_ids: [B, T] the relevant items of each query (-1: padding), with [B, N] ``preds`` (the ids
+            form) or ``ranked_ids`` (the ranked form).
+        target_gains: [B, T] the gain of each target id (default 1).
+        ranked_ids: [B, L] each query's items in rank order (-1: padding): the ranked form, no scores.
+        mask: [B, N] (or [M]) bool, False for an item that is not a candidate (as a score of ``-inf``).
+        exclude_ids: [B, E] ids that are not candidates (the items seen in training; -1: padding).
+    """
 
     indexes: Tensor | None
     target_ids: Tensor | None

@@ -31,31 +31,6 @@ def _check_tasks(tasks: Any) -> list[str] | None:
     return list(tasks)
 
 
-_COMMON = """
-        tasks: None (inputs [B], a tensor result) or T task names (inputs [B, T], a dict
-            ``{"{task}/KEY": value}``).
-        num_groups: per-segment values: ``update`` takes ``groups`` [B]; each value is [num_groups].
-        validate_args: check values; False skips the checks that need a host sync.
-        kwargs: torchmetrics ``Metric`` arguments.
-
-    Raises:
-        ValueError: on a bad argument, and in ``update`` (naming the argument, the state unchanged) on a
-            bad shape, dtype or value: ``preds`` must be PREDS, ``target`` TARGET, ``sample_weight``
-            >= 0."""
-
-
-def document_common(key: str, preds: str = "probabilities in [0, 1]", target: str = "in [0, 1]") -> Any:
-    """Put the common arguments and errors (result key ``key``; what ``preds`` and ``target`` must be) where
-    a class docstring says ``Args:{common}``."""
-
-    def wrap(cls: Any) -> Any:
-        text = _COMMON.replace("KEY", key).replace("PREDS", preds).replace("TARGET", target)
-        cls.__doc__ = cls.__doc__.replace("{common}", text)
-        return cls
-
-    return wrap
-
-
 class PointwiseMetric(StatefulMetric):
     """One prediction per sample (and task): ``update(preds, target, sample_weight=None, groups=None)``.
 

@@ -19,7 +19,7 @@ from torchmetrics.utilities import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.pointwise.base import PointwiseMetric, document_common
+from torchrec_eval.pointwise.base import PointwiseMetric
 from torchrec_eval.pointwise.curves import sample_areas
 
 __all__ = ["BinaryAUC", "BinaryAUPRC"]
@@ -74,7 +74,6 @@ class _StoredCurve(PointwiseMetric):
         return {self.key: auc if self.key == "auc" else ap}
 
 
-@document_common("auc", preds="finite scores")
 class BinaryAUC(_StoredCurve):
     r"""Exact weighted ROC AUC over all samples (stores them; see :class:`~torchrec_eval.BinnedAUC` for
     fixed memory).
@@ -86,7 +85,13 @@ class BinaryAUC(_StoredCurve):
     pairs). Soft labels count on both sides. NaN without a positive or a negative weight (TorchRec: 0.5).
     Not the ranking :class:`~torchrec_eval.AUC` (per query, averaged over queries).
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/auc": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite scores, ``target`` in [0, 1].
 
     Example:
         >>> import torch
@@ -101,7 +106,6 @@ class BinaryAUC(_StoredCurve):
     key = "auc"
 
 
-@document_common("auprc", preds="finite scores")
 class BinaryAUPRC(_StoredCurve):
     r"""Exact weighted average precision over all samples (stores them; see
     :class:`~torchrec_eval.BinnedAUPRC` for fixed memory).
@@ -112,7 +116,13 @@ class BinaryAUPRC(_StoredCurve):
     precision :math:`P_n` and recall :math:`R_n`: ``sklearn.metrics.average_precision_score(y, p,
     sample_weight=w)`` and TorchRec's AUPRC. NaN without a positive weight.
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/auprc": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite scores, ``target`` in [0, 1].
 
     Example:
         >>> import torch

@@ -4,13 +4,21 @@ Each takes ``preds`` and ``target`` [B] (a 0-d float64 result) or [B, T] (T task
 ``sample_weight`` [B] or of the shape of ``preds``. Formulas: :mod:`~torchrec_eval.pointwise.entropy`
 (NE, log loss, after TorchRec), :mod:`~torchrec_eval.pointwise.rates` (calibration, CTR, MSE, RMSE,
 MAE) and :mod:`~torchrec_eval.pointwise.curves` (AUC, AUPRC: exact and binned).
+
+The arguments every function takes:
+
+* ``preds``: [B] or [B, T] predictions (probabilities in [0, 1] where a function says so);
+* ``target``: labels of the shape of ``preds`` (in [0, 1], soft labels allowed, where a function says so);
+* ``sample_weight``: [B] or the shape of ``preds``, >= 0; default 1;
+* ``validate_args``: check values; False skips the checks that need a host sync.
+
+Each raises a ``ValueError`` naming the argument, on a wrong type, shape, dtype or value.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from torch import Tensor
 
@@ -21,27 +29,6 @@ from torchrec_eval.pointwise.members import DEFAULT_BINS, build_members
 
 __all__ = ["binary_auc", "binary_auprc", "binned_auc", "binned_auprc", "calibration", "ctr", "log_loss",
            "mae", "mse", "ne", "rmse"]
-
-_ARGS = """
-    Args:
-        preds: [B] or [B, T] predictions{what}.
-        target: labels of the shape of ``preds``{labels}.
-        sample_weight: [B] or the shape of ``preds``, >= 0; default 1.{extra}
-        validate_args: check values; False skips the checks that need a host sync.
-
-    Raises:
-        ValueError: naming the argument, on a wrong type, shape, dtype or value."""
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _document(what: str = "", labels: str = ", in [0, 1] (soft labels allowed)", extra: str = "") -> Callable[[F], F]:
-    def wrap(fn: F) -> F:
-        fn.__doc__ = (fn.__doc__ or "").replace("{args}", _ARGS.format(what=what, labels=labels, extra=extra))
-        return fn
-
-    return wrap
 
 
 def _batch(preds: Any, target: Any, sample_weight: Any, validate_args: bool, probabilities: bool,
@@ -65,11 +52,17 @@ def _exact(preds: Any, target: Any, sample_weight: Any, validate_args: bool) -> 
     return (auc[0], ap[0]) if preds.ndim == 2 else (auc[0, 0], ap[0, 0])
 
 
-@_document(" in [0, 1]", extra="\n        eta: the clamp of predictions and base rate (TorchRec: 1e-12).")
 def ne(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, eta: float = ETA,
        validate_args: bool = True) -> Tensor:
     """Normalized entropy, TorchRec's formula (:mod:`torchrec_eval.pointwise.entropy`); lower is better.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` in [0, 1], ``target`` in [0, 1] (soft labels allowed).
+        eta: the clamp of predictions and base rate (TorchRec: 1e-12).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -80,13 +73,18 @@ def ne(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, et
     return _evaluate("ne", {"eta": eta}, preds, target, sample_weight, validate_args)
 
 
-@_document(" in [0, 1]", extra="""
-        log_base: base of the logarithm: e (default, ``sklearn.metrics.log_loss``) or 2 (TorchRec's bits).
-        eta: the clamp of predictions (TorchRec: 1e-12).""")
 def log_loss(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, log_base: float = math.e,
              eta: float = ETA, validate_args: bool = True) -> Tensor:
     """Weighted log loss (binary cross entropy) of predicted probabilities.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` in [0, 1], ``target`` in [0, 1] (soft labels allowed).
+        log_base: base of the logarithm: e (default, ``sklearn.metrics.log_loss``) or 2 (TorchRec's bits).
+        eta: the clamp of predictions (TorchRec: 1e-12).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -97,10 +95,15 @@ def log_loss(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None,
     return _evaluate("log_loss", {"log_base": log_base, "eta": eta}, preds, target, sample_weight, validate_args)
 
 
-@_document()
 def calibration(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Calibration, sum w p / sum w y (TorchRec's); NaN / inf without positives.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds``, ``target`` in [0, 1] (soft labels allowed).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -111,10 +114,15 @@ def calibration(preds: Tensor, target: Tensor, sample_weight: Tensor | None = No
     return _evaluate("calibration", {}, preds, target, sample_weight, validate_args)
 
 
-@_document(" (not used)")
 def ctr(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted CTR of the labels, sum w y / sum w (TorchRec's CTR).
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` (not used), ``target`` in [0, 1] (soft labels allowed).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -125,10 +133,15 @@ def ctr(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, v
     return _evaluate("ctr", {}, preds, target, sample_weight, validate_args)
 
 
-@_document(labels=" (any real values)")
 def mse(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted mean squared error, sum w (p - y)^2 / sum w.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds``, ``target`` (any real values).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -139,10 +152,15 @@ def mse(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, v
     return _evaluate("mse", {}, preds, target, sample_weight, validate_args)
 
 
-@_document(labels=" (any real values)")
 def rmse(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted root mean squared error, sqrt(sum w (p - y)^2 / sum w).
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds``, ``target`` (any real values).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -153,10 +171,15 @@ def rmse(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, 
     return _evaluate("rmse", {}, preds, target, sample_weight, validate_args)
 
 
-@_document(labels=" (any real values)")
 def mae(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Weighted mean absolute error, sum w |p - y| / sum w.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds``, ``target`` (any real values).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -167,11 +190,16 @@ def mae(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, v
     return _evaluate("mae", {}, preds, target, sample_weight, validate_args)
 
 
-@_document(" (any real scores)")
 def binary_auc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Exact weighted ROC AUC, ties 1/2: ``sklearn.metrics.roc_auc_score(..., sample_weight=w)``; NaN
     without a positive or a negative weight.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` (any real scores), ``target`` in [0, 1] (soft labels allowed).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -182,10 +210,15 @@ def binary_auc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = Non
     return _exact(preds, target, sample_weight, validate_args)[0]
 
 
-@_document(" (any real scores)")
 def binary_auprc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, validate_args: bool = True) -> Tensor:
     """Exact weighted average precision: ``sklearn.metrics.average_precision_score(..., sample_weight=w)``.
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` (any real scores), ``target`` in [0, 1] (soft labels allowed).
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -196,11 +229,17 @@ def binary_auprc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = N
     return _exact(preds, target, sample_weight, validate_args)[1]
 
 
-@_document(" in [0, 1]", extra="\n        bins: K bins over [0, 1]; the error bound is in :mod:`torchrec_eval.pointwise.curves`.")
 def binned_auc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, bins: int = DEFAULT_BINS,
                validate_args: bool = True) -> Tensor:
     """Weighted ROC AUC of the predictions rounded down to K bins over [0, 1] (ties 1/2).
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` in [0, 1], ``target`` in [0, 1] (soft labels allowed).
+        bins: K bins over [0, 1]; the error bound is in :mod:`torchrec_eval.pointwise.curves`.
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch
@@ -211,11 +250,17 @@ def binned_auc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = Non
     return _evaluate("auc", {"bins": bins}, preds, target, sample_weight, validate_args)
 
 
-@_document(" in [0, 1]", extra="\n        bins: K bins over [0, 1]; the error bound is in :mod:`torchrec_eval.pointwise.curves`.")
 def binned_auprc(preds: Tensor, target: Tensor, sample_weight: Tensor | None = None, *, bins: int = DEFAULT_BINS,
                  validate_args: bool = True) -> Tensor:
     """Weighted average precision of the predictions rounded down to K bins over [0, 1].
-    {args}
+
+    Args:
+        preds, target, sample_weight, validate_args: see :mod:`torchrec_eval.pointwise.functional`;
+            ``preds`` in [0, 1], ``target`` in [0, 1] (soft labels allowed).
+        bins: K bins over [0, 1]; the error bound is in :mod:`torchrec_eval.pointwise.curves`.
+
+    Raises:
+        ValueError: naming the argument, on a wrong type, shape, dtype or value.
 
     Example:
         >>> import torch

@@ -15,7 +15,7 @@ from typing import Any
 
 from torch import Tensor
 
-from torchrec_eval.pointwise.base import StatisticsMetric, document_common
+from torchrec_eval.pointwise.base import StatisticsMetric
 from torchrec_eval.pointwise.entropy import ETA
 from torchrec_eval.pointwise.members import DEFAULT_BINS, HistogramMember, SumsMember
 
@@ -32,7 +32,6 @@ class _Sum(StatisticsMetric):
         super().__init__([SumsMember({self.key: options or {}})], single_key=True, **kwargs)
 
 
-@document_common("ne")
 class NE(_Sum):
     r"""Normalized entropy: the weighted log loss over the entropy of the weighted base rate (TorchRec's NE).
 
@@ -45,7 +44,13 @@ class NE(_Sum):
     rate; lower is better. State: 3 float64 sums per group and task.
 
     Args:
-        eta: the clamp (TorchRec: 1e-12).{common}
+        eta: the clamp (TorchRec: 1e-12).
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/ne": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            probabilities in [0, 1], ``target`` in [0, 1].
 
     Example:
         >>> import torch
@@ -63,7 +68,6 @@ class NE(_Sum):
         super().__init__(options={"eta": eta}, **kwargs)
 
 
-@document_common("log_loss")
 class LogLoss(_Sum):
     r"""Weighted log loss (binary cross entropy) of predicted probabilities.
 
@@ -74,7 +78,13 @@ class LogLoss(_Sum):
 
     Args:
         log_base: base of the logarithm (default e).
-        eta: the clamp (TorchRec: 1e-12).{common}
+        eta: the clamp (TorchRec: 1e-12).
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/log_loss": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            probabilities in [0, 1], ``target`` in [0, 1].
 
     Example:
         >>> import torch
@@ -93,7 +103,6 @@ class LogLoss(_Sum):
         super().__init__(options={"log_base": log_base, "eta": eta}, **kwargs)
 
 
-@document_common("calibration", preds="finite")
 class Calibration(_Sum):
     r"""Calibration: the predicted over the observed weighted number of positives (TorchRec's).
 
@@ -101,7 +110,13 @@ class Calibration(_Sum):
 
     1 = calibrated on average, above 1 = over-prediction. NaN / inf without positives (TorchRec: 0).
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/calibration": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite, ``target`` in [0, 1].
 
     Example:
         >>> import torch
@@ -115,13 +130,18 @@ class Calibration(_Sum):
     key = "calibration"
 
 
-@document_common("ctr", preds="finite (not used)")
 class PointwiseCTR(_Sum):
     r"""Weighted CTR of the labels: :math:`\sum_i w_i y_i / \sum_i w_i` (TorchRec's CTR; ``preds`` unused).
 
     Not the ranking :class:`~torchrec_eval.CTR` (clicks among the top k of each query).
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/ctr": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite (not used), ``target`` in [0, 1].
 
     Example:
         >>> import torch
@@ -136,11 +156,16 @@ class PointwiseCTR(_Sum):
     key = "ctr"
 
 
-@document_common("mse", preds="finite", target="finite")
 class PointwiseMSE(_Sum):
     r"""Weighted mean squared error :math:`\sum_i w_i (p_i - y_i)^2 / \sum_i w_i` (TorchRec's MSE).
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/mse": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite, ``target`` finite.
 
     Example:
         >>> import torch
@@ -155,11 +180,16 @@ class PointwiseMSE(_Sum):
     higher_is_better = False
 
 
-@document_common("rmse", preds="finite", target="finite")
 class PointwiseRMSE(_Sum):
     r"""Weighted root mean squared error :math:`\sqrt{\sum_i w_i (p_i - y_i)^2 / \sum_i w_i}` (TorchRec's RMSE).
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/rmse": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite, ``target`` finite.
 
     Example:
         >>> import torch
@@ -174,11 +204,16 @@ class PointwiseRMSE(_Sum):
     higher_is_better = False
 
 
-@document_common("mae", preds="finite", target="finite")
 class PointwiseMAE(_Sum):
     r"""Weighted mean absolute error :math:`\sum_i w_i |p_i - y_i| / \sum_i w_i` (TorchRec's MAE).
 
-    Args:{common}
+    Args:
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/mae": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            finite, ``target`` finite.
 
     Example:
         >>> import torch
@@ -207,7 +242,6 @@ class _Binned(StatisticsMetric):
         return next(iter(results.values())) if self.tasks is None else results
 
 
-@document_common("auc")
 class BinnedAUC(_Binned):
     r"""Weighted ROC AUC over all samples from fixed histograms: memory 2 K float64 per group and task.
 
@@ -220,7 +254,13 @@ class BinnedAUC(_Binned):
     which :meth:`error_bound` returns. NaN without a positive or a negative weight (TorchRec: 0.5).
 
     Args:
-        bins: K.{common}
+        bins: K.
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/auc": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            probabilities in [0, 1], ``target`` in [0, 1].
 
     Example:
         >>> import torch
@@ -234,7 +274,6 @@ class BinnedAUC(_Binned):
     key = "auc"
 
 
-@document_common("auprc")
 class BinnedAUPRC(_Binned):
     r"""Weighted average precision (area under the precision-recall curve) from fixed histograms.
 
@@ -246,7 +285,13 @@ class BinnedAUPRC(_Binned):
     (:mod:`torchrec_eval.pointwise.curves`). NaN without a positive weight.
 
     Args:
-        bins: K.{common}
+        bins: K.
+        tasks, num_groups, validate_args, kwargs: as for every pointwise metric
+            (:class:`~torchrec_eval.pointwise.base.PointwiseMetric`); with ``tasks``: ``{"{task}/auprc": value}``.
+
+    Raises:
+        ValueError: on a bad argument; in ``update`` (the state unchanged) on bad input: ``preds``
+            probabilities in [0, 1], ``target`` in [0, 1].
 
     Example:
         >>> import torch

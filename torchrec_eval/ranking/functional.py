@@ -5,8 +5,8 @@ Every function accepts any input form of :mod:`torchrec_eval.pipeline` and the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Unpack, overload
+from collections.abc import Sequence
+from typing import Unpack, overload
 
 from torch import Tensor
 
@@ -27,47 +27,7 @@ __all__ = [
 ]
 
 
-_COMMON_ARGS = """
-    Args:
-        preds: [B, N] float scores (any real values; no score is special), or [M] with ``indexes``.
-        target: [B, N] relevance (bool, int or float >= 0), or [M] with ``indexes``.
-        k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"name@k": value}`` is returned).
-        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
-            ``"none"`` for per-query values [B] (NaN for skipped queries).
-        convention: reproduce another library: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
-            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"`` (see
-            :mod:`torchrec_eval.conventions`); explicit arguments override it.
-        empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
-            ``"neg"`` (0), ``"pos"`` (1), or raise (``"error"``).
-        relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
-            Gains (DCG, NDCG, CG) are always the raw target values.
-        ties: order of equal scores: ``"index"`` (default: lower item index first),
-            ``"reverse_index"``, ``"pessimistic"`` (lower gain first), ``"optimistic"``, or ``"average"``
-            (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.pipeline`.
-        validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
-            skips the checks that need a host sync.
-        empty_list_action: a query whose list is empty (no candidate: a ``ranked_ids`` row of
-            padding only, or every score ``-inf`` / masked) scores 0 and counts (``"neg"``, default), or
-            is left out of the mean (``"skip"``: Jurity's precision and MAP, MS Recommenders'
-            precision, recall and MAP; their presets set it).
-        **arguments: the common arguments above and the other input forms: ``indexes``, ``target_ids``,
-            ``target_gains``, ``ranked_ids``, and ``mask``, ``exclude_ids`` (:class:`TopKCall`).
 
-    Raises:
-        ValueError: on a bad ``k`` or option, an unknown input form, mismatched shapes or dtypes, and
-            (with ``validate_args``) NaN/inf scores, negative relevance or ids out of range.
-"""
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _document(extra_args: str = "") -> Callable[[F], F]:
-    def wrap(fn: F) -> F:
-        fn.__doc__ = (fn.__doc__ or "").replace("{common}", extra_args + _COMMON_ARGS)
-        return keywords_checked_by(TopKCall)(fn)
-
-    return wrap
 
 
 @overload
@@ -80,7 +40,7 @@ def precision(preds: Tensor | None = None, target: Tensor | None = None, *, k: S
               denominator: PrecisionDenominator | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def precision(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
               denominator: PrecisionDenominator | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str,
               Tensor]:
@@ -88,7 +48,19 @@ def precision(preds: Tensor | None = None, target: Tensor | None = None, *, k: i
 
     ``denominator="k"`` (default: trec_eval, ranx, RecBole, Spark), ``"retrieved"`` divides by the
     list's length min(k, candidates) (Jurity), ``"min_k_r"`` by min(k, R).
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"precision@k": value}``).
+        denominator: see above.
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import precision
@@ -110,13 +82,25 @@ def recall(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequ
            denominator: RecallDenominator | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def recall(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
            denominator: RecallDenominator | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""Recall@k: the share of the relevant items found in the top k, :math:`\sum_{i \le k} r_i / R`.
 
     ``denominator="min_k_r"`` divides by min(k, R) instead (Liang et al. 2018).
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"recall@k": value}``).
+        denominator: see above.
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import recall
@@ -138,11 +122,22 @@ def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence
        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"f1@k": value}``).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import f1
@@ -162,11 +157,22 @@ def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: Seq
             **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
             **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"hitrate@k": value}``).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import hitrate
@@ -186,11 +192,22 @@ def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequenc
         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"mrr@k": value}``).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import mrr
@@ -212,11 +229,22 @@ def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequen
          **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"arhr@k": value}``).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import arhr
@@ -236,7 +264,7 @@ def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequenc
         normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
@@ -244,7 +272,19 @@ def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
     ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
     RecBole, MS Recommenders ``map_at_k``); ``"r"`` D = R (trec_eval ``map_cut``, ranx); ``"hits"``
     D = relevant items in the top k (torchmetrics); ``"k"`` D = k.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"map@k": value}``).
+        normalizer: see above.
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import map
@@ -265,11 +305,23 @@ def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequenc
         normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MAR@k (mean average recall): :math:`\sum_{i \le k} \mathrm{Recall@}i \cdot r_i / D`, D as in :func:`map`.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"mar@k": value}``).
+        normalizer: see above.
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import mar
@@ -279,14 +331,7 @@ def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
     return compute_named_metric("mar", preds, target, k, {"normalizer": normalizer}, arguments)
 
 
-_GAIN_ARGS = """
-    Keyword Args:
-        gain: ``"linear"`` uses the target value g (trec_eval, ranx); ``"exp"`` uses 2^g - 1 (Burges);
-            ``"binary"`` uses the relevance (0/1).
-        log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
-        ideal: NDCG only: ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all
-            R relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
-"""
+
 
 
 @overload
@@ -300,12 +345,26 @@ def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequenc
         Tensor]: ...
 
 
-@_document(_GAIN_ARGS)
+@keywords_checked_by(TopKCall)
 def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str,
         Tensor]:
     r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"dcg@k": value}``).
+        gain: ``"linear"`` uses the target value g (trec_eval, ranx), ``"exp"`` 2^g - 1 (Burges),
+            ``"binary"`` the relevance (0/1).
+        log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import dcg
@@ -328,14 +387,28 @@ def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequen
          **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document(_GAIN_ARGS)
+@keywords_checked_by(TopKCall)
 def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
          gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
 
     The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"ndcg@k": value}``).
+        gain, log_base: as for :func:`dcg`.
+        ideal: ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all R
+            relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import ndcg
@@ -356,11 +429,22 @@ def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence
        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"cg@k": value}``).
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import cg
@@ -382,7 +466,7 @@ def rprecision(preds: Tensor | None = None, target: Tensor | None = None, *, k: 
                **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
-@_document()
+@keywords_checked_by(TopKCall)
 def rprecision(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | None | Sequence[int | None] = None,
                denominator: RPrecisionDenominator | None = None, no_hit_action: NoHitAction | None = None,
                **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
@@ -397,7 +481,20 @@ def rprecision(preds: Tensor | None = None, target: Tensor | None = None, *, k: 
     any relevant item is left out whatever ``empty_target_action``; not with ``ties="average"``).
     Both together are MS Recommenders' ``r_precision_at_k``, which ``convention="recommenders"``
     sets.
-    {common}
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"rprecision@k": value}``).
+        denominator: see above.
+        no_hit_action: see above.
+        arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
+            ``validate_args``, ``empty_list_action`` and the other input forms
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
     Example:
         >>> import torch
         >>> from torchrec_eval.functional import rprecision

@@ -20,7 +20,37 @@ from torchrec_eval.ranking.registry import EmptyListAction
 class TopKCall(FormInputs, total=False):
     """The keywords every functional top-k metric takes in ``**arguments``, besides ``preds``, ``target``,
     ``k`` and its family's options: the common arguments (their defaults: ``reduction="mean"``,
-    ``validate_args=True``, the others None) and the other input forms."""
+    ``validate_args=True``, the others None) and the other input forms.
+
+    Attributes:
+        preds: [B, N] float scores (any real values; no score is special), or [M] with ``indexes``.
+        target: [B, N] relevance (bool, int or float >= 0), or [M] with ``indexes``.
+        k: cut-off, an int >= 1 or a sequence of them (then a dict ``{"name@k": value}`` is returned).
+        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
+            ``"none"`` for per-query values [B] (NaN for skipped queries).
+        convention: reproduce another library: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
+            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"`` (see
+            :mod:`torchrec_eval.conventions`); explicit arguments override it.
+        empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
+            ``"neg"`` (0), ``"pos"`` (1), or raise (``"error"``).
+        relevance_threshold: a target >= this is relevant for binary metrics; default: target > 0.
+            Gains (DCG, NDCG, CG) are always the raw target values.
+        ties: order of equal scores: ``"index"`` (default: lower item index first),
+            ``"reverse_index"``, ``"pessimistic"`` (lower gain first), ``"optimistic"``, or ``"average"``
+            (the exact expected value over all orderings of tied items), see :mod:`torchrec_eval.pipeline`.
+        validate_args: check values (NaN/inf scores, negative relevance, ids out of range); ``False``
+            skips the checks that need a host sync.
+        empty_list_action: a query whose list is empty (no candidate: a ``ranked_ids`` row of
+            padding only, or every score ``-inf`` / masked) scores 0 and counts (``"neg"``, default), or
+            is left out of the mean (``"skip"``: Jurity's precision and MAP, MS Recommenders'
+            precision, recall and MAP; their presets set it).
+        indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: the other input forms
+            (:mod:`torchrec_eval.pipeline`).
+
+    A functional top-k metric raises a ``ValueError`` on a bad ``k`` or option, an unknown input form,
+    mismatched shapes or dtypes, and (with ``validate_args``) NaN/inf scores, negative relevance or ids
+    out of range; a misspelt keyword names the function and the keywords it takes.
+    """
 
     reduction: Reduction
     convention: Convention | None
