@@ -7,8 +7,8 @@ checked by :mod:`torchrec_eval.pipeline`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypedDict
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -16,6 +16,7 @@ from torch import Tensor
 from torchrec_eval.members.conventions import Convention
 from torchrec_eval.members.empty_targets import EmptyTargetAction
 from torchrec_eval.members.interface import Member
+from torchrec_eval.metrics.lifecycle import TorchmetricsArguments
 from torchrec_eval.pipeline.inputs import Ties
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.registry import EmptyListAction, EmptyMean
@@ -24,7 +25,7 @@ __all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups
            "refuse_flat_weights", "require_groups"]
 
 
-class MetricArguments(TypedDict, total=False):
+class MetricArguments(TorchmetricsArguments, total=False):
     """The keyword arguments every metric class takes (``**kwargs: Unpack[MetricArguments]``): the common
     arguments of :class:`~torchrec_eval.metrics.base.MemberMetric` and torchmetrics' ``Metric`` arguments."""
 
@@ -35,13 +36,6 @@ class MetricArguments(TypedDict, total=False):
     validate_args: bool
     num_groups: int | None
     weighted: bool
-    compute_on_cpu: bool
-    dist_sync_on_step: bool
-    process_group: Any
-    dist_sync_fn: Callable[..., Any] | None
-    distributed_available_fn: Callable[[], bool] | None
-    sync_on_compute: bool
-    compute_with_cache: bool
 
 
 class TopKArguments(MetricArguments, total=False):

@@ -317,7 +317,8 @@ class Serendipity(_Beyond):
     family = "serendipity"
 
     def __init__(
-        self, k: IntOrSeq = 10, *, item_popularity: Tensor, baseline_size: int | None = None, **kwargs: Any
+        self, k: IntOrSeq = 10, *, item_popularity: Tensor, baseline_size: int | None = None,
+        **kwargs: Unpack[MetricArguments],
     ) -> None:
         super().__init__(k, {"item_popularity": item_popularity, "baseline_size": baseline_size}, **kwargs)
 
@@ -352,6 +353,7 @@ class AveragePopularity(_Beyond):
     family = "average_popularity"
 
     def __init__(
-        self, k: IntOrSeq = 10, *, item_popularity: Tensor, all_zero: str | None = None, **kwargs: Any
+        self, k: IntOrSeq = 10, *, item_popularity: Tensor, all_zero: str | None = None,
+        **kwargs: Unpack[MetricArguments],
     ) -> None:
         super().__init__(k, {"item_popularity": item_popularity, "all_zero": all_zero}, **kwargs)

@@ -30,7 +30,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypedDict, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -42,6 +42,18 @@ from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_s
 from torchrec_eval.metrics.flat_stream import PENDING, STREAM, STREAM_LAST, FlatStream
 
 Apply = Callable[[], None]
+
+
+class TorchmetricsArguments(TypedDict, total=False):
+    """torchmetrics' ``Metric`` arguments, which every stateful metric of the library passes on."""
+
+    compute_on_cpu: bool
+    dist_sync_on_step: bool
+    process_group: Any
+    dist_sync_fn: Callable[..., Any] | None
+    distributed_available_fn: Callable[[], bool] | None
+    sync_on_compute: bool
+    compute_with_cache: bool
 
 
 def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwargs: dict[str, Any]) -> None:

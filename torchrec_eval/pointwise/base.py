@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.base import fingerprint
-from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, TorchmetricsArguments
 from torchrec_eval.pipeline.arguments import check_optional_int
 from torchrec_eval.pointwise.inputs import PointwiseBatch, prepare_pointwise
 
@@ -29,6 +29,14 @@ def _check_tasks(tasks: Any) -> list[str] | None:
     if not all(isinstance(task, str) and task for task in tasks) or len(set(tasks)) != len(tasks):
         raise ValueError(f"`tasks` must hold distinct non-empty strings, got {tasks!r}")
     return list(tasks)
+
+
+class PointwiseArguments(TorchmetricsArguments, total=False):
+    """The keyword arguments every pointwise metric class takes (``**kwargs: Unpack[PointwiseArguments]``)."""
+
+    tasks: Sequence[str] | None
+    num_groups: int | None
+    validate_args: bool
 
 
 class PointwiseMetric(StatefulMetric):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from torchmetrics import Metric
 
-from torchrec_eval.pointwise.base import StatisticsMetric
+from torchrec_eval.pointwise.base import PointwiseArguments, StatisticsMetric
 from torchrec_eval.pointwise.members import build_members
 
 
@@ -45,7 +45,7 @@ class PointwiseMetrics(StatisticsMetric):
     """
 
     def __init__(self, metrics: Sequence[str], *, options: dict[str, dict[str, Any]] | None = None,
-                 **kwargs: Any) -> None:
+                 **kwargs: Unpack[PointwiseArguments]) -> None:
         if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
             raise ValueError(f"`metrics` must be a non-empty list of names such as ['ne', 'auc'], got {metrics!r}")
         for name in metrics:

@@ -11,7 +11,7 @@ Predictions may be any real scores (logits included). Formulas: :mod:`torchrec_e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
@@ -19,7 +19,7 @@ from torchmetrics.utilities import dim_zero_cat
 from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.pointwise.base import PointwiseMetric
+from torchrec_eval.pointwise.base import PointwiseArguments, PointwiseMetric
 from torchrec_eval.pointwise.curves import sample_areas
 
 __all__ = ["BinaryAUC", "BinaryAUPRC"]
@@ -32,7 +32,7 @@ class _StoredCurve(PointwiseMetric):
     higher_is_better = True
     binary_target = True
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[PointwiseArguments]) -> None:
         super().__init__(single_key=True, **kwargs)
         self.value_keys = [self.key]
         for name in ("preds", "target", "weight", "groups"):

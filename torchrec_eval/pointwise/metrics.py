@@ -11,11 +11,11 @@ lifetime and window values: :class:`~torchrec_eval.Windowed`.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Unpack
 
 from torch import Tensor
 
-from torchrec_eval.pointwise.base import StatisticsMetric
+from torchrec_eval.pointwise.base import PointwiseArguments, StatisticsMetric
 from torchrec_eval.pointwise.entropy import ETA
 from torchrec_eval.pointwise.members import DEFAULT_BINS, HistogramMember, SumsMember
 
@@ -28,7 +28,7 @@ class _Sum(StatisticsMetric):
 
     key = ""
 
-    def __init__(self, *, options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, options: dict[str, Any] | None = None, **kwargs: Unpack[PointwiseArguments]) -> None:
         super().__init__([SumsMember({self.key: options or {}})], single_key=True, **kwargs)
 
 
@@ -64,7 +64,7 @@ class NE(_Sum):
     key = "ne"
     higher_is_better = False
 
-    def __init__(self, *, eta: float = ETA, **kwargs: Any) -> None:
+    def __init__(self, *, eta: float = ETA, **kwargs: Unpack[PointwiseArguments]) -> None:
         super().__init__(options={"eta": eta}, **kwargs)
 
 
@@ -99,7 +99,7 @@ class LogLoss(_Sum):
     key = "log_loss"
     higher_is_better = False
 
-    def __init__(self, *, log_base: float = math.e, eta: float = ETA, **kwargs: Any) -> None:
+    def __init__(self, *, log_base: float = math.e, eta: float = ETA, **kwargs: Unpack[PointwiseArguments]) -> None:
         super().__init__(options={"log_base": log_base, "eta": eta}, **kwargs)
 
 
@@ -232,7 +232,7 @@ class _Binned(StatisticsMetric):
     key = ""
     higher_is_better = True
 
-    def __init__(self, *, bins: int = DEFAULT_BINS, **kwargs: Any) -> None:
+    def __init__(self, *, bins: int = DEFAULT_BINS, **kwargs: Unpack[PointwiseArguments]) -> None:
         super().__init__([HistogramMember([self.key], bins)], single_key=True, **kwargs)
 
     def error_bound(self) -> Tensor | dict[str, Tensor]:
