@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: bottom first: the first part of a module's path below ``torchrec_eval`` -> its layer
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("pipeline", "members", "statistics", "trec", "distributed", "syncs", "conventions"),
-    "families": ("ranking", "pairwise", "beyond"),
+    "families": ("ranking", "pairwise", "beyond", "sampled"),
     "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "uncertainty", "config",
                 "plotting"),
     "applications": ("frames", "splitting", "splits", "datasets", "movielens", "demo", "cli", "__init__",

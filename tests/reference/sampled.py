@@ -1,0 +1,54 @@
+"""Brute-force references for sampled evaluation, in numpy and scipy, one formula at a time: the sampled-rank
+distributions from scipy.stats, the corrections as least-squares problems solved by numpy.linalg.lstsq, and a
+plain EM over the true ranks."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+
+def transition(n: int, m: int, replacement: bool) -> np.ndarray:
+    """[n, m + 1] P(s | r) from scipy's binomial or hypergeometric pmf."""
+    j = np.arange(m + 1)
+    rows = [stats.binom.pmf(j, m, (r - 1) / (n - 1)) if replacement else stats.hypergeom.pmf(j, n - 1, r - 1, m)
+            for r in range(1, n + 1)]
+    return np.array(rows)
+
+
+def metric(family: str, r: np.ndarray, k: int | None, size: int) -> np.ndarray:
+    """The metric of one relevant item at rank r, written out per family."""
+    r = np.asarray(r, dtype=float)
+    if family == "auc":
+        return (size - r) / (size - 1)
+    inside = np.ones_like(r) if k is None else (r <= k).astype(float)
+    return {"hitrate": inside, "recall": inside, "precision": inside / (k or 1), "mrr": inside / r,
+            "map": inside / r, "ndcg": inside / np.log2(r + 1)}[family]
+
+
+def bias_variance_lstsq(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
+    """argmin_c sum_r pi_r [(A_r c - b_r)^2 + gamma Var_r(c)], pi uniform, as one stacked least-squares problem:
+    the objective is (1 - gamma) ||sqrt(pi) A c||^2 - 2 (pi b)^T A c + gamma sum_s w_s c_s^2 + const with
+    w = A^T pi, i.e. ||sqrt((1 - gamma) pi) (A c - b / (1 - gamma))||^2 + ||sqrt(gamma w) c||^2 + const."""
+    n = a.shape[0]
+    pi = np.full(n, 1.0 / n)
+    w = a.T @ pi
+    top = np.sqrt((1 - gamma) * pi)[:, None] * a
+    bottom = np.diag(np.sqrt(gamma * w))
+    rhs = np.concatenate([np.sqrt((1 - gamma) * pi) * b / (1 - gamma), np.zeros(a.shape[1])])
+    return np.linalg.lstsq(np.vstack([top, bottom]), rhs, rcond=None)[0]
+
+
+def posterior_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """c_s = sum_r P(r | s) M(r) under a uniform prior."""
+    return (a * b[:, None]).sum(0) / a.sum(0)
+
+
+def em(histogram: np.ndarray, a: np.ndarray, iterations: int = 200) -> np.ndarray:
+    """Maximum likelihood of the distribution of true ranks given counts of sampled ranks, by EM."""
+    pi = np.full(a.shape[0], 1.0 / a.shape[0])
+    for _ in range(iterations):
+        posterior = pi[:, None] * a  # [n, m + 1], P(r, s)
+        posterior = posterior / posterior.sum(0, keepdims=True)  # P(r | s)
+        pi = posterior @ histogram / histogram.sum()
+    return pi

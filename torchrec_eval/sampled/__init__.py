@@ -1,0 +1,13 @@
+"""Sampled-candidate evaluation: a relevant item ranked against m sampled negatives instead of the whole
+catalogue, and the estimates of the full-catalogue metric from the sampled ranks.
+
+* :mod:`~torchrec_eval.sampled.transitions`: :math:`P(s \\mid r)`, how a true rank becomes a sampled rank
+  (with or without replacement);
+* :mod:`~torchrec_eval.sampled.rank_metrics`: each top-k family as a function of the rank of one
+  relevant item;
+* :mod:`~torchrec_eval.sampled.estimators`: the naive sampled metric, Krichene & Rendle's corrections
+  (rank estimate, minimal bias, bias-variance with ``gamma``) and Jin et al.'s EM estimate of the
+  distribution of true ranks.
+
+The definitions, sources and published numbers: the project's ``shared/sampled-metrics.md``.
+"""

@@ -1,0 +1,98 @@
+r"""Estimates of a full-catalogue metric from sampled ranks: each is one value per sampled rank.
+
+Every estimator here maps the sampled rank s = 1..m+1 of an instance to a value :math:`c_s`; the estimate
+of a metric over many instances is the mean of :math:`c_{s_i}`, i.e. ``histogram @ c / count`` for the
+histogram of sampled ranks, a sum that every batch and process adds exactly. With A = :math:`P(s \mid r)`
+([n, m + 1], :mod:`~torchrec_eval.sampled.transitions`), b = M(r) the metric at every true rank and a prior
+:math:`\pi` over true ranks (uniform, as Krichene & Rendle; D = diag(:math:`\pi`)):
+
+* ``naive``: :math:`c_s = M(s)` over the m + 1 sampled candidates (what sampled evaluation reports);
+* ``rank_estimate``: :math:`c_s = M(\hat r_s)`, :math:`\hat r_s = 1 + (n - 1)(s - 1) / m` ((s - 1)/m is
+  unbiased for p);
+* ``bias_variance(gamma)``: minimises :math:`\sum_r \pi_r [(A_r c - b_r)^2 + \gamma\, \mathrm{Var}_r(c)]`:
+  :math:`c = ((1 - \gamma) A^T D A + \gamma\, \mathrm{diag}(A^T \pi))^{-1} A^T D b`; gamma = 0 is K&R's
+  minimal bias, gamma = 1 the posterior mean :math:`c_s = \sum_r P(r \mid s) M(r)`.
+
+:func:`em_rank_distribution` (Jin et al., AAAI 2021) fits :math:`\pi` itself to a histogram; every metric at
+every k is then :math:`\sum_r \pi_r M(r)`.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.pipeline.arguments import check_int
+from torchrec_eval.sampled.rank_metrics import rank_metric
+from torchrec_eval.sampled.transitions import check_sampling, rank_blocks, sampled_rank_probabilities
+
+__all__ = ["bias_variance", "em_rank_distribution", "expected_naive", "naive", "rank_estimate", "true_value"]
+
+
+def naive(family: str, k: int | None, num_negatives: int) -> Tensor:
+    """[m + 1] the metric of the sampled rank itself, in a ranking of m + 1 candidates."""
+    m = check_int("num_negatives", num_negatives, 1)
+    s = torch.arange(1, m + 2, dtype=torch.float64)
+    return rank_metric(family, s, k, m + 1)
+
+
+def rank_estimate(family: str, k: int | None, num_items: int, num_negatives: int) -> Tensor:
+    """[m + 1] the metric at the rank estimate :math:`1 + (n - 1)(s - 1) / m` of each sampled rank."""
+    n, m = check_sampling(num_items, num_negatives)
+    s = torch.arange(1, m + 2, dtype=torch.float64)
+    return rank_metric(family, 1 + (n - 1) * (s - 1) / m, k, n)
+
+
+def bias_variance(family: str, k: int | None, num_items: int, num_negatives: int, gamma: float,
+                  replacement: bool = True) -> Tensor:
+    """[m + 1] K&R's correction with weight ``gamma`` on the variance, under a uniform prior over true ranks."""
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
+        raise ValueError(f"`gamma` must be a number in [0, 1] (0: minimal bias, 1: posterior mean), got {gamma!r}")
+    n, m = check_sampling(num_items, num_negatives)
+    gram = torch.zeros(m + 1, m + 1, dtype=torch.float64)  # A^T D A
+    weight = torch.zeros(m + 1, dtype=torch.float64)  # A^T pi
+    target = torch.zeros(m + 1, dtype=torch.float64)  # A^T D b
+    for ranks in rank_blocks(n):
+        a = sampled_rank_probabilities(ranks, n, m, replacement) / n ** 0.5  # sqrt(pi) A, pi = 1 / n
+        gram += a.T @ a
+        weight += a.sum(0) / n ** 0.5
+        target += a.T @ rank_metric(family, ranks.to(torch.float64), k, n) / n ** 0.5
+    system = (1 - gamma) * gram + gamma * torch.diag(weight)
+    # a sampled rank that no true rank reaches has no row to fit: least squares picks the least norm
+    return torch.linalg.lstsq(system, target.unsqueeze(1), driver="gelsd").solution.squeeze(1)
+
+
+def expected_naive(family: str, k: int | None, ranks: Tensor, num_items: int, num_negatives: int,
+                   replacement: bool = True) -> Tensor:
+    """The expected naive sampled metric of relevant items at true ``ranks``: :math:`\\sum_s P(s \\mid r) M(s)`."""
+    return sampled_rank_probabilities(ranks, num_items, num_negatives, replacement) @ naive(family, k, num_negatives)
+
+
+def true_value(family: str, k: int | None, distribution: Tensor) -> Tensor:
+    """:math:`\\sum_r \\pi_r M(r)`: the metric over a distribution ``distribution`` [n] of true ranks."""
+    n = distribution.shape[0]
+    ranks = torch.arange(1, n + 1, dtype=torch.float64, device=distribution.device)
+    return distribution @ rank_metric(family, ranks, k, n)
+
+
+def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, replacement: bool = True,
+                         iterations: int = 200, tolerance: float = 1e-10) -> Tensor:
+    """[n] the distribution of true ranks that best explains ``histogram`` [m + 1] of sampled ranks (maximum
+    likelihood by EM, Jin et al. 2021): :math:`\\pi \\leftarrow \\frac{1}{N} \\sum_s h_s P(r \\mid s)`,
+    :math:`P(r \\mid s) \\propto \\pi_r P(s \\mid r)`, from a uniform start, until no entry moves more than
+    ``tolerance``."""
+    n, m = check_sampling(num_items, num_negatives)
+    if histogram.shape != (m + 1,) or bool((histogram < 0).any()) or float(histogram.sum()) <= 0:
+        raise ValueError(f"`histogram` must hold m + 1 = {m + 1} counts >= 0, not all 0, got {histogram}")
+    counts = histogram.to(torch.float64)
+    a = torch.cat([sampled_rank_probabilities(ranks, n, m, replacement) for ranks in rank_blocks(n)])  # [n, m+1]
+    pi = torch.full((n,), 1.0 / n, dtype=torch.float64)
+    for _ in range(iterations):
+        evidence = pi @ a  # [m + 1]: P(s) under pi
+        ratio = torch.where(evidence > 0, counts / evidence.clamp(min=1e-300), 0.0)
+        updated = pi * (a @ ratio) / counts.sum()
+        moved = float((updated - pi).abs().max())
+        pi = updated
+        if moved < tolerance:
+            break
+    return pi
