@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         Precision,
         Recall,
         RPrecision,
+        SampledMetrics,
         Serendipity,
     )
     from torchrec_eval.pointwise import (
@@ -64,7 +65,7 @@ __version__ = "0.1.0"
 _BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity", "IntraListDiversity",
            "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
-            "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision")
+            "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
@@ -104,6 +105,7 @@ __all__ = [
     "RPrecision",
     "RankingMetrics",
     "Recall",
+    "SampledMetrics",
     "functional",
     "uncertainty",
     # pointwise metrics of CTR / conversion models (TorchRec's set)

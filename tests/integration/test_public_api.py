@@ -65,6 +65,7 @@ PUBLIC = {
         "RPrecision",
         "RankingMetrics",
         "Recall",
+        "SampledMetrics",
         "Serendipity",
         "Windowed",
         "functional",
@@ -119,6 +120,7 @@ PUBLIC = {
         "RMSE",
         "RPrecision",
         "Recall",
+        "SampledMetrics",
         "Serendipity",
     ],
     "torchrec_eval.pointwise": [

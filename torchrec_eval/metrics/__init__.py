@@ -21,6 +21,7 @@ from torchrec_eval.metrics.beyond import (
 )
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
+from torchrec_eval.metrics.sampled import SampledMetrics
 from torchrec_eval.metrics.topk import (
     ARHR,
     CG,
@@ -65,5 +66,6 @@ __all__ = [
     "RPrecision",
     "MemberMetric",
     "Recall",
+    "SampledMetrics",
     "Serendipity",
 ]

@@ -1,0 +1,130 @@
+"""``SampledMetrics`` through the one harness (``tests/harness.py``): its value against a brute force over the
+rows (each row's sampled rank counted in Python, the metric of ``tests/reference/sampled.py``, the
+corrections solved by ``numpy.linalg.lstsq``, EM in plain numpy), any split of the batches, ``forward``,
+checkpoints, merges, pickles, dtype moves and 2 gloo processes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import torchrec_eval as tre
+from tests.harness import MetricCase, check_metric, check_processes
+from tests.reference import sampled as ref
+
+N, M = 200, 9  # a catalogue of 200 items, 9 sampled negatives per query
+METRICS = [("recall", 3), ("ndcg", 5), ("mrr", None), ("precision", 2), ("auc", None)]
+KEYS = [family if k is None else f"{family}@{k}" for family, k in METRICS]
+
+
+def _batches(seed: int) -> list[dict[str, torch.Tensor]]:
+    """Uneven batches of rows of 1 + M scores, the relevant item in a random column, with ties."""
+    gen = torch.Generator().manual_seed(seed)
+    batches = []
+    for rows in (5, 1, 8):
+        preds = torch.randint(0, 6, (rows, M + 1), generator=gen).float()
+        target = torch.zeros(rows, M + 1, dtype=torch.bool)
+        target[torch.arange(rows), torch.randint(0, M + 1, (rows,), generator=gen)] = True
+        preds[target] += 1.5 * torch.rand(rows, generator=gen).round()  # some relevant items above, some tied
+        batches.append({"preds": preds, "target": target})
+    return batches
+
+
+def _sampled_ranks(batches: list[dict[str, torch.Tensor]], ties: str) -> list[list[float]]:
+    """Per row, the sampled ranks it may take and their weights, counted one score at a time."""
+    out = []
+    for batch in batches:
+        for scores, target in zip(batch["preds"].tolist(), batch["target"].tolist(), strict=True):
+            j = target.index(True)
+            above = sum(1 for i, v in enumerate(scores) if i != j and v > scores[j])
+            tied = [i for i, v in enumerate(scores) if i != j and v == scores[j]]
+            if ties == "average":
+                out.append([1 + above + t for t in range(len(tied) + 1)])
+            elif ties == "pessimistic":
+                out.append([1 + above + len(tied)])
+            else:  # index
+                out.append([1 + above + sum(1 for i in tied if i < j)])
+    return out
+
+
+def _expected(estimator: str, ties: str, batches: list[dict[str, torch.Tensor]]) -> dict[str, float]:
+    ranks = _sampled_ranks(batches, ties)
+    a = ref.transition(N, M, True)
+    out = {}
+    for (family, k), key in zip(METRICS, KEYS, strict=True):
+        if estimator == "naive":
+            c = ref.metric(family, np.arange(1, M + 2), k, M + 1)
+        elif estimator == "bias_variance":
+            c = ref.bias_variance_lstsq(a, ref.metric(family, np.arange(1, N + 1), k, N), 0.25)
+        else:  # em
+            histogram = np.zeros(M + 1)
+            for row in ranks:
+                for s in row:
+                    histogram[s - 1] += 1 / len(row)
+            pi = ref.em(histogram, a, iterations=200)
+            out[key] = float(pi @ ref.metric(family, np.arange(1, N + 1), k, N))
+            continue
+        out[key] = float(np.mean([np.mean([c[s - 1] for s in row]) for row in ranks]))
+    return out
+
+
+def build(name: str) -> MetricCase:
+    estimator, ties = name.split("/")
+    batches = _batches(7)
+    return MetricCase(
+        name=name,
+        make=lambda: tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator=estimator, gamma=0.25,
+                                        ties=ties),
+        batches=batches,
+        expected=_expected(estimator, ties, batches),
+        atol=1e-6 if estimator == "bias_variance" else 1e-9,
+    )
+
+
+@pytest.mark.parametrize("name", ["naive/index", "naive/pessimistic", "naive/average", "bias_variance/average",
+                                  "em/index"])
+def test_the_metric_against_a_brute_force(name):
+    check_metric(build(name))
+
+
+@pytest.mark.slow
+def test_two_processes_equal_one(tmp_path):
+    check_processes(build, ["naive/average", "bias_variance/index"], str(tmp_path))
+
+
+def test_groups_are_estimated_apart():
+    batches = _batches(3)
+    preds = torch.cat([b["preds"] for b in batches])
+    target = torch.cat([b["target"] for b in batches])
+    groups = torch.arange(preds.shape[0]) % 2
+    grouped = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, num_groups=2)
+    grouped.update(preds, target, groups=groups)
+    values = grouped.compute()
+    for g in (0, 1):
+        alone = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M)
+        alone.update(preds[groups == g], target[groups == g])
+        for key, value in alone.compute().items():
+            assert float(values[key][g]) == pytest.approx(float(value), abs=1e-12)
+
+
+@pytest.mark.parametrize(("make", "update", "match"), [
+    (lambda: tre.SampledMetrics(["ndcg@10"], num_items=10, num_negatives=10), None, "num_negatives"),
+    (lambda: tre.SampledMetrics(["coverage@10"], num_items=100, num_negatives=9), None, "coverage"),
+    (lambda: tre.SampledMetrics(["ndcg@10"], num_items=100, num_negatives=9, estimator="mean"), None, "estimator"),
+    (lambda: tre.SampledMetrics(["ndcg@10"], num_items=100, num_negatives=9, gamma=2.0), None, "gamma"),
+    (lambda: tre.SampledMetrics(["ndcg@10"], num_items=100, num_negatives=9),
+     lambda m: m.update(torch.rand(2, 8), torch.eye(2, 8, dtype=torch.bool)), "preds"),
+    (lambda: tre.SampledMetrics(["ndcg@10"], num_items=100, num_negatives=9),
+     lambda m: m.update(torch.rand(2, 10), torch.ones(2, 10, dtype=torch.bool)), "exactly one relevant"),
+])
+def test_bad_input_is_named_and_changes_nothing(make, update, match):
+    if update is None:
+        with pytest.raises(ValueError, match=match):
+            make()
+        return
+    metric = make()
+    before = metric.sampled_ranks.clone()
+    with pytest.raises(ValueError, match=match):
+        update(metric)
+    assert torch.equal(metric.sampled_ranks, before)

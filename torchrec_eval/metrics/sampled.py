@@ -1,0 +1,87 @@
+"""``SampledMetrics``: top-k metrics of items ranked against sampled negatives, estimated for the whole
+catalogue (the member: :mod:`torchrec_eval.sampled.member`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Unpack
+
+from torch import Tensor
+
+from torchrec_eval.metrics.arguments import MetricArguments
+from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.sampled.member import Estimator, SampledMember
+
+__all__ = ["SampledMetrics"]
+
+
+def _request(name: str) -> tuple[str, int | None]:
+    if not isinstance(name, str):
+        raise ValueError(f"`metrics` must hold names such as 'ndcg@10', got {name!r}")
+    family, _, cutoff = name.strip().lower().partition("@")
+    if cutoff and (not cutoff.isdigit() or int(cutoff) < 1):
+        raise ValueError(f"The cut-off in {name!r} must be an int >= 1, as in 'ndcg@10'")
+    return family, int(cutoff) if cutoff else None
+
+
+class SampledMetrics(MemberMetric):
+    r"""Metrics of one relevant item per query ranked against m sampled negatives (RecBole's ``uni100``,
+    NCF, SASRec), estimated for the full ranking of n items.
+
+    ``update(preds, target)`` takes ``preds`` [B, m + 1], the scores of each query's relevant item and of
+    its m sampled negatives (in any column order), and ``target`` [B, m + 1] marking the relevant one; the
+    state is the histogram of sampled ranks. ``compute`` estimates each metric with ``estimator``:
+
+    * ``"naive"``: the metric of the sampled rank, what sampled evaluation reports (biased: it can order
+      models the wrong way, Krichene & Rendle, KDD 2020);
+    * ``"rank_estimate"``: the metric at the rank 1 + (n - 1)(s - 1) / m;
+    * ``"bias_variance"`` (default): K&R's correction with weight ``gamma`` on its variance (0: minimal
+      bias; 1: the posterior mean under a uniform prior);
+    * ``"em"``: the distribution of true ranks fitted to the histogram (Jin et al., AAAI 2021).
+
+    Args:
+        metrics: ``"ndcg@10"``, ``"recall@10"``, ``"hitrate@10"``, ``"precision@10"``, ``"mrr"``, ``"map@10"``,
+            ``"auc"``, ...: families of the rank of one relevant item, with or without a cut-off.
+        num_items: n, the candidates of the full ranking, the relevant item included.
+        num_negatives: m, the sampled negatives of each query.
+        estimator, gamma: how the full-catalogue value is estimated (above).
+        replacement: whether the negatives were drawn with replacement (RecBole: yes).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric` (``ties``: the
+            order of a negative tied with the relevant item).
+
+    Raises:
+        ValueError: on a bad argument, m >= n, and in ``update`` on a row without exactly one relevant item
+            or of another width than m + 1.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import SampledMetrics
+        >>> preds = torch.randn(4, 101, generator=torch.Generator().manual_seed(0))
+        >>> preds[:, 0] += 2.0  # column 0: the relevant item, scored above most negatives
+        >>> target = torch.zeros(4, 101, dtype=torch.bool)
+        >>> target[:, 0] = True
+        >>> naive = SampledMetrics(["recall@10", "ndcg@10"], num_items=10_000, num_negatives=100, estimator="naive")
+        >>> corrected = SampledMetrics(["recall@10", "ndcg@10"], num_items=10_000, num_negatives=100)
+        >>> for metric in (naive, corrected):
+        ...     metric.update(preds, target)
+        >>> {key: round(value.item(), 4) for key, value in naive.compute().items()}
+        {'recall@10': 0.5, 'ndcg@10': 0.3253}
+        >>> {key: round(value.item(), 4) for key, value in corrected.compute().items()}  # for 10,000 items
+        {'recall@10': 0.1069, 'ndcg@10': 0.0502}
+    """
+
+    def __init__(self, metrics: Sequence[str], *, num_items: int, num_negatives: int,
+                 estimator: Estimator = "bias_variance", gamma: float = 0.01, replacement: bool = True,
+                 **kwargs: Unpack[MetricArguments]) -> None:
+        if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
+            raise ValueError(f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
+        member = SampledMember([_request(name) for name in metrics], num_items, num_negatives, estimator, gamma,
+                               replacement)
+        super().__init__([member], **kwargs)
+        self._show(num_items=num_items, num_negatives=num_negatives, estimator=estimator,
+                   gamma=gamma if estimator == "bias_variance" else None, replacement=None if replacement else False)
+
+    def compute(self) -> dict[str, Tensor]:
+        """``{key: estimate}`` (a [num_groups] tensor per key with groups; NaN for a group without queries)."""
+        results = super().compute()
+        return results if isinstance(results, dict) else {self.value_keys[0]: results}

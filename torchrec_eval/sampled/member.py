@@ -1,0 +1,174 @@
+r"""The sampled member: the histogram of sampled ranks per group, and every estimate from it.
+
+Each query is one relevant item scored against its m sampled negatives: a row of ``preds`` [B, m + 1] with
+exactly one relevant entry in ``target``. Its sampled rank is s = 1 + the negatives scored above it (ties
+by the metric's ``ties``: ``"pessimistic"`` counts a tied negative above, ``"optimistic"`` below,
+``"index"``/``"reverse_index"`` by column, ``"average"`` spreads the query over the ranks it could take).
+The state is ``sampled_ranks`` [G, m + 1] float64, the (weighted) count of queries at each sampled rank: a
+sum, exact across batches and processes. ``compute`` turns it into each requested metric with the chosen
+estimator (:mod:`~torchrec_eval.sampled.estimators`): a linear one is ``histogram @ c / count``; ``"em"``
+fits the distribution of true ranks to the histogram first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, get_args
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.members.interface import Member, Moments
+from torchrec_eval.pipeline import Batch
+from torchrec_eval.pipeline.batch import Candidates
+from torchrec_eval.pipeline.validation import describe
+from torchrec_eval.sampled import estimators
+from torchrec_eval.sampled.rank_metrics import FAMILIES
+from torchrec_eval.sampled.transitions import check_sampling
+
+__all__ = ["ESTIMATORS", "Estimator", "SampledMember"]
+
+#: how the full-catalogue value is estimated from the sampled ranks
+Estimator = Literal["naive", "rank_estimate", "bias_variance", "em"]
+ESTIMATORS: tuple[Estimator, ...] = get_args(Estimator)
+
+
+class SampledMember(Member):
+    """Metrics of one relevant item per query ranked against m sampled negatives, estimated for n items.
+
+    Args:
+        requests: (family, cut-off or None) pairs of :data:`~torchrec_eval.sampled.rank_metrics.FAMILIES`.
+        num_items: n, the candidates of the full ranking (the relevant item included).
+        num_negatives: m, the sampled negatives of each query.
+        estimator: one of :data:`ESTIMATORS`; ``gamma`` weighs the variance for ``"bias_variance"``.
+        replacement: whether the negatives were drawn with replacement.
+    """
+
+    depth = 0
+    needs_ideal = False
+    to_num_relevant = False
+    needs_candidates = True
+    supports_weights = True
+    paired = False
+
+    def __init__(self, requests: Sequence[tuple[str, int | None]], num_items: int, num_negatives: int,
+                 estimator: str = "bias_variance", gamma: float = 0.01, replacement: bool = True) -> None:
+        self.num_items, self.num_negatives = check_sampling(num_items, num_negatives)
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"`replacement` must be True or False, got {replacement!r}")
+        self.estimator, self.gamma, self.replacement = estimator, gamma, replacement
+        self.requests = list(requests)
+        for family, _ in self.requests:
+            if family not in FAMILIES:
+                raise ValueError(f"Unknown sampled metric {family!r}; known: {list(FAMILIES)}")
+        self.keys = [family if k is None else f"{family}@{k}" for family, k in self.requests]
+        if len(set(self.keys)) != len(self.keys):
+            raise ValueError(f"A metric is requested twice: {self.keys}")
+        self.query_keys = [] if estimator == "em" else list(self.keys)  # EM fits the whole histogram
+        self.values = self._values()  # [P, m + 1]: each key's value at each sampled rank (linear estimators)
+
+    def _values(self) -> Tensor:
+        n, m = self.num_items, self.num_negatives
+        rows = []
+        for family, k in self.requests:
+            if self.estimator == "naive":
+                rows.append(estimators.naive(family, k, m))
+            elif self.estimator == "rank_estimate":
+                rows.append(estimators.rank_estimate(family, k, n, m))
+            elif self.estimator == "bias_variance":
+                rows.append(estimators.bias_variance(family, k, n, m, self.gamma, self.replacement))
+            else:  # em fits the histogram at compute; the naive values check the family and k now
+                rows.append(torch.zeros_like(estimators.naive(family, k, m)))
+        return torch.stack(rows)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"kind": "sampled", "requests": [list(r) for r in self.requests], "num_items": self.num_items,
+                "num_negatives": self.num_negatives, "estimator": self.estimator, "gamma": self.gamma,
+                "replacement": self.replacement}
+
+    # the member interface (torchrec_eval.members.interface) -----------------------------------------
+    def add_states(self, metric: Any, num_groups: int) -> None:
+        metric.add_state("sampled_ranks", default=torch.zeros(num_groups, self.num_negatives + 1,
+                                                              dtype=torch.float64), dist_reduce_fx="sum")
+        metric.register_buffer("sampled_values", self.values.clone(), persistent=False)
+
+    def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
+        rows = self.rank_mass(batch, metric.ties, metric.validate_args)  # [B, m + 1]
+        if batch.weights is not None:
+            rows = rows * batch.weights.unsqueeze(1)
+        groups = batch.groups
+
+        def apply() -> None:
+            if groups is None:
+                metric.sampled_ranks += rows.sum(0, keepdim=True)
+            else:
+                metric.sampled_ranks.index_add_(0, groups, rows)
+
+        return apply
+
+    def rank_mass(self, batch: Batch, ties: str, validate_args: bool) -> Tensor:
+        """[B, m + 1] each query's sampled rank as a distribution (one 1, or a spread for averaged ties)."""
+        candidates = batch.every_candidate()
+        if not isinstance(candidates, Candidates):
+            raise ValueError("sampled evaluation takes the scores of the m + 1 candidates (dense, ids or flat "
+                             f"form), not a catalogue stream; got {type(candidates).__name__}")
+        scores, relevant = candidates.scores, candidates.relevant
+        m = self.num_negatives
+        if scores.shape[1] != m + 1:
+            raise ValueError(f"`preds` must score the relevant item and its m = {m} sampled negatives: shape "
+                             f"[B, {m + 1}], got {describe(scores)}")
+        if validate_args:
+            counts = relevant.sum(1)
+            if bool((counts != 1).any()) or (candidates.valid is not None and not bool(candidates.valid.all())):
+                raise ValueError("`target` must mark exactly one relevant item per row, and every column must be "
+                                 f"a candidate (no mask, no -inf): got rows with {sorted(set(counts.tolist()))} "
+                                 "relevant items")
+        positive = torch.where(relevant, scores, 0).sum(1, keepdim=True)
+        negative = ~relevant
+        above = ((scores > positive) & negative).sum(1)
+        tied = (scores == positive) & negative
+        columns = torch.arange(m + 1, device=scores.device)
+        position = torch.where(relevant, columns, 0).sum(1, keepdim=True)
+        if ties == "average":
+            low, spread = above, tied.sum(1)
+        elif ties == "pessimistic":
+            low, spread = above + tied.sum(1), torch.zeros_like(above)
+        elif ties == "optimistic":
+            low, spread = above, torch.zeros_like(above)
+        else:  # "index": tied negatives in earlier columns rank above; "reverse_index": those in later ones
+            before = (tied & (columns < position)).sum(1) if ties == "index" else (tied & (columns > position)).sum(1)
+            low, spread = above + before, torch.zeros_like(above)
+        weight = 1.0 / (spread + 1).to(torch.float64)
+        inside = (columns >= low.unsqueeze(1)) & (columns <= (low + spread).unsqueeze(1))
+        return inside.to(torch.float64) * weight.unsqueeze(1)
+
+    def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
+        """Each query's estimate [B, P] (its sampled rank's value) and a mask of True (every query counts)."""
+        values = self.rank_mass(batch, metric.ties, metric.validate_args) @ metric.sampled_values.T
+        return values, torch.ones_like(values, dtype=torch.bool)
+
+    def moments(self, metric: Any) -> Moments:
+        """(sum, sum of squares, count) of the per-query estimates of the linear estimators, per group."""
+        if self.estimator == "em":
+            return {}
+        histogram, values = metric.sampled_ranks, metric.sampled_values
+        sums, squares, counts = histogram @ values.T, histogram @ (values * values).T, histogram.sum(1)
+        return {key: (sums[:, i], squares[:, i], counts) for i, key in enumerate(self.keys)}
+
+    def compute(self, metric: Any) -> dict[str, Tensor]:
+        histogram = metric.sampled_ranks
+        counts = histogram.sum(1, keepdim=True)
+        if self.estimator != "em":
+            values = histogram @ metric.sampled_values.T / counts  # 0/0 = NaN for a group without queries
+            return {key: values[:, i] for i, key in enumerate(self.keys)}
+        out: dict[str, list[Tensor]] = {key: [] for key in self.keys}
+        for row in histogram.cpu():
+            fitted = estimators.em_rank_distribution(row, self.num_items, self.num_negatives, self.replacement) \
+                if float(row.sum()) > 0 else None
+            for (family, k), key in zip(self.requests, self.keys, strict=True):
+                value = torch.tensor(float("nan"), dtype=torch.float64) if fitted is None \
+                    else estimators.true_value(family, k, fitted)
+                out[key].append(value)
+        return {key: torch.stack(values).to(histogram.device) for key, values in out.items()}
