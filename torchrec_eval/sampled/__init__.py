@@ -7,7 +7,10 @@ catalogue, and the estimates of the full-catalogue metric from the sampled ranks
   relevant item;
 * :mod:`~torchrec_eval.sampled.estimators`: the naive sampled metric, Krichene & Rendle's corrections
   (rank estimate, minimal bias, bias-variance with ``gamma``) and Jin et al.'s EM estimate of the
-  distribution of true ranks.
+  distribution of true ranks;
+* :mod:`~torchrec_eval.sampled.sampler`: RecBole's negatives (``uniNNN``, ``popNNN``) on the device;
+* :mod:`~torchrec_eval.sampled.member`: the histogram of sampled ranks, the member of
+  :class:`~torchrec_eval.SampledMetrics`.
 
 The definitions, sources and published numbers: the project's ``shared/sampled-metrics.md``.
 """
