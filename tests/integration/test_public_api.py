@@ -193,6 +193,7 @@ PUBLIC = {
         "to_ranked",
     ],
     "torchrec_eval.plotting": ["plot_metric", "plot_values"],
+    "torchrec_eval.sampled": ["sample_negatives"],
     "torchrec_eval.metrics.base": ["MemberMetric", "fingerprint"],
     "torchrec_eval.collection": ["RankingMetrics"],
     "torchrec_eval.distributed": ["UnpaddedDistributedSampler"],
@@ -217,6 +218,7 @@ HAS_ALL = [
     "torchrec_eval.cli",
     "torchrec_eval.trec",
     "torchrec_eval.plotting",
+    "torchrec_eval.sampled",
 ]
 
 # (constructor, {state name: shape}) of a metric's ``persistent(True)`` state_dict
