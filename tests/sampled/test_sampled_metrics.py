@@ -128,3 +128,35 @@ def test_bad_input_is_named_and_changes_nothing(make, update, match):
     with pytest.raises(ValueError, match=match):
         update(metric)
     assert torch.equal(metric.sampled_ranks, before)
+
+
+def test_the_confidence_interval_is_scipys_t_interval_of_the_per_query_estimates():
+    """A linear estimate is a mean of per-query values (each query's c[s]): its interval is the Student-t
+    interval of those values, as scipy computes it from ``per_query``'s output. (Under ``ties="average"``
+    a query is a mixture of ranks and the histogram's second moment bounds the per-query one from above:
+    the interval is wider, never narrower.)"""
+    from scipy import stats
+
+    from torchrec_eval.uncertainty import confidence_interval
+
+    batches = _batches(11)
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, ties="index")
+    values = {key: [] for key in KEYS}
+    for batch in batches:
+        metric.update(**batch)
+        for key, per_query in metric.per_query(**batch).items():
+            values[key] += per_query.tolist()
+    intervals = confidence_interval(metric, level=0.9)
+    for key in KEYS:
+        sample = np.array(values[key])
+        low, high = stats.t.interval(0.9, len(sample) - 1, loc=sample.mean(), scale=stats.sem(sample))
+        mean, got_low, got_high = (float(v) for v in intervals[key])
+        assert (mean, got_low, got_high) == pytest.approx((sample.mean(), low, high), abs=1e-9)
+
+
+def test_em_has_no_per_query_value_and_no_interval():
+    metric = tre.SampledMetrics(["ndcg@10"], num_items=N, num_negatives=M, estimator="em")
+    batch = _batches(2)[0]
+    metric.update(**batch)
+    with pytest.raises(ValueError):
+        metric.per_query(**batch)

@@ -150,11 +150,14 @@ class SampledMember(Member):
         return values, torch.ones_like(values, dtype=torch.bool)
 
     def moments(self, metric: Any) -> Moments:
-        """(sum, sum of squares, count) of the per-query estimates of the linear estimators, per group."""
+        """(sum, sum of squares, count) of the per-query estimates of the linear estimators, per group. Under
+        ``ties="average"`` a query spread over several ranks adds the mixture's second moment, which bounds
+        its own square from above: the interval is conservative."""
         if self.estimator == "em":
             return {}
         histogram, values = metric.sampled_ranks, metric.sampled_values
-        sums, squares, counts = histogram @ values.T, histogram @ (values * values).T, histogram.sum(1)
+        sums, squares = histogram @ values.T, histogram @ (values * values).T
+        counts = histogram.sum(1).round()  # whole queries (a spread query's shares add up to 1)
         return {key: (sums[:, i], squares[:, i], counts) for i, key in enumerate(self.keys)}
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
