@@ -52,3 +52,23 @@ def em(histogram: np.ndarray, a: np.ndarray, iterations: int = 200) -> np.ndarra
         posterior = posterior / posterior.sum(0, keepdims=True)  # P(r | s)
         pi = posterior @ histogram / histogram.sum()
     return pi
+
+
+def recbole_user_metrics(candidate_scores: dict[int, float], positives: set[int], k: int) -> dict[str, float]:
+    """One user's metrics as RecBole's ``recbole/evaluator/metrics.py`` computes them from the top-k of its
+    row (candidates: the user's positives and sampled negatives, every other item at -inf)."""
+    top = sorted(candidate_scores, key=lambda item: -candidate_scores[item])[:k]
+    hits = [1.0 if item in positives else 0.0 for item in top]
+    pos_len = len(positives)
+    first = next((i for i, h in enumerate(hits, start=1) if h), None)
+    dcg = sum(h / np.log2(i + 1) for i, h in enumerate(hits, start=1))
+    idcg = sum(1 / np.log2(i + 1) for i in range(1, min(pos_len, k) + 1))
+    precision_at = [sum(hits[:i]) / i for i in range(1, len(hits) + 1)]
+    return {
+        "hitrate": float(any(hits)),
+        "recall": sum(hits) / pos_len,
+        "mrr": 0.0 if first is None else 1 / first,
+        "ndcg": dcg / idcg,
+        "precision": sum(hits) / k,
+        "map": sum(p * h for p, h in zip(precision_at, hits, strict=True)) / min(pos_len, k),
+    }

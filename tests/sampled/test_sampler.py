@@ -65,3 +65,39 @@ def test_the_expected_share_of_a_rare_item():
     hits = int((draws == 1).sum())
     expected = draws.numel() / 9999
     assert abs(hits - expected) <= 5 * math.sqrt(expected)
+
+
+def test_pooled_rows_with_the_recbole_preset_give_recboles_uni_metrics():
+    """RecBole's ``uniNNN`` on the same draws: m negatives per positive, every positive of a user ranked
+    against the user's other positives and the union of the negatives; the suite with
+    ``convention="recbole"`` on the pooled rows equals RecBole's per-user formulas, averaged over users."""
+    import numpy as np
+
+    import torchrec_eval as tre
+    from tests.reference import sampled as ref
+    from torchrec_eval.sampled.sampler import pooled_candidates
+
+    gen = torch.Generator().manual_seed(5)
+    users, n, m, k = 24, 300, 5, 5
+    scores = torch.rand(users, n, generator=gen, dtype=torch.float64)  # distinct: RecBole's topk has no tie order
+    positives = torch.stack([torch.randperm(n, generator=gen)[:3] for _ in range(users)])
+    positives[torch.rand(users, 3, generator=gen) < 0.4] = -1
+    positives[:, 0] = positives[:, 0].abs()  # every user keeps one positive
+    seen = torch.stack([torch.randperm(n, generator=gen)[:10] for _ in range(users)])
+    known = torch.cat([positives, seen], dim=1)
+    negatives = sample_negatives(known, n, positives.shape[1] * m, generator=gen)
+    ids, target = pooled_candidates(positives, negatives)
+    preds = scores.gather(1, ids.clamp(min=0)).masked_fill(ids < 0, float("-inf"))
+    families = ["hitrate", "recall", "mrr", "ndcg", "precision", "map"]
+    suite = tre.RankingMetrics([f"{f}@{k}" for f in families], convention="recbole")
+    suite.update(preds, target)
+    got = suite.compute()
+    expected = {family: [] for family in families}
+    for u in range(users):
+        pos = {int(p) for p in positives[u] if p >= 0}
+        drawn = {int(x) for j, p in enumerate(positives[u].tolist()) if p >= 0 for x in negatives[u, j * m:(j + 1) * m]}
+        row = {item: float(scores[u, item]) for item in pos | drawn}
+        for family, value in ref.recbole_user_metrics(row, pos, k).items():
+            expected[family].append(value)
+    for family in families:
+        assert float(got[f"{family}@{k}"]) == pytest.approx(float(np.mean(expected[family])), abs=1e-12), family

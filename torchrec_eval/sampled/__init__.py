@@ -15,6 +15,6 @@ catalogue, and the estimates of the full-catalogue metric from the sampled ranks
 The definitions, sources and published numbers: the project's ``shared/sampled-metrics.md``.
 """
 
-from torchrec_eval.sampled.sampler import sample_negatives
+from torchrec_eval.sampled.sampler import pooled_candidates, sample_negatives
 
-__all__ = ["sample_negatives"]
+__all__ = ["pooled_candidates", "sample_negatives"]

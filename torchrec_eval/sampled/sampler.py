@@ -15,7 +15,7 @@ from torchrec_eval.pipeline.forms.ids import lookup
 from torchrec_eval.pipeline.validation import describe, require_ids
 from torchrec_eval.sampled.transitions import check_sampling
 
-__all__ = ["sample_negatives"]
+__all__ = ["pooled_candidates", "sample_negatives"]
 
 _MAX_ROUNDS = 1000  # rounds of redrawing the rejected draws (each round keeps most of what is left)
 
@@ -88,3 +88,48 @@ def _first_occurrences(ids: Tensor) -> Tensor:
     first = torch.ones_like(ordered, dtype=torch.bool)
     first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
     return torch.zeros_like(first).scatter_(1, order, first & (ordered >= 0))
+
+
+def pooled_candidates(positives: Tensor, negatives: Tensor) -> tuple[Tensor, Tensor]:
+    """RecBole's rows of sampled evaluation: each user's positives and the union of their negatives in one row.
+
+    RecBole draws m negatives per positive (``uniNNN``: ``negatives`` [B, P * m], the j-th m of them for the
+    j-th positive) and ranks every positive of a user against the user's other positives and all of the
+    user's negatives, a negative drawn twice being one column. Score the returned ids (``-inf`` at the -1
+    padding) and evaluate with ``convention="recbole"`` to get RecBole's numbers on the same draws.
+
+    Args:
+        positives: [B, P] the users' held-out items, -1 padding.
+        negatives: [B, P * m] their draws (:func:`sample_negatives` with ``P * m`` draws); the draws of a
+            padding positive are dropped.
+
+    Returns:
+        ``(candidate_ids, target)``: [B, C] item ids (-1 padding) and [B, C] bool, True at the positives.
+
+    Example:
+        >>> import torch
+        >>> ids, target = pooled_candidates(torch.tensor([[4, 7], [5, -1]]), torch.tensor([[1, 2, 2, 3], [1, 1, 8, 9]]))
+        >>> ids
+        tensor([[ 4,  7,  1,  2,  3],
+                [ 5, -1,  1, -1, -1]])
+        >>> target
+        tensor([[ True,  True, False, False, False],
+                [ True, False, False, False, False]])
+    """
+    rows, slots = positives.shape
+    if negatives.ndim != 2 or negatives.shape[0] != rows or (slots and negatives.shape[1] % slots):
+        raise ValueError(f"`negatives` must be [B, P * m] for `positives` [B, P] = {tuple(positives.shape)}, got "
+                         f"{describe(negatives)}")
+    per_positive = negatives.shape[1] // max(slots, 1)
+    owner_is_padding = (positives < 0).repeat_interleave(per_positive, dim=1)
+    drawn = negatives.masked_fill(owner_is_padding, -1)
+    ordered, _ = torch.sort(drawn, dim=1)
+    repeated = torch.zeros_like(ordered, dtype=torch.bool)
+    repeated[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
+    unique = ordered.masked_fill(repeated, -1)
+    # the distinct negatives first (ascending id), then the padding
+    unique = torch.sort(torch.where(unique < 0, torch.iinfo(unique.dtype).max, unique), dim=1).values
+    unique = unique.masked_fill(unique == torch.iinfo(unique.dtype).max, -1)
+    width = int((unique >= 0).sum(1).max()) if unique.numel() else 0
+    ids = torch.cat([positives, unique[:, :width]], dim=1)
+    return ids, torch.cat([positives >= 0, torch.zeros(rows, width, dtype=torch.bool, device=ids.device)], dim=1)
