@@ -19,6 +19,8 @@ every k is then :math:`\sum_r \pi_r M(r)`.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor
 
@@ -49,17 +51,26 @@ def bias_variance(family: str, k: int | None, num_items: int, num_negatives: int
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
         raise ValueError(f"`gamma` must be a number in [0, 1] (0: minimal bias, 1: posterior mean), got {gamma!r}")
     n, m = check_sampling(num_items, num_negatives)
-    gram = torch.zeros(m + 1, m + 1, dtype=torch.float64)  # A^T D A
-    weight = torch.zeros(m + 1, dtype=torch.float64)  # A^T pi
+    gram, weight = _moments(n, m, replacement)
     target = torch.zeros(m + 1, dtype=torch.float64)  # A^T D b
+    for ranks in rank_blocks(n):
+        target += sampled_rank_probabilities(ranks, n, m, replacement).T @ rank_metric(family, ranks.double(), k, n) / n
+    system = (1 - gamma) * gram + gamma * torch.diag(weight)
+    # a sampled rank that no true rank reaches has no row to fit: least squares picks the least norm
+    return torch.linalg.lstsq(system, target.unsqueeze(1), driver="gelsd").solution.squeeze(1)
+
+
+@functools.lru_cache(maxsize=8)
+def _moments(n: int, m: int, replacement: bool) -> tuple[Tensor, Tensor]:
+    """(A^T D A, A^T pi) under the uniform prior: the part of every correction that depends on n and m only,
+    n (m + 1)^2 operations, so built once per (n, m) in a process."""
+    gram = torch.zeros(m + 1, m + 1, dtype=torch.float64)
+    weight = torch.zeros(m + 1, dtype=torch.float64)
     for ranks in rank_blocks(n):
         a = sampled_rank_probabilities(ranks, n, m, replacement) / n ** 0.5  # sqrt(pi) A, pi = 1 / n
         gram += a.T @ a
         weight += a.sum(0) / n ** 0.5
-        target += a.T @ rank_metric(family, ranks.to(torch.float64), k, n) / n ** 0.5
-    system = (1 - gamma) * gram + gamma * torch.diag(weight)
-    # a sampled rank that no true rank reaches has no row to fit: least squares picks the least norm
-    return torch.linalg.lstsq(system, target.unsqueeze(1), driver="gelsd").solution.squeeze(1)
+    return gram, weight
 
 
 def expected_naive(family: str, k: int | None, ranks: Tensor, num_items: int, num_negatives: int,
