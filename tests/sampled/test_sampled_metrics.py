@@ -160,3 +160,32 @@ def test_em_has_no_per_query_value_and_no_interval():
     metric.update(**batch)
     with pytest.raises(ValueError):
         metric.per_query(**batch)
+
+
+def test_a_checkpoint_or_merge_of_another_m_or_n_is_refused_and_changes_nothing():
+    batch = _batches(4)[0]
+    source = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M)
+    source.update(**batch)
+    source.persistent(True)
+    for other in (tre.SampledMetrics(KEYS, num_items=N + 1, num_negatives=M),
+                  tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator="naive")):
+        other.persistent(True)
+        before = other.sampled_ranks.clone()
+        with pytest.raises(ValueError, match="configuration"):
+            other.load_state_dict(source.state_dict())
+        with pytest.raises(ValueError):
+            other.merge_state(source)
+        assert torch.equal(other.sampled_ranks, before)
+    wider = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M + 1)
+    with pytest.raises(ValueError):
+        wider.load_state_dict(source.state_dict())
+
+
+def test_nan_scores_are_refused():
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M)
+    batch = _batches(4)[0]
+    preds = batch["preds"].clone()
+    preds[0, 1] = float("nan")
+    with pytest.raises(ValueError, match="preds"):
+        metric.update(preds, batch["target"])
+    assert float(metric.sampled_ranks.sum()) == 0.0
