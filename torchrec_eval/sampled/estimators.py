@@ -28,7 +28,8 @@ from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.sampled.rank_metrics import rank_metric
 from torchrec_eval.sampled.transitions import check_sampling, rank_blocks, sampled_rank_probabilities
 
-__all__ = ["bias_variance", "em_rank_distribution", "expected_naive", "naive", "rank_estimate", "true_value"]
+__all__ = ["bias_variance", "bias_variance_rows", "em_rank_distribution", "expected_naive", "naive", "rank_estimate",
+           "true_value"]
 
 
 def naive(family: str, k: int | None, num_negatives: int) -> Tensor:
@@ -48,16 +49,23 @@ def rank_estimate(family: str, k: int | None, num_items: int, num_negatives: int
 def bias_variance(family: str, k: int | None, num_items: int, num_negatives: int, gamma: float,
                   replacement: bool = True) -> Tensor:
     """[m + 1] K&R's correction with weight ``gamma`` on the variance, under a uniform prior over true ranks."""
+    return bias_variance_rows([(family, k)], num_items, num_negatives, gamma, replacement)[0]
+
+
+def bias_variance_rows(requests: list[tuple[str, int | None]], num_items: int, num_negatives: int, gamma: float,
+                       replacement: bool = True) -> Tensor:
+    """[P, m + 1] :func:`bias_variance` of each (family, k) of ``requests``, from one pass over the true ranks."""
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
         raise ValueError(f"`gamma` must be a number in [0, 1] (0: minimal bias, 1: posterior mean), got {gamma!r}")
     n, m = check_sampling(num_items, num_negatives)
     gram, weight = _moments(n, m, replacement)
-    target = torch.zeros(m + 1, dtype=torch.float64)  # A^T D b
+    targets = torch.zeros(m + 1, len(requests), dtype=torch.float64)  # A^T D b, a column per request
     for ranks in rank_blocks(n):
-        target += sampled_rank_probabilities(ranks, n, m, replacement).T @ rank_metric(family, ranks.double(), k, n) / n
+        values = torch.stack([rank_metric(family, ranks.double(), k, n) for family, k in requests], dim=1)
+        targets += sampled_rank_probabilities(ranks, n, m, replacement).T @ values / n
     system = (1 - gamma) * gram + gamma * torch.diag(weight)
     # a sampled rank that no true rank reaches has no row to fit: least squares picks the least norm
-    return torch.linalg.lstsq(system, target.unsqueeze(1), driver="gelsd").solution.squeeze(1)
+    return torch.linalg.lstsq(system, targets, driver="gelsd").solution.T
 
 
 @functools.lru_cache(maxsize=8)

@@ -71,14 +71,14 @@ class SampledMember(Member):
 
     def _values(self) -> Tensor:
         n, m = self.num_items, self.num_negatives
+        if self.estimator == "bias_variance":
+            return estimators.bias_variance_rows(self.requests, n, m, self.gamma, self.replacement)
         rows = []
         for family, k in self.requests:
             if self.estimator == "naive":
                 rows.append(estimators.naive(family, k, m))
             elif self.estimator == "rank_estimate":
                 rows.append(estimators.rank_estimate(family, k, n, m))
-            elif self.estimator == "bias_variance":
-                rows.append(estimators.bias_variance(family, k, n, m, self.gamma, self.replacement))
             else:  # em fits the histogram at compute; the naive values check the family and k now
                 rows.append(torch.zeros_like(estimators.naive(family, k, m)))
         return torch.stack(rows)
