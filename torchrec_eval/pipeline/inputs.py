@@ -54,7 +54,9 @@ class Inputs:
 
     def given(self) -> dict[str, Tensor]:
         """The arguments that were given, by name."""
-        return {name: value for name, value in vars(self).items() if value is not None}
+        # by name, not vars(self): torch 2.11's dynamo cannot trace vars() of a dataclass (compile_update)
+        given = {name: getattr(self, name) for name in INPUT_NAMES}
+        return {name: value for name, value in given.items() if value is not None}
 
     def replace(self, **changes: Tensor | None) -> Inputs:
         return dataclasses.replace(self, **changes)
