@@ -36,6 +36,9 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "PointwiseRMSE": lambda: tre.PointwiseRMSE(), "PointwiseMAE": lambda: tre.PointwiseMAE(),
     "BinnedAUC": lambda: tre.BinnedAUC(bins=16), "BinnedAUPRC": lambda: tre.BinnedAUPRC(bins=16),
     "BinaryAUC": lambda: tre.BinaryAUC(), "BinaryAUPRC": lambda: tre.BinaryAUPRC(),
+    # one relevant item per row against NUM_ITEMS - 1 sampled negatives, estimated for 100 items
+    "SampledMetrics": lambda: tre.SampledMetrics(["ndcg@3"], num_items=100, num_negatives=NUM_ITEMS - 1,
+                                                 estimator="naive"),
 }
 RATING = {"MAE", "MSE", "RMSE"}  # torchmetrics' own classes and plot
 POINTWISE = {"NE", "LogLoss", "Calibration", "PointwiseCTR", "PointwiseMSE", "PointwiseRMSE", "PointwiseMAE",
@@ -54,6 +57,11 @@ def inputs(name: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     if name in POINTWISE:  # probabilities [B] and 0/1 labels, both classes present
         gen = torch.Generator().manual_seed(seed)
         return torch.rand(10, generator=gen), torch.arange(10) % 2
+    if name == "SampledMetrics":  # exactly one relevant item per row
+        preds, _ = ranking_batch(seed)
+        target = torch.zeros_like(preds, dtype=torch.long)
+        target[:, seed % NUM_ITEMS] = 1
+        return preds, target
     if name in RATING:
         gen = torch.Generator().manual_seed(seed)
         return torch.rand(10, generator=gen) * 5, torch.rand(10, generator=gen) * 5

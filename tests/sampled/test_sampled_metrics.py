@@ -189,3 +189,20 @@ def test_nan_scores_are_refused():
     with pytest.raises(ValueError, match="preds"):
         metric.update(preds, batch["target"])
     assert float(metric.sampled_ranks.sum()) == 0.0
+
+
+def test_plot_shows_each_estimate():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator="naive")
+    for batch in _batches(8):
+        metric.update(**batch)
+    fig, ax = metric.plot()
+    try:
+        assert [float(bar.get_height()) for bar in ax.patches] == pytest.approx(
+            [float(v) for v in metric.compute().values()], abs=1e-12)
+        assert [tick.get_text() for tick in ax.get_xticklabels()] == KEYS
+    finally:
+        plt.close(fig)
