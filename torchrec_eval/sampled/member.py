@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.members.interface import Member, Moments
+from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
@@ -96,17 +97,7 @@ class SampledMember(Member):
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         rows = self.rank_mass(batch, metric.ties, metric.validate_args)  # [B, m + 1]
-        if batch.weights is not None:
-            rows = rows * batch.weights.unsqueeze(1)
-        groups = batch.groups
-
-        def apply() -> None:
-            if groups is None:
-                metric.sampled_ranks += rows.sum(0, keepdim=True)
-            else:
-                metric.sampled_ranks.index_add_(0, groups, rows)
-
-        return apply
+        return lambda: accumulate(metric.sampled_ranks, rows, batch.groups, batch.weights)
 
     def rank_mass(self, batch: Batch, ties: str, validate_args: bool) -> Tensor:
         """[B, m + 1] each query's sampled rank as a distribution (one 1, or a spread for averaged ties)."""

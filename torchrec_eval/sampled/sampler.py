@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.forms.ids import lookup
+from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.validation import describe, require_ids
 from torchrec_eval.sampled.transitions import check_sampling
 
@@ -55,8 +55,8 @@ def sample_negatives(known_ids: Tensor, num_items: int, num_negatives: int, *, w
         weights = weights.to(device, torch.float64)
     item_weights = torch.ones(n, dtype=torch.float64, device=device) if weights is None else weights
     # what each query could draw: the weight of the items it does not know (each known item once)
-    unique = _first_occurrences(known)
-    known_weight = torch.where(unique, item_weights[known.clamp(min=0)], 0.0).sum(1)
+    excluded = Exclusions.from_ids(known)
+    known_weight = torch.where(excluded.ids >= 0, item_weights[excluded.ids.clamp(min=0)], 0.0).sum(1)
     if bool((known_weight >= item_weights.sum() * (1 - 1e-12)).any()):
         raise ValueError("`known_ids`: a query knows every item it could draw (no negative left), got "
                          f"{describe(known_ids)} over {n} items")
@@ -68,26 +68,18 @@ def sample_negatives(known_ids: Tensor, num_items: int, num_negatives: int, *, w
 
     draws = draw(rows * m).view(rows, m)
     for _ in range(_MAX_ROUNDS):  # RecBole's rejection: a known item is drawn again
-        rejected, _, _ = lookup(draws, known)
+        rejected = excluded.contains(draws)
         if not bool(rejected.any()):
             return draws
         draws = draws.masked_scatter(rejected, draw(int(rejected.sum())))
     # the few rows still rejected know almost every item: draw them from the items they do not know
-    rejected, _, _ = lookup(draws, known)
+    rejected = excluded.contains(draws)
     stuck = rejected.any(1).nonzero().squeeze(1)
     free = item_weights.expand(stuck.numel(), n).clone()
     free.scatter_(1, known[stuck].clamp(min=0), torch.where(known[stuck] >= 0, 0.0, free.gather(1, known[stuck].clamp(min=0))))
     draws[stuck] = torch.where(rejected[stuck], torch.multinomial(free, m, replacement=True, generator=generator),
                                draws[stuck])
     return draws
-
-
-def _first_occurrences(ids: Tensor) -> Tensor:
-    """[B, K] bool: each valid id (>= 0) at its first place in its row (a repeated id counted once)."""
-    ordered, order = torch.sort(ids, dim=1, stable=True)
-    first = torch.ones_like(ordered, dtype=torch.bool)
-    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    return torch.zeros_like(first).scatter_(1, order, first & (ordered >= 0))
 
 
 def pooled_candidates(positives: Tensor, negatives: Tensor) -> tuple[Tensor, Tensor]:
@@ -111,7 +103,7 @@ def pooled_candidates(positives: Tensor, negatives: Tensor) -> tuple[Tensor, Ten
         >>> ids, target = pooled_candidates(torch.tensor([[4, 7], [5, -1]]), torch.tensor([[1, 2, 2, 3], [1, 1, 8, 9]]))
         >>> ids
         tensor([[ 4,  7,  1,  2,  3],
-                [ 5, -1,  1, -1, -1]])
+                [ 5, -1, -1, -1,  1]])
         >>> target
         tensor([[ True,  True, False, False, False],
                 [ True, False, False, False, False]])
@@ -122,14 +114,8 @@ def pooled_candidates(positives: Tensor, negatives: Tensor) -> tuple[Tensor, Ten
                          f"{describe(negatives)}")
     per_positive = negatives.shape[1] // max(slots, 1)
     owner_is_padding = (positives < 0).repeat_interleave(per_positive, dim=1)
-    drawn = negatives.masked_fill(owner_is_padding, -1)
-    ordered, _ = torch.sort(drawn, dim=1)
-    repeated = torch.zeros_like(ordered, dtype=torch.bool)
-    repeated[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
-    unique = ordered.masked_fill(repeated, -1)
-    # the distinct negatives first (ascending id), then the padding
-    unique = torch.sort(torch.where(unique < 0, torch.iinfo(unique.dtype).max, unique), dim=1).values
-    unique = unique.masked_fill(unique == torch.iinfo(unique.dtype).max, -1)
-    width = int((unique >= 0).sum(1).max()) if unique.numel() else 0
-    ids = torch.cat([positives, unique[:, :width]], dim=1)
+    # each row's distinct negatives, ascending, padding (-1) first: a negative drawn twice is one column
+    distinct = Exclusions.from_ids(negatives.masked_fill(owner_is_padding, -1))
+    width = int(distinct.count.max()) if distinct.count.numel() else 0
+    ids = torch.cat([positives, distinct.ids[:, distinct.width - width:]], dim=1)
     return ids, torch.cat([positives >= 0, torch.zeros(rows, width, dtype=torch.bool, device=ids.device)], dim=1)
