@@ -3,7 +3,6 @@ includes the device's synchronisation, and a ``--device`` option every script ta
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import re
 import time
@@ -11,18 +10,13 @@ import time
 import pytest
 import torch
 
+from tests.benchmark_runs import load_benchmark
+
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = ["bench_core", "bench_inputs", "bench_pairwise", "bench_training_loop"]
 CUDA = torch.cuda.is_available()
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
@@ -33,7 +27,7 @@ def keep_threads():
 
 
 def test_bench_core_quick(keep_threads):
-    report = _load("bench_core").main(["--quick"])
+    report = load_benchmark("bench_core").main(["--quick"])
     assert report.splitlines()[0].startswith(f"torch {torch.__version__}, cpu, 1 thread(s)")
     assert "one update, on cpu" in report and "update + compute, on cpu" in report
     rows = ("torch.topk(scores, 100) (floor)", "suite, binary target (bool)", "suite, ids form (target_ids)",
@@ -49,7 +43,7 @@ def test_bench_core_quick(keep_threads):
 def test_interleaved_times_include_the_device_sync(monkeypatch):
     """A CUDA case returns once its kernels are queued: the timer must wait for them. Stand-in for the
     GPU: a synchronize that takes 20 ms; the cases themselves take no time."""
-    core = _load("bench_core")
+    core = load_benchmark("bench_core")
     calls = []
 
     def slow_sync(device):
@@ -68,7 +62,7 @@ def test_interleaved_times_include_the_device_sync(monkeypatch):
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_device_option_is_parsed(script):
-    parser = _load(script).build_parser()
+    parser = load_benchmark(script).build_parser()
     assert parser.parse_args([]).device == "cpu"
     assert parser.parse_args(["--device", "cuda"]).device == "cuda"
 
@@ -77,7 +71,7 @@ def test_device_option_is_parsed(script):
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_device_cuda_without_cuda_exits_with_a_message(script, capsys, keep_threads):
     with pytest.raises(SystemExit) as exit_info:
-        _load(script).main(["--device", "cuda", "--quick"])
+        load_benchmark(script).main(["--device", "cuda", "--quick"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "--device 'cuda': CUDA is not available here" in err and "Traceback" not in err
@@ -89,7 +83,7 @@ def test_device_cuda_without_cuda_exits_with_a_message(script, capsys, keep_thre
     + ([] if CUDA else [("cuda:1", "CUDA is not available")]),
 )
 def test_unusable_devices_are_refused_by_name(name, message, capsys):
-    core = _load("bench_core")
+    core = load_benchmark("bench_core")
     with pytest.raises(SystemExit):
         core.resolve_device(core.build_parser(), name)
     err = capsys.readouterr().err
@@ -99,7 +93,7 @@ def test_unusable_devices_are_refused_by_name(name, message, capsys):
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_quick_run_on_cuda_names_the_gpu(script, capsys, keep_threads):
-    _load(script).main(["--device", "cuda", "--quick"])
+    load_benchmark(script).main(["--device", "cuda", "--quick"])
     out = capsys.readouterr().out
     assert f"{torch.cuda.get_device_name(0)} (cuda, synchronised timing)" in out
     if script == "bench_inputs":
@@ -108,6 +102,6 @@ def test_quick_run_on_cuda_names_the_gpu(script, capsys, keep_threads):
 
 
 def test_core_items_option_sets_table_a_width():
-    parser = _load("bench_core").build_parser()
+    parser = load_benchmark("bench_core").build_parser()
     assert parser.parse_args([]).items == 20_000
     assert parser.parse_args(["--items", "1000000"]).items == 1_000_000

@@ -1,23 +1,12 @@
 """benchmarks/bench_pointwise.py runs (quick sizes): every case timed, and the binned AUC within its bound."""
 
-import importlib.util
-import pathlib
 import re
 
-import torch
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from tests.benchmark_runs import run_benchmark
 
 
 def test_bench_pointwise_quick():
-    spec = importlib.util.spec_from_file_location("bench_pointwise", ROOT / "benchmarks" / "bench_pointwise.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    threads = torch.get_num_threads()
-    try:
-        report = module.main(["--quick"])
-    finally:
-        torch.set_num_threads(threads)
+    report = run_benchmark("bench_pointwise", "--quick")
     for case in ("floor: weighted binary_cross_entropy", "Windowed(window=100)", "BinaryAUC (exact, stores samples)",
                  "torchmetrics BinaryAUROC(thresholds=None)"):
         assert case in report

@@ -2,27 +2,17 @@
 (``bias_variance``) is closer to the exact metric than the naive sampled one in at least 90% of the
 (model, metric, m) cells, and orders the models at least as well as naive does."""
 
-import importlib.util
-import pathlib
 import re
 
 import pytest
-import torch
+
+from tests.benchmark_runs import run_benchmark
 
 pytestmark = pytest.mark.slow  # a benchmark smoke run
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
 
 def test_study_sampled_quick(capsys):
-    spec = importlib.util.spec_from_file_location("study_sampled", ROOT / "benchmarks" / "study_sampled.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    threads = torch.get_num_threads()
-    try:
-        assert module.main(["--quick"]) == 0
-    finally:
-        torch.set_num_threads(threads)
+    assert run_benchmark("study_sampled", "--quick") == 0
     out = capsys.readouterr().out
     closer, cells = map(int, re.search(r"bias_variance\s+closer to exact than naive in (\d+)/(\d+)", out).groups())
     assert cells == 4 * 3 * 2 and closer >= 0.9 * cells  # 4 models, 3 metrics, m in (50, 100)
