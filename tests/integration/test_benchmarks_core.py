@@ -3,7 +3,6 @@ includes the device's synchronisation, and a ``--device`` option every script ta
 
 from __future__ import annotations
 
-import pathlib
 import re
 import time
 
@@ -14,7 +13,6 @@ from tests.benchmark_runs import load_benchmark
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = ["bench_core", "bench_inputs", "bench_pairwise", "bench_training_loop"]
 CUDA = torch.cuda.is_available()
 
