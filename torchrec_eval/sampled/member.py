@@ -19,7 +19,6 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.members.interface import Member, Moments
-from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
@@ -96,11 +95,30 @@ class SampledMember(Member):
         metric.register_buffer("sampled_values", self.values.clone(), persistent=False)
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
-        rows = self.rank_mass(batch, metric.ties, metric.validate_args)  # [B, m + 1]
-        return lambda: accumulate(metric.sampled_ranks, rows, batch.groups, batch.weights)
+        """The batch's histogram [G, m + 1], built from each query's span of ranks without a [B, m + 1] row:
+        +w at the span's first rank and -w past its last in a [G, m + 2] buffer, then one cumulative sum."""
+        low, spread = self.rank_spans(batch, metric.ties, metric.validate_args)
+        weight = 1.0 / (spread + 1).to(torch.float64)
+        if batch.weights is not None:
+            weight = weight * batch.weights
+        groups = batch.groups if batch.groups is not None else torch.zeros_like(low)
+        edges = torch.zeros(metric.sampled_ranks.shape[0], self.num_negatives + 2, dtype=torch.float64,
+                            device=low.device)
+        edges.index_put_((groups, low), weight, accumulate=True)
+        edges.index_put_((groups, low + spread + 1), -weight, accumulate=True)
+        increment = edges.cumsum(1)[:, :-1]
+        return lambda: metric.sampled_ranks.add_(increment)
 
     def rank_mass(self, batch: Batch, ties: str, validate_args: bool) -> Tensor:
         """[B, m + 1] each query's sampled rank as a distribution (one 1, or a spread for averaged ties)."""
+        low, spread = self.rank_spans(batch, ties, validate_args)
+        columns = torch.arange(self.num_negatives + 1, device=low.device)
+        inside = (columns >= low.unsqueeze(1)) & (columns <= (low + spread).unsqueeze(1))
+        return inside.to(torch.float64) / (spread + 1).to(torch.float64).unsqueeze(1)
+
+    def rank_spans(self, batch: Batch, ties: str, validate_args: bool) -> tuple[Tensor, Tensor]:
+        """[B] the first sampled rank each query can take (0-based) and [B] how many more (tied negatives
+        under ``ties="average"``, else 0)."""
         candidates = batch.every_candidate()
         if not isinstance(candidates, Candidates):
             raise ValueError("sampled evaluation takes the scores of the m + 1 candidates (dense, ids or flat "
@@ -131,9 +149,7 @@ class SampledMember(Member):
         else:  # "index": tied negatives in earlier columns rank above; "reverse_index": those in later ones
             before = (tied & (columns < position)).sum(1) if ties == "index" else (tied & (columns > position)).sum(1)
             low, spread = above + before, torch.zeros_like(above)
-        weight = 1.0 / (spread + 1).to(torch.float64)
-        inside = (columns >= low.unsqueeze(1)) & (columns <= (low + spread).unsqueeze(1))
-        return inside.to(torch.float64) * weight.unsqueeze(1)
+        return low, spread
 
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Each query's estimate [B, P] (its sampled rank's value) and a mask of True (every query counts)."""
