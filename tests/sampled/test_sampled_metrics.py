@@ -206,3 +206,30 @@ def test_plot_shows_each_estimate():
         assert [tick.get_text() for tick in ax.get_xticklabels()] == KEYS
     finally:
         plt.close(fig)
+
+
+@pytest.mark.parametrize("ties", ["average", "index"])
+def test_bf16_scores_rank_as_their_float32_values_ties_included(ties):
+    gen = torch.Generator().manual_seed(3)
+    logits = torch.randn(64, M + 1, generator=gen).to(torch.bfloat16) * 0.01  # bf16 rounding makes many ties
+    target = torch.zeros(64, M + 1, dtype=torch.bool)
+    target[torch.arange(64), torch.randint(0, M + 1, (64,), generator=gen)] = True
+    rows = [(logits[i].float().tolist(), target[i].tolist()) for i in range(64)]
+    assert any(len(set(scores)) < M + 1 for scores, _ in rows)  # the case is one of ties
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator="naive", ties=ties)
+    metric.update(logits, target)
+    expected = _expected("naive", ties, [{"preds": logits.float(), "target": target}])
+    for key, value in metric.compute().items():
+        assert float(value) == pytest.approx(expected[key], abs=1e-12)
+
+
+def test_a_failed_update_then_a_good_one_counts_only_the_good_one():
+    batch = _batches(5)[0]
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M)
+    with pytest.raises(ValueError, match="exactly one relevant"):
+        metric.update(batch["preds"], torch.ones_like(batch["target"]))
+    metric.update(**batch)
+    alone = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M)
+    alone.update(**batch)
+    for key, value in alone.compute().items():
+        assert float(metric.compute()[key]) == float(value)
