@@ -62,7 +62,7 @@ def fit_cases(num_items: int, m: int) -> Cases:
     target[:, 0] = True
 
     def fit(estimator: str) -> None:
-        estimators._moments.cache_clear()  # a first fit in the process: nothing cached for this n and m
+        estimators._gram.cache_clear()  # a first fit in the process: nothing cached for this n and m
         metric = tre.SampledMetrics(KEYS, num_items=num_items, num_negatives=m, estimator=estimator)
         metric.update(histogram_scores, target)
         metric.compute()

@@ -13,7 +13,7 @@ from scipy import stats
 
 from tests.reference import sampled as ref
 from torchrec_eval.sampled import estimators as E
-from torchrec_eval.sampled.transitions import sampled_rank_probabilities
+from torchrec_eval.sampled.transitions import binomial_gram, sampled_rank_probabilities
 
 # Krichene & Rendle, KDD 2020: n = 10,000, five instances per recommender, their true ranks
 KR_RANKS = {"A": [100] * 5, "B": [40, 40, 8437, 9266, 4482], "C": [212, 2, 743, 5342, 1548]}
@@ -159,3 +159,18 @@ def test_em_recovers_the_true_metric_of_many_instances():
 def test_bad_arguments_are_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize(("n", "m"), [(2, 1), (11, 10), (300, 1), (300, 7), (5000, 300)])
+def test_the_gram_from_power_sums_is_the_product_of_scipy_transitions(n, m):
+    a = ref.transition(n, m, True)
+    np.testing.assert_allclose(binomial_gram(n, m).numpy(), a.T @ a / n, rtol=1e-10, atol=1e-300)
+
+
+def test_a_suite_of_cut_offs_gets_each_metric_its_own_correction():
+    """One pass over the ranks for several cut-offs reaches the largest of them."""
+    n, m = 300, 10
+    together = E.bias_variance_rows([("recall", 3), ("ndcg", 40), ("precision", 7)], n, m, 0.1)
+    for row, (family, k) in zip(together, [("recall", 3), ("ndcg", 40), ("precision", 7)], strict=True):
+        want = ref.bias_variance_lstsq(ref.transition(n, m, True), ref.metric(family, np.arange(1, n + 1), k, n), 0.1)
+        np.testing.assert_allclose(row.numpy(), want, atol=1e-6)

@@ -26,7 +26,12 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.sampled.rank_metrics import rank_metric
-from torchrec_eval.sampled.transitions import check_sampling, rank_blocks, sampled_rank_probabilities
+from torchrec_eval.sampled.transitions import (
+    binomial_gram,
+    check_sampling,
+    rank_blocks,
+    sampled_rank_probabilities,
+)
 
 __all__ = ["bias_variance", "bias_variance_rows", "em_rank_distribution", "expected_naive", "naive", "rank_estimate",
            "true_value"]
@@ -58,27 +63,35 @@ def bias_variance_rows(requests: list[tuple[str, int | None]], num_items: int, n
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
         raise ValueError(f"`gamma` must be a number in [0, 1] (0: minimal bias, 1: posterior mean), got {gamma!r}")
     n, m = check_sampling(num_items, num_negatives)
-    gram, weight = _moments(n, m, replacement)
-    targets = torch.zeros(m + 1, len(requests), dtype=torch.float64)  # A^T D b, a column per request
-    for ranks in rank_blocks(n):
+    gram = _gram(n, m, replacement)
+    weight = gram.sum(1)  # A^T pi: each row of A sums to 1
+    # A^T D b, a column per request; a metric with a cut-off is 0 past it, so only ranks up to the largest cut-off count
+    cutoffs = [k for _, k in requests]
+    reach = n if None in cutoffs else min(n, max(k for k in cutoffs if k is not None))
+    targets = torch.zeros(m + 1, len(requests), dtype=torch.float64)
+    for ranks in rank_blocks(reach):
         values = torch.stack([rank_metric(family, ranks.double(), k, n) for family, k in requests], dim=1)
         targets += sampled_rank_probabilities(ranks, n, m, replacement).T @ values / n
     system = (1 - gamma) * gram + gamma * torch.diag(weight)
-    # a sampled rank that no true rank reaches has no row to fit: least squares picks the least norm
+    factor, info = torch.linalg.cholesky_ex(system)
+    if int(info) == 0:  # positive definite (gamma > 0 in practice): a Cholesky solve
+        return torch.cholesky_solve(targets, factor).T
+    # gamma = 0: A^T D A is singular to working precision; least squares picks the least-norm solution
     return torch.linalg.lstsq(system, targets, driver="gelsd").solution.T
 
 
 @functools.lru_cache(maxsize=8)
-def _moments(n: int, m: int, replacement: bool) -> tuple[Tensor, Tensor]:
-    """(A^T D A, A^T pi) under the uniform prior: the part of every correction that depends on n and m only,
-    n (m + 1)^2 operations, so built once per (n, m) in a process."""
+def _gram(n: int, m: int, replacement: bool) -> Tensor:
+    """A^T D A under the uniform prior, the part of every correction that depends on n and m only: built once
+    per (n, m) in a process, from power sums with replacement (:func:`binomial_gram`), else a block of ranks
+    at a time."""
+    if replacement:
+        return binomial_gram(n, m)
     gram = torch.zeros(m + 1, m + 1, dtype=torch.float64)
-    weight = torch.zeros(m + 1, dtype=torch.float64)
     for ranks in rank_blocks(n):
         a = sampled_rank_probabilities(ranks, n, m, replacement) / n ** 0.5  # sqrt(pi) A, pi = 1 / n
         gram += a.T @ a
-        weight += a.sum(0) / n ** 0.5
-    return gram, weight
+    return gram
 
 
 def expected_naive(family: str, k: int | None, ranks: Tensor, num_items: int, num_negatives: int,

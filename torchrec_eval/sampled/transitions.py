@@ -9,10 +9,16 @@ above it with probability p = (r - 1) / (n - 1), so
 
 (Krichene & Rendle, KDD 2020; ``../shared/sampled-metrics.md`` of the project). The [n, m + 1] matrix is
 built a block of ranks at a time: n can be a catalogue (10^5 items and more) while m is about 100.
+
+With replacement, the binomial makes the second moments cheap: :math:`\sum_r P(s \mid r) P(s' \mid r)
+= \binom{m}{s-1}\binom{m}{s'-1} \sum_r p_r^{t} (1 - p_r)^{2m - t}` with t = s + s' - 2, so the
+[m + 1, m + 1] Gram matrix of the corrections needs 2m + 1 power sums over the ranks
+(:func:`binomial_gram`), not an [n, m + 1] x [n, m + 1] product.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import torch
@@ -20,10 +26,11 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import check_int
 
-__all__ = ["check_sampling", "rank_blocks", "sampled_rank_probabilities"]
+__all__ = ["binomial_gram", "check_sampling", "rank_blocks", "sampled_rank_probabilities"]
 
-#: ranks per block of the [n, m + 1] matrix (a block of [4096, 1001] float64 is 32 MiB)
-BLOCK = 4096
+#: ranks per block of the [n, m + 1] matrix: a block of [1024, 1001] float64 (8 MiB) is reused by the allocator, where
+#: fresh 32 MiB blocks cost page faults that doubled the time of a fit
+BLOCK = 1024
 
 
 def check_sampling(num_items: int, num_negatives: int) -> tuple[int, int]:
@@ -57,14 +64,52 @@ def sampled_rank_probabilities(ranks: Tensor, num_items: int, num_negatives: int
     above = (ranks.to(torch.float64) - 1).unsqueeze(1)  # r - 1 items of the n - 1 score above it
     j = torch.arange(m + 1, dtype=torch.float64, device=ranks.device)  # negatives above: s - 1
     if replacement:
-        p = above / (n - 1)
-        log = _log_choose(torch.tensor(float(m), dtype=torch.float64), j) + torch.xlogy(j, p) + torch.xlogy(m - j, 1 - p)
-        return torch.exp(log)
+        log_choose_m = _log_choose(torch.tensor(float(m), dtype=torch.float64, device=ranks.device), j)
+        return torch.exp(_log_terms(above.squeeze(1) / (n - 1), m, j, log_choose_m))
     below = (n - 1) - above
     possible = (j <= above) & (m - j <= below)
     everything = torch.tensor(float(n - 1), dtype=torch.float64)
     log = _log_choose(above, j) + _log_choose(below, m - j) - _log_choose(everything, torch.tensor(float(m)).double())
     return torch.where(possible, torch.exp(torch.where(possible, log, 0.0)), 0.0)  # lgamma is inf off the support
+
+
+def _log_terms(p: Tensor, total: int, t: Tensor, offset: Tensor) -> Tensor:
+    r"""[len(p), len(t)] :math:`\log(p^t (1 - p)^{total - t}) + offset_t`, as one [len(p), 3] x [3, len(t)]
+    product (total log(1 - p) + t logit(p) + offset) instead of a pass per term; p = 0 and p = 1 are exact."""
+    interior = (p > 0) & (p < 1)
+    q = torch.where(interior, p, 0.5)
+    left = torch.stack([total * torch.log1p(-q), torch.log(q) - torch.log1p(-q), torch.ones_like(q)], dim=1)
+    log = left @ torch.stack([torch.ones_like(t), t, offset])
+    at_zero = torch.where(t == 0, 0.0, -math.inf) + offset  # p = 0: all the mass at t = 0
+    at_one = torch.where(t == total, 0.0, -math.inf) + offset
+    return torch.where(interior.unsqueeze(1), log, torch.where((p == 0).unsqueeze(1), at_zero, at_one))
+
+
+def binomial_gram(num_items: int, num_negatives: int) -> Tensor:
+    r"""[m + 1, m + 1] :math:`A^T D A` for A = :math:`P(s \mid r)` with replacement and D = diag(1 / n): the
+    mean over the n true ranks of :math:`P(s \mid r) P(s' \mid r)`, from the power sums
+    :math:`g_t = \frac{1}{n} \sum_r p_r^t (1 - p_r)^{2m - t}` (t = 0..m; :math:`g_{2m - t} = g_t` as
+    :math:`p_{n + 1 - r} = 1 - p_r`), summed in log space around each term's largest value.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.sampled.transitions import sampled_rank_probabilities
+        >>> a = sampled_rank_probabilities(torch.arange(1, 51), 50, 4)
+        >>> bool(torch.allclose(binomial_gram(50, 4), a.T @ a / 50, rtol=1e-12, atol=0))
+        True
+    """
+    n, m = check_sampling(num_items, num_negatives)
+    t = torch.arange(m + 1, dtype=torch.float64)
+    q = t / (2 * m)
+    peak = torch.xlogy(t, q) + torch.xlogy(2 * m - t, 1 - q)  # the largest term of each sum (continuous p)
+    sums = torch.zeros(m + 1, dtype=torch.float64)
+    for ranks in rank_blocks(n):
+        sums += torch.exp(_log_terms((ranks.double() - 1) / (n - 1), 2 * m, t, -peak)).sum(0)
+    half = peak + torch.log(sums) - math.log(n)
+    log_g = torch.cat([half, half[:-1].flip(0)])  # t = 0..2m
+    log_choose_m = _log_choose(torch.tensor(float(m), dtype=torch.float64), t)
+    index = torch.arange(m + 1).unsqueeze(1) + torch.arange(m + 1).unsqueeze(0)
+    return torch.exp(log_choose_m.unsqueeze(1) + log_choose_m.unsqueeze(0) + log_g[index])
 
 
 def rank_blocks(num_items: int, device: torch.device | None = None) -> Iterator[Tensor]:
