@@ -39,6 +39,21 @@ def bias_variance_lstsq(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarra
     return np.linalg.lstsq(np.vstack([top, bottom]), rhs, rcond=None)[0]
 
 
+def constrained_nnls(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
+    """The same objective as :func:`bias_variance_lstsq` over c_1 >= ... >= c_{m+1} >= 0, solved by
+    scipy.optimize.nnls on the stacked system in d >= 0 with c = U d (U: upper-triangular ones)."""
+    from scipy.optimize import nnls
+
+    n, size = a.shape
+    pi = np.full(n, 1.0 / n)
+    upper = np.triu(np.ones((size, size)))
+    top = np.sqrt((1 - gamma) * pi)[:, None] * a @ upper
+    bottom = np.diag(np.sqrt(gamma * (a.T @ pi))) @ upper
+    rhs = np.concatenate([np.sqrt((1 - gamma) * pi) * b / (1 - gamma), np.zeros(size)])
+    d, _ = nnls(np.vstack([top, bottom]), rhs, maxiter=100 * size)
+    return upper @ d
+
+
 def posterior_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """c_s = sum_r P(r | s) M(r) under a uniform prior."""
     return (a * b[:, None]).sum(0) / a.sum(0)

@@ -13,6 +13,7 @@ from scipy import stats
 
 from tests.reference import sampled as ref
 from torchrec_eval.sampled import estimators as E
+from torchrec_eval.sampled.constrained import constrained_rows, nonnegative_quadratic
 from torchrec_eval.sampled.transitions import binomial_gram, sampled_rank_probabilities
 
 # Krichene & Rendle, KDD 2020: n = 10,000, five instances per recommender, their true ranks
@@ -108,6 +109,32 @@ def test_the_bias_variance_correction_is_its_least_squares_solution(family, k, g
 
 
 @pytest.mark.parametrize("replacement", [True, False])
+@pytest.mark.parametrize("gamma", [0.0, 0.01, 0.2, 0.9])
+@pytest.mark.parametrize(("family", "k"), [("ndcg", 10), ("recall", 5), ("mrr", None), ("auc", None)])
+def test_the_constrained_correction_is_scipys_nonnegative_least_squares(family, k, gamma, replacement):
+    n, m = 300, 10
+    a = ref.transition(n, m, replacement)
+    want = ref.constrained_nnls(a, ref.metric(family, np.arange(1, n + 1), k, n), gamma)
+    got = constrained_rows([(family, k)], n, m, gamma, replacement)[0].numpy()
+    np.testing.assert_allclose(got, want, atol=1e-8)
+    assert (np.diff(got) <= 0).all() and (got >= 0).all()
+
+
+def test_the_constraints_bind_where_the_free_correction_breaks_them():
+    """At gamma = 0.01 the free correction of Recall@5 goes below 0 and up again with s; the constrained one
+    does neither, and its objective is no better than the free one's (the free one is the unconstrained
+    optimum) but the same as scipy's constrained optimum."""
+    n, m, gamma = 300, 10, 0.01
+    free = E.bias_variance("recall", 5, n, m, gamma).numpy()
+    assert free.min() < -0.1 and (np.diff(free) > 0).any()
+    system, targets = E.correction_system([("recall", 5)], n, m, gamma)
+    objective = lambda c: float(0.5 * c @ system.numpy() @ c - c @ targets.numpy()[:, 0])  # noqa: E731
+    got = constrained_rows([("recall", 5)], n, m, gamma)[0].numpy()
+    want = ref.constrained_nnls(ref.transition(n, m, True), ref.metric("recall", np.arange(1, n + 1), 5, n), gamma)
+    assert objective(free) < objective(got) == pytest.approx(objective(want), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("replacement", [True, False])
 def test_gamma_one_is_the_posterior_mean(replacement):
     n, m = 400, 20
     a = ref.transition(n, m, replacement)
@@ -174,3 +201,9 @@ def test_a_suite_of_cut_offs_gets_each_metric_its_own_correction():
     for row, (family, k) in zip(together, [("recall", 3), ("ndcg", 40), ("precision", 7)], strict=True):
         want = ref.bias_variance_lstsq(ref.transition(n, m, True), ref.metric(family, np.arange(1, n + 1), k, n), 0.1)
         np.testing.assert_allclose(row.numpy(), want, atol=1e-6)
+
+
+def test_a_nonnegative_quadratic_that_does_not_converge_says_so():
+    matrix = torch.tensor([[1.0, 0.9], [0.9, 1.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="max_steps"):
+        nonnegative_quadratic(matrix, torch.tensor([1.0, 1.0], dtype=torch.float64), max_steps=0)

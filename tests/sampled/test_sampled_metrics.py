@@ -57,6 +57,8 @@ def _expected(estimator: str, ties: str, batches: list[dict[str, torch.Tensor]])
             c = ref.metric(family, np.arange(1, M + 2), k, M + 1)
         elif estimator == "bias_variance":
             c = ref.bias_variance_lstsq(a, ref.metric(family, np.arange(1, N + 1), k, N), 0.25)
+        elif estimator == "constrained":
+            c = ref.constrained_nnls(a, ref.metric(family, np.arange(1, N + 1), k, N), 0.25)
         else:  # em
             histogram = np.zeros(M + 1)
             for row in ranks:
@@ -78,12 +80,12 @@ def build(name: str) -> MetricCase:
                                         ties=ties),
         batches=batches,
         expected=_expected(estimator, ties, batches),
-        atol=1e-6 if estimator == "bias_variance" else 1e-9,
+        atol=1e-6 if estimator in ("bias_variance", "constrained") else 1e-9,
     )
 
 
 @pytest.mark.parametrize("name", ["naive/index", "naive/pessimistic", "naive/average", "bias_variance/average",
-                                  "em/index"])
+                                  "constrained/index", "em/index"])
 def test_the_metric_against_a_brute_force(name):
     check_metric(build(name))
 

@@ -37,6 +37,8 @@ class SampledMetrics(MemberMetric):
     * ``"rank_estimate"``: the metric at the rank 1 + (n - 1)(s - 1) / m;
     * ``"bias_variance"`` (default): K&R's correction with weight ``gamma`` on its variance (0: minimal
       bias; 1: the posterior mean under a uniform prior);
+    * ``"constrained"``: the same objective with corrected values that never grow with the sampled rank
+      and stay >= 0 (K&R's constrained least squares when ``gamma=0``);
     * ``"em"``: the distribution of true ranks fitted to the histogram (Jin et al., AAAI 2021).
 
     Args:
@@ -79,7 +81,8 @@ class SampledMetrics(MemberMetric):
                                replacement)
         super().__init__([member], **kwargs)
         self._show(num_items=num_items, num_negatives=num_negatives, estimator=estimator,
-                   gamma=gamma if estimator == "bias_variance" else None, replacement=None if replacement else False)
+                   gamma=gamma if estimator in ("bias_variance", "constrained") else None,
+                   replacement=None if replacement else False)
 
     def compute(self) -> dict[str, Tensor]:
         """``{key: estimate}`` (a [num_groups] tensor per key with groups; NaN for a group without queries)."""

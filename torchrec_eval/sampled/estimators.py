@@ -33,8 +33,8 @@ from torchrec_eval.sampled.transitions import (
     sampled_rank_probabilities,
 )
 
-__all__ = ["bias_variance", "bias_variance_rows", "em_rank_distribution", "expected_naive", "naive", "rank_estimate",
-           "true_value"]
+__all__ = ["bias_variance", "bias_variance_rows", "correction_system", "em_rank_distribution", "expected_naive",
+           "naive", "rank_estimate", "true_value"]
 
 
 def naive(family: str, k: int | None, num_negatives: int) -> Tensor:
@@ -60,24 +60,31 @@ def bias_variance(family: str, k: int | None, num_items: int, num_negatives: int
 def bias_variance_rows(requests: list[tuple[str, int | None]], num_items: int, num_negatives: int, gamma: float,
                        replacement: bool = True) -> Tensor:
     """[P, m + 1] :func:`bias_variance` of each (family, k) of ``requests``, from one pass over the true ranks."""
+    system, targets = correction_system(requests, num_items, num_negatives, gamma, replacement)
+    factor, info = torch.linalg.cholesky_ex(system)
+    if int(info) == 0:  # positive definite (gamma > 0 in practice): a Cholesky solve
+        return torch.cholesky_solve(targets, factor).T
+    # gamma = 0: A^T D A is singular to working precision; least squares picks the least-norm solution
+    return torch.linalg.lstsq(system, targets, driver="gelsd").solution.T
+
+
+def correction_system(requests: list[tuple[str, int | None]], num_items: int, num_negatives: int, gamma: float,
+                      replacement: bool = True) -> tuple[Tensor, Tensor]:
+    """The quadratic objective of K&R's corrections, :math:`\frac12 c^T S c - c^T t_p` for each request p:
+    S = (1 - gamma) A^T D A + gamma diag(A^T pi) [m + 1, m + 1] and the targets A^T D b [m + 1, P]."""
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
         raise ValueError(f"`gamma` must be a number in [0, 1] (0: minimal bias, 1: posterior mean), got {gamma!r}")
     n, m = check_sampling(num_items, num_negatives)
     gram = _gram(n, m, replacement)
     weight = gram.sum(1)  # A^T pi: each row of A sums to 1
-    # A^T D b, a column per request; a metric with a cut-off is 0 past it, so only ranks up to the largest cut-off count
+    # a metric with a cut-off is 0 past it, so only ranks up to the largest cut-off count
     cutoffs = [k for _, k in requests]
     reach = n if None in cutoffs else min(n, max(k for k in cutoffs if k is not None))
     targets = torch.zeros(m + 1, len(requests), dtype=torch.float64)
     for ranks in rank_blocks(reach):
         values = torch.stack([rank_metric(family, ranks.double(), k, n) for family, k in requests], dim=1)
         targets += sampled_rank_probabilities(ranks, n, m, replacement).T @ values / n
-    system = (1 - gamma) * gram + gamma * torch.diag(weight)
-    factor, info = torch.linalg.cholesky_ex(system)
-    if int(info) == 0:  # positive definite (gamma > 0 in practice): a Cholesky solve
-        return torch.cholesky_solve(targets, factor).T
-    # gamma = 0: A^T D A is singular to working precision; least squares picks the least-norm solution
-    return torch.linalg.lstsq(system, targets, driver="gelsd").solution.T
+    return (1 - gamma) * gram + gamma * torch.diag(weight), targets
 
 
 @functools.lru_cache(maxsize=8)

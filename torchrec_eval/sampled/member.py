@@ -23,13 +23,14 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled import estimators
+from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_metrics import FAMILIES
 from torchrec_eval.sampled.transitions import check_sampling
 
 __all__ = ["ESTIMATORS", "Estimator", "SampledMember"]
 
 #: how the full-catalogue value is estimated from the sampled ranks
-Estimator = Literal["naive", "rank_estimate", "bias_variance", "em"]
+Estimator = Literal["naive", "rank_estimate", "bias_variance", "constrained", "em"]
 ESTIMATORS: tuple[Estimator, ...] = get_args(Estimator)
 
 
@@ -40,7 +41,8 @@ class SampledMember(Member):
         requests: (family, cut-off or None) pairs of :data:`~torchrec_eval.sampled.rank_metrics.FAMILIES`.
         num_items: n, the candidates of the full ranking (the relevant item included).
         num_negatives: m, the sampled negatives of each query.
-        estimator: one of :data:`ESTIMATORS`; ``gamma`` weighs the variance for ``"bias_variance"``.
+        estimator: one of :data:`ESTIMATORS`; ``gamma`` weighs the variance for ``"bias_variance"`` and
+            ``"constrained"``.
         replacement: whether the negatives were drawn with replacement.
     """
 
@@ -73,6 +75,8 @@ class SampledMember(Member):
         n, m = self.num_items, self.num_negatives
         if self.estimator == "bias_variance":
             return estimators.bias_variance_rows(self.requests, n, m, self.gamma, self.replacement)
+        if self.estimator == "constrained":
+            return constrained_rows(self.requests, n, m, self.gamma, self.replacement)
         rows = []
         for family, k in self.requests:
             if self.estimator == "naive":
