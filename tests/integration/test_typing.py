@@ -46,10 +46,15 @@ def test_user_code_passes_mypy_strict(user_errors):
     assert [error for error in user_errors if "user_code.py" in error] == []
 
 
+def _pyright(path: Path) -> list[str]:
+    """pyright on ``path`` with this interpreter's packages (by default it takes the first ``python`` on PATH,
+    which need not be the test environment's)."""
+    return [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, str(path)]
+
+
 def test_user_code_passes_pyright_strict():
     pytest.importorskip("pyright")
-    done = subprocess.run([sys.executable, "-m", "pyright", str(USER_CODE)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(_pyright(USER_CODE), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "0 errors" in done.stdout
 
@@ -58,8 +63,7 @@ def test_a_misspelt_option_fails_both_checkers(user_errors):
     errors = [error for error in user_errors if "misspelt_option.py" in error]
     assert all(any(f"misspelt_option.py:{line}:" in error for error in errors) for line in (12, 13, 14)), errors
     pytest.importorskip("pyright")
-    checked = subprocess.run([sys.executable, "-m", "pyright", str(MISSPELT)], cwd=ROOT, capture_output=True,
-                             text=True, timeout=600)
+    checked = subprocess.run(_pyright(MISSPELT), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert checked.returncode == 1
     assert all(f"misspelt_option.py:{line}:" in checked.stdout for line in (12, 13, 14)), checked.stdout
 
