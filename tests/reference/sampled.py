@@ -16,6 +16,18 @@ def transition(n: int, m: int, replacement: bool) -> np.ndarray:
     return np.array(rows)
 
 
+def possible_ranks(scores: list[float], j: int, ties: str) -> list[int]:
+    """The ranks item ``j`` may take among ``scores`` (1 + the others above it), a tie by ``ties``: "index" puts
+    a tied item of a lower position above, "pessimistic" every tied item, "average" each rank of the tie."""
+    above = sum(1 for i, v in enumerate(scores) if i != j and v > scores[j])
+    tied = [i for i, v in enumerate(scores) if i != j and v == scores[j]]
+    if ties == "average":
+        return [1 + above + t for t in range(len(tied) + 1)]
+    if ties == "pessimistic":
+        return [1 + above + len(tied)]
+    return [1 + above + sum(1 for i in tied if i < j)]
+
+
 def metric(family: str, r: np.ndarray, k: int | None, size: int) -> np.ndarray:
     """The metric of one relevant item at rank r, written out per family."""
     r = np.asarray(r, dtype=float)

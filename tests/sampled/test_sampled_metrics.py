@@ -32,20 +32,10 @@ def _batches(seed: int) -> list[dict[str, torch.Tensor]]:
 
 
 def _sampled_ranks(batches: list[dict[str, torch.Tensor]], ties: str) -> list[list[float]]:
-    """Per row, the sampled ranks it may take and their weights, counted one score at a time."""
-    out = []
-    for batch in batches:
-        for scores, target in zip(batch["preds"].tolist(), batch["target"].tolist(), strict=True):
-            j = target.index(True)
-            above = sum(1 for i, v in enumerate(scores) if i != j and v > scores[j])
-            tied = [i for i, v in enumerate(scores) if i != j and v == scores[j]]
-            if ties == "average":
-                out.append([1 + above + t for t in range(len(tied) + 1)])
-            elif ties == "pessimistic":
-                out.append([1 + above + len(tied)])
-            else:  # index
-                out.append([1 + above + sum(1 for i in tied if i < j)])
-    return out
+    """Per row, the sampled ranks it may take, counted one score at a time."""
+    return [ref.possible_ranks(scores, target.index(True), ties)
+            for batch in batches for scores, target in zip(batch["preds"].tolist(), batch["target"].tolist(),
+                                                           strict=True)]
 
 
 def _expected(estimator: str, ties: str, batches: list[dict[str, torch.Tensor]]) -> dict[str, float]:

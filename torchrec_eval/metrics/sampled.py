@@ -8,8 +8,9 @@ from typing import Unpack
 
 from torch import Tensor
 
-from torchrec_eval.metrics.arguments import MetricArguments
+from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.sampled.audit import AuditBatch
 from torchrec_eval.sampled.member import Estimator, SampledMember
 
 __all__ = ["SampledMetrics"]
@@ -48,6 +49,8 @@ class SampledMetrics(MemberMetric):
         num_negatives: m, the sampled negatives of each query.
         estimator, gamma: how the full-catalogue value is estimated (above).
         replacement: whether the negatives were drawn with replacement (RecBole: yes).
+        audit: keep the audit states: on the batches you choose, :meth:`audit` ranks the held-out items in
+            the whole catalogue and ``compute`` reports the estimator's error on them.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric` (``ties``: the
             order of a negative tied with the relevant item).
 
@@ -74,15 +77,58 @@ class SampledMetrics(MemberMetric):
 
     def __init__(self, metrics: Sequence[str], *, num_items: int, num_negatives: int,
                  estimator: Estimator = "bias_variance", gamma: float = 0.01, replacement: bool = True,
-                 **kwargs: Unpack[MetricArguments]) -> None:
+                 audit: bool = False, **kwargs: Unpack[MetricArguments]) -> None:
         if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
             raise ValueError(f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
         member = SampledMember([_request(name) for name in metrics], num_items, num_negatives, estimator, gamma,
-                               replacement)
+                               replacement, audit)
         super().__init__([member], **kwargs)
+        self.member = member
         self._show(num_items=num_items, num_negatives=num_negatives, estimator=estimator,
                    gamma=gamma if estimator in ("bias_variance", "constrained") else None,
-                   replacement=None if replacement else False)
+                   replacement=None if replacement else False, audit=audit or None)
+
+    def audit(self, preds: Tensor, target: Tensor, *, positive_ids: Tensor, groups: Tensor | None = None,
+              sample_weight: Tensor | None = None) -> AuditBatch:
+        """Audit one batch against the whole catalogue, scored in chunks (for a metric built with ``audit=True``).
+
+        Give the batch's sampled rows as to ``update`` (which adds them to the estimate; the audit does not)
+        and the catalogue id of each query's held-out item, then ``add(scores, offset)`` for each chunk of the
+        n items' scores and ``close()`` (or leave the ``with`` block). ``compute`` then reports, over the
+        audited queries, ``audit/<key>/exact``, ``audit/<key>/estimate`` (the estimator run on their sampled
+        ranks alone), ``audit/<key>/error`` (their difference) and ``audit/queries``.
+
+        Args:
+            preds, target: the sampled rows [B, m + 1], as given to ``update``.
+            positive_ids: [B] int, the catalogue id (0..n-1) of each query's held-out item.
+            groups, sample_weight: as in ``update``.
+
+        Returns:
+            an :class:`~torchrec_eval.sampled.audit.AuditBatch`, also a context manager.
+
+        Raises:
+            ValueError: on a metric without ``audit=True``, bad rows (as ``update``), ``positive_ids`` out of
+                range, chunks that are not [B, C] floats, contain NaN or do not cover the items once.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import SampledMetrics
+            >>> full = torch.tensor([[0.9, 0.1, 0.8, 0.3, 0.2, 0.7]])  # one user's scores of all 6 items
+            >>> preds, target = full[:, [2, 1, 4]], torch.tensor([[True, False, False]])  # item 2 vs items 1, 4
+            >>> metric = SampledMetrics(["mrr"], num_items=6, num_negatives=2, estimator="naive", audit=True)
+            >>> metric.update(preds, target)
+            >>> with metric.audit(preds, target, positive_ids=torch.tensor([2])) as catalogue:
+            ...     catalogue.add(full[:, :4], offset=0)
+            ...     catalogue.add(full[:, 4:], offset=4)
+            >>> {key: round(value.item(), 3) for key, value in metric.compute().items()}
+            {'mrr': 1.0, 'audit/mrr/exact': 0.5, 'audit/mrr/estimate': 1.0, 'audit/mrr/error': 0.5, 'audit/queries': 1.0}
+        """
+        if not self.member.audit:
+            raise ValueError(f"`audit`: this metric keeps no audit states; build it with audit=True, got {self!r}")
+        batch = self.batch(preds, target, groups=groups)
+        batch.weights = checked_weights(sample_weight, batch.num_queries, self.weighted, self.device,
+                                        self.validate_args)
+        return AuditBatch(self, self.member, batch, positive_ids)
 
     def compute(self) -> dict[str, Tensor]:
         """``{key: estimate}`` (a [num_groups] tensor per key with groups; NaN for a group without queries)."""

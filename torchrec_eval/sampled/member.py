@@ -23,6 +23,7 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled import estimators
+from torchrec_eval.sampled.audit import audit_keys
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_metrics import FAMILIES
 from torchrec_eval.sampled.transitions import check_sampling
@@ -44,6 +45,8 @@ class SampledMember(Member):
         estimator: one of :data:`ESTIMATORS`; ``gamma`` weighs the variance for ``"bias_variance"`` and
             ``"constrained"``.
         replacement: whether the negatives were drawn with replacement.
+        audit: keep the audit states (:mod:`~torchrec_eval.sampled.audit`) and report the audited queries'
+            exact values, estimates and errors.
     """
 
     depth = 0
@@ -54,21 +57,25 @@ class SampledMember(Member):
     paired = False
 
     def __init__(self, requests: Sequence[tuple[str, int | None]], num_items: int, num_negatives: int,
-                 estimator: str = "bias_variance", gamma: float = 0.01, replacement: bool = True) -> None:
+                 estimator: str = "bias_variance", gamma: float = 0.01, replacement: bool = True,
+                 audit: bool = False) -> None:
         self.num_items, self.num_negatives = check_sampling(num_items, num_negatives)
         if estimator not in ESTIMATORS:
             raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}")
         if not isinstance(replacement, bool):
             raise ValueError(f"`replacement` must be True or False, got {replacement!r}")
-        self.estimator, self.gamma, self.replacement = estimator, gamma, replacement
+        if not isinstance(audit, bool):
+            raise ValueError(f"`audit` must be True or False, got {audit!r}")
+        self.estimator, self.gamma, self.replacement, self.audit = estimator, gamma, replacement, audit
         self.requests = list(requests)
         for family, _ in self.requests:
             if family not in FAMILIES:
                 raise ValueError(f"Unknown sampled metric {family!r}; known: {list(FAMILIES)}")
-        self.keys = [family if k is None else f"{family}@{k}" for family, k in self.requests]
-        if len(set(self.keys)) != len(self.keys):
-            raise ValueError(f"A metric is requested twice: {self.keys}")
-        self.query_keys = [] if estimator == "em" else list(self.keys)  # EM fits the whole histogram
+        self.metric_keys = [family if k is None else f"{family}@{k}" for family, k in self.requests]
+        if len(set(self.metric_keys)) != len(self.metric_keys):
+            raise ValueError(f"A metric is requested twice: {self.metric_keys}")
+        self.keys = self.metric_keys + (audit_keys(self.metric_keys) if audit else [])
+        self.query_keys = [] if estimator == "em" else list(self.metric_keys)  # EM fits the whole histogram
         self.values = self._values()  # [P, m + 1]: each key's value at each sampled rank (linear estimators)
 
     def _values(self) -> Tensor:
@@ -90,28 +97,35 @@ class SampledMember(Member):
     def configuration(self) -> dict[str, Any]:
         return {"kind": "sampled", "requests": [list(r) for r in self.requests], "num_items": self.num_items,
                 "num_negatives": self.num_negatives, "estimator": self.estimator, "gamma": self.gamma,
-                "replacement": self.replacement}
+                "replacement": self.replacement, "audit": self.audit}
 
     # the member interface (torchrec_eval.members.interface) -----------------------------------------
     def add_states(self, metric: Any, num_groups: int) -> None:
         metric.add_state("sampled_ranks", default=torch.zeros(num_groups, self.num_negatives + 1,
                                                               dtype=torch.float64), dist_reduce_fx="sum")
         metric.register_buffer("sampled_values", self.values.clone(), persistent=False)
+        if self.audit:
+            metric.add_state("audit_sampled_ranks", default=torch.zeros(num_groups, self.num_negatives + 1,
+                                                                        dtype=torch.float64), dist_reduce_fx="sum")
+            metric.add_state("audit_exact", default=torch.zeros(num_groups, len(self.requests), dtype=torch.float64),
+                             dist_reduce_fx="sum")
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
-        """The batch's histogram [G, m + 1], built from each query's span of ranks without a [B, m + 1] row:
-        +w at the span's first rank and -w past its last in a [G, m + 2] buffer, then one cumulative sum."""
+        """The batch's histogram [G, m + 1] (:meth:`histogram`), added when every member has succeeded."""
         low, spread = self.rank_spans(batch, metric.ties, metric.validate_args)
-        weight = 1.0 / (spread + 1).to(torch.float64)
-        if batch.weights is not None:
-            weight = weight * batch.weights
+        weight = torch.ones_like(low, dtype=torch.float64) if batch.weights is None else batch.weights
         groups = batch.groups if batch.groups is not None else torch.zeros_like(low)
-        edges = torch.zeros(metric.sampled_ranks.shape[0], self.num_negatives + 2, dtype=torch.float64,
-                            device=low.device)
-        edges.index_put_((groups, low), weight, accumulate=True)
-        edges.index_put_((groups, low + spread + 1), -weight, accumulate=True)
-        increment = edges.cumsum(1)[:, :-1]
+        increment = self.histogram(low, spread, weight, groups, metric.sampled_ranks.shape[0])
         return lambda: metric.sampled_ranks.add_(increment)
+
+    def histogram(self, low: Tensor, spread: Tensor, weight: Tensor, groups: Tensor, num_groups: int) -> Tensor:
+        """[G, m + 1] the weighted sampled ranks of a batch, from each query's span of ranks without a [B, m + 1]
+        row: +w at the span's first rank and -w past its last in a [G, m + 2] buffer, then one cumulative sum."""
+        share = weight / (spread + 1).to(torch.float64)
+        edges = torch.zeros(num_groups, self.num_negatives + 2, dtype=torch.float64, device=low.device)
+        edges.index_put_((groups, low), share, accumulate=True)
+        edges.index_put_((groups, low + spread + 1), -share, accumulate=True)
+        return edges.cumsum(1)[:, :-1]
 
     def rank_mass(self, batch: Batch, ties: str, validate_args: bool) -> Tensor:
         """[B, m + 1] each query's sampled rank as a distribution (one 1, or a spread for averaged ties)."""
@@ -169,19 +183,31 @@ class SampledMember(Member):
         histogram, values = metric.sampled_ranks, metric.sampled_values
         sums, squares = histogram @ values.T, histogram @ (values * values).T
         counts = histogram.sum(1).round()  # whole queries (a spread query's shares add up to 1)
-        return {key: (sums[:, i], squares[:, i], counts) for i, key in enumerate(self.keys)}
+        return {key: (sums[:, i], squares[:, i], counts) for i, key in enumerate(self.metric_keys)}
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
-        histogram = metric.sampled_ranks
-        counts = histogram.sum(1, keepdim=True)
+        out = self.estimate(metric.sampled_ranks, metric.sampled_values)
+        if self.audit:
+            estimate = self.estimate(metric.audit_sampled_ranks, metric.sampled_values)
+            count = metric.audit_sampled_ranks.sum(1)
+            for i, key in enumerate(self.metric_keys):
+                exact = metric.audit_exact[:, i] / count  # 0/0 = NaN for a group without audited queries
+                out |= {f"audit/{key}/exact": exact, f"audit/{key}/estimate": estimate[key],
+                        f"audit/{key}/error": estimate[key] - exact}
+            out["audit/queries"] = count
+        return out
+
+    def estimate(self, histogram: Tensor, values: Tensor) -> dict[str, Tensor]:
+        """Each metric's [G] estimate from a histogram of sampled ranks [G, m + 1]: ``histogram @ c / count`` for
+        the linear estimators (``values`` [P, m + 1]: c per metric), the EM fit's value for ``"em"``."""
         if self.estimator != "em":
-            values = histogram @ metric.sampled_values.T / counts  # 0/0 = NaN for a group without queries
-            return {key: values[:, i] for i, key in enumerate(self.keys)}
-        out: dict[str, list[Tensor]] = {key: [] for key in self.keys}
+            estimates = histogram @ values.T / histogram.sum(1, keepdim=True)  # 0/0 = NaN for an empty group
+            return {key: estimates[:, i] for i, key in enumerate(self.metric_keys)}
+        out: dict[str, list[Tensor]] = {key: [] for key in self.metric_keys}
         for row in histogram.cpu():
             fitted = estimators.em_rank_distribution(row, self.num_items, self.num_negatives, self.replacement) \
                 if float(row.sum()) > 0 else None
-            for (family, k), key in zip(self.requests, self.keys, strict=True):
+            for (family, k), key in zip(self.requests, self.metric_keys, strict=True):
                 value = torch.tensor(float("nan"), dtype=torch.float64) if fitted is None \
                     else estimators.true_value(family, k, fitted)
                 out[key].append(value)
