@@ -225,3 +225,74 @@ def test_a_failed_update_then_a_good_one_counts_only_the_good_one():
     alone.update(**batch)
     for key, value in alone.compute().items():
         assert float(metric.compute()[key]) == float(value)
+
+
+def _multi_batches(seed: int) -> list[dict[str, torch.Tensor]]:
+    """Rows of up to 3 held-out items and M negatives: padded by ``mask`` where a row holds fewer, ties."""
+    gen = torch.Generator().manual_seed(seed)
+    batches = []
+    for rows in (4, 1, 6):
+        preds = torch.randint(0, 6, (rows, M + 3), generator=gen).float()
+        target = torch.zeros(rows, M + 3, dtype=torch.bool)
+        mask = torch.ones(rows, M + 3, dtype=torch.bool)
+        for i in range(rows):
+            columns = torch.randperm(M + 3, generator=gen)
+            held_out = 1 + int(torch.randint(0, 3, (1,), generator=gen))
+            target[i, columns[:held_out]] = True
+            mask[i, columns[held_out:3]] = False  # the unused slots
+        batches.append({"preds": preds, "target": target, "mask": mask})
+    return batches
+
+
+def _multi_expected(estimator: str, ties: str, batches: list[dict[str, torch.Tensor]]) -> dict[str, float]:
+    """Each held-out item ranked against its row's negatives alone (the other held-out items set aside), its
+    value weighted 1 / R so that every row counts once."""
+    a = ref.transition(N, M, True)
+    out = {}
+    for (family, k), key in zip(METRICS, KEYS, strict=True):
+        c = ref.metric(family, np.arange(1, M + 2), k, M + 1) if estimator == "naive" \
+            else ref.bias_variance_lstsq(a, ref.metric(family, np.arange(1, N + 1), k, N), 0.25)
+        per_row = []
+        for batch in batches:
+            for scores, target, mask in zip(*(batch[name].tolist() for name in ("preds", "target", "mask")),
+                                            strict=True):
+                negatives = [v for v, t, keep in zip(scores, target, mask, strict=True) if keep and not t]
+                items = [j for j, (t, keep) in enumerate(zip(target, mask, strict=True)) if t and keep]
+                values = []
+                for j in items:
+                    # the row without the other held-out items, the item keeping its place among the negatives
+                    row = [(v, i) for i, (v, t, keep) in enumerate(zip(scores, target, mask, strict=True))
+                           if keep and (not t or i == j)]
+                    ranks = ref.possible_ranks([v for v, _ in row], [i for _, i in row].index(j), ties)
+                    values.append(np.mean([c[s - 1] for s in ranks]))
+                assert len(negatives) == M
+                per_row.append(np.mean(values))
+        out[key] = float(np.mean(per_row))
+    return out
+
+
+@pytest.mark.parametrize("name", ["naive/index", "naive/average", "bias_variance/pessimistic"])
+def test_rows_of_several_held_out_items_against_a_brute_force(name):
+    estimator, ties = name.split("/")
+    batches = _multi_batches(11)
+    check_metric(MetricCase(
+        name=f"several/{name}",
+        make=lambda: tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator=estimator, gamma=0.25,
+                                        ties=ties),
+        batches=batches,
+        expected=_multi_expected(estimator, ties, batches),
+        atol=1e-6 if estimator == "bias_variance" else 1e-9,
+    ))
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda b: b["target"].fill_(False), "at least one relevant"),
+    (lambda b: b["mask"][:, -1].fill_(False), "negatives"),
+])
+def test_rows_of_several_held_out_items_need_one_and_m_negatives(change, match):
+    batch = {name: value.clone() for name, value in _multi_batches(12)[0].items()}
+    change(batch)
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M)
+    with pytest.raises(ValueError, match=match):
+        metric.update(**batch)
+    assert float(metric.sampled_ranks.sum()) == 0.0

@@ -31,7 +31,9 @@ class SampledMetrics(MemberMetric):
 
     ``update(preds, target)`` takes ``preds`` [B, m + 1], the scores of each query's relevant item and of
     its m sampled negatives (in any column order), and ``target`` [B, m + 1] marking the relevant one; the
-    state is the histogram of sampled ranks. ``compute`` estimates each metric with ``estimator``:
+    state is the histogram of sampled ranks. Rows may hold several held-out items (``preds`` [B, R + m],
+    ``mask`` or ``-inf`` for the slots a row does not use): each is ranked against the row's m negatives
+    alone and weighs 1 / R, so that every query counts once. ``compute`` estimates each metric with ``estimator``:
 
     * ``"naive"``: the metric of the sampled rank, what sampled evaluation reports (biased: it can order
       models the wrong way, Krichene & Rendle, KDD 2020);
@@ -56,7 +58,7 @@ class SampledMetrics(MemberMetric):
 
     Raises:
         ValueError: on a bad argument, m >= n, and in ``update`` on a row without exactly one relevant item
-            or of another width than m + 1.
+            (at least one in a wider row), without m negatives, or narrower than m + 1.
 
     Example:
         >>> import torch

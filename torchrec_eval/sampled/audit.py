@@ -73,6 +73,9 @@ class AuditBatch:
         if metric.validate_args and bool(((positive_ids < 0) | (positive_ids >= n)).any()):
             raise ValueError(f"`positive_ids` must lie in [0, num_items = {n}), got {positive_ids.tolist()}")
         self.metric, self.member, self.batch = metric, member, batch
+        if candidates.scores.shape[1] != member.num_negatives + 1:
+            raise ValueError(f"`preds`: the audit takes one held-out item per row, [B, m + 1] = [B, "
+                             f"{member.num_negatives + 1}], got {describe(candidates.scores)}")
         self.spans = member.rank_spans(batch, metric.ties, metric.validate_args)  # checks the rows first
         self.ids = positive_ids.to(candidates.scores.device).long().unsqueeze(1)
         self.score = torch.where(candidates.relevant, candidates.scores, 0).sum(1, keepdim=True).double()
@@ -120,8 +123,9 @@ class AuditBatch:
         exact = self._exact_values()
         weight = self.batch.weights if self.batch.weights is not None else torch.ones_like(exact[:, 0])
         groups = self.batch.groups if self.batch.groups is not None else torch.zeros_like(self.above)
-        low, spread = self.spans
-        histogram = self.member.histogram(low, spread, weight, groups, self.metric.audit_sampled_ranks.shape[0])
+        low, spread, share = self.spans
+        histogram = self.member.histogram(low, spread, share * weight.unsqueeze(1), groups,
+                                          self.metric.audit_sampled_ranks.shape[0])
         sums = torch.zeros_like(self.metric.audit_exact).index_add_(0, groups, exact * weight.unsqueeze(1))
         self.metric.audit_sampled_ranks.add_(histogram)
         self.metric.audit_exact.add_(sums)

@@ -1,11 +1,14 @@
 r"""The sampled member: the histogram of sampled ranks per group, and every estimate from it.
 
-Each query is one relevant item scored against its m sampled negatives: a row of ``preds`` [B, m + 1] with
-exactly one relevant entry in ``target``. Its sampled rank is s = 1 + the negatives scored above it (ties
-by the metric's ``ties``: ``"pessimistic"`` counts a tied negative above, ``"optimistic"`` below,
-``"index"``/``"reverse_index"`` by column, ``"average"`` spreads the query over the ranks it could take).
-The state is ``sampled_ranks`` [G, m + 1] float64, the (weighted) count of queries at each sampled rank: a
-sum, exact across batches and processes. ``compute`` turns it into each requested metric with the chosen
+Each query is a held-out (relevant) item scored against its m sampled negatives: a row of ``preds``
+[B, m + 1] with exactly one relevant entry in ``target``. Its sampled rank is s = 1 + the negatives scored
+above it (ties by the metric's ``ties``: ``"pessimistic"`` counts a tied negative above, ``"optimistic"``
+below, ``"index"``/``"reverse_index"`` by column, ``"average"`` spreads the query over the ranks it could
+take). A wider row holds R >= 1 held-out items and m negatives (``mask`` or ``-inf`` for unused slots): each
+held-out item is an instance ranked against the m negatives alone (the other held-out items set aside, as
+Krichene & Rendle's instances), weighing 1 / R so that every query counts once. The state is
+``sampled_ranks`` [G, m + 1] float64, the (weighted) count of queries at each sampled rank: a sum, exact
+across batches and processes. ``compute`` turns it into each requested metric with the chosen
 estimator (:mod:`~torchrec_eval.sampled.estimators`): a linear one is ``histogram @ c / count``; ``"em"``
 fits the distribution of true ranks to the histogram first.
 """
@@ -35,8 +38,27 @@ Estimator = Literal["naive", "rank_estimate", "bias_variance", "constrained", "e
 ESTIMATORS: tuple[Estimator, ...] = get_args(Estimator)
 
 
+def _spans(scores: Tensor, held_out: Tensor, columns: Tensor, negative: Tensor, ties: str) -> tuple[Tensor, Tensor]:
+    """[B, P] the negatives above each held-out item (scores [B, P, 1] at ``columns`` [B, P, 1]) and its tied
+    negatives: the first 0-based sampled rank and the spread by ``ties`` (``"index"``: the tied negatives of
+    earlier columns rank above; ``"reverse_index"``: those of later ones)."""
+    row = scores.unsqueeze(1)  # [B, 1, W]
+    others = negative.unsqueeze(1)
+    above = ((row > held_out) & others).sum(2)
+    tied = (row == held_out) & others  # [B, P, W]
+    if ties == "average":
+        return above, tied.sum(2)
+    if ties == "pessimistic":
+        return above + tied.sum(2), torch.zeros_like(above)
+    if ties == "optimistic":
+        return above, torch.zeros_like(above)
+    positions = torch.arange(scores.shape[1], device=scores.device)
+    before = positions < columns if ties == "index" else positions > columns
+    return above + (tied & before).sum(2), torch.zeros_like(above)
+
+
 class SampledMember(Member):
-    """Metrics of one relevant item per query ranked against m sampled negatives, estimated for n items.
+    """Metrics of held-out items ranked against m sampled negatives per query, estimated for n items.
 
     Args:
         requests: (family, cut-off or None) pairs of :data:`~torchrec_eval.sampled.rank_metrics.FAMILIES`.
@@ -112,62 +134,67 @@ class SampledMember(Member):
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """The batch's histogram [G, m + 1] (:meth:`histogram`), added when every member has succeeded."""
-        low, spread = self.rank_spans(batch, metric.ties, metric.validate_args)
-        weight = torch.ones_like(low, dtype=torch.float64) if batch.weights is None else batch.weights
-        groups = batch.groups if batch.groups is not None else torch.zeros_like(low)
+        low, spread, share = self.rank_spans(batch, metric.ties, metric.validate_args)
+        weight = share if batch.weights is None else share * batch.weights.unsqueeze(1)
+        groups = batch.groups if batch.groups is not None else torch.zeros_like(low[:, 0])
         increment = self.histogram(low, spread, weight, groups, metric.sampled_ranks.shape[0])
         return lambda: metric.sampled_ranks.add_(increment)
 
     def histogram(self, low: Tensor, spread: Tensor, weight: Tensor, groups: Tensor, num_groups: int) -> Tensor:
-        """[G, m + 1] the weighted sampled ranks of a batch, from each query's span of ranks without a [B, m + 1]
-        row: +w at the span's first rank and -w past its last in a [G, m + 2] buffer, then one cumulative sum."""
-        share = weight / (spread + 1).to(torch.float64)
+        """[G, m + 1] the weighted sampled ranks of a batch's held-out items ([B, P] each), from each one's span
+        of ranks without a [B, m + 1] row: +w at the span's first rank and -w past its last in a [G, m + 2]
+        buffer, then one cumulative sum."""
+        share = (weight / (spread + 1).to(torch.float64)).flatten()
+        rows = groups.unsqueeze(1).expand_as(low).flatten()
         edges = torch.zeros(num_groups, self.num_negatives + 2, dtype=torch.float64, device=low.device)
-        edges.index_put_((groups, low), share, accumulate=True)
-        edges.index_put_((groups, low + spread + 1), -share, accumulate=True)
+        edges.index_put_((rows, low.flatten()), share, accumulate=True)
+        edges.index_put_((rows, (low + spread + 1).flatten()), -share, accumulate=True)
         return edges.cumsum(1)[:, :-1]
 
     def rank_mass(self, batch: Batch, ties: str, validate_args: bool) -> Tensor:
-        """[B, m + 1] each query's sampled rank as a distribution (one 1, or a spread for averaged ties)."""
-        low, spread = self.rank_spans(batch, ties, validate_args)
+        """[B, m + 1] each query's sampled ranks as a distribution (a 1, a tie's spread, or its held-out items'
+        shares)."""
+        low, spread, share = self.rank_spans(batch, ties, validate_args)
         columns = torch.arange(self.num_negatives + 1, device=low.device)
-        inside = (columns >= low.unsqueeze(1)) & (columns <= (low + spread).unsqueeze(1))
-        return inside.to(torch.float64) / (spread + 1).to(torch.float64).unsqueeze(1)
+        inside = (columns >= low.unsqueeze(2)) & (columns <= (low + spread).unsqueeze(2))  # [B, P, m + 1]
+        return (inside.to(torch.float64) * (share / (spread + 1).to(torch.float64)).unsqueeze(2)).sum(1)
 
-    def rank_spans(self, batch: Batch, ties: str, validate_args: bool) -> tuple[Tensor, Tensor]:
-        """[B] the first sampled rank each query can take (0-based) and [B] how many more (tied negatives
-        under ``ties="average"``, else 0)."""
+    def rank_spans(self, batch: Batch, ties: str, validate_args: bool) -> tuple[Tensor, Tensor, Tensor]:
+        """For each held-out item [B, P] of each query: the first sampled rank it can take (0-based), how many
+        more (tied negatives under ``ties="average"``, else 0), and its share of its query (1 / R of the
+        query's R held-out items; 0 for padding). Rows of m + 1 columns hold one held-out item (P = 1); wider
+        rows hold up to P = width - m, each ranked against the row's m negatives only."""
         candidates = batch.every_candidate()
         if not isinstance(candidates, Candidates):
             raise ValueError("sampled evaluation takes the scores of the m + 1 candidates (dense, ids or flat "
                              f"form), not a catalogue stream; got {type(candidates).__name__}")
-        scores, relevant = candidates.scores, candidates.relevant
-        m = self.num_negatives
-        if scores.shape[1] != m + 1:
-            raise ValueError(f"`preds` must score the relevant item and its m = {m} sampled negatives: shape "
-                             f"[B, {m + 1}], got {describe(scores)}")
+        scores, relevant, m = candidates.scores, candidates.relevant, self.num_negatives
+        if scores.ndim != 2 or scores.shape[1] < m + 1:
+            raise ValueError(f"`preds` must score each query's held-out item(s) and its m = {m} sampled negatives: "
+                             f"shape [B, {m + 1}] (or wider for several held-out items), got {describe(scores)}")
+        valid = candidates.valid if candidates.valid is not None else torch.ones_like(relevant)
+        relevant = relevant & valid
+        negative = valid & ~relevant
         if validate_args:
-            counts = relevant.sum(1)
-            if bool((counts != 1).any()) or (candidates.valid is not None and not bool(candidates.valid.all())):
-                raise ValueError("`target` must mark exactly one relevant item per row, and every column must be "
-                                 f"a candidate (no mask, no -inf): got rows with {sorted(set(counts.tolist()))} "
-                                 "relevant items")
-        positive = torch.where(relevant, scores, 0).sum(1, keepdim=True)
-        negative = ~relevant
-        above = ((scores > positive) & negative).sum(1)
-        tied = (scores == positive) & negative
-        columns = torch.arange(m + 1, device=scores.device)
-        position = torch.where(relevant, columns, 0).sum(1, keepdim=True)
-        if ties == "average":
-            low, spread = above, tied.sum(1)
-        elif ties == "pessimistic":
-            low, spread = above + tied.sum(1), torch.zeros_like(above)
-        elif ties == "optimistic":
-            low, spread = above, torch.zeros_like(above)
-        else:  # "index": tied negatives in earlier columns rank above; "reverse_index": those in later ones
-            before = (tied & (columns < position)).sum(1) if ties == "index" else (tied & (columns > position)).sum(1)
-            low, spread = above + before, torch.zeros_like(above)
-        return low, spread
+            self._check_rows(relevant, negative, scores.shape[1] == m + 1)
+        if scores.shape[1] == m + 1:  # one held-out item per row: its column
+            columns = relevant.to(torch.uint8).argmax(1, keepdim=True)
+        else:  # the held-out items' columns first, in column order
+            columns = torch.argsort((~relevant).to(torch.uint8), dim=1, stable=True)[:, : scores.shape[1] - m]
+        held_out = relevant.gather(1, columns)
+        low, spread = _spans(scores, scores.gather(1, columns).unsqueeze(2), columns.unsqueeze(2), negative, ties)
+        count = held_out.sum(1, keepdim=True).clamp(min=1).to(torch.float64)
+        share = torch.where(held_out, 1.0 / count, 0.0)
+        return torch.where(held_out, low, 0), torch.where(held_out, spread, 0), share
+
+    def _check_rows(self, relevant: Tensor, negative: Tensor, one: bool) -> None:
+        counts, negatives = relevant.sum(1), negative.sum(1)
+        if one and bool((counts != 1).any()) or not one and bool((counts < 1).any()):
+            raise ValueError(f"`target` must mark {'exactly one relevant item' if one else 'at least one relevant item'}"
+                             f" per row, got rows with {sorted(set(counts.tolist()))} relevant items")
+        if bool((negatives != self.num_negatives).any()):
+            raise ValueError(f"`preds` must hold m = {self.num_negatives} sampled negatives in every row (no mask, "
+                             f"no -inf among them), got rows with {sorted(set(negatives.tolist()))}")
 
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Each query's estimate [B, P] (its sampled rank's value) and a mask of True (every query counts)."""
