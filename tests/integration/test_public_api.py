@@ -193,7 +193,7 @@ PUBLIC = {
         "to_ranked",
     ],
     "torchrec_eval.plotting": ["plot_metric", "plot_values"],
-    "torchrec_eval.sampled": ["pooled_candidates", "sample_negatives"],
+    "torchrec_eval.sampled": ["AuditBatch", "pooled_candidates", "sample_negatives"],
     "torchrec_eval.metrics.base": ["MemberMetric", "fingerprint"],
     "torchrec_eval.collection": ["RankingMetrics"],
     "torchrec_eval.distributed": ["UnpaddedDistributedSampler"],

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Unpack
 
+import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.sampled.audit import AuditBatch
 from torchrec_eval.sampled.member import Estimator, SampledMember
 
@@ -90,6 +92,46 @@ class SampledMetrics(MemberMetric):
                    gamma=gamma if estimator in ("bias_variance", "constrained") else None,
                    replacement=None if replacement else False, audit=audit or None)
 
+    def bootstrap_interval(self, level: float = 0.95, replicates: int = 200,
+                           seed: int = 0) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+        """The estimate of each metric and its percentile bootstrap interval: the queries resampled with
+        replacement ``replicates`` times, as multinomial redraws of the histogram of sampled ranks, and the
+        estimator run on each (:mod:`~torchrec_eval.sampled.bootstrap`). It holds for every estimator, EM
+        included (R fits at once); it syncs the state across processes first, as ``compute`` does.
+
+        Args:
+            level: the confidence level in (0, 1).
+            replicates: R, the number of redraws (the interval's own Monte-Carlo error shrinks as 1 / sqrt(R)).
+            seed: the seed of the redraws (the same seed, the same interval on every process).
+
+        Returns:
+            ``{key: (estimate, low, high)}``, each a [num_groups] tensor with groups, else 0-d.
+
+        Raises:
+            ValueError: on a bad ``level``, ``replicates`` or ``seed``.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import SampledMetrics
+            >>> preds = torch.randn(200, 11, generator=torch.Generator().manual_seed(0))
+            >>> target = torch.zeros(200, 11, dtype=torch.bool)
+            >>> target[:, 0] = True
+            >>> metric = SampledMetrics(["recall@10"], num_items=100, num_negatives=10, estimator="naive")
+            >>> metric.update(preds, target)
+            >>> estimate, low, high = metric.bootstrap_interval(replicates=500)["recall@10"]
+            >>> bool(low < estimate < high), round(estimate.item(), 3)
+            (True, 0.94)
+        """
+        level = check_probability("level", level)
+        seed = check_int("seed", seed, 0)
+        generator = torch.Generator().manual_seed(seed)
+        with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync and not self._is_synced,
+                               should_unsync=self._should_unsync):
+            results = self.member.bootstrap(self, level, replicates, generator)
+        if self.num_groups is None:
+            return {key: (mean[0], low[0], high[0]) for key, (mean, low, high) in results.items()}
+        return results
+
     def audit(self, preds: Tensor, target: Tensor, *, positive_ids: Tensor, groups: Tensor | None = None,
               sample_weight: Tensor | None = None) -> AuditBatch:
         """Audit one batch against the whole catalogue, scored in chunks (for a metric built with ``audit=True``).
@@ -106,7 +148,7 @@ class SampledMetrics(MemberMetric):
             groups, sample_weight: as in ``update``.
 
         Returns:
-            an :class:`~torchrec_eval.sampled.audit.AuditBatch`, also a context manager.
+            an :class:`~torchrec_eval.sampled.AuditBatch`, also a context manager.
 
         Raises:
             ValueError: on a metric without ``audit=True``, bad rows (as ``update``), ``positive_ids`` out of

@@ -108,8 +108,9 @@ def expected_naive(family: str, k: int | None, ranks: Tensor, num_items: int, nu
 
 
 def true_value(family: str, k: int | None, distribution: Tensor) -> Tensor:
-    """:math:`\\sum_r \\pi_r M(r)`: the metric over a distribution ``distribution`` [n] of true ranks."""
-    n = distribution.shape[0]
+    """:math:`\\sum_r \\pi_r M(r)`: the metric over a distribution ``distribution`` [n] of true ranks (or each
+    row of [R, n]: R distributions)."""
+    n = distribution.shape[-1]
     ranks = torch.arange(1, n + 1, dtype=torch.float64, device=distribution.device)
     return distribution @ rank_metric(family, ranks, k, n)
 
@@ -119,17 +120,21 @@ def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, 
     """[n] the distribution of true ranks that best explains ``histogram`` [m + 1] of sampled ranks (maximum
     likelihood by EM, Jin et al. 2021): :math:`\\pi \\leftarrow \\frac{1}{N} \\sum_s h_s P(r \\mid s)`,
     :math:`P(r \\mid s) \\propto \\pi_r P(s \\mid r)`, from a uniform start, until no entry moves more than
-    ``tolerance``."""
+    ``tolerance``. A [R, m + 1] stack of histograms gives [R, n], R fits at once (matrix products instead of
+    vector ones), run until none moves more than ``tolerance``."""
     n, m = check_sampling(num_items, num_negatives)
-    if histogram.shape != (m + 1,) or bool((histogram < 0).any()) or float(histogram.sum()) <= 0:
-        raise ValueError(f"`histogram` must hold m + 1 = {m + 1} counts >= 0, not all 0, got {histogram}")
+    if histogram.shape[-1:] != (m + 1,) or histogram.ndim > 2 or bool((histogram < 0).any()) \
+            or bool((histogram.sum(-1) <= 0).any()):
+        raise ValueError(f"`histogram` must hold m + 1 = {m + 1} counts >= 0, not all 0 (or a [R, m + 1] stack of "
+                         f"them), got {histogram}")
     counts = histogram.to(torch.float64)
+    total = counts.sum(-1, keepdim=True)
     a = torch.cat([sampled_rank_probabilities(ranks, n, m, replacement) for ranks in rank_blocks(n)])  # [n, m+1]
-    pi = torch.full((n,), 1.0 / n, dtype=torch.float64)
+    pi = torch.full((*counts.shape[:-1], n), 1.0 / n, dtype=torch.float64)
     for _ in range(iterations):
-        evidence = pi @ a  # [m + 1]: P(s) under pi
+        evidence = pi @ a  # [..., m + 1]: P(s) under pi
         ratio = torch.where(evidence > 0, counts / evidence.clamp(min=1e-300), 0.0)
-        updated = pi * (a @ ratio) / counts.sum()
+        updated = pi * (ratio @ a.T) / total
         moved = float((updated - pi).abs().max())
         pi = updated
         if moved < tolerance:

@@ -27,6 +27,7 @@ from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled import estimators
 from torchrec_eval.sampled.audit import audit_keys
+from torchrec_eval.sampled.bootstrap import percentile_interval, resampled_histograms
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_metrics import FAMILIES
 from torchrec_eval.sampled.transitions import check_sampling
@@ -223,6 +224,33 @@ class SampledMember(Member):
                         f"audit/{key}/error": estimate[key] - exact}
             out["audit/queries"] = count
         return out
+
+    def bootstrap(self, metric: Any, level: float, replicates: int,
+                  generator: torch.Generator) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
+        """``{key: (estimate, low, high)}``, each [G]: the estimate and its percentile bootstrap interval at
+        ``level`` from ``replicates`` multinomial redraws of each group's histogram
+        (:mod:`~torchrec_eval.sampled.bootstrap`); NaN for a group without queries."""
+        histogram, values = metric.sampled_ranks.clone(), metric.sampled_values
+        estimate = self.estimate(histogram, values)
+        bounds: dict[str, list[tuple[Tensor, Tensor]]] = {key: [] for key in self.metric_keys}
+        for row in histogram:
+            if float(row.sum().round()) < 1:
+                nan = torch.tensor(float("nan"), dtype=torch.float64, device=row.device)
+                for key in self.metric_keys:
+                    bounds[key].append((nan, nan))
+                continue
+            draws = resampled_histograms(row, replicates, generator)
+            if self.estimator != "em":
+                replicate_values = (draws @ values.T / draws.sum(1, keepdim=True)).unbind(1)
+            else:
+                fitted = estimators.em_rank_distribution(draws.cpu(), self.num_items, self.num_negatives,
+                                                         self.replacement)
+                replicate_values = tuple(estimators.true_value(family, k, fitted).to(row.device)
+                                         for family, k in self.requests)
+            for key, replicate in zip(self.metric_keys, replicate_values, strict=True):
+                bounds[key].append(percentile_interval(replicate, level))
+        return {key: (estimate[key], torch.stack([low for low, _ in bounds[key]]),
+                      torch.stack([high for _, high in bounds[key]])) for key in self.metric_keys}
 
     def estimate(self, histogram: Tensor, values: Tensor) -> dict[str, Tensor]:
         """Each metric's [G] estimate from a histogram of sampled ranks [G, m + 1]: ``histogram @ c / count`` for
