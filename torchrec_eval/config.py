@@ -21,6 +21,10 @@ that names it and lists the allowed keys; a value of the wrong type raises one t
 The metric names, cut-offs, option values and preset names themselves are checked by
 ``RankingMetrics``; options and arguments given explicitly override the preset's.
 
+A *sampled* suite (:class:`~torchrec_eval.SampledMetrics`: items ranked against m sampled negatives)
+says ``kind: sampled`` and has the keys of :data:`SAMPLED_KEYS`; load it with
+``SampledMetrics.from_config("uni100", num_items=...)`` (:func:`sampled_suite_kwargs`).
+
 A *pointwise* suite (:class:`~torchrec_eval.PointwiseMetrics`: NE, calibration, AUC, ... per task, with
 lifetime and window values) says ``kind: pointwise`` and has the keys of :data:`POINTWISE_KEYS`; load it
 with ``PointwiseMetrics.from_config("ctr")`` (:func:`pointwise_suite_kwargs`). ``RankingMetrics.from_config``
@@ -38,7 +42,8 @@ from typing import Any
 
 from torchrec_eval.pipeline.arguments import is_int
 
-__all__ = ["ALLOWED_KEYS", "POINTWISE_KEYS", "load_yaml", "pointwise_suite_kwargs", "suite_kwargs"]
+__all__ = ["ALLOWED_KEYS", "POINTWISE_KEYS", "SAMPLED_KEYS", "load_yaml", "pointwise_suite_kwargs", "sampled_suite_kwargs",
+           "suite_kwargs"]
 
 #: The keys of a suite config, in the order of :class:`~torchrec_eval.RankingMetrics`' signature.
 ALLOWED_KEYS = (
@@ -122,9 +127,10 @@ def _read(config: str | os.PathLike[str] | dict[str, Any], allowed: tuple[str, .
             f"got {type(config).__name__} {config!r}"
         )
     if "kind" in config and "kind" not in allowed:
+        loader = {"sampled": "SampledMetrics"}.get(config["kind"], "PointwiseMetrics")
         raise ValueError(
             f"The metric suite config{_where(source)} is a {config['kind']!r} suite: load it with "
-            "torchrec_eval.PointwiseMetrics.from_config"
+            f"torchrec_eval.{loader}.from_config"
         )
     for key in config:
         if key not in allowed:
@@ -281,4 +287,62 @@ def pointwise_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> d
         raise ValueError(f"`window_unit`{where} must be a string, got {kwargs['window_unit']!r}")
     if "validate_args" in kwargs and not isinstance(kwargs["validate_args"], bool):
         raise ValueError(f"`validate_args`{where} must be true or false, got {kwargs['validate_args']!r}")
+    return kwargs
+
+
+#: The keys of a sampled suite config (:class:`~torchrec_eval.SampledMetrics`).
+SAMPLED_KEYS = (
+    "kind",
+    "metrics",
+    "num_items",
+    "num_negatives",
+    "estimator",
+    "gamma",
+    "replacement",
+    "audit",
+    "ties",
+    "validate_args",
+    "num_groups",
+)
+
+
+def sampled_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+    """Check a sampled suite config (e.g. ``suites/uni100.yaml``) and return its keyword arguments.
+
+    Args:
+        config: a YAML file, the name of a ready-made suite (``"uni100"``) or a mapping with the keys
+            ``kind`` (``sampled``), ``metrics`` (required: names such as ``"ndcg@10"``), ``num_items``,
+            ``num_negatives``, ``estimator``, ``gamma``, ``replacement``, ``audit``, ``ties``,
+            ``validate_args`` and ``num_groups``, as in
+            :class:`~torchrec_eval.SampledMetrics` (the catalogue size usually comes from the data:
+            ``from_config("uni100", num_items=...)``).
+
+    Returns:
+        A new dict of the keys that are set, without ``kind``.
+
+    Raises:
+        ValueError: if the config is not a mapping, is not ``kind: sampled``, has an unknown key, lacks
+            ``metrics``, or a value has the wrong type (the message names the key).
+
+    Example:
+        >>> from torchrec_eval.config import sampled_suite_kwargs
+        >>> sampled_suite_kwargs({"kind": "sampled", "metrics": ["ndcg@10"], "num_negatives": 100})
+        {'metrics': ['ndcg@10'], 'num_negatives': 100}
+    """
+    kwargs, where = _read(config, SAMPLED_KEYS, "ndcg@10")
+    kind = kwargs.pop("kind", None)
+    if kind != "sampled":
+        raise ValueError(f"`kind`{where} must be 'sampled' for a sampled suite, got {kind!r}")
+    for key in ("num_items", "num_negatives", "num_groups"):
+        if key in kwargs and not is_int(kwargs[key]):
+            raise ValueError(f"`{key}`{where} must be an int, got {kwargs[key]!r}")
+    for key in ("estimator", "ties"):
+        if key in kwargs and not isinstance(kwargs[key], str):
+            raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
+    gamma = kwargs.get("gamma")
+    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, (int, float))):
+        raise ValueError(f"`gamma`{where} must be a number, got {gamma!r}")
+    for key in ("replacement", "audit", "validate_args"):
+        if key in kwargs and not isinstance(kwargs[key], bool):
+            raise ValueError(f"`{key}`{where} must be true or false, got {kwargs[key]!r}")
     return kwargs

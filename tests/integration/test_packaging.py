@@ -93,7 +93,7 @@ def test_wheel_contents(dists):
         info = f"torchrec_eval-{torchrec_eval.__version__}.dist-info"
         metadata = wheel.read(f"{info}/METADATA").decode()
         entry_points = wheel.read(f"{info}/entry_points.txt").decode()
-    assert {f"torchrec_eval/suites/{name}" for name in SUITES} <= names and len(SUITES) == 4
+    assert {f"torchrec_eval/suites/{name}" for name in SUITES} <= names and len(SUITES) == 5
     assert {"torchrec_eval/py.typed", f"{info}/licenses/LICENSE"} <= names
     modules = {str(path.relative_to(ROOT)) for path in (ROOT / "torchrec_eval").rglob("*.py")}
     assert modules <= names, sorted(modules - names)

@@ -290,6 +290,8 @@ def test_ready_made_suites_load_by_name_outside_a_clone(tmp_path):
     assert out.stdout.strip() == "['ndcg@10', 'ndcg@20']"
     from torchrec_eval.config import SUITES
 
-    assert sorted(SUITES) == ["beyond", "ctr", "recsys", "trec"]  # ctr: a pointwise suite (test_pointwise_config.py)
-    with pytest.raises(FileNotFoundError, match=r"ready-made suite of the package: \['beyond', 'ctr', 'recsys', 'trec'\]"):
+    # ctr: a pointwise suite (test_pointwise_config.py); uni100: a sampled one (test_sampled_config.py)
+    assert sorted(SUITES) == ["beyond", "ctr", "recsys", "trec", "uni100"]
+    listed = r"ready-made suite of the package: \['beyond', 'ctr', 'recsys', 'trec', 'uni100'\]"
+    with pytest.raises(FileNotFoundError, match=listed):
         tre.RankingMetrics.from_config("recsyss")

@@ -3,12 +3,14 @@ catalogue (the member: :mod:`torchrec_eval.sampled.member`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import Unpack
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 
+from torchrec_eval.config import load_yaml, sampled_suite_kwargs
 from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.pipeline.arguments import check_int, check_probability
@@ -91,6 +93,27 @@ class SampledMetrics(MemberMetric):
         self._show(num_items=num_items, num_negatives=num_negatives, estimator=estimator,
                    gamma=gamma if estimator in ("bias_variance", "constrained") else None,
                    replacement=None if replacement else False, audit=audit or None)
+
+    @classmethod
+    def from_config(cls, config: str | os.PathLike[str] | dict[str, Any], **overrides: Any) -> SampledMetrics:
+        """A sampled suite from a YAML file, a ready-made suite by name (``"uni100"``) or a dict, see
+        :func:`~torchrec_eval.config.sampled_suite_kwargs`; ``overrides`` replace the config's keys (the
+        catalogue size, usually: ``from_config("uni100", num_items=dataset.num_items)``).
+
+        Example:
+            >>> from torchrec_eval import SampledMetrics
+            >>> SampledMetrics.from_config("uni100", num_items=5000).value_keys
+            ['ndcg@10', 'recall@10', 'hitrate@10', 'mrr']
+        """
+        if overrides:
+            raw = load_yaml(config) if isinstance(config, (str, os.PathLike)) else config
+            config = {**raw, **overrides} if isinstance(raw, dict) else raw
+        kwargs = sampled_suite_kwargs(config)
+        for key in ("num_items", "num_negatives"):
+            if key not in kwargs:
+                raise ValueError(f"`{key}`: the sampled suite config does not set it; give it in the config or "
+                                 f"as from_config(..., {key}=...)")
+        return cls(**kwargs)
 
     def bootstrap_interval(self, level: float = 0.95, replicates: int = 200,
                            seed: int = 0) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
