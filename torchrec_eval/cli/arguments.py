@@ -18,6 +18,8 @@ def check_options(args: argparse.Namespace, tensors: bool) -> None:
                             ("-M", args.max_docs is not None)):
             if given:
                 raise CliError(f"{flag} applies to TREC runs only")
+    if args.sampled and args.convention is not None:
+        raise CliError("--sampled estimates the library's metrics for the catalogue: it takes no --convention")
     if args.json and args.query_eval:
         raise CliError("-q prints trec_eval's per-query lines; with --json, write them with --per-query FILE")
     if args.nosummary and not args.query_eval and args.convention != "trec":

@@ -14,6 +14,7 @@ from torchrec_eval.cli.library import evaluate_library
 from torchrec_eval.cli.names import DEFAULT_METRICS, split_metric_names, trec_measures, trec_only
 from torchrec_eval.cli.paths import check_input_file, check_output_file
 from torchrec_eval.cli.progress import progress_factory
+from torchrec_eval.cli.sampled import SAMPLED_DEFAULT, evaluate_sampled
 from torchrec_eval.cli.trec_eval import evaluate_judgement_format, evaluate_trec_measures, other_trec_options
 from torchrec_eval.cli.trec_files import read_trec
 
@@ -58,6 +59,9 @@ def _evaluate_files(args: argparse.Namespace) -> int:
         if qrels_path is not None and not is_tensor_file(qrels_path):
             raise CliError(f"{qrels_path}: with a tensor run ({run_path}) the targets must be a .pt/.npz "
                            "file too")
+        if args.sampled:
+            names = split_metric_names(args.metrics, default=SAMPLED_DEFAULT)
+            return evaluate_sampled(args, load_tensor_inputs(run_path, qrels_path), names, progress)
         names = split_metric_names(args.metrics)
         return evaluate_library(args, load_tensor_inputs(run_path, qrels_path), names, progress)
     if qrels_path is None:
@@ -67,6 +71,10 @@ def _evaluate_files(args: argparse.Namespace) -> int:
                        "not tensors")
     if other_trec_options(args):  # trec_eval -R prefs / qrels_prefs / qrels_jg, -T, -D, -Z
         return evaluate_judgement_format(args, run_path, qrels_path, progress)
+    if args.sampled:
+        names = split_metric_names(args.metrics, default=SAMPLED_DEFAULT)
+        run, qrels = read_trec(run_path, qrels_path, progress, "error")
+        return evaluate_sampled(args, load_trec(run, qrels, args), names, progress)
     trec = args.convention == "trec"
     names = split_metric_names(args.metrics, default=["official"] if trec else DEFAULT_METRICS)
     measures = trec_measures(names) if trec else None

@@ -143,6 +143,15 @@ def _add_evaluate(commands: argparse._SubParsersAction[OneLineParser]) -> None:
                     help="write per-query values as tab-separated qid and metric columns ('-' for stdout; "
                          "nan = query not counted)")
     ev.add_argument("--batch-size", type=_positive_int, metavar="ROWS", help="queries per update")
+    ev.add_argument("--sampled", type=_int_at_least(2), metavar="NUM_ITEMS",
+                    help="sampled evaluation: each query lists its held-out (relevant) items and m sampled "
+                         "negatives; estimate the metrics for a catalogue of NUM_ITEMS items (default metrics: "
+                         "ndcg@10 recall@10 hitrate@10 mrr; docs/sampled.md)")
+    ev.add_argument("--estimator", choices=("naive", "rank_estimate", "bias_variance", "constrained", "em"),
+                    default="bias_variance", help="with --sampled: how the full-catalogue value is estimated "
+                                                  "(default bias_variance; naive: the sampled metric itself)")
+    ev.add_argument("--gamma", type=float, default=0.01, metavar="WEIGHT",
+                    help="with --sampled: the variance weight of bias_variance and constrained (default 0.01)")
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bar on stderr (default: on a terminal, for large inputs)")
     ev.add_argument("--quiet", action="store_true", help="no summary line on stderr")

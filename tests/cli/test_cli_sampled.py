@@ -1,0 +1,109 @@
+"""``torchrec-eval evaluate --sampled NUM_ITEMS`` on TREC files and tensors, against a brute force written
+from the files: each relevant document's sampled rank counted among its query's non-relevant documents in the
+run's order, its metric from ``tests/reference/sampled.py`` (the naive value, or numpy's least-squares
+correction), averaged per query and then over queries; and every refusal named."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.reference import sampled as ref
+from torchrec_eval import cli
+
+NUM_ITEMS, M = 500, 12
+
+
+def _write(tmp_path: Path, negatives=lambda q: M, unjudged: int = 0) -> tuple[Path, Path, dict[str, list[int]]]:
+    """A run of 1 or 2 relevant documents and ``negatives(q)`` sampled ones per query, and each query's sampled
+    ranks, counted from the file's own order (scores descending)."""
+    rng = random.Random(0)
+    run, qrels, ranks = [], [], {}
+    for q in range(25):
+        relevant = [f"r{q}_{i}" for i in range(1 + q % 2)] if q >= unjudged else []
+        docs = relevant + [f"n{q}_{i}" for i in range(negatives(q))]
+        scores = {doc: rng.random() + (0.4 if doc in relevant else 0.0) for doc in docs}
+        ordered = sorted(docs, key=lambda doc: -scores[doc])
+        run += [f"q{q} Q0 {doc} {i + 1} {scores[doc]:.6f} tag" for i, doc in enumerate(ordered)]
+        qrels += [f"q{q} 0 {doc} 1" for doc in relevant] + [f"q{q} 0 {ordered[-1]} 0"]  # a judged negative
+        if relevant:
+            ranks[f"q{q}"] = [1 + sum(1 for doc in ordered[:ordered.index(r)] if doc not in relevant) for r in relevant]
+    (tmp_path / "run").write_text("\n".join(run) + "\n")
+    (tmp_path / "qrels").write_text("\n".join(qrels) + "\n")
+    return tmp_path / "run", tmp_path / "qrels", ranks
+
+
+def _expected(ranks: dict[str, list[int]], estimator: str) -> dict[str, dict[str, float]]:
+    """Per query and metric: the mean over its relevant documents of c[s]."""
+    out: dict[str, dict[str, float]] = {}
+    for family, k, name in (("ndcg", 10, "ndcg@10"), ("recall", 5, "recall@5"), ("mrr", None, "mrr")):
+        if estimator == "naive":
+            c = ref.metric(family, np.arange(1, M + 2), k, M + 1)
+        else:
+            c = ref.bias_variance_lstsq(ref.transition(NUM_ITEMS, M, True),
+                                        ref.metric(family, np.arange(1, NUM_ITEMS + 1), k, NUM_ITEMS), 0.01)
+        for qid, sampled in ranks.items():
+            out.setdefault(qid, {})[name] = float(np.mean([c[s - 1] for s in sampled]))
+    return out
+
+
+@pytest.mark.parametrize("estimator", ["naive", "bias_variance"])
+def test_a_trec_run_of_sampled_candidates_against_a_brute_force(tmp_path, capsys, estimator):
+    run, qrels, ranks = _write(tmp_path)
+    status = cli.main(["evaluate", str(run), str(qrels), "--sampled", str(NUM_ITEMS), "--estimator", estimator,
+                       "-m", "ndcg@10", "recall@5", "mrr", "--json", "--per-query", str(tmp_path / "per_query")])
+    assert status == 0
+    out = capsys.readouterr()
+    got = json.loads(out.out)
+    expected = _expected(ranks, estimator)
+    for name in ("ndcg@10", "recall@5", "mrr"):
+        assert got[name] == pytest.approx(np.mean([values[name] for values in expected.values()]), abs=1e-9)
+    lines = (tmp_path / "per_query").read_text().splitlines()
+    assert lines[0].split("\t") == ["qid", "ndcg@10", "recall@5", "mrr"]
+    for line in lines[1:]:
+        qid, *values = line.split("\t")
+        assert [float(v) for v in values] == pytest.approx([expected[qid][n] for n in ("ndcg@10", "recall@5", "mrr")],
+                                                           abs=1e-9)
+    assert f"25 queries estimated for {NUM_ITEMS} items with {M} sampled negatives" in out.err
+
+
+def test_tensors_of_sampled_rows(tmp_path, capsys):
+    gen = torch.Generator().manual_seed(1)
+    preds = torch.randn(40, M + 1, generator=gen)
+    target = torch.zeros(40, M + 1, dtype=torch.bool)
+    target[torch.arange(40), torch.randint(0, M + 1, (40,), generator=gen)] = True
+    torch.save({"preds": preds, "target": target}, tmp_path / "rows.pt")
+    assert cli.main(["evaluate", str(tmp_path / "rows.pt"), "--sampled", str(NUM_ITEMS), "--estimator", "naive",
+                     "-m", "mrr", "--json"]) == 0
+    ranks = [1 + int((row[~t] > row[t]).sum()) for row, t in zip(preds, target, strict=True)]
+    assert json.loads(capsys.readouterr().out)["mrr"] == pytest.approx(float(np.mean([1 / r for r in ranks])),
+                                                                       abs=1e-12)
+
+
+def test_a_query_without_a_relevant_candidate_is_left_out_and_said(tmp_path, capsys):
+    run, qrels, ranks = _write(tmp_path, unjudged=3)
+    assert cli.main(["evaluate", str(run), str(qrels), "--sampled", str(NUM_ITEMS), "--estimator", "naive",
+                     "-m", "mrr", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["mrr"] == pytest.approx(
+        np.mean([values["mrr"] for values in _expected(ranks, "naive").values()]), abs=1e-9)
+    assert "22 queries estimated" in out.err and "3 without a relevant candidate left out" in out.err
+
+
+@pytest.mark.parametrize(("extra", "negatives", "match"), [
+    ([], lambda q: M + (q == 4), "same number m of sampled negatives"),
+    (["--sampled", "5"], lambda q: M, "num_negatives"),  # m = 12 negatives cannot come from 5 items
+    (["--estimator", "em", "--per-query", "-"], lambda q: M, "per-query values"),
+    (["--convention", "trec"], lambda q: M, "no --convention"),
+    (["-m", "coverage@10"], lambda q: M, "coverage"),
+])
+def test_refusals_are_named(tmp_path, capsys, extra, negatives, match):
+    run, qrels, _ = _write(tmp_path, negatives=negatives)
+    sampled = [] if "--sampled" in extra else ["--sampled", str(NUM_ITEMS)]
+    assert cli.main(["evaluate", str(run), str(qrels), *sampled, *extra]) == 2
+    assert match in capsys.readouterr().err
