@@ -13,9 +13,12 @@ from torch import Tensor
 from torchrec_eval.config import load_yaml, sampled_suite_kwargs
 from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.metrics.per_query import per_query
+from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.arguments import check_int, check_probability
+from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled.audit import AuditBatch
-from torchrec_eval.sampled.member import Estimator, SampledMember
+from torchrec_eval.sampled.member import Estimator, SampledMember, Sampling
 
 __all__ = ["SampledMetrics"]
 
@@ -51,10 +54,16 @@ class SampledMetrics(MemberMetric):
     Args:
         metrics: ``"ndcg@10"``, ``"recall@10"``, ``"hitrate@10"``, ``"precision@10"``, ``"mrr"``, ``"map@10"``,
             ``"auc"``, ...: families of the rank of one relevant item, with or without a cut-off.
-        num_items: n, the candidates of the full ranking, the relevant item included.
+        num_items: n, the candidates of the full ranking, the relevant item included; ``None``: a size per
+            query, given to each ``update`` as ``num_items`` [B] (the items a user has not interacted with,
+            say), estimated by ``"naive"`` or ``"rank_estimate"`` (per query).
         num_negatives: m, the sampled negatives of each query.
         estimator, gamma: how the full-catalogue value is estimated (above).
         replacement: whether the negatives were drawn with replacement (RecBole: yes).
+        sampling: ``"uniform"`` (default), or ``"popularity"`` (RecBole's ``popNNN``): each ``update`` gives
+            ``negative_probabilities``, and ``"rank_estimate"`` takes Horvitz-Thompson's estimate of each
+            query's rank (:mod:`~torchrec_eval.sampled.rank_estimates`); the other corrections assume uniform
+            draws and refuse it.
         audit: keep the audit states: on the batches you choose, :meth:`audit` ranks the held-out items in
             the whole catalogue and ``compute`` reports the estimator's error on them.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric` (``ties``: the
@@ -81,18 +90,70 @@ class SampledMetrics(MemberMetric):
         {'recall@10': 0.1069, 'ndcg@10': 0.0502}
     """
 
-    def __init__(self, metrics: Sequence[str], *, num_items: int, num_negatives: int,
+    def __init__(self, metrics: Sequence[str], *, num_items: int | None, num_negatives: int,
                  estimator: Estimator = "bias_variance", gamma: float = 0.01, replacement: bool = True,
-                 audit: bool = False, **kwargs: Unpack[MetricArguments]) -> None:
+                 sampling: Sampling = "uniform", audit: bool = False, **kwargs: Unpack[MetricArguments]) -> None:
         if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
             raise ValueError(f"`metrics` must be a non-empty list of names such as ['ndcg@10'], got {metrics!r}")
         member = SampledMember([_request(name) for name in metrics], num_items, num_negatives, estimator, gamma,
-                               replacement, audit)
+                               replacement, audit, sampling)
         super().__init__([member], **kwargs)
         self.member = member
         self._show(num_items=num_items, num_negatives=num_negatives, estimator=estimator,
                    gamma=gamma if estimator in ("bias_variance", "constrained") else None,
-                   replacement=None if replacement else False, audit=audit or None)
+                   replacement=None if replacement else False, sampling=None if sampling == "uniform" else sampling,
+                   audit=audit or None)
+
+    def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, indexes: Tensor | None = None,
+               target_ids: Tensor | None = None, target_gains: Tensor | None = None,
+               ranked_ids: Tensor | None = None, mask: Tensor | None = None, exclude_ids: Tensor | None = None,
+               groups: Tensor | None = None, sample_weight: Tensor | None = None, num_items: Tensor | None = None,
+               negative_probabilities: Tensor | None = None) -> None:
+        """Add one batch of sampled rows; on any error the state is left unchanged.
+
+        Args:
+            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups,
+                sample_weight: as in :meth:`~torchrec_eval.metrics.base.MemberMetric.update` (scores of rows
+                [B, m + 1], or [B, R + m]).
+            num_items: [B] int, each query's catalogue size, for a metric built with ``num_items=None``.
+            negative_probabilities: [B, W] float, the probability with which each negative was drawn, for a
+                metric built with ``sampling="popularity"`` (the held-out items' entries are not read).
+        """
+        self._update_from(self._with_extras(locals()))
+
+    def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, indexes: Tensor | None = None,
+                  target_ids: Tensor | None = None, target_gains: Tensor | None = None,
+                  ranked_ids: Tensor | None = None, mask: Tensor | None = None, exclude_ids: Tensor | None = None,
+                  groups: Tensor | None = None, query_ids: Any = None, as_frame: bool = False,
+                  num_items: Tensor | None = None, negative_probabilities: Tensor | None = None) -> Any:
+        """Each query's estimate for one batch, without touching the state (``update``'s arguments, see
+        :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query`)."""
+        inputs = self._with_extras({name: value for name, value in locals().items()
+                                    if name not in ("query_ids", "as_frame")})
+        return per_query(self, inputs, query_ids, as_frame)
+
+    def _with_extras(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``update``'s arguments without ``self``; the per-query inputs are refused with the flat form (whose
+        queries span calls) and where the metric does not take them."""
+        inputs = {name: value for name, value in arguments.items() if name != "self"}
+        for name, wanted in (("num_items", self.member.num_items is None),
+                             ("negative_probabilities", self.member.sampling == "popularity")):
+            if inputs.get(name) is not None and (not wanted or inputs.get("indexes") is not None):
+                why = "the flat form (indexes)" if wanted else "this metric (see num_items= and sampling=)"
+                raise ValueError(f"`{name}` is not taken by {why}, got {describe(inputs[name])}")
+        return inputs
+
+    def batch(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+              num_items: Tensor | None = None, negative_probabilities: Tensor | None = None,
+              **inputs: Tensor | None) -> Batch:
+        """The validated batch (:meth:`~torchrec_eval.metrics.base.MemberMetric.batch`) with its per-query
+        inputs (``batch.extras``) on the metric's device."""
+        batch = super().batch(preds, target, groups=groups, **inputs)
+        extras = {name: value.to(self.device) if isinstance(value, Tensor) else value
+                  for name, value in (("num_items", num_items), ("negative_probabilities", negative_probabilities))
+                  if value is not None}
+        batch.extras = extras or None
+        return batch
 
     @classmethod
     def from_config(cls, config: str | os.PathLike[str] | dict[str, Any], **overrides: Any) -> SampledMetrics:

@@ -183,13 +183,15 @@ class CountedCandidates(Protocol):
 
 @dataclass
 class Batch:
-    """A validated batch: its top-k view, its full candidate view (each if requested), its groups, and
-    the float64 [B] weight of each query when the metric is ``weighted``."""
+    """A validated batch: its top-k view, its full candidate view (each if requested), its groups, the
+    float64 [B] weight of each query when the metric is ``weighted``, and the per-query inputs a member
+    takes beyond the input forms (``extras``: sampled evaluation's per-query catalogue sizes, say)."""
 
     ranked: RankedTargets | None
     candidates: Candidates | CountedCandidates | None
     groups: Tensor | None
     weights: Tensor | None = None
+    extras: dict[str, Tensor] | None = None
 
     @property
     def num_queries(self) -> int:

@@ -24,6 +24,7 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled.rank_metrics import rank_metric
+from torchrec_eval.sampled.ranks import rank_spans
 
 __all__ = ["AuditBatch", "audit_keys", "span_means"]
 
@@ -76,7 +77,7 @@ class AuditBatch:
         if candidates.scores.shape[1] != member.num_negatives + 1:
             raise ValueError(f"`preds`: the audit takes one held-out item per row, [B, m + 1] = [B, "
                              f"{member.num_negatives + 1}], got {describe(candidates.scores)}")
-        self.spans = member.rank_spans(batch, metric.ties, metric.validate_args)  # checks the rows first
+        self.spans = rank_spans(batch, member.num_negatives, metric.ties, metric.validate_args)  # checks the rows
         self.ids = positive_ids.to(candidates.scores.device).long().unsqueeze(1)
         self.score = torch.where(candidates.relevant, candidates.scores, 0).sum(1, keepdim=True).double()
         self.above = torch.zeros(rows, dtype=torch.int64, device=self.ids.device)

@@ -11,6 +11,10 @@ Krichene & Rendle's instances), weighing 1 / R so that every query counts once. 
 across batches and processes. ``compute`` turns it into each requested metric with the chosen
 estimator (:mod:`~torchrec_eval.sampled.estimators`): a linear one is ``histogram @ c / count``; ``"em"``
 fits the distribution of true ranks to the histogram first.
+
+Where one :math:`P(s \mid r)` does not hold for every query (a catalogue size per query, or negatives drawn
+by popularity) the rank estimate is taken per query (:mod:`~torchrec_eval.sampled.rank_estimates`) and the
+state ``sampled_estimates`` [G, 2K] keeps the sums of its values and of their squares.
 """
 
 from __future__ import annotations
@@ -23,39 +27,22 @@ from torch import Tensor
 
 from torchrec_eval.members.interface import Member, Moments
 from torchrec_eval.pipeline import Batch
-from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
-from torchrec_eval.sampled import estimators
+from torchrec_eval.sampled import estimators, ranks
 from torchrec_eval.sampled.audit import audit_keys
 from torchrec_eval.sampled.bootstrap import percentile_interval, resampled_histograms
 from torchrec_eval.sampled.constrained import constrained_rows
+from torchrec_eval.sampled.rank_estimates import popularity_values, uniform_values
 from torchrec_eval.sampled.rank_metrics import FAMILIES
 from torchrec_eval.sampled.transitions import check_sampling
 
-__all__ = ["ESTIMATORS", "Estimator", "SampledMember"]
+__all__ = ["ESTIMATORS", "Estimator", "SampledMember", "Sampling"]
 
 #: how the full-catalogue value is estimated from the sampled ranks
 Estimator = Literal["naive", "rank_estimate", "bias_variance", "constrained", "em"]
 ESTIMATORS: tuple[Estimator, ...] = get_args(Estimator)
-
-
-def _spans(scores: Tensor, held_out: Tensor, columns: Tensor, negative: Tensor, ties: str) -> tuple[Tensor, Tensor]:
-    """[B, P] the negatives above each held-out item (scores [B, P, 1] at ``columns`` [B, P, 1]) and its tied
-    negatives: the first 0-based sampled rank and the spread by ``ties`` (``"index"``: the tied negatives of
-    earlier columns rank above; ``"reverse_index"``: those of later ones)."""
-    row = scores.unsqueeze(1)  # [B, 1, W]
-    others = negative.unsqueeze(1)
-    above = ((row > held_out) & others).sum(2)
-    tied = (row == held_out) & others  # [B, P, W]
-    if ties == "average":
-        return above, tied.sum(2)
-    if ties == "pessimistic":
-        return above + tied.sum(2), torch.zeros_like(above)
-    if ties == "optimistic":
-        return above, torch.zeros_like(above)
-    positions = torch.arange(scores.shape[1], device=scores.device)
-    before = positions < columns if ties == "index" else positions > columns
-    return above + (tied & before).sum(2), torch.zeros_like(above)
+#: how the negatives were drawn: uniformly, or by popularity with known per-draw probabilities
+Sampling = Literal["uniform", "popularity"]
 
 
 class SampledMember(Member):
@@ -63,11 +50,14 @@ class SampledMember(Member):
 
     Args:
         requests: (family, cut-off or None) pairs of :data:`~torchrec_eval.sampled.rank_metrics.FAMILIES`.
-        num_items: n, the candidates of the full ranking (the relevant item included).
+        num_items: n, the candidates of the full ranking (the relevant item included); None: one per query,
+            given to each update (``num_items`` [B]).
         num_negatives: m, the sampled negatives of each query.
         estimator: one of :data:`ESTIMATORS`; ``gamma`` weighs the variance for ``"bias_variance"`` and
             ``"constrained"``.
         replacement: whether the negatives were drawn with replacement.
+        sampling: ``"uniform"``, or ``"popularity"``: each update gives ``negative_probabilities`` [B, W],
+            the probability with which each negative was drawn (with replacement).
         audit: keep the audit states (:mod:`~torchrec_eval.sampled.audit`) and report the audited queries'
             exact values, estimates and errors.
     """
@@ -79,12 +69,27 @@ class SampledMember(Member):
     supports_weights = True
     paired = False
 
-    def __init__(self, requests: Sequence[tuple[str, int | None]], num_items: int, num_negatives: int,
+    def __init__(self, requests: Sequence[tuple[str, int | None]], num_items: int | None, num_negatives: int,
                  estimator: str = "bias_variance", gamma: float = 0.01, replacement: bool = True,
-                 audit: bool = False) -> None:
-        self.num_items, self.num_negatives = check_sampling(num_items, num_negatives)
+                 audit: bool = False, sampling: str = "uniform") -> None:
+        if num_items is None:  # one catalogue size per query: m is checked against each in update
+            self.num_items, self.num_negatives = None, check_sampling(num_negatives + 1, num_negatives)[1]
+        else:
+            self.num_items, self.num_negatives = check_sampling(num_items, num_negatives)
         if estimator not in ESTIMATORS:
             raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}")
+        if sampling not in get_args(Sampling):
+            raise ValueError(f"`sampling` must be one of {get_args(Sampling)}, got {sampling!r}")
+        self.sampling = sampling
+        # one P(s | r) for all queries is what the histogram's estimators need; else the rank estimate per query
+        self.per_query_ranks = (num_items is None or sampling == "popularity") and estimator != "naive"
+        if self.per_query_ranks and estimator != "rank_estimate":
+            raise ValueError(f"`estimator`: with a catalogue size per query or popularity-sampled negatives, only "
+                             f"'naive' and 'rank_estimate' apply (the corrections and EM need one P(s | r) for every "
+                             f"query), got {estimator!r}")
+        if (num_items is None or sampling == "popularity") and (audit or not replacement):
+            raise ValueError("`audit` and `replacement=False` need one catalogue size and uniform draws (num_items "
+                             f"an int, sampling='uniform'), got audit={audit!r}, replacement={replacement!r}")
         if not isinstance(replacement, bool):
             raise ValueError(f"`replacement` must be True or False, got {replacement!r}")
         if not isinstance(audit, bool):
@@ -102,7 +107,7 @@ class SampledMember(Member):
         self.values = self._values()  # [P, m + 1]: each key's value at each sampled rank (linear estimators)
 
     def _values(self) -> Tensor:
-        n, m = self.num_items, self.num_negatives
+        n, m = self.num_items or self.num_negatives + 1, self.num_negatives
         if self.estimator == "bias_variance":
             return estimators.bias_variance_rows(self.requests, n, m, self.gamma, self.replacement)
         if self.estimator == "constrained":
@@ -111,22 +116,26 @@ class SampledMember(Member):
         for family, k in self.requests:
             if self.estimator == "naive":
                 rows.append(estimators.naive(family, k, m))
-            elif self.estimator == "rank_estimate":
+            elif self.estimator == "rank_estimate" and not self.per_query_ranks:
                 rows.append(estimators.rank_estimate(family, k, n, m))
-            else:  # em fits the histogram at compute; the naive values check the family and k now
+            else:  # em fits the histogram at compute, per-query rank estimates are kept as sums; the naive
+                # values check the family and k now
                 rows.append(torch.zeros_like(estimators.naive(family, k, m)))
         return torch.stack(rows)
 
     def configuration(self) -> dict[str, Any]:
         return {"kind": "sampled", "requests": [list(r) for r in self.requests], "num_items": self.num_items,
                 "num_negatives": self.num_negatives, "estimator": self.estimator, "gamma": self.gamma,
-                "replacement": self.replacement, "audit": self.audit}
+                "replacement": self.replacement, "audit": self.audit, "sampling": self.sampling}
 
     # the member interface (torchrec_eval.members.interface) -----------------------------------------
     def add_states(self, metric: Any, num_groups: int) -> None:
         metric.add_state("sampled_ranks", default=torch.zeros(num_groups, self.num_negatives + 1,
                                                               dtype=torch.float64), dist_reduce_fx="sum")
         metric.register_buffer("sampled_values", self.values.clone(), persistent=False)
+        if self.per_query_ranks:
+            metric.add_state("sampled_estimates", default=torch.zeros(num_groups, 2 * len(self.requests),
+                                                                      dtype=torch.float64), dist_reduce_fx="sum")
         if self.audit:
             metric.add_state("audit_sampled_ranks", default=torch.zeros(num_groups, self.num_negatives + 1,
                                                                         dtype=torch.float64), dist_reduce_fx="sum")
@@ -134,12 +143,47 @@ class SampledMember(Member):
                              dist_reduce_fx="sum")
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
-        """The batch's histogram [G, m + 1] (:meth:`histogram`), added when every member has succeeded."""
-        low, spread, share = self.rank_spans(batch, metric.ties, metric.validate_args)
-        weight = share if batch.weights is None else share * batch.weights.unsqueeze(1)
+        """The batch's histogram [G, m + 1] (:meth:`histogram`) and, for per-query rank estimates, the sums of
+        their values and squares [G, 2K]: added when every member has succeeded."""
+        items = ranks.held_out_items(batch, self.num_negatives, metric.validate_args)
+        low, spread = ranks.spans(items, metric.ties)
+        weight = items.share if batch.weights is None else items.share * batch.weights.unsqueeze(1)
         groups = batch.groups if batch.groups is not None else torch.zeros_like(low[:, 0])
         increment = self.histogram(low, spread, weight, groups, metric.sampled_ranks.shape[0])
-        return lambda: metric.sampled_ranks.add_(increment)
+        if not self.per_query_ranks:
+            return lambda: metric.sampled_ranks.add_(increment)
+        values = self._rank_estimates(items, low, spread, batch, metric)
+        query_weight = values.new_ones(values.shape[0]) if batch.weights is None else batch.weights
+        moments = torch.cat([values, values * values], dim=1) * query_weight.unsqueeze(1)
+        sums = torch.zeros_like(metric.sampled_estimates).index_add_(0, groups, moments)
+
+        def apply() -> None:
+            metric.sampled_ranks.add_(increment)
+            metric.sampled_estimates.add_(sums)
+
+        return apply
+
+    def _rank_estimates(self, items: ranks.HeldOut, low: Tensor, spread: Tensor, batch: Batch, metric: Any) -> Tensor:
+        """[B, K] each query's value at its own rank estimate (:mod:`~torchrec_eval.sampled.rank_estimates`)."""
+        extras, m, rows = batch.extras or {}, self.num_negatives, low.shape[0]
+        if self.num_items is None:
+            sizes = _given(extras, "num_items", (rows,), integer=True)
+            if metric.validate_args and bool((sizes < m + 1).any()):
+                raise ValueError(f"`num_items` must be at least m + 1 = {m + 1} for every query (the negatives are "
+                                 f"other items of its catalogue), got {sizes.tolist()}")
+        else:
+            sizes = torch.full((rows,), self.num_items, device=low.device)
+        if self.sampling == "uniform":
+            return uniform_values(self.requests, ranks.rank_mass(low, spread, items.share, m), sizes, m)
+        probabilities = _given(extras, "negative_probabilities", tuple(items.scores.shape), integer=False)
+        if metric.validate_args:
+            drawn = probabilities[items.negative]
+            if bool((~(drawn > 0) | (drawn > 1)).any()):
+                raise ValueError("`negative_probabilities` must lie in (0, 1] at every negative (the probability "
+                                 f"of drawing it), got values in [{float(drawn.min())}, {float(drawn.max())}]")
+        inverse = torch.where(items.negative, 1.0 / probabilities.to(torch.float64), 0.0)
+        above, tied = ranks.spans(items, metric.ties, inverse)
+        return popularity_values(self.requests, above, tied / 2, items.share, sizes, m)  # a tie counts half
 
     def histogram(self, low: Tensor, spread: Tensor, weight: Tensor, groups: Tensor, num_groups: int) -> Tensor:
         """[G, m + 1] the weighted sampled ranks of a batch's held-out items ([B, P] each), from each one's span
@@ -152,54 +196,15 @@ class SampledMember(Member):
         edges.index_put_((rows, (low + spread + 1).flatten()), -share, accumulate=True)
         return edges.cumsum(1)[:, :-1]
 
-    def rank_mass(self, batch: Batch, ties: str, validate_args: bool) -> Tensor:
-        """[B, m + 1] each query's sampled ranks as a distribution (a 1, a tie's spread, or its held-out items'
-        shares)."""
-        low, spread, share = self.rank_spans(batch, ties, validate_args)
-        columns = torch.arange(self.num_negatives + 1, device=low.device)
-        inside = (columns >= low.unsqueeze(2)) & (columns <= (low + spread).unsqueeze(2))  # [B, P, m + 1]
-        return (inside.to(torch.float64) * (share / (spread + 1).to(torch.float64)).unsqueeze(2)).sum(1)
-
-    def rank_spans(self, batch: Batch, ties: str, validate_args: bool) -> tuple[Tensor, Tensor, Tensor]:
-        """For each held-out item [B, P] of each query: the first sampled rank it can take (0-based), how many
-        more (tied negatives under ``ties="average"``, else 0), and its share of its query (1 / R of the
-        query's R held-out items; 0 for padding). Rows of m + 1 columns hold one held-out item (P = 1); wider
-        rows hold up to P = width - m, each ranked against the row's m negatives only."""
-        candidates = batch.every_candidate()
-        if not isinstance(candidates, Candidates):
-            raise ValueError("sampled evaluation takes the scores of the m + 1 candidates (dense, ids or flat "
-                             f"form), not a catalogue stream; got {type(candidates).__name__}")
-        scores, relevant, m = candidates.scores, candidates.relevant, self.num_negatives
-        if scores.ndim != 2 or scores.shape[1] < m + 1:
-            raise ValueError(f"`preds` must score each query's held-out item(s) and its m = {m} sampled negatives: "
-                             f"shape [B, {m + 1}] (or wider for several held-out items), got {describe(scores)}")
-        valid = candidates.valid if candidates.valid is not None else torch.ones_like(relevant)
-        relevant = relevant & valid
-        negative = valid & ~relevant
-        if validate_args:
-            self._check_rows(relevant, negative, scores.shape[1] == m + 1)
-        if scores.shape[1] == m + 1:  # one held-out item per row: its column
-            columns = relevant.to(torch.uint8).argmax(1, keepdim=True)
-        else:  # the held-out items' columns first, in column order
-            columns = torch.argsort((~relevant).to(torch.uint8), dim=1, stable=True)[:, : scores.shape[1] - m]
-        held_out = relevant.gather(1, columns)
-        low, spread = _spans(scores, scores.gather(1, columns).unsqueeze(2), columns.unsqueeze(2), negative, ties)
-        count = held_out.sum(1, keepdim=True).clamp(min=1).to(torch.float64)
-        share = torch.where(held_out, 1.0 / count, 0.0)
-        return torch.where(held_out, low, 0), torch.where(held_out, spread, 0), share
-
-    def _check_rows(self, relevant: Tensor, negative: Tensor, one: bool) -> None:
-        counts, negatives = relevant.sum(1), negative.sum(1)
-        if one and bool((counts != 1).any()) or not one and bool((counts < 1).any()):
-            raise ValueError(f"`target` must mark {'exactly one relevant item' if one else 'at least one relevant item'}"
-                             f" per row, got rows with {sorted(set(counts.tolist()))} relevant items")
-        if bool((negatives != self.num_negatives).any()):
-            raise ValueError(f"`preds` must hold m = {self.num_negatives} sampled negatives in every row (no mask, "
-                             f"no -inf among them), got rows with {sorted(set(negatives.tolist()))}")
-
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
-        """Each query's estimate [B, P] (its sampled rank's value) and a mask of True (every query counts)."""
-        values = self.rank_mass(batch, metric.ties, metric.validate_args) @ metric.sampled_values.T
+        """Each query's estimate [B, K] (its sampled rank's value, or its own rank estimate) and a mask of True
+        (every query counts)."""
+        items = ranks.held_out_items(batch, self.num_negatives, metric.validate_args)
+        low, spread = ranks.spans(items, metric.ties)
+        if self.per_query_ranks:
+            values = self._rank_estimates(items, low, spread, batch, metric)
+        else:
+            values = ranks.rank_mass(low, spread, items.share, self.num_negatives) @ metric.sampled_values.T
         return values, torch.ones_like(values, dtype=torch.bool)
 
     def moments(self, metric: Any) -> Moments:
@@ -209,11 +214,17 @@ class SampledMember(Member):
         if self.estimator == "em":
             return {}
         histogram, values = metric.sampled_ranks, metric.sampled_values
-        sums, squares = histogram @ values.T, histogram @ (values * values).T
         counts = histogram.sum(1).round()  # whole queries (a spread query's shares add up to 1)
+        if self.per_query_ranks:
+            sums, squares = metric.sampled_estimates.chunk(2, dim=1)
+            return {key: (sums[:, i], squares[:, i], counts) for i, key in enumerate(self.metric_keys)}
+        sums, squares = histogram @ values.T, histogram @ (values * values).T
         return {key: (sums[:, i], squares[:, i], counts) for i, key in enumerate(self.metric_keys)}
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
+        if self.per_query_ranks:
+            sums = metric.sampled_estimates[:, : len(self.requests)] / metric.sampled_ranks.sum(1, keepdim=True)
+            return {key: sums[:, i] for i, key in enumerate(self.metric_keys)}
         out = self.estimate(metric.sampled_ranks, metric.sampled_values)
         if self.audit:
             estimate = self.estimate(metric.audit_sampled_ranks, metric.sampled_values)
@@ -230,6 +241,9 @@ class SampledMember(Member):
         """``{key: (estimate, low, high)}``, each [G]: the estimate and its percentile bootstrap interval at
         ``level`` from ``replicates`` multinomial redraws of each group's histogram
         (:mod:`~torchrec_eval.sampled.bootstrap`); NaN for a group without queries."""
+        if self.per_query_ranks:
+            raise ValueError("`bootstrap_interval`: per-query rank estimates are no function of the sampled rank "
+                             "alone, so the histogram cannot be redrawn; confidence_interval(metric) holds for them")
         histogram, values = metric.sampled_ranks.clone(), metric.sampled_values
         estimate = self.estimate(histogram, values)
         bounds: dict[str, list[tuple[Tensor, Tensor]]] = {key: [] for key in self.metric_keys}
@@ -243,7 +257,7 @@ class SampledMember(Member):
             if self.estimator != "em":
                 replicate_values = (draws @ values.T / draws.sum(1, keepdim=True)).unbind(1)
             else:
-                fitted = estimators.em_rank_distribution(draws.cpu(), self.num_items, self.num_negatives,
+                fitted = estimators.em_rank_distribution(draws.cpu(), self.catalogue, self.num_negatives,
                                                          self.replacement)
                 replicate_values = tuple(estimators.true_value(family, k, fitted).to(row.device)
                                          for family, k in self.requests)
@@ -260,10 +274,29 @@ class SampledMember(Member):
             return {key: estimates[:, i] for i, key in enumerate(self.metric_keys)}
         out: dict[str, list[Tensor]] = {key: [] for key in self.metric_keys}
         for row in histogram.cpu():
-            fitted = estimators.em_rank_distribution(row, self.num_items, self.num_negatives, self.replacement) \
+            fitted = estimators.em_rank_distribution(row, self.catalogue, self.num_negatives, self.replacement) \
                 if float(row.sum()) > 0 else None
             for (family, k), key in zip(self.requests, self.metric_keys, strict=True):
                 value = torch.tensor(float("nan"), dtype=torch.float64) if fitted is None \
                     else estimators.true_value(family, k, fitted)
                 out[key].append(value)
         return {key: torch.stack(values).to(histogram.device) for key, values in out.items()}
+
+    @property
+    def catalogue(self) -> int:
+        """n, for the estimators that need one size for every query (the constructor ensures there is one)."""
+        if self.num_items is None:
+            raise ValueError("this estimator needs one catalogue size for every query (num_items an int)")
+        return self.num_items
+
+
+def _given(extras: dict[str, Tensor], name: str, shape: tuple[int, ...], integer: bool) -> Tensor:
+    """The per-query input ``name`` of an update, of ``shape``, integers or floats."""
+    value = extras.get(name)
+    if value is None:
+        raise ValueError(f"`{name}` must be given to each update of this metric, shape {list(shape)}, got None")
+    if not isinstance(value, Tensor) or tuple(value.shape) != shape or value.is_floating_point() == integer \
+            or value.dtype == torch.bool:
+        kind = "an integer" if integer else "a float"
+        raise ValueError(f"`{name}` must be {kind} tensor of shape {list(shape)}, got {describe(value)}")
+    return value

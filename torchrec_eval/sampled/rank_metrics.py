@@ -18,9 +18,9 @@ __all__ = ["FAMILIES", "rank_metric"]
 FAMILIES = ("hitrate", "recall", "precision", "mrr", "map", "ndcg", "auc")
 
 
-def rank_metric(family: str, ranks: Tensor, k: int | None, size: int) -> Tensor:
+def rank_metric(family: str, ranks: Tensor, k: int | None, size: int | Tensor) -> Tensor:
     """The value of ``family`` at cut-off ``k`` (None: no cut-off) for relevant items at ``ranks`` (float64,
-    any shape) in rankings of ``size`` candidates.
+    any shape) in rankings of ``size`` candidates (an int, or a tensor that broadcasts with ``ranks``).
 
     Example:
         >>> import torch

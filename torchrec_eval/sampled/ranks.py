@@ -1,0 +1,125 @@
+"""The sampled ranks of a batch: where each query's held-out items are, and the span of sampled ranks each
+can take against its row's m negatives.
+
+A row of ``preds`` [B, m + 1] holds one held-out (relevant) item and m sampled negatives; a wider row
+[B, R + m] holds up to R held-out items (``mask`` or ``-inf`` for the slots a row does not use), each ranked
+against the m negatives alone and weighing 1 / R of its query. The sampled rank is 1 + the negatives above
+the item; a tie follows ``ties``: ``"pessimistic"`` counts a tied negative above, ``"optimistic"`` below,
+``"index"``/``"reverse_index"`` by column, and ``"average"`` spreads the item over the ranks it can take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.pipeline import Batch
+from torchrec_eval.pipeline.batch import Candidates
+from torchrec_eval.pipeline.validation import describe
+
+__all__ = ["HeldOut", "held_out_items", "rank_mass", "rank_spans", "spans"]
+
+
+@dataclass
+class HeldOut:
+    """The held-out items of a batch of sampled rows.
+
+    Attributes:
+        scores: [B, W] every candidate's score.
+        columns: [B, P] the column of each held-out item (P = 1 for rows of m + 1, else W - m).
+        present: [B, P] bool, False for the slots of a row with fewer held-out items.
+        negative: [B, W] bool, the m sampled negatives of each row.
+        share: [B, P] float64, each held-out item's weight in its query (1 / R; 0 where absent).
+    """
+
+    scores: Tensor
+    columns: Tensor
+    present: Tensor
+    negative: Tensor
+    share: Tensor
+
+
+def held_out_items(batch: Batch, num_negatives: int, validate_args: bool) -> HeldOut:
+    """Find each row's held-out items; with ``validate_args``, check that every row has one (rows of m + 1)
+    or at least one (wider rows) and exactly m negatives.
+
+    Raises:
+        ValueError: on a catalogue stream, rows narrower than m + 1, or (``validate_args``) rows without
+            their held-out items or m negatives.
+    """
+    candidates = batch.every_candidate()
+    if not isinstance(candidates, Candidates):
+        raise ValueError("sampled evaluation takes the scores of the m + 1 candidates (dense, ids or flat "
+                         f"form), not a catalogue stream; got {type(candidates).__name__}")
+    scores, relevant, m = candidates.scores, candidates.relevant, num_negatives
+    if scores.ndim != 2 or scores.shape[1] < m + 1:
+        raise ValueError(f"`preds` must score each query's held-out item(s) and its m = {m} sampled negatives: "
+                         f"shape [B, {m + 1}] (or wider for several held-out items), got {describe(scores)}")
+    valid = candidates.valid if candidates.valid is not None else torch.ones_like(relevant)
+    relevant = relevant & valid
+    negative = valid & ~relevant
+    one = scores.shape[1] == m + 1
+    if validate_args:
+        _check_rows(relevant, negative, one, m)
+    if one:  # one held-out item per row: its column
+        columns = relevant.to(torch.uint8).argmax(1, keepdim=True)
+    else:  # the held-out items' columns first, in column order
+        columns = torch.argsort((~relevant).to(torch.uint8), dim=1, stable=True)[:, : scores.shape[1] - m]
+    present = relevant.gather(1, columns)
+    count = present.sum(1, keepdim=True).clamp(min=1).to(torch.float64)
+    return HeldOut(scores, columns, present, negative, torch.where(present, 1.0 / count, 0.0))
+
+
+def _check_rows(relevant: Tensor, negative: Tensor, one: bool, num_negatives: int) -> None:
+    counts, negatives = relevant.sum(1), negative.sum(1)
+    if one and bool((counts != 1).any()) or not one and bool((counts < 1).any()):
+        raise ValueError(f"`target` must mark {'exactly one relevant item' if one else 'at least one relevant item'}"
+                         f" per row, got rows with {sorted(set(counts.tolist()))} relevant items")
+    if bool((negatives != num_negatives).any()):
+        raise ValueError(f"`preds` must hold m = {num_negatives} sampled negatives in every row (no mask, "
+                         f"no -inf among them), got rows with {sorted(set(negatives.tolist()))}")
+
+
+def spans(items: HeldOut, ties: str, weights: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """[B, P] the negatives above each held-out item and [B, P] its spread: the first 0-based sampled rank
+    and how many more it can take (tied negatives under ``"average"``, else 0); 0 where absent. With
+    ``weights`` [B, W] each negative counts its weight instead of 1 (float64 sums)."""
+    row = items.scores.unsqueeze(1)  # [B, 1, W]
+    held_out = items.scores.gather(1, items.columns).unsqueeze(2)  # [B, P, 1]
+    others = items.negative.unsqueeze(1)
+
+    def count(flags: Tensor) -> Tensor:
+        return flags.sum(2) if weights is None else torch.where(flags, weights.unsqueeze(1), 0.0).sum(2)
+
+    above = count((row > held_out) & others)
+    tied = (row == held_out) & others  # [B, P, W]
+    if ties == "average":
+        low, spread = above, count(tied)
+    elif ties == "pessimistic":
+        low, spread = above + count(tied), torch.zeros_like(above)
+    elif ties == "optimistic":
+        low, spread = above, torch.zeros_like(above)
+    else:  # "index": the tied negatives of earlier columns rank above; "reverse_index": those of later ones
+        positions = torch.arange(items.scores.shape[1], device=items.scores.device)
+        columns = items.columns.unsqueeze(2)
+        low, spread = above + count(tied & (positions < columns if ties == "index" else positions > columns)), \
+            torch.zeros_like(above)
+    return torch.where(items.present, low, 0), torch.where(items.present, spread, 0)
+
+
+def rank_spans(batch: Batch, num_negatives: int, ties: str, validate_args: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """For each held-out item [B, P]: the first sampled rank it can take (0-based), how many more, and its
+    share of its query (:func:`held_out_items`, :func:`spans`)."""
+    items = held_out_items(batch, num_negatives, validate_args)
+    low, spread = spans(items, ties)
+    return low, spread, items.share
+
+
+def rank_mass(low: Tensor, spread: Tensor, share: Tensor, num_negatives: int) -> Tensor:
+    """[B, m + 1] each query's sampled ranks as a distribution (a 1, a tie's spread, or its held-out items'
+    shares)."""
+    columns = torch.arange(num_negatives + 1, device=low.device)
+    inside = (columns >= low.unsqueeze(2)) & (columns <= (low + spread).unsqueeze(2))  # [B, P, m + 1]
+    return (inside.to(torch.float64) * (share / (spread + 1).to(torch.float64)).unsqueeze(2)).sum(1)
