@@ -62,6 +62,9 @@ def _expected(estimator: str, ties: str, batches: list[dict[str, torch.Tensor]])
 
 
 def build(name: str) -> MetricCase:
+    """``estimator/ties`` on rows of one held-out item, ``several/estimator/ties`` on rows of up to 3."""
+    if name.startswith("several/"):
+        return _several(name)
     estimator, ties = name.split("/")
     batches = _batches(7)
     return MetricCase(
@@ -271,18 +274,28 @@ def _multi_expected(estimator: str, ties: str, batches: list[dict[str, torch.Ten
     return out
 
 
-@pytest.mark.parametrize("name", ["naive/index", "naive/average", "bias_variance/pessimistic"])
-def test_rows_of_several_held_out_items_against_a_brute_force(name):
-    estimator, ties = name.split("/")
+def _several(name: str) -> MetricCase:
+    _, estimator, ties = name.split("/")
     batches = _multi_batches(11)
-    check_metric(MetricCase(
-        name=f"several/{name}",
+    return MetricCase(
+        name=name,
         make=lambda: tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator=estimator, gamma=0.25,
                                         ties=ties),
         batches=batches,
         expected=_multi_expected(estimator, ties, batches),
         atol=1e-6 if estimator == "bias_variance" else 1e-9,
-    ))
+    )
+
+
+@pytest.mark.parametrize("name", ["several/naive/index", "several/naive/average", "several/bias_variance/pessimistic"])
+def test_rows_of_several_held_out_items_against_a_brute_force(name):
+    check_metric(build(name))
+
+
+@pytest.mark.slow
+def test_three_processes_equal_one(tmp_path):
+    check_processes(build, ["constrained/index", "em/average", "several/bias_variance/pessimistic"], str(tmp_path),
+                    world=3)
 
 
 @pytest.mark.parametrize(("change", "match"), [
