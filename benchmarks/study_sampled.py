@@ -26,7 +26,7 @@ from torchrec_eval.sampled.rank_metrics import rank_metric
 from torchrec_eval.sampled.sampler import sample_negatives
 
 METRICS = [("ndcg", 10), ("recall", 10), ("mrr", None)]
-ESTIMATORS = ("naive", "rank_estimate", "bias_variance", "em")
+ESTIMATORS = ("naive", "rank_estimate", "bias_variance", "constrained", "em")
 
 
 def _models(num_users: int, num_items: int, quick: bool) -> dict[str, torch.Tensor]:
@@ -35,6 +35,7 @@ def _models(num_users: int, num_items: int, quick: bool) -> dict[str, torch.Tens
     gen = torch.Generator().manual_seed(0)
     scores = {"random": torch.rand(num_users, num_items, generator=gen),
               "popularity": data.popularity.expand(num_users, num_items).clone()}
+    torch.manual_seed(0)  # the embeddings' initial values come from the global generator: the same every run
     model = BPRMF(num_users, num_items, 32)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     epochs = (1, 5) if quick else (1, 3, 10)
