@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("pipeline", "members", "statistics", "trec", "distributed", "syncs", "conventions"),
     "families": ("ranking", "pairwise", "beyond", "sampled"),
-    "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "uncertainty", "config",
-                "plotting"),
+    "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "uncertainty", "comparison",
+                "config", "plotting"),
     "applications": ("frames", "splitting", "splits", "datasets", "movielens", "demo", "cli", "__init__",
                      "__main__"),
 }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from torchrec_eval import functional, pointwise, uncertainty
     from torchrec_eval.collection import RankingMetrics
+    from torchrec_eval.comparison import ModelComparison
     from torchrec_eval.metrics import (
         ARHR,
         AUC,
@@ -73,6 +74,7 @@ _HOMES = {
     **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.collection",
+    "ModelComparison": "torchrec_eval.comparison",
 }
 
 __all__ = [
@@ -95,6 +97,7 @@ __all__ = [
     "MAE",
     "MAP",
     "MAR",
+    "ModelComparison",
     "MPR",
     "MRR",
     "MSE",

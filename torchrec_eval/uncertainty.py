@@ -76,6 +76,64 @@ def _moments(metric: MemberMetric) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     return out
 
 
+def compared_values(metrics: Sequence[str] | MemberMetric | Callable[[], MemberMetric], k: int | Sequence[int] | None,
+                    options: dict[str, dict[str, Any]] | None,
+                    common: dict[str, Any]) -> tuple[MemberMetric, list[Any], list[str], list[int]]:
+    """The metric a comparison scores every model with, from names (with ``k``, ``options`` and the common
+    arguments), a template metric or a factory: (template, its members with per-query values, the keys
+    compared in the template's order, each key's column among the members' per-query values).
+
+    Raises:
+        ValueError: on a factory that returns no MemberMetric, common arguments given beside a template, a
+            member without per-query values, catalogue-level metrics, or no mean-over-queries metric.
+    """
+    if isinstance(metrics, MemberMetric):
+        template = metrics
+    elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):
+        template = metrics()
+        if not isinstance(template, MemberMetric):
+            raise ValueError(f"`metrics` factory must return a MemberMetric, got {type(template).__name__}")
+    else:
+        from torchrec_eval.collection import RankingMetrics
+
+        template = RankingMetrics(metrics, k=k, options=options, **common)
+    if common and not isinstance(metrics, (list, tuple, str)):
+        raise ValueError(f"Pass {sorted(common)} to the template metric, not to the comparison")
+    members: list[Any] = []
+    keys: list[str] = []
+    for member in template.members:
+        if not member.paired:
+            raise ValueError(
+                f"{member.keys} do not expose per-query values to difference (their member is not "
+                "`paired`): a paired comparison takes top-k and per-query beyond-accuracy metrics"
+            )
+        catalogue = [key for key in member.keys if key not in member.query_keys]
+        if catalogue:
+            raise ValueError(f"{catalogue} are catalogue-level, not means over queries: a paired comparison "
+                             "needs per-query metrics")
+        if member.query_keys:
+            members.append(member)
+            keys.extend(member.query_keys)
+    if not keys:
+        raise ValueError(f"`metrics` has no mean-over-queries metric to compare, got {metrics!r}")
+    order = [key for key in getattr(template, "order", template.value_keys) if key in keys]
+    return template, members, order, [keys.index(key) for key in order]
+
+
+def per_query_values(template: MemberMetric, members: list[Any], columns: list[int], batch: Any) -> tuple[Tensor, Tensor]:
+    """[B, K] each compared key's per-query value of one model's batch, and [B, K] whether it counts."""
+    values, counted = [], []
+    for member in members:
+        v, c = member.per_query(template, batch)
+        values.append(v)
+        counted.append(c)
+    values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
+    device, chosen = values_t.device, tuple(columns)
+    # a tensor built once per device: a list index would be copied from the host at every batch
+    which = constant(("paired_columns", chosen, device), lambda: torch.tensor(chosen, device=device))
+    return values_t.index_select(1, which), counted_t.index_select(1, which)
+
+
 def confidence_interval(
     metric: MemberMetric, level: float = 0.95, method: str = "t"
 ) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
@@ -207,45 +265,9 @@ class PairedComparison(StatefulMetric):
         common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
         super().__init__(**kwargs)
         self.level, self.method = check_probability("level", level), check_method(method)
-        if isinstance(metrics, MemberMetric):
-            template = metrics
-        elif callable(metrics) and not isinstance(metrics, (str, list, tuple)):
-            template = metrics()
-            if not isinstance(template, MemberMetric):
-                raise ValueError(
-                    f"`metrics` factory must return a MemberMetric, got {type(template).__name__}"
-                )
-        else:
-            from torchrec_eval.collection import RankingMetrics
-
-            template = RankingMetrics(metrics, k=k, options=options, **common)
-        if common and template is not None and not isinstance(metrics, (list, tuple, str)):
-            raise ValueError(f"Pass {sorted(common)} to the template metric, not to PairedComparison")
-        self.template = template  # a child module: its constructor tables follow .to(device)
-        self.members = []
-        keys: list[str] = []
-        for member in template.members:
-            if not member.paired:
-                raise ValueError(
-                    f"{member.keys} do not expose per-query values to difference (their member is not "
-                    "`paired`): a paired comparison takes top-k and per-query beyond-accuracy metrics"
-                )
-            member_keys = member.query_keys
-            catalogue = [key for key in member.keys if key not in member_keys]
-            if catalogue:
-                raise ValueError(
-                    f"{catalogue} are catalogue-level, not means over queries: a paired comparison "
-                    "needs per-query metrics"
-                )
-            if member_keys:
-                self.members.append(member)
-                keys.extend(member_keys)
-        if not keys:
-            raise ValueError(f"`metrics` has no mean-over-queries metric to compare, got {metrics!r}")
-        order = getattr(template, "order", template.value_keys)
-        self.keys = [key for key in order if key in keys]
-        self._columns = [keys.index(key) for key in self.keys]
-        self.num_groups = template.num_groups
+        compared = compared_values(metrics, k, options, common)
+        self.template, self.members, self.keys, self._columns = compared  # the template: a child module
+        self.num_groups = self.template.num_groups
         p = len(self.keys)
         self.add_state(
             "paired",
@@ -254,16 +276,7 @@ class PairedComparison(StatefulMetric):
         )
 
     def _per_query(self, batch: Any) -> tuple[Tensor, Tensor]:
-        values, counted = [], []
-        for member in self.members:
-            v, c = member.per_query(self.template, batch)
-            values.append(v)
-            counted.append(c)
-        values_t, counted_t = torch.cat(values, dim=1), torch.cat(counted, dim=1)
-        device, columns = values_t.device, tuple(self._columns)
-        # a tensor built once per device: a list index would be copied from the host at every batch
-        which = constant(("paired_columns", columns, device), lambda: torch.tensor(columns, device=device))
-        return values_t.index_select(1, which), counted_t.index_select(1, which)
+        return per_query_values(self.template, self.members, self._columns, batch)
 
     _FLAT_COLUMNS = ("preds_a", "preds_b", "target", "mask", "groups")
 

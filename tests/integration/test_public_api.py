@@ -52,6 +52,7 @@ PUBLIC = {
         "MPR",
         "MRR",
         "MSE",
+        "ModelComparison",
         "NDCG",
         "NE",
         "Novelty",

@@ -1,0 +1,290 @@
+r"""``ModelComparison``: M models scored on the same queries in one pass, compared pair by pair with a sound
+significance test, in fixed memory, exact across batches and processes.
+
+Per compared metric it keeps, over the queries every model counts, each model's sum and the sums of products
+of every two models' values (:math:`\sum_q x_{qi}` [K, M], :math:`\sum_q x_{qi} x_{qj}` [K, M, M], the count):
+means, paired differences and their variances, so the paired t-test. A randomization or bootstrap test adds
+one sum per replicate (:math:`R` of them, [R, K, M]), the replicate's random signs, permutations or weights
+being a hash of the query's id (:mod:`~torchrec_eval.statistics.replicates`): any split of the queries into
+batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.statistics.significance`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
+from torchrec_eval.pipeline.arguments import check_int, check_probability
+from torchrec_eval.pipeline.validation import describe_any
+from torchrec_eval.statistics import adjusted_p_values
+from torchrec_eval.statistics.multiple_testing import ADJUSTMENTS
+from torchrec_eval.statistics.replicates import enumerated_signs, permutations, poisson_weights, signs
+from torchrec_eval.statistics.significance import (
+    TESTS,
+    bootstrap_interval,
+    effect_size,
+    exceedance,
+    student_p_value,
+    tukey_p_values,
+)
+from torchrec_eval.uncertainty import compared_values, per_query_values
+
+__all__ = ["ModelComparison"]
+
+
+class ModelComparison(StatefulMetric):
+    r"""Compare M >= 2 models on the same queries: each model's mean, and for every pair the mean difference,
+    its effect size and the p-value of ``test``, adjusted for the pairs by ``correction``.
+
+    ``update(preds=[scores_1, ..., scores_M], target, query_ids=...)`` scores every model on one batch of the
+    same queries (shared target and options). ``compute`` returns a flat dict (ready for ``log_dict``):
+    ``"<key>/<model>"`` each model's mean, and per pair ``"<key>/<a>_vs_<b>/diff"``, ``.../effect_size``
+    (mean difference over its standard deviation), ``.../p_value`` and with ``correction``
+    ``.../p_adjusted``; the bootstrap adds ``.../low`` and ``.../high``, the percentile interval at ``level``.
+
+    Tests (:mod:`~torchrec_eval.statistics.significance`): ``"student"`` (the paired t-test, exact Student t),
+    ``"fisher"`` (random sign flips of each query's difference; ``exact=True`` enumerates all 2^n when the
+    query ids are 0..n-1 and ``replicates`` is 2^n), ``"bootstrap"`` (Poisson weights per query) and
+    ``"tukey"`` (the randomized Tukey HSD: random permutations of the models within each query; it controls
+    the error over all pairs by itself, no ``correction`` needed). Sign and Wilcoxon tests are not offered:
+    they are not calibrated at recommender scale (Smucker et al. 2007; Ihemelandu & Ekstrand 2023).
+
+    Args:
+        metrics: metric names as for :class:`~torchrec_eval.RankingMetrics`, a template
+            :class:`~torchrec_eval.metrics.base.MemberMetric`, or a callable returning one.
+        models: the M model names (keys of the output), in the order of ``update``'s ``preds``.
+        test: one of ``"student"``, ``"fisher"``, ``"bootstrap"``, ``"tukey"``.
+        replicates: R, the random replicates of the randomization and bootstrap tests (their p-values' own
+            Monte-Carlo error is about sqrt(p (1 - p) / R)).
+        seed: the seed of the replicates' hash (the same seed, the same replicates on every process).
+        correction: ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), over the pairs of
+            each metric.
+        level: the confidence level of the bootstrap interval.
+        exact: with ``test="fisher"``, enumerate every sign pattern of queries 0..n-1 (R = 2^n).
+        k, options, kwargs: as for :class:`~torchrec_eval.uncertainty.PairedComparison`.
+
+    Raises:
+        ValueError: on fewer than 2 models, an unknown ``test`` or ``correction``, too few replicates, and in
+            ``update`` on a number of score tensors other than M, a missing or malformed ``query_ids``, or a
+            query id beyond what ``exact`` enumerates; every state unchanged.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import ModelComparison
+        >>> compare = ModelComparison(["hitrate@1"], models=["model", "baseline"])
+        >>> target = torch.tensor([[1, 0], [0, 1], [1, 0], [0, 1]])
+        >>> model = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]])
+        >>> baseline = torch.tensor([[0.1, 0.9], [0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
+        >>> compare.update([model, baseline], target)
+        >>> {key: round(value.item(), 4) for key, value in compare.compute().items()}  # doctest: +NORMALIZE_WHITESPACE
+        {'hitrate@1/model': 0.75, 'hitrate@1/baseline': 0.25, 'hitrate@1/model_vs_baseline/diff': 0.5,
+         'hitrate@1/model_vs_baseline/effect_size': 0.866, 'hitrate@1/model_vs_baseline/p_value': 0.1817}
+    """
+
+    is_differentiable = False
+    higher_is_better = None
+    full_state_update = False
+
+    _COMMON = ("empty_target_action", "relevance_threshold", "ties", "validate_args")
+
+    # the states, registered by add_state in __init__
+    sums: Tensor
+    products: Tensor
+    counts: Tensor
+    replicate_sums: Tensor
+    replicate_counts: Tensor
+    replicate_products: Tensor
+
+    def __init__(self, metrics: Sequence[str] | MemberMetric | Callable[[], MemberMetric], *, models: Sequence[str],
+                 test: str = "student", replicates: int = 1000, seed: int = 0, correction: str | None = None,
+                 level: float = 0.95, exact: bool = False, k: int | Sequence[int] | None = None,
+                 options: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
+        super().__init__(**kwargs)
+        if isinstance(models, str) or len(models) < 2 or len(set(models)) != len(models) \
+                or not all(isinstance(name, str) and name for name in models):
+            raise ValueError(f"`models` must name 2 or more models, each once, got {models!r}")
+        if test not in TESTS:
+            raise ValueError(f"`test` must be one of {TESTS}, got {test!r}")
+        if correction is not None and correction not in ADJUSTMENTS:
+            raise ValueError(f"`correction` must be None or one of {ADJUSTMENTS}, got {correction!r}")
+        self.models, self.test, self.correction = list(models), test, correction
+        self.replicates = check_int("replicates", replicates, 1)
+        self.seed, self.level = check_int("seed", seed, 0), check_probability("level", level)
+        if exact and (test != "fisher" or replicates & (replicates - 1) or replicates < 2):
+            raise ValueError(f"`exact` enumerates the 2^n sign patterns of Fisher's test: test='fisher' and "
+                             f"`replicates` a power of 2 (2^n for queries 0..n-1), got test={test!r}, "
+                             f"replicates={replicates!r}")
+        self.exact = exact
+        self.template, self.members, self.keys, self._columns = compared_values(metrics, k, options, common)
+        keys, size = len(self.keys), len(self.models)
+        self.pairs = list(itertools.combinations(range(size), 2))
+        self.add_state("sums", default=torch.zeros(keys, size, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("products", default=torch.zeros(keys, size, size, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("counts", default=torch.zeros(keys, dtype=torch.float64), dist_reduce_fx="sum")
+        if test != "student":
+            self.add_state("replicate_sums", default=torch.zeros(self.replicates, keys, size, dtype=torch.float64),
+                           dist_reduce_fx="sum")
+        if test == "bootstrap":
+            self.add_state("replicate_counts", default=torch.zeros(self.replicates, keys, dtype=torch.float64),
+                           dist_reduce_fx="sum")
+            self.add_state("replicate_products", dist_reduce_fx="sum",
+                           default=torch.zeros(self.replicates, keys, size, size, dtype=torch.float64))
+
+    def update(self, preds: Sequence[Tensor] | None = None, target: Tensor | None = None, *,
+               ranked_ids: Sequence[Tensor] | None = None, query_ids: Tensor | None = None,
+               target_ids: Tensor | None = None, target_gains: Tensor | None = None, mask: Tensor | None = None,
+               exclude_ids: Tensor | None = None) -> None:
+        """Score the M models on one batch of the same queries.
+
+        Args:
+            preds: the M models' scores (dense or ids form), in the order of ``models``; or
+            ranked_ids: their M ranked lists (with ``target_ids``).
+            target, target_ids, target_gains, mask, exclude_ids: shared by every model.
+            query_ids: [B] int, each query's id, unique over the whole evaluation (every batch and process):
+                the randomization and bootstrap tests draw each query's replicates from it.
+        """
+        self._update_from({"preds": preds, "target": target, "ranked_ids": ranked_ids, "query_ids": query_ids,
+                           "target_ids": target_ids, "target_gains": target_gains, "mask": mask,
+                           "exclude_ids": exclude_ids})
+
+    def _check_flat(self, inputs: dict[str, Any]) -> None:
+        raise ValueError("ModelComparison takes the dense, ids or ranked form (`query_ids` name the queries), "
+                         "not the flat form")
+
+    def _stage(self, inputs: dict[str, Any]) -> Apply:
+        values, counted = self._values(inputs)
+        sums, products = values.sum(0), torch.einsum("bki,bkj->kij", values, values)
+        counts = counted.sum(0)
+        increments = {"sums": sums, "products": products, "counts": counts}
+        if self.test != "student":
+            increments |= self._replicates(values, counted, inputs.get("query_ids"))
+
+        def apply() -> None:
+            for name, increment in increments.items():
+                getattr(self, name).add_(increment.to(getattr(self, name).device))
+
+        return apply
+
+    def _values(self, inputs: dict[str, Any]) -> tuple[Tensor, Tensor]:
+        """[B, K, M] every model's per-query values, 0 where any model does not count the query, and [B, K]
+        float64: 1 where every model counts it."""
+        scores, ranked = inputs.get("preds"), inputs.get("ranked_ids")
+        given = scores if scores is not None else ranked
+        if given is None or isinstance(given, Tensor) or len(given) != len(self.models) or \
+                (scores is not None and ranked is not None):
+            raise ValueError(f"`preds` (or `ranked_ids`) must hold one tensor per model, {len(self.models)} "
+                             f"({self.models}), got {describe_any(given)}")
+        shared = {name: inputs.get(name) for name in ("target", "target_ids", "target_gains", "mask", "exclude_ids")}
+        per_model = []
+        for one in given:
+            form = {"preds": one} if scores is not None else {"ranked_ids": one}
+            batch = self.template.batch(**form, **shared)
+            per_model.append(per_query_values(self.template, self.members, self._columns, batch))
+        rows = {values.shape[0] for values, _ in per_model}
+        if len(rows) != 1:
+            raise ValueError(f"The models must be scored on the same queries: got {sorted(rows)} rows")
+        counted = torch.stack([c for _, c in per_model], dim=2).all(2)  # [B, K]
+        values = torch.stack([v for v, _ in per_model], dim=2)  # [B, K, M]
+        return torch.where(counted.unsqueeze(2), values.to(torch.float64), 0.0), counted.to(torch.float64)
+
+    def _replicates(self, values: Tensor, counted: Tensor, query_ids: Tensor | None) -> dict[str, Tensor]:
+        """Each replicate's sums [R, K, M] (and the bootstrap's weights [R, K]) of this batch."""
+        rows, device = values.shape[0], values.device
+        if not isinstance(query_ids, Tensor) or query_ids.shape != (rows,) or query_ids.is_floating_point() \
+                or query_ids.dtype == torch.bool:
+            raise ValueError(f"`query_ids` must be an integer tensor [B] ({rows},), one id per query, unique over "
+                             f"the evaluation: the {self.test} test draws each query's replicates from it; got "
+                             f"{describe_any(query_ids)}")
+        ids = query_ids.to(device)
+        if self.test == "fisher":
+            flips = self._enumerated(ids) if self.exact else signs(ids, self.replicates, self.seed)
+            return {"replicate_sums": torch.einsum("br,bkm->rkm", flips, values)}
+        if self.test == "bootstrap":
+            weights = poisson_weights(ids, self.replicates, self.seed)
+            rows_products = (values.unsqueeze(3) * values.unsqueeze(2)).flatten(1)  # [B, K * M * M]
+            return {"replicate_sums": torch.einsum("br,bkm->rkm", weights, values),
+                    "replicate_counts": torch.einsum("br,bk->rk", weights, counted),
+                    "replicate_products": (weights.T @ rows_products).view(self.replicate_products.shape)}
+        order = permutations(ids, self.replicates, len(self.models), self.seed)  # [B, R, M]
+        permuted = values.new_zeros(self.replicates * len(self.models), values.shape[1])
+        for source in range(len(self.models)):  # slot m of replicate r takes model order[b, r, m]'s value
+            taken = (order == source).flatten(1).to(values.dtype)  # [B, R * M]
+            permuted += taken.T @ values[:, :, source]
+        return {"replicate_sums": permuted.view(self.replicates, len(self.models), -1).transpose(1, 2)}
+
+    def _enumerated(self, ids: Tensor) -> Tensor:
+        """[B, R] the exact test's signs: replicate b flips query q where bit q of b is set."""
+        bits = int(math.log2(self.replicates))
+        if bool(((ids < 0) | (ids >= bits)).any()):
+            raise ValueError(f"`query_ids` must lie in [0, {bits}) for the exact test of replicates = 2^{bits} "
+                             f"(2^n for queries 0..n-1), got {ids.tolist()}")
+        return enumerated_signs(ids, self.replicates)
+
+    def compute(self) -> dict[str, Tensor]:
+        out: dict[str, Tensor] = {}
+        count = self.counts  # [K]
+        means = self.sums / count.unsqueeze(1)  # [K, M]
+        p_values = self._p_values(means)  # [K, P]
+        for k, key in enumerate(self.keys):
+            for m, model in enumerate(self.models):
+                out[f"{key}/{model}"] = means[k, m]
+            adjusted = adjusted_p_values(p_values[k], self.correction) if self.correction else None
+            for p, (i, j) in enumerate(self.pairs):
+                total = self.sums[k, i] - self.sums[k, j]
+                squares = self.products[k, i, i] + self.products[k, j, j] - 2 * self.products[k, i, j]
+                variance = ((squares - total * total / count[k]) / (count[k] - 1)).clamp(min=0)
+                name = f"{key}/{self.models[i]}_vs_{self.models[j]}"
+                out[f"{name}/diff"] = total / count[k]
+                out[f"{name}/effect_size"] = effect_size(total / count[k], variance.sqrt())
+                out[f"{name}/p_value"] = p_values[k, p]
+                if adjusted is not None:
+                    out[f"{name}/p_adjusted"] = adjusted[p]
+                if self.test == "bootstrap":
+                    out[f"{name}/low"], out[f"{name}/high"] = self._bootstrap(k, i, j)[:2]
+        return out
+
+    def _p_values(self, means: Tensor) -> Tensor:
+        """[K, P] each pair's p-value of ``test``."""
+        count = self.counts
+        columns = []
+        for i, j in self.pairs:
+            total = self.sums[:, i] - self.sums[:, j]
+            squares = self.products[:, i, i] + self.products[:, j, j] - 2 * self.products[:, i, j]
+            if self.test == "student":
+                variance = ((squares - total * total / count) / (count - 1)).clamp(min=0)
+                columns.append(student_p_value(total / count, variance.sqrt(), count))
+            elif self.test == "fisher":
+                columns.append(exceedance(total, self.replicate_sums[:, :, i] - self.replicate_sums[:, :, j]))
+            elif self.test == "bootstrap":
+                columns.append(torch.stack([self._bootstrap(k, i, j)[2] for k in range(len(self.keys))]))
+        if self.test == "tukey":
+            return tukey_p_values(means, self.replicate_sums / count.unsqueeze(1), self.pairs)
+        p = torch.stack(columns, dim=1)
+        return torch.where(count.unsqueeze(1) < 2, torch.nan, p)
+
+    def _bootstrap(self, k: int, i: int, j: int) -> tuple[Tensor, Tensor, Tensor]:
+        """(low, high, p) of models i and j on key k: the percentile interval of the replicates' mean
+        differences, and the studentized bootstrap's p (each replicate's t of its difference from the
+        observed one against the observed t)."""
+        counts = self.replicate_counts[:, k]
+        totals = self.replicate_sums[:, k, i] - self.replicate_sums[:, k, j]
+        squares = self.replicate_products[:, k, i, i] + self.replicate_products[:, k, j, j] \
+            - 2 * self.replicate_products[:, k, i, j]
+        observed = (self.sums[k, i] - self.sums[k, j]) / self.counts[k]
+        observed_sd = self._difference_sd(k, i, j)
+        return bootstrap_interval(totals / counts, observed, self.level, squares, counts, observed_sd / self.counts[k].sqrt())
+
+    def _difference_sd(self, k: int, i: int, j: int) -> Tensor:
+        """The standard deviation of the per-query differences of models i and j on key k."""
+        total = self.sums[k, i] - self.sums[k, j]
+        squares = self.products[k, i, i] + self.products[k, j, j] - 2 * self.products[k, i, j]
+        count = self.counts[k]
+        return ((squares - total * total / count) / (count - 1)).clamp(min=0).sqrt()
