@@ -12,3 +12,9 @@ def test_bench_comparison_quick():
     for case in ("3 suites' updates (floor)", "ModelComparison, student", "ModelComparison, fisher",
                  "ModelComparison, bootstrap", "ModelComparison, tukey"):
         assert case in report
+
+
+def test_study_comparison_quick():
+    report = run_benchmark("study_comparison", "--quick")
+    null = next(line for line in report.splitlines() if line.startswith("50 ") and "null" in line)
+    assert len(null.split()) == 6  # queries, setting, one rate per test
