@@ -36,7 +36,8 @@ def _heights(ax) -> list[float]:
 
 def test_every_public_metric_class_is_covered():
     public = {name for name in tre.__all__ if isinstance(getattr(tre, name), type)
-              and issubclass(getattr(tre, name), Metric) and name not in ("RankingMetrics", "PointwiseMetrics", "Windowed")}
+              and issubclass(getattr(tre, name), Metric)
+              and name not in ("RankingMetrics", "PointwiseMetrics", "Windowed", "ModelComparison")}  # own tests below
     assert public == set(FACTORIES)
 
 
@@ -144,6 +145,16 @@ def test_paired_comparison_plot():
     assert [tick.get_text() for tick in ax.get_xticklabels()] == list(result)
     assert _heights(ax) == pytest.approx([float(v) for v in result.values()], abs=1e-12)
     assert ax.get_ylim()[0] <= min(float(v) for v in result.values())  # a difference may be < 0
+
+
+def test_plot_a_model_comparison():
+    compare = tre.ModelComparison(["ndcg@3"], models=["a", "b", "c"])
+    preds, target = _batch(5)
+    compare.update([preds, torch.randn(6, NUM_ITEMS), torch.randn(6, NUM_ITEMS)], target)
+    result = compare.compute()
+    fig, ax = compare.plot()
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == list(result)
+    assert _heights(ax) == pytest.approx([float(v) for v in result.values()], abs=1e-12)
 
 
 @pytest.mark.parametrize("val", [[], "ndcg", 0.5, [{"a": torch.tensor(1.0)}, {"b": torch.tensor(1.0)}]])
