@@ -157,7 +157,7 @@ class ModelComparison(StatefulMetric):
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         raise ValueError("ModelComparison takes the dense, ids or ranked form (`query_ids` name the queries), "
-                         "not the flat form")
+                         f"not the flat form: got `indexes` of {describe_any(inputs.get('indexes'))}")
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         values, counted = self._values(inputs)

@@ -158,3 +158,15 @@ def test_a_checkpoint_without_the_audit_does_not_load_into_an_audited_metric():
         metric.persistent(True)
     with pytest.raises(ValueError, match="configuration"):
         audited.load_state_dict(source.state_dict())
+
+
+def test_a_closed_audit_takes_no_more_chunks():
+    full, positives, preds, target = _users(7)
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, audit=True)
+    with metric.audit(preds, target, positive_ids=positives) as catalogue:
+        catalogue.add(full, 0)
+    before = metric.audit_exact.clone()
+    with pytest.raises(ValueError, match="closed"):
+        catalogue.add(full, 0)
+    catalogue.close()  # closing again adds nothing
+    assert torch.equal(metric.audit_exact, before) and float(metric.compute()["audit/queries"]) == 9.0

@@ -90,7 +90,8 @@ class AuditBatch:
         """Count the items of one chunk: ``scores`` [B, C] of items offset..offset+C-1 for every query."""
         n, rows = self.member.num_items, self.ids.shape[0]
         if self.closed:
-            raise ValueError("`add`: this audit batch is closed; open another with `metric.audit(...)`")
+            raise ValueError("`add`: this audit batch is closed (its chunks, (offset, width): "
+                             f"{sorted(self.chunks)}); open another with `metric.audit(...)`")
         if not isinstance(scores, Tensor) or scores.ndim != 2 or scores.shape[0] != rows \
                 or not scores.is_floating_point():
             raise ValueError(f"`scores` must be a float tensor [B, C] with B = {rows}, got {describe(scores)}")

@@ -243,7 +243,8 @@ class SampledMember(Member):
         (:mod:`~torchrec_eval.sampled.bootstrap`); NaN for a group without queries."""
         if self.per_query_ranks:
             raise ValueError("`bootstrap_interval`: per-query rank estimates are no function of the sampled rank "
-                             "alone, so the histogram cannot be redrawn; confidence_interval(metric) holds for them")
+                             "alone, so the histogram cannot be redrawn; confidence_interval(metric) holds for them; "
+                             f"got num_items={self.num_items!r}, sampling={self.sampling!r}")
         histogram, values = metric.sampled_ranks.clone(), metric.sampled_values
         estimate = self.estimate(histogram, values)
         bounds: dict[str, list[tuple[Tensor, Tensor]]] = {key: [] for key in self.metric_keys}
@@ -286,7 +287,8 @@ class SampledMember(Member):
     def catalogue(self) -> int:
         """n, for the estimators that need one size for every query (the constructor ensures there is one)."""
         if self.num_items is None:
-            raise ValueError("this estimator needs one catalogue size for every query (num_items an int)")
+            raise ValueError(f"this estimator needs one catalogue size for every query (num_items an int), got "
+                             f"num_items={self.num_items!r}")
         return self.num_items
 
 
