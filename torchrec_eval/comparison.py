@@ -230,61 +230,58 @@ class ModelComparison(StatefulMetric):
 
     def compute(self) -> dict[str, Tensor]:
         out: dict[str, Tensor] = {}
-        count = self.counts  # [K]
-        means = self.sums / count.unsqueeze(1)  # [K, M]
-        p_values = self._p_values(means)  # [K, P]
+        means = self.sums / self.counts.unsqueeze(1)  # [K, M]
+        differences, deviations = self._differences()  # [K, P] each
+        p_values = self._p_values(means, differences, deviations)  # [K, P]
         for k, key in enumerate(self.keys):
             for m, model in enumerate(self.models):
                 out[f"{key}/{model}"] = means[k, m]
             adjusted = adjusted_p_values(p_values[k], self.correction) if self.correction else None
             for p, (i, j) in enumerate(self.pairs):
-                total = self.sums[k, i] - self.sums[k, j]
-                squares = self.products[k, i, i] + self.products[k, j, j] - 2 * self.products[k, i, j]
-                variance = ((squares - total * total / count[k]) / (count[k] - 1)).clamp(min=0)
                 name = f"{key}/{self.models[i]}_vs_{self.models[j]}"
-                out[f"{name}/diff"] = total / count[k]
-                out[f"{name}/effect_size"] = effect_size(total / count[k], variance.sqrt())
+                out[f"{name}/diff"] = differences[k, p]
+                out[f"{name}/effect_size"] = effect_size(differences[k, p], deviations[k, p])
                 out[f"{name}/p_value"] = p_values[k, p]
                 if adjusted is not None:
                     out[f"{name}/p_adjusted"] = adjusted[p]
                 if self.test == "bootstrap":
-                    out[f"{name}/low"], out[f"{name}/high"] = self._bootstrap(k, i, j)[:2]
+                    out[f"{name}/low"], out[f"{name}/high"] = self._bootstrap(k, i, j, deviations[k, p])[:2]
         return out
 
-    def _p_values(self, means: Tensor) -> Tensor:
-        """[K, P] each pair's p-value of ``test``."""
-        count = self.counts
-        columns = []
-        for i, j in self.pairs:
-            total = self.sums[:, i] - self.sums[:, j]
-            squares = self.products[:, i, i] + self.products[:, j, j] - 2 * self.products[:, i, j]
-            if self.test == "student":
-                variance = ((squares - total * total / count) / (count - 1)).clamp(min=0)
-                columns.append(student_p_value(total / count, variance.sqrt(), count))
-            elif self.test == "fisher":
-                columns.append(exceedance(total, self.replicate_sums[:, :, i] - self.replicate_sums[:, :, j]))
-            elif self.test == "bootstrap":
-                columns.append(torch.stack([self._bootstrap(k, i, j)[2] for k in range(len(self.keys))]))
-        if self.test == "tukey":
-            return tukey_p_values(means, self.replicate_sums / count.unsqueeze(1), self.pairs)
-        p = torch.stack(columns, dim=1)
-        return torch.where(count.unsqueeze(1) < 2, torch.nan, p)
+    def _differences(self) -> tuple[Tensor, Tensor]:
+        """[K, P] the mean and the standard deviation of each pair's per-query differences, from the sums."""
+        first = torch.tensor([i for i, _ in self.pairs], device=self.sums.device)
+        second = torch.tensor([j for _, j in self.pairs], device=self.sums.device)
+        total = self.sums[:, first] - self.sums[:, second]
+        squares = self.products[:, first, first] + self.products[:, second, second] \
+            - 2 * self.products[:, first, second]
+        count = self.counts.unsqueeze(1)
+        return total / count, ((squares - total * total / count) / (count - 1)).clamp(min=0).sqrt()
 
-    def _bootstrap(self, k: int, i: int, j: int) -> tuple[Tensor, Tensor, Tensor]:
+    def _p_values(self, means: Tensor, differences: Tensor, deviations: Tensor) -> Tensor:
+        """[K, P] each pair's p-value of ``test`` (NaN below 2 queries)."""
+        count = self.counts.unsqueeze(1)
+        if self.test == "student":
+            p = student_p_value(differences, deviations, count)
+        elif self.test == "tukey":
+            p = tukey_p_values(means, self.replicate_sums / count, self.pairs)
+        elif self.test == "fisher":
+            p = torch.stack([exceedance(differences[:, p] * self.counts,
+                                        self.replicate_sums[:, :, i] - self.replicate_sums[:, :, j])
+                             for p, (i, j) in enumerate(self.pairs)], dim=1)
+        else:  # bootstrap
+            p = torch.stack([torch.stack([self._bootstrap(k, i, j, deviations[k, p])[2] for k in range(len(self.keys))])
+                             for p, (i, j) in enumerate(self.pairs)], dim=1)
+        return torch.where(count < 2, torch.nan, p)
+
+    def _bootstrap(self, k: int, i: int, j: int, deviation: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """(low, high, p) of models i and j on key k: the percentile interval of the replicates' mean
         differences, and the studentized bootstrap's p (each replicate's t of its difference from the
-        observed one against the observed t)."""
+        observed one against the observed t; ``deviation``: the observed differences' standard deviation)."""
         counts = self.replicate_counts[:, k]
         totals = self.replicate_sums[:, k, i] - self.replicate_sums[:, k, j]
         squares = self.replicate_products[:, k, i, i] + self.replicate_products[:, k, j, j] \
             - 2 * self.replicate_products[:, k, i, j]
         observed = (self.sums[k, i] - self.sums[k, j]) / self.counts[k]
-        observed_sd = self._difference_sd(k, i, j)
-        return bootstrap_interval(totals / counts, observed, self.level, squares, counts, observed_sd / self.counts[k].sqrt())
-
-    def _difference_sd(self, k: int, i: int, j: int) -> Tensor:
-        """The standard deviation of the per-query differences of models i and j on key k."""
-        total = self.sums[k, i] - self.sums[k, j]
-        squares = self.products[k, i, i] + self.products[k, j, j] - 2 * self.products[k, i, j]
-        count = self.counts[k]
-        return ((squares - total * total / count) / (count - 1)).clamp(min=0).sqrt()
+        return bootstrap_interval(totals / counts, observed, self.level, squares, counts,
+                                  deviation / self.counts[k].sqrt())
