@@ -155,10 +155,6 @@ class ModelComparison(StatefulMetric):
                            "target_ids": target_ids, "target_gains": target_gains, "mask": mask,
                            "exclude_ids": exclude_ids})
 
-    def _check_flat(self, inputs: dict[str, Any]) -> None:
-        raise ValueError("ModelComparison takes the dense, ids or ranked form (`query_ids` name the queries), "
-                         f"not the flat form: got `indexes` of {describe_any(inputs.get('indexes'))}")
-
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         values, counted = self._values(inputs)
         sums, products = values.sum(0), torch.einsum("bki,bkj->kij", values, values)
@@ -223,7 +219,7 @@ class ModelComparison(StatefulMetric):
     def _enumerated(self, ids: Tensor) -> Tensor:
         """[B, R] the exact test's signs: replicate b flips query q where bit q of b is set."""
         bits = int(math.log2(self.replicates))
-        if bool(((ids < 0) | (ids >= bits)).any()):
+        if self.template.validate_args and bool(((ids < 0) | (ids >= bits)).any()):
             raise ValueError(f"`query_ids` must lie in [0, {bits}) for the exact test of replicates = 2^{bits} "
                              f"(2^n for queries 0..n-1), got {ids.tolist()}")
         return enumerated_signs(ids, self.replicates)

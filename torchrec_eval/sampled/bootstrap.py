@@ -3,7 +3,8 @@ r"""A percentile bootstrap of a sampled estimate, from the histogram of sampled 
 Resampling N queries with replacement from N queries whose sampled ranks are summarised by a histogram h is
 a multinomial draw of a new histogram: :math:`h^* \sim \mathrm{Multinomial}(N, h / N)`. Each replicate's
 estimate is the estimator run on :math:`h^*` (for EM a whole fit: R fits run at once as matrix products);
-the interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the R estimates. It needs no
+the interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the R estimates
+(:func:`~torchrec_eval.statistics.significance.percentile_interval`). It needs no
 per-query storage, so it holds for EM, which has no per-query values, as for the linear estimators.
 """
 
@@ -14,7 +15,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import check_int
 
-__all__ = ["percentile_interval", "resampled_histograms"]
+__all__ = ["resampled_histograms"]
 
 
 def resampled_histograms(histogram: Tensor, replicates: int, generator: torch.Generator | None = None) -> Tensor:
@@ -39,11 +40,3 @@ def resampled_histograms(histogram: Tensor, replicates: int, generator: torch.Ge
         left -= drawn
         mass_left -= mass
     return torch.stack(columns, dim=1).to(histogram.device)
-
-
-def percentile_interval(estimates: Tensor, level: float) -> tuple[Tensor, Tensor]:
-    """(low, high): the (1 - level) / 2 and (1 + level) / 2 quantiles of ``estimates`` [R, ...] over R (linear
-    interpolation, numpy's default)."""
-    probabilities = torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=torch.float64, device=estimates.device)
-    low, high = torch.quantile(estimates.to(torch.float64), probabilities, dim=0)
-    return low, high

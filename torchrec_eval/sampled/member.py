@@ -30,11 +30,12 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled import estimators, ranks
 from torchrec_eval.sampled.audit import audit_keys
-from torchrec_eval.sampled.bootstrap import percentile_interval, resampled_histograms
+from torchrec_eval.sampled.bootstrap import resampled_histograms
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_estimates import popularity_values, uniform_values
 from torchrec_eval.sampled.rank_metrics import FAMILIES
 from torchrec_eval.sampled.transitions import check_sampling
+from torchrec_eval.statistics.significance import percentile_interval
 
 __all__ = ["ESTIMATORS", "Estimator", "SampledMember", "Sampling"]
 

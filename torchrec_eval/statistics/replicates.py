@@ -70,17 +70,13 @@ def signs(query_ids: Tensor, replicates: int, seed: int) -> Tensor:
 
 def permutations(query_ids: Tensor, replicates: int, models: int, seed: int) -> Tensor:
     """[B, R, M] int64: for each query and replicate, a random order of the M models: one of the M! orders
-    picked by 16 hashed bits (up to M = 6: each order's chance is 1/M! to within 2^-16 of it), by 32 (up
-    to M = 8), beyond by the argsort of M hashed uniforms."""
+    picked by 16 hashed bits (up to M = 6: each order's chance is 1/M! to within 2^-16 of it), beyond by the
+    argsort of M hashed uniforms."""
     if models <= 6:  # 16 bits a replicate, two replicates a word: each order's chance is 1/M! within 2^-16
         table = _orders(models, query_ids.device)
         words = hashed_words(query_ids, -(-replicates // 2), 2, seed)
         halves = torch.stack([words & 0xFFFF, words >> 16], dim=2).flatten(1)[:, :replicates]
         return table[(halves * table.shape[0]) >> 16]
-    if models <= 8:
-        table = _orders(models, query_ids.device)
-        pick = (hashed_uniforms(query_ids, replicates, 2, seed) * table.shape[0]).long()
-        return table[pick]
     columns = torch.stack([hashed_uniforms(query_ids, replicates, 4 + m, seed) for m in range(models)], dim=2)
     return torch.argsort(columns, dim=2)
 
