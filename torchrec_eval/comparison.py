@@ -11,6 +11,7 @@ batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.stat
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.metrics.configuration import check_loaded_configuration, check_same_states, fingerprint
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
 from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.pipeline.validation import describe_any
@@ -132,11 +134,31 @@ class ModelComparison(StatefulMetric):
         if test != "student":
             self.add_state("replicate_sums", default=torch.zeros(self.replicates, keys, size, dtype=torch.float64),
                            dist_reduce_fx="sum")
+        # the configuration, as the name of an empty state: a checkpoint or merge of another comparison (another
+        # test, seed or model list, with states of the same shapes) is refused instead of read as this one's
+        description = [self.keys, list(self.members), self.template.empty_target_action,
+                       self.template.relevance_threshold, self.template.ties, self.models, test, self.replicates,
+                       self.seed, exact]
+        self._config_state = f"config_{hashlib.sha1(fingerprint(description).encode()).hexdigest()[:12]}"
+        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
         if test == "bootstrap":
             self.add_state("replicate_counts", default=torch.zeros(self.replicates, keys, dtype=torch.float64),
                            dist_reduce_fx="sum")
             self.add_state("replicate_products", dist_reduce_fx="sum",
                            default=torch.zeros(self.replicates, keys, size, size, dtype=torch.float64))
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' loading; a checkpoint of another configuration raises first, the metric untouched."""
+        check_loaded_configuration(self, state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def _check_merge(self, states: dict[str, Any]) -> None:
+        check_same_states(list(self._defaults), states)
+        super()._check_merge(states)
+
+    def _configuration_key(self) -> str:
+        """The configuration as the ranks compare it before a sync: its state's name and the shapes."""
+        return f"{self._config_state} {super()._configuration_key()}"
 
     def update(self, preds: Sequence[Tensor] | None = None, target: Tensor | None = None, *,
                ranked_ids: Sequence[Tensor] | None = None, query_ids: Tensor | None = None,

@@ -208,3 +208,36 @@ def test_three_processes_equal_one(tmp_path):
             got = torch.load(tmp_path / f"{rank}.pt")[test]
             for key, value in alone.items():
                 assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-12), (test, rank, key)
+
+
+def test_a_checkpoint_loads_into_the_same_comparison_and_no_other():
+    preds, target = _data(10, rows=30)
+    source = tre.ModelComparison(KEYS, models=MODELS, test="fisher", replicates=64)
+    source.update(preds, target, query_ids=torch.arange(30))
+    source.persistent(True)
+    same = tre.ModelComparison(KEYS, models=MODELS, test="fisher", replicates=64)
+    same.persistent(True)
+    same.load_state_dict(source.state_dict())
+    assert {k: float(v) for k, v in same.compute().items()} == {k: float(v) for k, v in source.compute().items()}
+    for other in (tre.ModelComparison(KEYS, models=MODELS, test="tukey", replicates=64),  # same state shapes
+                  tre.ModelComparison(KEYS, models=MODELS, test="fisher", replicates=64, seed=1)):
+        other.persistent(True)
+        before = {name: getattr(other, name).clone() for name in other._defaults}
+        with pytest.raises(ValueError, match="configuration"):
+            other.load_state_dict(source.state_dict())
+        with pytest.raises(ValueError, match="configuration"):
+            other.merge_state(source)
+        assert all(torch.equal(getattr(other, name), value) for name, value in before.items())
+
+
+def test_a_failed_update_then_a_good_one_counts_the_good_one_and_bf16_scores_rank_as_float32():
+    preds, target = _data(11, rows=30)
+    halves = [p.to(torch.bfloat16) for p in preds]  # rounding makes ties among the scores
+    compare = tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=64)
+    with pytest.raises(ValueError, match="query_ids"):
+        compare.update(halves, target)
+    compare.update(halves, target, query_ids=torch.arange(30))
+    alone = tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=64)
+    alone.update([h.float() for h in halves], target, query_ids=torch.arange(30))
+    got, want = compare.compute(), alone.compute()
+    assert {k: float(v) for k, v in got.items()} == pytest.approx({k: float(v) for k, v in want.items()}, abs=1e-12)
