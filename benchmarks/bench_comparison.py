@@ -4,7 +4,9 @@ for each test at R = 1,000 replicates; and its state's bytes, which do not grow 
 
 Run: ``python benchmarks/bench_comparison.py`` (``--quick`` for small sizes). Single-threaded CPU by default;
 the cases are measured in alternating rounds on the same data (median of ``--repeats``).
-Goal (issue 36): the update within 2x the three suites' updates, memory independent of the queries.
+``peak mem``: each update's peak memory growth (``bench_peers.peak_memory``, the least of three runs) as a
+multiple of the three models' scores' bytes. Goal (issue 36): the update within 2x the three suites'
+updates, memory independent of the queries.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ import torchrec_eval as tre
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _interleaved, device_label, parse_args, standard_parser  # noqa: E402
+from bench_peers import least_peak  # noqa: E402
 
 KEYS = ["ndcg@10", "recall@10", "precision@10", "hitrate@10", "map@10", "mrr@10"]
 TESTS = ("student", "fisher", "bootstrap", "tukey")
 
 
 def cases(rows: int, items: int, replicates: int, device: torch.device) -> tuple[dict[str, Callable[[], object]],
-                                                                             dict[str, int]]:
-    """The floor and each test's update on the same scores of 3 models, and each case's state bytes."""
+                                                                             dict[str, int], int]:
+    """The floor and each test's update on the same scores of 3 models, each case's state bytes, and the
+    bytes of the three models' scores."""
     gen = torch.Generator().manual_seed(0)
     target = (torch.rand(rows, items, generator=gen) < 0.01).to(device)
     preds = [torch.randn(rows, items, generator=gen).to(device) for _ in range(3)]
@@ -44,7 +48,7 @@ def cases(rows: int, items: int, replicates: int, device: torch.device) -> tuple
         compare = tre.ModelComparison(KEYS, models=["a", "b", "c"], test=test, replicates=replicates).to(device)
         out[f"ModelComparison, {test}"] = partial(compare.update, preds, target, query_ids=ids)
         states[f"ModelComparison, {test}"] = _bytes(compare)
-    return out, states
+    return out, states, sum(p.numel() * p.element_size() for p in preds)
 
 
 def _bytes(metric: torch.nn.Module) -> int:
@@ -59,12 +63,14 @@ def main(argv: list[str] | None = None) -> str:
     repeats = args.repeats or (2 if args.quick else 7)
     lines = [f"torch {torch.__version__}, {device_label(device, 1)}; 3 models, {len(KEYS)} metrics, R = {replicates}", ""]
     for rows, items in shapes:
-        timed, states = cases(rows, items, replicates, device)
+        timed, states, scores = cases(rows, items, replicates, device)
         times = _interleaved(timed, repeats, device)
         base = times["3 suites' updates (floor)"]
         for name, ms in times.items():
+            least = least_peak(timed[name], device)
+            peak = "n/a" if least is None else f"{least / scores:.2f}x"
             lines.append(f"{rows} x {items:<7} {name:<30} {ms:9.3f} ms  {ms / base:5.2f}x  "
-                         f"state {states[name]:>9,} bytes")
+                         f"state {states[name]:>9,} bytes  peak mem {peak} the scores")
     report = "\n".join(lines)
     print(report)
     return report

@@ -111,6 +111,12 @@ def peak_memory(fn: Callable[[], object], device: torch.device | None = None) ->
     return max(0, _rss("VmHWM") - base)
 
 
+def least_peak(fn: Callable[[], object], device: torch.device | None = None) -> int | None:
+    """The least of three :func:`peak_memory` runs: small runs share the heap with whatever ran before."""
+    peaks = [peak_memory(fn, device) for _ in range(3)]
+    return None if any(p is None for p in peaks) else min(p for p in peaks if p is not None)
+
+
 def _tensor_bytes(values: list[Any]) -> int:
     return sum(int(v.numel() * v.element_size()) if torch.is_tensor(v) else int(v.nbytes) for v in values)
 

@@ -29,7 +29,7 @@ from torchrec_eval.sampled import estimators
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _interleaved, add_device_option, device_label, parse_args  # noqa: E402
-from bench_peers import peak_memory  # noqa: E402
+from bench_peers import least_peak, peak_memory  # noqa: E402
 
 KEYS = ["ndcg@10", "recall@10", "mrr", "auc"]
 
@@ -68,12 +68,6 @@ def fit_cases(num_items: int, m: int) -> Cases:
         metric.compute()
 
     return {f"fit: {name}": partial(fit, name) for name in ("rank_estimate", "bias_variance", "em")}
-
-
-def least_peak(fn: Callable[[], object], device: torch.device) -> int | None:
-    """The least of three peaks: small runs share the heap with whatever ran before."""
-    peaks = [peak_memory(fn, device) for _ in range(3)]
-    return None if any(p is None for p in peaks) else min(p for p in peaks if p is not None)
 
 
 def fix_mmap_threshold() -> None:
