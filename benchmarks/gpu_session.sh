@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Issue 40's GPU run in one call, from the repository root on a CUDA machine:
+# A GPU run in one call (issues 40 and 39), from the repository root on a CUDA machine:
 #   bash benchmarks/gpu_session.sh [OUT_DIR] [SECONDS] [STEPS]
 # 1. the CUDA test cases (values equal the CPU's, no host syncs in update, the documented syncs, the
 #    tie bet at test sizes), 2. the tie-order sweep (tests/scripts/topk_tie_order.py), 3. the GPU
 #    figures (bench_gpu.py, bench_core.py, bench_catalogue.py at 1M and 10M items), 4. the whole
 #    test suite on the device (pytest-xdist when installed), in whatever time is left of SECONDS.
 # 5. compile_probe: where a compiled update's time goes (recompiles, graph breaks, a profile).
+# 6. compile_tests: the compiled update's CUDA cases (values, no sync, the graph) and the CUDA device tests;
+#    compile_bench: bench_compile.py's table on the GPU (eager and compiled at the three shapes, kernels).
 # STEPS (default "cuda_tests tie_order bench_gpu bench_more full_suite") picks and orders them.
 # Each step writes one log under OUT_DIR (default $OUT, else /tmp/gpu_session) and prints its tail.
 # Wheels the machine lacks may lie in .whl/ (installed into /tmp/site first).
@@ -50,6 +52,10 @@ for name in $steps; do
     bench_gpu_eager) TAIL=30 step bench_gpu 120 python3 benchmarks/bench_gpu.py --device cuda --no-compile --repeats 11 ;;
     bench_more) step bench_more 110 bash -c "python3 benchmarks/bench_core.py --device cuda && \
         python3 benchmarks/bench_catalogue.py --device cuda --items 1000000 10000000 --repeats 3" ;;
+    compile_tests) step compile_tests 150 python3 -m pytest -q -p no:cacheprovider -k "cuda or graph_ranks or users_own" \
+        tests/metrics/test_compile.py "${CUDA_TESTS[@]}" ;;
+    compile_bench) TAIL=30 TORCH_LOGS=recompiles,graph_breaks step compile_bench 300 \
+        python3 benchmarks/bench_compile.py --device cuda --json "$out/bench_compile.json" ;;
     compile_probe) TAIL=60 TORCH_LOGS=recompiles,graph_breaks step compile_probe 150 \
         python3 benchmarks/bench_compile.py --device cuda --repeats 5 --profile ;;
     full_suite)

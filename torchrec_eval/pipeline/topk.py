@@ -53,6 +53,7 @@ def top_indices(
     ties: str = "index",
     tie_gains: Tensor | None = None,
     exclusions: Exclusions | None = None,
+    sync_free: bool = False,
 ) -> TopK:
     """The k best items of each row, in rank order, ties broken as documented.
 
@@ -66,6 +67,9 @@ def top_indices(
         tie_gains: [B, N] gains, for the gain-aware tie orders.
         exclusions: items that are not candidates, by id: the top k of the rest is read from the top
             k + S of all (positions past a row's candidates then hold excluded items, at -inf).
+        sync_free: on an accelerator, repair every tie order without a host read (masked work on every
+            row), as a compiled update promises; by default ``"pessimistic"`` and ``"optimistic"`` read which
+            rows tie there (docs/host-syncs.md). No effect on the CPU, where host reads are free.
 
     Returns:
         :class:`TopK`: ``indices`` [B, k] and ``following`` [B].
@@ -91,7 +95,7 @@ def top_indices(
         return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
     # No device's topk promises which tied items it keeps at the cut (CUDA's does not keep the lowest
     # indices: tests/scripts/topk_tie_order.py). Without a host read, every row is repaired.
-    if torch.compiler.is_compiling() or (not host_reads_free(values) and ties in _SYNC_FREE_TIES):
+    if not host_reads_free(values) and (sync_free or ties in _SYNC_FREE_TIES):
         idx = _boundary_without_sync(scores, values, idx, k, TieRule(ties, tie_gains, exclusions))
         return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
     repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
@@ -220,7 +224,8 @@ def _boundary_without_sync(scores: Tensor, values: Tensor, idx: Tensor, k: int, 
     ties = rule.ties
     if rule.exclusions is not None:
         every_row = torch.arange(scores.shape[0], device=scores.device)
-        return top_indices(rule.exclusions.masked_rows(scores, every_row), k, ties, rule.gains).indices
+        masked = rule.exclusions.masked_rows(scores, every_row)
+        return top_indices(masked, k, ties, rule.gains, sync_free=True).indices
     if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
         return exact_top(scores, k, ties, rule.gains)
     boundary = values[:, k - 1 : k]

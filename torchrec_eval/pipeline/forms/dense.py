@@ -13,7 +13,7 @@ from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.syncs import host_reads_free
-from torchrec_eval.pipeline.topk import top_indices
+from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import Checks, check_target_values, describe, describe_any
 
 
@@ -69,7 +69,7 @@ def dense_batch(
         depth = ranking_depth(k, num_items, num_relevant, needs.to_num_relevant)
         ideal = _ideal_gains(target, exclusions, depth) if needs.ideal and graded else None
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
-    top = top_indices(preds, depth, ties, tie_gains, exclusions)
+    top = ranked_top(preds, depth, ties, tie_gains, exclusions)
     idx = top.indices
     restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)

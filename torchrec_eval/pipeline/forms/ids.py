@@ -16,7 +16,7 @@ from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
-from torchrec_eval.pipeline.topk import top_indices
+from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import (
     Checks,
     check_id_range,
@@ -137,7 +137,7 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
     depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1), needs.to_num_relevant)
-    idx = top_indices(preds, depth, rules.ties, None, exclusions).indices
+    idx = ranked_top(preds, depth, rules.ties, None, exclusions).indices
     if items.neg_inf:
         listed = preds.gather(1, idx) > float("-inf")
         if exclusions is not None:
