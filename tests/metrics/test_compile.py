@@ -212,7 +212,7 @@ def test_a_compiled_metric_goes_through_mp_spawn(tmp_path):
             torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, equal_nan=True, msg=key)
 
 
-def test_the_traced_modules_call_no_dict_setdefault_and_no_vars():
+def test_the_traced_modules_call_no_dict_setdefault_no_vars_and_no_locals():
     """torch 2.11's dynamo cannot trace ``dict.setdefault`` on an instance's ``__dict__``, nor the items of
     ``vars()`` of a dataclass ("Unsupported method call"): on the H100 runs every compiled update gave up
     and ran eagerly, first for ``hit_counts``' cache, then for ``Inputs.given``. The modules an update
@@ -223,6 +223,12 @@ def test_the_traced_modules_call_no_dict_setdefault_and_no_vars():
     package = Path(tre.__file__).parent
     traced = [path for folder in ("pipeline", "ranking", "pairwise", "beyond", "members", "sampled")
               for path in (package / folder).rglob("*.py") if path.name != "ownership.py"]  # (unpickling)
+    # a user's torch.compile of a step traces update itself: locals() failed there on torch 2.11 (H100 run)
+    updates = [node for path in (package / "metrics").glob("*.py") for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.FunctionDef) and node.name in ("update", "_update_from", "checked")]
+    assert len(updates) >= 3
+    assert [node.lineno for update in updates for node in ast.walk(update)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "locals"] == []
     calls = [f"{path.relative_to(package)}:{node.lineno}" for path in traced
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Call) and (
@@ -289,13 +295,14 @@ def test_a_compiled_update_gives_the_cpu_values_on_every_device_without_a_sync(d
     compiled = _suite(SUITES["top-k"][:6], ties=ties).to(device).compile_update(backend="aot_eager")
     eager = _suite(SUITES["top-k"][:6], ties=ties)
     inputs = [_inputs(form, seed, rows=rows) for seed, rows in ((0, 16), (1, 16))]
-    compiled.update(**{name: value.to(device) for name, value in inputs[0].items()})  # compiles
+    on_device = [{name: value.to(device) for name, value in batch.items()} for batch in inputs]
+    compiled.update(**on_device[0])  # compiles
     eager.update(**inputs[0])
     if device.type == "cuda":
         torch.cuda.synchronize(device)
         torch.cuda.set_sync_debug_mode("error")
     try:
-        compiled.update(**{name: value.to(device) for name, value in inputs[1].items()})
+        compiled.update(**on_device[1])
     finally:
         if device.type == "cuda":
             torch.cuda.set_sync_debug_mode("default")

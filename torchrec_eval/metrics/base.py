@@ -160,7 +160,11 @@ class MemberMetric(StatefulMetric):
             groups: [B] group of each query, when the metric was built with ``num_groups``.
             sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
-        self._update_from({name: value for name, value in locals().items() if name != "self"})
+        # named one by one, not through locals(): torch 2.11's dynamo cannot trace locals() (a user's own
+        # torch.compile(fullgraph=True) of a step that updates)
+        self._update_from({"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
+                           "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
+                           "exclude_ids": exclude_ids, "groups": groups, "sample_weight": sample_weight})
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""

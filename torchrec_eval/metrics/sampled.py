@@ -119,7 +119,11 @@ class SampledMetrics(MemberMetric):
             negative_probabilities: [B, W] float, the probability with which each negative was drawn, for a
                 metric built with ``sampling="popularity"`` (the held-out items' entries are not read).
         """
-        self._update_from(self._with_extras(locals()))
+        self._update_from(self._with_extras({  # by name, not locals(): see MemberMetric.update
+            "preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
+            "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask, "exclude_ids": exclude_ids,
+            "groups": groups, "sample_weight": sample_weight, "num_items": num_items,
+            "negative_probabilities": negative_probabilities}))
 
     def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, indexes: Tensor | None = None,
                   target_ids: Tensor | None = None, target_gains: Tensor | None = None,
