@@ -89,7 +89,7 @@ class CatalogueBatch:
         self.needs = needs_of(metric.members)
         relevant = target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold).relevant
         k = self.needs.depth
-        self.depth = ranking_depth(k, self.num_items, relevant.sum(1), self.needs.to_num_relevant) if k else 0
+        self.depth = ranking_depth(k, self.num_items, relevant.sum(1) if self.needs.to_num_relevant else None) if k else 0
         self.top_values = torch.full((rows, self.depth), float("-inf"), dtype=torch.float64, device=device)
         self.top_ids = torch.full((rows, self.depth), -1, dtype=torch.int64, device=device)
         self.num_valid = torch.zeros(rows, dtype=torch.int64, device=device)  # non-target candidates

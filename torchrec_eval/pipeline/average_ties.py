@@ -27,7 +27,7 @@ def tie_statistics(
     it: only those rows are counted over the whole row, a few at a time (bounded memory).
     Positions past the candidates get n = 1, m = 0 (they hold nothing).
     """
-    (idx, following), (gains, relevant) = top, ranked
+    idx, following, (gains, relevant) = top.indices, top.following, ranked
     values = scores.gather(1, idx)
     depth = values.shape[1]
     positions = torch.arange(depth, device=idx.device).expand_as(idx)

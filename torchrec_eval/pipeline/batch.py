@@ -55,6 +55,8 @@ class RankedTargets:
         tie_groups: the tie-group statistics (:class:`TieGroups`), with ``ties="average"`` only.
         averaged: the view averaged over tie orders (itself under ``ties="average"``), when a metric
             asks for it (``average_ties=True``).
+        binary: the gains are the relevance itself, 1.0 or 0.0 (no graded target, no threshold above 1):
+            :attr:`hits` is then ``gains``, not a copy.
     """
 
     gains: Tensor
@@ -67,6 +69,7 @@ class RankedTargets:
     max_relevant: int = 0
     tie_groups: TieGroups | None = None
     averaged: RankedTargets | None = None
+    binary: bool = False
 
     def with_tie_statistics(
         self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
@@ -98,7 +101,7 @@ class RankedTargets:
         """[B, K] float64 relevance of each rank (its expectation under ``ties="average"``)."""
         if self.tie_groups is not None:
             return self.tie_groups.hits / self.tie_groups.size
-        return self.relevant.to(torch.float64)
+        return self.gains if self.binary else self.relevant.to(torch.float64)
 
     @cached
     def hits_before_and_at(self) -> Tensor:

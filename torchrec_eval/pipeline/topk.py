@@ -41,10 +41,16 @@ class TopK(NamedTuple):
         indices: [B, k] item indices in rank order.
         following: [B] the best score left out of the list (-inf if none); where it equals the list's
             last score, the last tie group goes on past the cut.
+        values: [B, k] the scores of the list, when ``distinct``.
+        distinct: known (on the CPU, by a host read) that the scores of the list and ``following`` strictly
+            decrease in every row: no tie anywhere in the list or at the cut, and no ``-inf`` in the list. Then an
+            item's rank is the number of listed scores above its own.
     """
 
     indices: Tensor
     following: Tensor
+    values: Tensor | None = None
+    distinct: bool = False
 
 
 def top_indices(
@@ -98,9 +104,10 @@ def top_indices(
     if not host_reads_free(values) and (sync_free or ties in _SYNC_FREE_TIES):
         idx = _boundary_without_sync(scores, values, idx, k, TieRule(ties, tie_gains, exclusions))
         return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
+    # the common case on the CPU: the k + 1 scores strictly decrease (no tie at all, no -inf in the list)
+    if host_reads_free(values) and bool((values[:, 1 : k + 1] < values[:, :k]).all()):
+        return TopK(idx[:, :k], following, values[:, :k], distinct=True)
     repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
-    if host_reads_free(values) and not bool(repeats.any()):  # the common case on the CPU: no ties at all
-        return TopK(idx[:, :k], following)
     boundary = values[:, k - 1]
     tied = repeats[:, k - 1] & (boundary > float("-inf"))
     if bool(tied.any()):

@@ -37,10 +37,11 @@ def is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
     return values.to(torch.float64 if values.dtype == torch.float64 else torch.float32) >= relevance_threshold
 
 
-def ranking_depth(k: int, available: int, num_relevant: Tensor, to_num_relevant: bool) -> int:
-    """How deep to rank: ``min(k, available)``, or down to the batch's largest R for R-Precision."""
+def ranking_depth(k: int, available: int, num_relevant: Tensor | None) -> int:
+    """How deep to rank: ``min(k, available)``, or down to the batch's largest R for R-Precision without a
+    cut-off (``num_relevant`` [B] given: R of each query)."""
     depth = min(k, available)
-    if to_num_relevant and available > depth:
+    if num_relevant is not None and available > depth:
         depth = min(available, max(depth, int(num_relevant.max())))  # host sync, R-Precision only
     return max(depth, 1)
 

@@ -66,7 +66,7 @@ def dense_batch(
         ideal = top_gains.to(torch.float64)
     else:
         num_relevant = _relevant_count(relevant_all, exclusions)
-        depth = ranking_depth(k, num_items, num_relevant, needs.to_num_relevant)
+        depth = ranking_depth(k, num_items, num_relevant if needs.to_num_relevant else None)
         ideal = _ideal_gains(target, exclusions, depth) if needs.ideal and graded else None
     tie_gains = target if ties in ("pessimistic", "optimistic") else None
     top = ranked_top(preds, depth, ties, tie_gains, exclusions)
@@ -83,7 +83,8 @@ def dense_batch(
         tie_stats = tie_statistics(preds, top, target, relevant_all, (gains, relevant))
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
-    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items)
+    binary = target.dtype == torch.bool and relevance_threshold is None  # gains 1.0 exactly where relevant
+    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary)
     return ranked if tie_stats is None else _with_averaged_view(ranked, tie_stats, ties), candidates
 
 

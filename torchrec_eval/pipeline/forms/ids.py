@@ -16,6 +16,7 @@ from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
+from torchrec_eval.pipeline.tensor_cache import filled
 from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import (
     Checks,
@@ -47,11 +48,15 @@ def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Ten
 @dataclass(frozen=True)
 class TargetTable:
     """The targets of a batch as ids: ``ids`` [B, T] (-1 = padding), their float64 ``gains`` [B, T] (0 for
-    padding and for items that are not candidates) and ``relevant`` [B, T] bool."""
+    padding and for items that are not candidates), ``relevant`` [B, T] bool, and the targets' own
+    ``scores`` [B, T] where they were read (padding reads item 0's)."""
 
     ids: Tensor
     gains: Tensor
     relevant: Tensor
+    scores: Tensor | None = None
+    relevance_threshold: float | None = None
+    binary: bool = False  # gains 1.0 exactly for the relevant targets (RankedTargets.binary)
 
 
 def target_table(
@@ -59,17 +64,20 @@ def target_table(
     target_gains: Tensor | None,
     valid_target: Tensor | None,
     relevance_threshold: float | None,
+    scores: Tensor | None = None,
 ) -> TargetTable:
     """The table of target ids: their gains (0 for padding and for items that are not candidates) and relevance."""
     present = target_ids >= 0
     if valid_target is not None:
         present = present & valid_target
-    gains = torch.ones(target_ids.shape, dtype=torch.float64, device=target_ids.device)
-    if target_gains is not None:
-        gains = target_gains.to(torch.float64)
-    gains = torch.where(present, gains, torch.zeros((), dtype=torch.float64, device=gains.device))
-    relevant = is_relevant(gains, relevance_threshold) & present
-    return TargetTable(target_ids, gains, relevant)
+    if target_gains is None:  # every present target has gain 1
+        gains = present.to(torch.float64)
+        relevant = present if relevance_threshold is None else is_relevant(gains, relevance_threshold) & present
+    else:
+        gains = torch.where(present, target_gains.to(torch.float64), 0.0)
+        relevant = is_relevant(gains, relevance_threshold) & present
+    binary = target_gains is None and (relevance_threshold is None or 0 < relevance_threshold <= 1)
+    return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, binary)
 
 
 def check_target_ids(
@@ -96,16 +104,16 @@ def check_target_ids(
             check_target_values(checks, "target_gains", target_gains)
 
 
-def candidate_targets(target_ids: Tensor, items: CandidateItems, scores: Tensor | None = None) -> Tensor | None:
+def candidate_targets(target_ids: Tensor, items: CandidateItems, target_scores: Tensor | None = None) -> Tensor | None:
     """[B, T] whether each target is a candidate (None: all are): inside the mask, not excluded, and not
-    scored -inf in ``scores`` (if given)."""
+    scored -inf in ``target_scores`` [B, T] (if given)."""
     valid_target = None
     if items.valid is not None:
         valid_target = items.valid.gather(1, target_ids.clamp(min=0))
     elif items.exclusions is not None:
         valid_target = ~items.exclusions.contains(target_ids)
-    if scores is not None:
-        finite = scores.gather(1, target_ids.clamp(min=0)) > float("-inf")
+    if target_scores is not None:
+        finite = target_scores > float("-inf")
         valid_target = finite if valid_target is None else valid_target & finite
     return valid_target
 
@@ -113,15 +121,21 @@ def candidate_targets(target_ids: Tensor, items: CandidateItems, scores: Tensor 
 def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, needs: Needs) -> RankedTargets:
     """The top-k view of ranked ``item_ids`` [B, K] (-1 = none) read through the target table: each
     item's gain and relevance, R, and the best min(k, T) target gains as the ideal list."""
-    num_relevant = table.relevant.sum(1).to(torch.float64)
+    num_relevant = table.relevant.sum(1, dtype=torch.float64)
     found, pos, order = lookup(item_ids, table.ids)
     gains = read_found(table.gains, found, pos, order)
     relevant = read_found(table.relevant, found, pos, order)
-    ideal = None
-    if needs.ideal:  # the best min(k, T) gains: the ideal list does not depend on the ranked list's width
-        take = min(needs.depth, table.gains.shape[1])
-        ideal = torch.topk(table.gains, take, dim=1).values if take else table.gains.new_zeros(table.gains.shape[0], 1)
-    return RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, item_ids, table.ids.shape[1])
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
+                         table.ids.shape[1], binary=table.binary)
+
+
+def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
+    """[B, min(k, T)] the best target gains, descending, where NDCG's graded ideal list is needed: it does not
+    depend on the ranked list's width."""
+    if not needs.ideal:
+        return None
+    take = min(needs.depth, table.gains.shape[1])
+    return torch.topk(table.gains, take, dim=1).values if take else table.gains.new_zeros(table.gains.shape[0], 1)
 
 
 def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: Needs, rules: Rules) -> RankedTargets | None:
@@ -136,8 +150,11 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     valid, exclusions = items.valid, items.exclusions
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
-    depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1), needs.to_num_relevant)
-    idx = ranked_top(preds, depth, rules.ties, None, exclusions).indices
+    depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1) if needs.to_num_relevant else None)
+    top = ranked_top(preds, depth, rules.ties, None, exclusions)
+    if top.distinct and top.values is not None and valid is None and exclusions is None:  # all listed are candidates
+        return _distinct_ranked(preds, top.values, top.indices, table, needs)
+    idx = top.indices
     if items.neg_inf:
         listed = preds.gather(1, idx) > float("-inf")
         if exclusions is not None:
@@ -147,3 +164,24 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     if valid is not None or exclusions is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
     return table_ranked(idx, table, num_candidates, needs)
+
+
+def _distinct_ranked(preds: Tensor, values: Tensor, idx: Tensor, table: TargetTable, needs: Needs) -> RankedTargets:
+    """The top-k view of a list ``idx`` [B, K] whose scores ``values`` strictly decrease (``TopK.distinct``),
+    read from the targets' side: a target's rank is the number of listed scores above its own (K: not
+    listed), so each target's gain lands at its rank with one scatter, no lookup of the list in the targets."""
+    rows, depth = idx.shape
+    scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
+    # -inf targets (not candidates, gain 0) and those below the list land in the spare column K
+    ranks = depth - torch.searchsorted(values.flip(1), scores.to(values.dtype), right=True)
+    gains = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.gains)[:, :depth]
+    threshold = table.relevance_threshold
+    if threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
+        relevant = is_relevant(gains, threshold)
+    else:  # (padding and targets below the list share ranks: add, never overwrite)
+        spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.to(torch.float64))
+        relevant = spread[:, :depth] > 0
+    num_relevant = table.relevant.sum(1, dtype=torch.float64)
+    ideal = _ideal_gains(table, needs)
+    return RankedTargets(gains, relevant, num_relevant, filled((rows,), float(depth), preds.device), ideal, idx,
+                         table.ids.shape[1], binary=table.binary)

@@ -32,8 +32,10 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
         check_dense_target(preds, target, inputs.target_gains, checks)
     else:
         check_target_ids(target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks)
-        valid_target = candidate_targets(target_ids, items, preds if items.neg_inf else None)
-        table = target_table(target_ids, inputs.target_gains, valid_target, rules.relevance_threshold)
+        # the targets' own scores tell which are -inf (no mask says it), and rank them in a distinct list
+        target_scores = preds.gather(1, target_ids.clamp(min=0)) if items.neg_inf else None
+        valid_target = candidate_targets(target_ids, items, target_scores)
+        table = target_table(target_ids, inputs.target_gains, valid_target, rules.relevance_threshold, target_scores)
         if checks is not None:
             checks.run()
         if not (averaging or rules.ties in GAIN_AWARE_TIES):  # the ids keep their form: no [B, N] target
