@@ -98,6 +98,14 @@ def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device
     return rows
 
 
+def compiled_call_cost(repeats: int, device: torch.device) -> float:
+    """ms of one call of a compiled function that adds one to one element: what any compiled update pays
+    (dynamo's guards, the compiled code's wrappers) before it computes anything."""
+    one = torch.zeros(1, device=device)
+    add_one = torch.compile(lambda x: x + 1, fullgraph=True)
+    return _interleaved({"call": lambda: add_one(one)}, repeats * 10, device)["call"]
+
+
 def _goal(queries: int, items: int, case: str) -> str:
     if case == FLOOR:
         return ""
@@ -181,6 +189,10 @@ def main(argv: list[str] | None = None) -> None:
                   for row in rows],
                  ("batch", "case", "ms", "vs topk", "goal", "extra mem vs scores", "goal", "CUDA kernels",
                   "compile s")))
+    call = compiled_call_cost(args.repeats or 21, device)
+    first_floor = next(row["ms"] for row in rows if row["case"] == FLOOR)
+    print(f"torch.compile's own cost of a call (a compiled x + 1 on one element): {call:.3f} ms, "
+          f"{call / first_floor:.2f}x the top-k of {rows[0]['shape']}")
     ops = op_rows(device)
     print()
     print(_table(f"aten ops (views excluded) of one eager update, 100 x 1,000, validate_args=False, {device.type} "
@@ -190,7 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile:
         print(profile_compiled(*shapes[-1], device))
     if args.json:
-        args.json.write_text(json.dumps({"device": where, "rows": rows, "ops": ops}, indent=1))
+        args.json.write_text(json.dumps({"device": where, "rows": rows, "ops": ops, "compiled_call_ms": call},
+                                        indent=1))
 
 
 if __name__ == "__main__":

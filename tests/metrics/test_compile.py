@@ -258,16 +258,23 @@ def _graph_of(metric, inputs: dict) -> list:
 def test_the_graph_ranks_with_the_librarys_operator_and_works_on_k_columns(form, ties):
     """The top-k and its tie repair are the library's own kernel inside the graph (the operator
     ``torchrec_eval::top_indices``), not inductor's sort and top-k with a repair masked over every row
-    (4x the scores' memory, 7.9x a top-k on 1024 x 20,000): no traced op makes a [B, N] tensor. (The
-    gain-aware tie orders need every candidate's gain: the ids form then builds a dense target.)"""
-    inputs = _inputs(form, 0)
-    rows, items = inputs["preds"].shape
-    nodes = _graph_of(_suite(SUITES["top-k"][:6], ties=ties), inputs)
-    targets = [node.target for node in nodes if node.op == "call_function"]
-    assert torch.ops.torchrec_eval.top_indices.default in targets
-    wide = [node.name for node in nodes if node.op == "call_function"
-            and isinstance(value := node.meta.get("example_value"), torch.Tensor) and value.numel() >= rows * items]
-    assert wide == []
+    (4x the scores' memory, 7.9x a top-k on 1024 x 20,000): no traced op makes a [B, N] tensor, except a
+    one-byte map of list positions where rows are short (N <= 4 x T x K). (The gain-aware tie orders need
+    every candidate's gain: the ids form then builds a dense target.)"""
+    for items, short in ((N, True), (3_000, False)):
+        inputs = _inputs(form, 0)
+        gen = torch.Generator().manual_seed(1)
+        inputs["preds"] = torch.randint(0, 4, (inputs["preds"].shape[0], items), generator=gen).float()
+        rows = inputs["preds"].shape[0]
+        nodes = _graph_of(_suite(SUITES["top-k"][:6], ties=ties), inputs)
+        targets = [node.target for node in nodes if node.op == "call_function"]
+        assert torch.ops.torchrec_eval.top_indices.default in targets
+        wide = [value for node in nodes if node.op == "call_function"
+                and isinstance(value := node.meta.get("example_value"), torch.Tensor) and value.numel() >= rows * items]
+        if short and form == "ids":  # the map: one byte per item
+            assert len(wide) == 1 and wide[0].dtype == torch.uint8
+        else:
+            assert wide == []
 
 
 def test_a_users_own_fullgraph_compile_of_a_step_that_updates():

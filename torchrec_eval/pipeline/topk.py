@@ -41,7 +41,7 @@ class TopK(NamedTuple):
         indices: [B, k] item indices in rank order.
         following: [B] the best score left out of the list (-inf if none); where it equals the list's
             last score, the last tie group goes on past the cut.
-        values: [B, k] the scores of the list, when ``distinct``.
+        values: [B, k] the scores of the list (-inf where excluded), when ``distinct`` or known anyway.
         distinct: known (on the CPU, by a host read) that the scores of the list and ``following`` strictly
             decrease in every row: no tie anywhere in the list or at the cut, and no ``-inf`` in the list. Then an
             item's rank is the number of listed scores above its own.
@@ -103,7 +103,7 @@ def top_indices(
     # indices: tests/scripts/topk_tie_order.py). Without a host read, every row is repaired.
     if not host_reads_free(values) and (sync_free or ties in _SYNC_FREE_TIES):
         idx = _boundary_without_sync(scores, values, idx, k, TieRule(ties, tie_gains, exclusions))
-        return _ordered(_values_at(scores, idx, exclusions), idx, ties, tie_gains, following)
+        return _ordered(listed_scores(scores, idx, exclusions), idx, ties, tie_gains, following)
     # the common case on the CPU: the k + 1 scores strictly decrease (no tie at all, no -inf in the list)
     if host_reads_free(values) and bool((values[:, 1 : k + 1] < values[:, :k]).all()):
         return TopK(idx[:, :k], following, values[:, :k], distinct=True)
@@ -114,7 +114,7 @@ def top_indices(
         rows = tied.nonzero().squeeze(1)
         exact = _tied_rows(scores, (values[rows], idx[rows]), rows, k, TieRule(ties, tie_gains, exclusions))
         idx = idx[:, :k].index_copy(0, rows, exact)
-        values = _values_at(scores, idx, exclusions)
+        values = listed_scores(scores, idx, exclusions)
     return _ordered(values[:, :k], idx[:, :k], ties, tie_gains, following)
 
 
@@ -143,7 +143,8 @@ def _tie_margin(scores: Tensor) -> int:
     return 0 if bool((sample & ((1 << bits[1]) - 1)).any()) else _TIE_MARGIN
 
 
-def _values_at(scores: Tensor, idx: Tensor, exclusions: Exclusions | None) -> Tensor:
+def listed_scores(scores: Tensor, idx: Tensor, exclusions: Exclusions | None) -> Tensor:
+    """[B, k] the scores of the items ``idx``, -inf where excluded."""
     values = scores.gather(1, idx)
     return values if exclusions is None else values.masked_fill(exclusions.contains(idx), float("-inf"))
 

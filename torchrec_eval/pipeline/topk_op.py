@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.exclusion import Exclusions
-from torchrec_eval.pipeline.topk import TopK, top_indices
+from torchrec_eval.pipeline.topk import TopK, listed_scores, top_indices
 
 
 def ranked_top(
@@ -36,7 +36,8 @@ def ranked_top(
         return top_indices(scores, k, ties, tie_gains, exclusions)
     # a compiled update reads nothing on the host on an accelerator, whatever the tie order
     excluded = (None, None) if exclusions is None else (exclusions.ids, exclusions.count)
-    return TopK(*top_indices_op(scores, k, ties, tie_gains, *excluded))
+    indices, values, following = top_indices_op(scores, k, ties, tie_gains, *excluded)
+    return TopK(indices, following, values)
 
 
 @torch.library.custom_op("torchrec_eval::top_indices", mutates_args=())
@@ -47,17 +48,20 @@ def top_indices_op(
     tie_gains: Tensor | None,
     excluded_ids: Tensor | None,
     excluded_count: Tensor | None,
-) -> tuple[Tensor, Tensor]:
-    """:func:`~torchrec_eval.pipeline.topk.top_indices` as an operator: (indices [B, k] int64, following [B]),
-    with no host read on an accelerator for any tie order (``sync_free=True``).
+) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`~torchrec_eval.pipeline.topk.top_indices` as an operator: (indices [B, k] int64, their scores
+    [B, k] (-inf where excluded), following [B]), with no host read on an accelerator for any tie order
+    (``sync_free=True``). The scores come out of the kernel, so that the graph reads them from memory (a
+    gather inside the graph is recomputed in every loop that reads it).
 
     The exclusions travel as their two tensors (``Exclusions.ids``, ``Exclusions.count``): an operator
     takes tensors, not records.
     """
     exclusions = None if excluded_ids is None or excluded_count is None else Exclusions(excluded_ids, excluded_count)
     top = top_indices(scores, k, ties, tie_gains, exclusions, sync_free=True)
+    values = top.values if top.values is not None else listed_scores(scores, top.indices, exclusions)
     # contiguous outputs (they may be column slices of the top list): the fake implementation promises these strides
-    return top.indices.contiguous(), top.following.contiguous()
+    return top.indices.contiguous(), values.contiguous(), top.following.contiguous()
 
 
 @top_indices_op.register_fake
@@ -68,6 +72,6 @@ def _(
     tie_gains: Tensor | None,
     excluded_ids: Tensor | None,
     excluded_count: Tensor | None,
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
     rows = scores.shape[0]
-    return scores.new_empty((rows, k), dtype=torch.int64), scores.new_empty((rows,))
+    return scores.new_empty((rows, k), dtype=torch.int64), scores.new_empty((rows, k)), scores.new_empty((rows,))

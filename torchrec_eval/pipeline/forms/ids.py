@@ -16,7 +16,7 @@ from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
-from torchrec_eval.pipeline.tensor_cache import filled
+from torchrec_eval.pipeline.tensor_cache import constant, filled
 from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import (
     Checks,
@@ -33,16 +33,18 @@ def lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
     Returns (found [B, K] bool, position in ``ids`` [B, K], sort order of ``ids``) so that a value
     attached to ``ids`` can be read for each found item as ``values.gather(1, order).gather(1, pos)``.
+    An item -1 (padding of the list) is found where ``ids`` hold padding: every value read for it is the
+    padding's (0, False), and every caller reads values.
     """
     sorted_ids, order = torch.sort(ids, dim=1, stable=True)  # a repeated id: its first row is found
     pos = torch.searchsorted(sorted_ids, items.contiguous()).clamp_(max=ids.shape[1] - 1)
-    found = (sorted_ids.gather(1, pos) == items) & (items >= 0)
-    return found, pos, order
+    return sorted_ids.gather(1, pos) == items, pos, order
 
 
 def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Tensor:
-    """The ``values`` [B, T] attached to the ids that :func:`lookup` found; 0 where it found none."""
-    return torch.where(found, values.gather(1, order).gather(1, pos), values.new_zeros(()))
+    """The ``values`` [B, T] (finite) attached to the ids that :func:`lookup` found; 0 where it found none."""
+    read = values.gather(1, order).gather(1, pos)
+    return read & found if read.dtype == torch.bool else read * found
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
     found, pos, order = lookup(item_ids, table.ids)
     gains = read_found(table.gains, found, pos, order)
-    relevant = read_found(table.relevant, found, pos, order)
+    relevant = gains > 0 if table.binary else read_found(table.relevant, found, pos, order)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary)
 
@@ -139,11 +141,16 @@ def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
 
 
 def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: Needs, rules: Rules) -> RankedTargets | None:
-    """Top-k of the ids form, looking the ranked items up in the target ids (no dense target).
+    """Top-k of the ids form, read from the targets' side where that is cheap, else by looking the ranked items
+    up in the target ids (no dense target either way).
 
-    With ``items.neg_inf`` (scores may hold ``-inf`` and no mask says where), the candidates are counted
-    within the ranked list only: -inf and excluded entries sort last, so the list's candidates number
-    min(K, candidates), all that a top-k value reads (min(k, candidates) for k <= K).
+    A target's rank in the list is the number of listed items that precede it (K: not listed), so its gain
+    lands at its rank with one scatter: from a binary search of its score where the list's scores strictly
+    decrease (:attr:`TopK.distinct`, known on the CPU), else from comparing its (score, tie key) with the
+    list's, where rows hold few targets and a short list (T x K <= ``_COMPARED``). With ``items.neg_inf``
+    (scores may hold ``-inf`` and no mask says where), the candidates are counted within the ranked list
+    only: -inf and excluded entries sort last, so the list's candidates number min(K, candidates), all that
+    a top-k value reads (min(k, candidates) for k <= K).
     """
     if needs.depth == 0:
         return None
@@ -152,9 +159,22 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
         preds = preds.masked_fill(~valid, float("-inf"))
     depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1) if needs.to_num_relevant else None)
     top = ranked_top(preds, depth, rules.ties, None, exclusions)
-    if top.distinct and top.values is not None and valid is None and exclusions is None:  # all listed are candidates
-        return _distinct_ranked(preds, top.values, top.indices, table, needs)
     idx = top.indices
+    pairs = table.ids.shape[1] * depth  # (target, list position) pairs per row
+    if exclusions is None and (preds.shape[1] <= _MAPPED * pairs or pairs <= _COMPARED):
+        if preds.shape[1] <= _MAPPED * pairs:  # short rows: a map of list positions over the row's items
+            ranks = _mapped_ranks(idx, table.ids, preds.shape[1])
+        elif top.distinct and top.values is not None:  # a binary search of each target's score in the list
+            scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
+            ranks = depth - torch.searchsorted(top.values.flip(1), scores.to(top.values.dtype), right=True)
+        else:
+            scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
+            values = top.values if top.values is not None else preds.gather(1, idx)
+            ranks = _compared_ranks(values, idx, scores, table.ids, rules.ties)
+        if top.distinct:  # no -inf in the list: every listed item is a candidate
+            return _placed(ranks, idx, table, needs, filled((idx.shape[0],), float(depth), preds.device))
+        listed = (top.values if top.values is not None else preds.gather(1, idx)) > float("-inf")
+        return _placed(ranks, idx.masked_fill(~listed, -1), table, needs, listed.sum(1, dtype=torch.float64))
     if items.neg_inf:
         listed = preds.gather(1, idx) > float("-inf")
         if exclusions is not None:
@@ -166,22 +186,48 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     return table_ranked(idx, table, num_candidates, needs)
 
 
-def _distinct_ranked(preds: Tensor, values: Tensor, idx: Tensor, table: TargetTable, needs: Needs) -> RankedTargets:
-    """The top-k view of a list ``idx`` [B, K] whose scores ``values`` strictly decrease (``TopK.distinct``),
-    read from the targets' side: a target's rank is the number of listed scores above its own (K: not
-    listed), so each target's gain lands at its rank with one scatter, no lookup of the list in the targets."""
+# How a row's targets find their list positions, by the cheapest read: rows of at most _MAPPED x T x K items
+# through a map of positions over all the row's items ([B, N] bytes: a fast write, where N is small);
+# else rows of at most _COMPARED (target, list position) pairs by comparison ([B, T, K] flags, fused
+# into one loop under torch.compile); else the list is looked up in the sorted targets.
+_MAPPED, _COMPARED = 4, 1024
+
+
+def _mapped_ranks(idx: Tensor, target_ids: Tensor, num_items: int) -> Tensor:
+    """[B, T] each target's position in the list ``idx`` [B, K] (K: not listed): the positions scattered over
+    a [B, N + 1] map of the row's items (one byte each for lists up to 255), read at the targets (padding -1
+    reads the spare column N)."""
     rows, depth = idx.shape
-    scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
-    # -inf targets (not candidates, gain 0) and those below the list land in the spare column K
-    ranks = depth - torch.searchsorted(values.flip(1), scores.to(values.dtype), right=True)
+    dtype = torch.uint8 if depth < 255 else torch.int32
+    positions = constant(("positions", depth, dtype, idx.device),
+                         lambda: torch.arange(depth, dtype=dtype, device=idx.device))
+    spread = torch.full((rows, num_items + 1), depth, dtype=dtype, device=idx.device)
+    spread.scatter_(1, idx, positions.expand(rows, depth))
+    return spread.gather(1, torch.where(target_ids < 0, num_items, target_ids)).long()
+
+
+def _compared_ranks(values: Tensor, idx: Tensor, scores: Tensor, target_ids: Tensor, ties: str) -> Tensor:
+    """[B, T] each target's rank in the exact list ``idx`` [B, K] of scores ``values``: the listed items ranked
+    above it, by score and then by the tie order (``"index"``: lower id first; ``"reverse_index"``: higher).
+    The list holds the first K items of that order, so a target is listed exactly where its rank is < K."""
+    listed, own = values.unsqueeze(1), scores.unsqueeze(2)  # [B, 1, K], [B, T, 1]
+    ids, targets = idx.unsqueeze(1), target_ids.unsqueeze(2)
+    earlier = ids > targets if ties == "reverse_index" else ids < targets
+    return ((listed > own) | ((listed == own) & earlier)).sum(2)
+
+
+def _placed(ranks: Tensor, item_ids: Tensor, table: TargetTable, needs: Needs, num_candidates: Tensor) -> RankedTargets:
+    """The top-k view of the list ``item_ids`` [B, K] (-1: not a candidate) from the rank [B, T] of each target
+    (K: not listed): each target's gain and relevance land at its rank (padding and targets below the list
+    share ranks, so they are added, never written over; their gains are 0)."""
+    rows, depth = item_ids.shape
     gains = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.gains)[:, :depth]
     threshold = table.relevance_threshold
     if threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
         relevant = is_relevant(gains, threshold)
-    else:  # (padding and targets below the list share ranks: add, never overwrite)
+    else:
         spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.to(torch.float64))
         relevant = spread[:, :depth] > 0
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
-    ideal = _ideal_gains(table, needs)
-    return RankedTargets(gains, relevant, num_relevant, filled((rows,), float(depth), preds.device), ideal, idx,
+    return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary)

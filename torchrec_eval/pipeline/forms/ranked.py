@@ -9,6 +9,8 @@ import torch
 from torchrec_eval.pipeline.batch import Batch, RankedTargets
 from torchrec_eval.pipeline.forms.ids import check_target_ids, lookup, table_ranked, target_table
 from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
+from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.tensor_cache import filled
 from torchrec_eval.pipeline.validation import (
     Checks,
     check_groups_shape,
@@ -58,8 +60,9 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
             check_unique_ids(checks, "ranked_ids", ranked_ids)
     check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats)
     table = target_table(target_ids, inputs.target_gains, None, rules.relevance_threshold)
-    if repeats:  # as ranx: a ranked item takes the gain of its first relevant row
-        table = replace(table, ids=target_ids.masked_fill(~table.relevant, -1))
+    if repeats:  # as ranx: a ranked item takes the gain of its first relevant row (-2: matches no id, not
+        # even the list's padding -1, which a lookup finds at the targets' padding of gain 0)
+        table = replace(table, ids=target_ids.masked_fill(~table.relevant, -2))
     if exclude_ids is not None:
         require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
@@ -72,9 +75,11 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
     if checks is not None:
         checks.run()
     present = ranked_ids >= 0
-    # padding may sit anywhere in a row: move the real ids to the front, keeping their order
-    order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
-    ranked_ids = ranked_ids.gather(1, order)
-    num_candidates = present.sum(1).to(torch.float64)
+    if host_reads_free(present) and bool(present.all()):  # no padding (the common case, free to ask on the CPU)
+        num_candidates = filled((rows,), float(ranked_ids.shape[1]), ranked_ids.device)
+    else:  # padding may sit anywhere in a row: move the real ids to the front, keeping their order
+        order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
+        ranked_ids = ranked_ids.gather(1, order)
+        num_candidates = present.sum(1, dtype=torch.float64)
     depth = ranked_ids.shape[1] if needs.to_num_relevant else min(needs.depth, ranked_ids.shape[1])
     return table_ranked(ranked_ids[:, :depth], table, num_candidates, needs)
