@@ -52,8 +52,9 @@ for name in $steps; do
     bench_gpu_eager) TAIL=30 step bench_gpu 120 python3 benchmarks/bench_gpu.py --device cuda --no-compile --repeats 11 ;;
     bench_more) step bench_more 110 bash -c "python3 benchmarks/bench_core.py --device cuda && \
         python3 benchmarks/bench_catalogue.py --device cuda --items 1000000 10000000 --repeats 3" ;;
-    compile_tests) step compile_tests 150 python3 -m pytest -q -p no:cacheprovider -k "cuda or graph_ranks or users_own" \
-        tests/metrics/test_compile.py "${CUDA_TESTS[@]}" ;;
+    compile_tests) step compile_tests 200 bash -c "python3 -m pytest -q -p no:cacheprovider tests/metrics/test_compile.py \
+        tests/metrics/test_compile_lightning.py tests/pipeline/test_ids_target_ranks.py; \
+        python3 -m pytest -q -p no:cacheprovider -k cuda ${CUDA_TESTS[*]}" ;;
     compile_bench) TAIL=30 TORCH_LOGS=recompiles,graph_breaks step compile_bench 300 \
         python3 benchmarks/bench_compile.py --device cuda --json "$out/bench_compile.json" ;;
     compile_probe) TAIL=60 TORCH_LOGS=recompiles,graph_breaks step compile_probe 150 \
