@@ -277,6 +277,23 @@ def test_the_graph_ranks_with_the_librarys_operator_and_works_on_k_columns(form,
             assert wide == []
 
 
+@pytest.mark.parametrize("rows", [1, 2])
+def test_a_batch_of_one_row_stays_compiled(rows):
+    """The operator's outputs are slices of one top-k result; for a single row a slice is contiguous yet still a
+    view, and torch refused the outputs as aliases: every compiled update of one query gave up and ran eagerly."""
+    torch._dynamo.reset()
+    compiled = _suite(SUITES["top-k"][:6]).compile_update(backend="aot_eager")
+    eager = _suite(SUITES["top-k"][:6])
+    inputs = {name: value[:rows] for name, value in _inputs("ids", 0).items()}
+    inputs["preds"] = torch.rand(inputs["preds"].shape, generator=torch.Generator().manual_seed(0))  # no tie
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a graph given up warns
+        compiled.update(**inputs)
+    eager.update(**inputs)
+    assert compiled._compiled_step is not None
+    _assert_same(compiled, eager)
+
+
 def test_a_users_own_fullgraph_compile_of_a_step_that_updates():
     """A user compiles the step that calls ``update`` (a LightningModule's ``validation_step`` under
     ``torch.compile``): the update traces into that graph with ``fullgraph=True``, no break."""

@@ -60,8 +60,10 @@ def top_indices_op(
     exclusions = None if excluded_ids is None or excluded_count is None else Exclusions(excluded_ids, excluded_count)
     top = top_indices(scores, k, ties, tie_gains, exclusions, sync_free=True)
     values = top.values if top.values is not None else listed_scores(scores, top.indices, exclusions)
-    # contiguous outputs (they may be column slices of the top list): the fake implementation promises these strides
-    return top.indices.contiguous(), values.contiguous(), top.following.contiguous()
+    # contiguous (the strides the fake implementation promises); the list's scores and `following` are often
+    # slices of one top-k result, and an operator's outputs must not share storage: copies of their own
+    return (top.indices.contiguous(), values.clone(memory_format=torch.contiguous_format),
+            top.following.clone(memory_format=torch.contiguous_format))
 
 
 @top_indices_op.register_fake
