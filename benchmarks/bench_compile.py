@@ -134,7 +134,8 @@ def count_ops(metrics: list[str], form: str, device: torch.device) -> int:
         calls = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if not any(ret.alias_info is not None for ret in func._schema.returns):  # a view launches nothing
+            schema = func._schema  # a view launches nothing; an in-place op (it returns its input) does
+            if schema.is_mutable or not any(ret.alias_info is not None for ret in schema.returns):
                 Count.calls += 1
             return func(*args, **(kwargs or {}))
 
