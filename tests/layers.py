@@ -21,7 +21,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("pipeline", "members", "statistics", "trec", "distributed", "syncs", "conventions"),
     "families": ("ranking", "pairwise", "beyond", "sampled"),
     "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "uncertainty", "comparison",
-                "config", "plotting"),
+                "comparison_report", "config", "plotting"),
     "applications": ("frames", "splitting", "splits", "datasets", "movielens", "demo", "cli", "__init__",
                      "__main__"),
 }

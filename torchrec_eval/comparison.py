@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.comparison_report import ComparisonReport
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.configuration import check_loaded_configuration, check_same_states, fingerprint
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
@@ -265,6 +266,38 @@ class ModelComparison(StatefulMetric):
                 if self.test == "bootstrap":
                     out[f"{name}/low"], out[f"{name}/high"] = self._bootstrap(k, i, j, deviations[k, p])[:2]
         return out
+
+    def report(self, alpha: float = 0.05, digits: int = 3) -> ComparisonReport:
+        """The table of :meth:`compute`'s results, as ranx's ``compare`` prints it: each model's value of each
+        metric (the best in boldface), with the labels of the models it is significantly better than (a
+        pair's p-value, adjusted where ``correction`` is set, below ``alpha``); ``str()`` for text,
+        ``.to_markdown()``, ``.to_latex()``, ``.to_dataframe()``.
+
+        Raises:
+            ValueError: on an ``alpha`` outside (0, 1) or ``digits`` below 0.
+
+        Example:
+            >>> import torch
+            >>> from torchrec_eval import ModelComparison
+            >>> compare = ModelComparison(["recall@1"], models=["good", "random"], test="fisher", replicates=512)
+            >>> target = torch.eye(8)[torch.arange(40) % 8]  # each query's relevant item
+            >>> good = target + 0.1 * torch.rand(40, 8, generator=torch.Generator().manual_seed(0))
+            >>> random = torch.rand(40, 8, generator=torch.Generator().manual_seed(1))
+            >>> compare.update([good, random], target, query_ids=torch.arange(40))
+            >>> print(compare.report())
+            #  Model   recall@1
+            -  ------  --------
+            a  good    1.000ᵇ
+            b  random  0.150
+            superscripts: significantly better than that model (fisher test, p < 0.05)
+        """
+        if self.test == "tukey":
+            how = "randomized Tukey HSD"
+        else:
+            how = f"{self.test} test" + (f", {self.correction}-adjusted" if self.correction else "")
+        note = f"superscripts: significantly better than that model ({how}, p < {alpha})"
+        return ComparisonReport.from_results(self.compute(), models=self.models, keys=self.keys, alpha=alpha,
+                                             note=note, digits=digits)
 
     def _differences(self) -> tuple[Tensor, Tensor]:
         """[K, P] the mean and the standard deviation of each pair's per-query differences, from the sums."""

@@ -26,8 +26,8 @@ same split on every run, machine and device. Nothing loops over users in Python.
 test items as ``target_ids`` and their training items as ``exclude_ids`` -- and
 :func:`cross_validate` runs a user's ``fit_and_score`` function on every fold, evaluates a
 :class:`~torchrec_eval.RankingMetrics` suite on the held-out users and reports the per-fold values
-with their mean, standard deviation and Student-t confidence interval (:func:`t_quantile`, exact for
-integer degrees of freedom, needs no SciPy).
+with their mean, standard deviation and Student-t confidence interval (:func:`t_quantile`, SciPy's
+quantile).
 
 The code lives in :mod:`torchrec_eval.splitting` (one module per job) and
 :mod:`torchrec_eval.statistics` (the quantile and the interval); this module is their public face.

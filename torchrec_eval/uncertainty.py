@@ -13,13 +13,13 @@ with ``q`` the ``(1 + level) / 2`` quantile of Student's t with ``n - 1`` degree
 treated as an i.i.d. sample of the population of queries (the usual "significance over topics" of
 IR evaluation); the interval is about that population mean, not about the items.
 
-Student-t quantiles are exact to about 1e-12 (:func:`~torchrec_eval.statistics.student_t_quantile`,
-no SciPy). ``n < 2`` gives a NaN interval.
+Student-t quantiles are SciPy's (:func:`~torchrec_eval.statistics.student_t_quantile`). ``n < 2`` gives a
+NaN interval.
 
 :class:`PairedComparison` scores two models on the same queries in one pass and keeps the same
 three sums for the per-query differences ``d = a - b``: mean difference, its interval, and a
 two-sided p-value of "no difference": the paired t-test, ``P(|T_{n-1}| >= |d_bar| / (s_d / sqrt(n)))``
-with Student's t exact (:func:`~torchrec_eval.statistics.student_t_two_sided_p`, equal to
+with SciPy's Student t (:func:`~torchrec_eval.statistics.student_t_two_sided_p`, equal to
 ``scipy.stats.ttest_rel``), or with ``method="normal"`` the paired z-test ``erfc(|z| / sqrt 2)``. A query
 counts when both models count it (for the top-k metrics this depends only on the target, so always both).
 
@@ -55,8 +55,8 @@ __all__ = ["PairedComparison", "adjusted_p_values", "confidence_interval", "inte
 def t_quantile(probability: float, df: Tensor) -> Tensor:
     """The ``probability`` (> 0.5) quantile of Student's t with ``df`` degrees of freedom, elementwise.
 
-    Exact to about 1e-12 (:func:`~torchrec_eval.statistics.student_t_quantile`); ``df`` holds whole
-    numbers, and ``df <= 0`` gives NaN.
+    SciPy's (:func:`~torchrec_eval.statistics.student_t_quantile`); ``df`` holds whole numbers, and
+    ``df <= 0`` gives NaN.
 
     Example:
         >>> import torch

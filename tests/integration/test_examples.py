@@ -68,3 +68,44 @@ def test_train_loop_main_returns_metrics(capsys):
     assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in result.values())
     out = capsys.readouterr().out
     assert "final: ndcg@10=" in out
+
+
+COMPARE_MODELS = ROOT / "examples" / "compare_models.py"
+
+
+def test_compare_models_prints_the_table_and_its_claims_hold():
+    """examples/compare_models.py: the demo's models compared; the table's letters are the p-values' verdicts
+    (Holm-adjusted Fisher p < 0.05 and the better mean), and random scores are beaten by every other model."""
+    proc = subprocess.run([sys.executable, str(COMPARE_MODELS), "--users", "300", "--items", "400", "--epochs", "8"],
+                          cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["#", "Model", "ndcg@10", "recall@20", "mrr@10"]
+    assert [line.split()[1] for line in lines[2:6]] == ["bpr_1_epoch", "bpr_8_epochs", "popularity", "random"]
+    spec = importlib.util.spec_from_file_location("compare_models", COMPARE_MODELS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the script: the same training arithmetic, so the same table
+    try:
+        comparison = module.compare(300, 400, 8)
+    finally:
+        torch.set_num_threads(threads)
+    results, report = comparison.compute(), comparison.report()
+    for key in module.METRICS:
+        for model in report.models:
+            expected = sorted(other for other in report.models if other != model
+                              and _p_adjusted(results, key, model, other) < 0.05
+                              and float(results[f"{key}/{model}"]) > float(results[f"{key}/{other}"]))
+            assert sorted(report.better_than[key][model]) == expected
+        assert all("random" in report.better_than[key][model] for model in report.models if model != "random")
+        assert report.better_than[key]["random"] == []
+    assert str(report) in proc.stdout  # the same table in a fresh process: the same seeds, the same p-values
+
+
+def _p_adjusted(results: dict, key: str, first: str, second: str) -> float:
+    pair = f"{key}/{first}_vs_{second}" if f"{key}/{first}_vs_{second}/p_adjusted" in results \
+        else f"{key}/{second}_vs_{first}"
+    return float(results[f"{pair}/p_adjusted"])

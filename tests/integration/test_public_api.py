@@ -73,6 +73,7 @@ PUBLIC = {
         "pointwise",
         "uncertainty",
     ],
+    "torchrec_eval.comparison_report": ["ComparisonReport"],
     "torchrec_eval.functional": [
         "arhr",
         "auc",

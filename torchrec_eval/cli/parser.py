@@ -1,4 +1,4 @@
-"""The command line's arguments: the ``evaluate`` and ``demo`` sub-commands and their options."""
+"""The command line's arguments: the ``evaluate``, ``compare`` and ``demo`` sub-commands and their options."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from torchrec_eval.cli.compare import FORMATS, cmd_compare
 from torchrec_eval.cli.demo import cmd_demo
 from torchrec_eval.cli.errors import PROG, report_error
 from torchrec_eval.cli.evaluate import cmd_evaluate
@@ -70,6 +71,17 @@ _level = _int_at_least(0)
 _integer = _int_at_least(None)
 
 
+def _probability(text: str) -> float:
+    """A float strictly between 0 and 1 (a significance level)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog=PROG,
@@ -79,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     _add_evaluate(commands)
+    _add_compare(commands)
     _add_demo(commands)
     return parser
 
@@ -172,6 +185,51 @@ def _add_formats_debug_zscore(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("-D", "--Debug_level", "--debug-level", dest="debug", metavar="LEVEL[.QID]",
                     help="trec_eval -D: its debug printouts (qrels measures: levels 1-2; -R prefs and "
                          "qrels_prefs: levels 3-5); with .QID evaluate only that query")
+
+
+def _add_compare(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    """The ``compare`` sub-command: the runs, the metrics, the test and the report's format."""
+    compare = commands.add_parser(
+        "compare", help="compare two or more runs with significance tests",
+        description="Evaluate two or more TREC runs (qid Q0 docid rank score tag) against TREC qrels on the same "
+                    "queries and test every pair of runs: each run's mean of each metric, in boldface where best, "
+                    "with the letters of the runs it is significantly better than (ranx's compare table).",
+        epilog="The queries are the judged ones that any run retrieves for (-c: every judged query); a run "
+               "that retrieves nothing for one of them scores it as an empty list. Tests: student (the paired "
+               "t-test), fisher (randomization), bootstrap, tukey (randomized Tukey HSD, for all pairs at once); "
+               "docs/segments-uncertainty.md says which to use. Random replicates are a hash of the query's "
+               "position in query id order and --seed: a run reproduces its p-values.")
+    compare.add_argument("qrels", metavar="QRELS", help="TREC qrels file")
+    compare.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files, two or more")
+    compare.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC",
+                         help=f"metrics such as ndcg@10 map@100 (default: {' '.join(DEFAULT_METRICS)})")
+    compare.add_argument("--names", nargs="+", metavar="NAME",
+                         help="a name per run (default: the run files' names without extension)")
+    compare.add_argument("--test", choices=("student", "fisher", "bootstrap", "tukey"), default="student",
+                         help="the significance test (default student)")
+    compare.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
+                         help="the adjustment of each metric's p-values over the pairs (default holm; tukey "
+                              "needs none)")
+    compare.add_argument("--alpha", type=_probability, default=0.05, help="the significance level (default 0.05)")
+    compare.add_argument("--replicates", type=_positive_int, default=10_000,
+                         help="random replicates of fisher, bootstrap and tukey (default 10,000)")
+    compare.add_argument("--seed", type=int, default=0, help="the seed of the replicates (default 0)")
+    compare.add_argument("--convention", choices=CONVENTIONS,
+                         help="another tool's definitions (ranx: ranx's; trec: trec_eval's ranking and relevance)")
+    compare.add_argument("-c", "--complete", action="store_true",
+                         help="evaluate every judged query, also those no run retrieves for (trec_eval -c)")
+    compare.add_argument("-l", "--level-for-rel", dest="relevance_level", type=_level, metavar="LEVEL",
+                         help="a judgement >= LEVEL is relevant (default: > 0)")
+    compare.add_argument("-M", "--max-retrieved-per-topic", dest="max_docs", type=_positive_int, metavar="DOCS",
+                         help="evaluate only the first DOCS documents of each ranking")
+    compare.add_argument("--format", choices=FORMATS, default="text",
+                         help="text (default), markdown, latex, or json (every value and pair's statistics)")
+    compare.add_argument("--digits", type=_level, default=3, help="digits shown (default 3)")
+    compare.add_argument("--batch-size", type=_positive_int, metavar="ROWS", help="queries per update")
+    compare.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="progress bar on stderr (default: on a terminal, for large inputs)")
+    compare.add_argument("--quiet", action="store_true", help="no summary line on stderr")
+    compare.set_defaults(handler=cmd_compare)
 
 
 def _add_demo(commands: argparse._SubParsersAction[OneLineParser]) -> None:

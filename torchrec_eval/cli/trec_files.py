@@ -14,14 +14,21 @@ if TYPE_CHECKING:
 
 def read_trec(run_path: str, qrels_path: str, progress: Callable[..., Any], repeats: str = "error") -> tuple[Run, Qrels]:
     """Read a TREC run and qrels file (with progress bars); ``repeats`` as in :func:`torchrec_eval.trec.read_run`."""
+    runs, qrels = read_runs([run_path], qrels_path, progress, repeats)
+    return runs[0], qrels
+
+
+def read_runs(run_paths: Sequence[str], qrels_path: str, progress: Callable[..., Any],
+              repeats: str = "error") -> tuple[list[Run], Qrels]:
+    """Read TREC run files and one qrels file, as :func:`read_trec`."""
     from torchrec_eval.trec import read_qrels, read_run
 
     tables = []
-    for path, reader, what in ((run_path, read_run, "run"), (qrels_path, read_qrels, "qrels")):
+    for path, reader, what in [*((path, read_run, "run") for path in run_paths), (qrels_path, read_qrels, "qrels")]:
         tables.append(read_with_bar(path, reader, what, progress, repeats=repeats))
         if not len(tables[-1]):  # trec_eval quits on an empty file too
             raise CliError(f"{path}: the {what} file has no {what} line (empty, or comments only)")
-    return tables[0], tables[1]
+    return tables[:-1], tables[-1]
 
 
 def read_with_bar(path: str, reader: Callable[..., Any], what: str, progress: Callable[..., Any], **options: Any) -> Any:

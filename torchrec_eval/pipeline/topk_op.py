@@ -40,8 +40,7 @@ def ranked_top(
     return TopK(indices, following, values)
 
 
-@torch.library.custom_op("torchrec_eval::top_indices", mutates_args=())
-def top_indices_op(
+def _top_indices_kernel(
     scores: Tensor,
     k: int,
     ties: str,
@@ -64,6 +63,10 @@ def top_indices_op(
     # slices of one top-k result, and an operator's outputs must not share storage: copies of their own
     return (top.indices.contiguous(), values.clone(memory_format=torch.contiguous_format),
             top.following.clone(memory_format=torch.contiguous_format))
+
+
+# the kernel as an operator of its own (a custom operator's object carries no docstring of the function)
+top_indices_op = torch.library.custom_op("torchrec_eval::top_indices", mutates_args=())(_top_indices_kernel)
 
 
 @top_indices_op.register_fake

@@ -4,8 +4,8 @@ multiple-comparison adjustments.
 :mod:`torchrec_eval.splits` (intervals over cross-validation folds) and
 :mod:`torchrec_eval.uncertainty` (intervals from a metric's running sums) are thin over these:
 
-* :mod:`~torchrec_eval.statistics.student_t` -- the quantile and the two-sided tail of Student's t,
-  exact, vectorized;
+* :mod:`~torchrec_eval.statistics.student_t` -- the quantile and the two-sided tail of Student's t, from
+  SciPy, on tensors;
 * :mod:`~torchrec_eval.statistics.multiple_testing` -- p-values adjusted for multiple comparisons
   (Bonferroni, Holm, Benjamini-Hochberg);
 * :mod:`~torchrec_eval.statistics.intervals` -- the interval ``mean +- q * stderr`` from samples or

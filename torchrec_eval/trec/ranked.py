@@ -21,9 +21,14 @@ if TYPE_CHECKING:
     from torchrec_eval.trec.measures import Judgements
 
 
-def evaluated_rows(run: Run, qrels: Qrels | Prefs, complete: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(evaluated query ids, row of each run entry, row of each qrels (or prefs) entry; -1: not evaluated)."""
-    qids = qrels.queries if complete else np.intersect1d(run.queries, qrels.queries, assume_unique=True)
+def evaluated_rows(run: Run, qrels: Qrels | Prefs, complete: bool,
+                   queries: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(evaluated query ids, row of each run entry, row of each qrels (or prefs) entry; -1: not evaluated).
+
+    The evaluated queries are ``queries`` where given (sorted, unique), else the judged ones of the run, or
+    with ``complete`` every judged one."""
+    qids = queries if queries is not None else \
+        qrels.queries if complete else np.intersect1d(run.queries, qrels.queries, assume_unique=True)
 
     def rows(vocabulary: np.ndarray, index: np.ndarray) -> np.ndarray:
         if not len(qids):
@@ -123,7 +128,8 @@ def _relevance(qrels: Qrels, integer: bool) -> np.ndarray:
 
 
 def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level: float | None = None,
-              max_docs: int | None = None, ties: str = "trec", integer_relevance: bool = False) -> TrecRanked:
+              max_docs: int | None = None, ties: str = "trec", integer_relevance: bool = False,
+              queries: np.ndarray | None = None, shared_ids: bool = False) -> TrecRanked:
     """Rank a run against its qrels into per-query id tensors (the ranked input form of the metrics).
 
     The evaluated queries are those of the run that have judgements (trec_eval's default); with
@@ -138,22 +144,31 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
         max_docs: keep only the first ``max_docs`` documents of each ranking, as trec_eval ``-M``.
         ties: the order of equal scores (:func:`torchrec_eval.trec.ranking_order`).
         integer_relevance: read relevance values as trec_eval does, as integers (``1.5`` is ``1``).
+        queries: the evaluated query ids, sorted (every run compared on the same queries); a query the run
+            does not retrieve for is an empty list.
+        shared_ids: a judged document's id is its qrels entry (an unjudged one's is past them), so that
+            every run ranked against these qrels has the same ``target_ids``; by default the run entry
+            that retrieved it. ``docids`` then does not apply.
     """
     import torch
 
-    qids, run_rows, qrels_rows = evaluated_rows(run, qrels, complete)
+    qids, run_rows, qrels_rows = evaluated_rows(run, qrels, complete, queries)
     order, rows, _ = _ranked_entries(run, run_rows, ties, max_docs)
     rel = _relevance(qrels, integer_relevance)
     relevant = (qrels_rows >= 0) & ((rel >= relevance_level) if relevance_level is not None else (rel > 0))
     entry_of_run = judging_entries(run, qrels)
-    retrieved_as = np.full(len(qrels), -1, dtype=np.int64)
-    judged = entry_of_run >= 0
-    retrieved_as[entry_of_run[judged]] = np.flatnonzero(judged)
-    # a relevant document is the run entry that retrieved it, else an id of its own past the run's
-    target = np.where(retrieved_as >= 0, retrieved_as, len(run) + np.arange(len(qrels)))[relevant]
+    if shared_ids:  # a judged document is its qrels entry; an unjudged one an id of its own past them
+        listed = np.where(entry_of_run >= 0, entry_of_run, len(qrels) + np.arange(len(run)))[order]
+        target = np.arange(len(qrels))[relevant]
+    else:  # a relevant document is the run entry that retrieved it, else an id of its own past the run's
+        retrieved_as = np.full(len(qrels), -1, dtype=np.int64)
+        judged = entry_of_run >= 0
+        retrieved_as[entry_of_run[judged]] = np.flatnonzero(judged)
+        listed = order
+        target = np.where(retrieved_as >= 0, retrieved_as, len(run) + np.arange(len(qrels)))[relevant]
     target_rows = qrels_rows[relevant]
     by_row = np.argsort(target_rows, kind="stable")
-    ranked = _pad_rows(rows, order, len(qids), min_width=1)
+    ranked = _pad_rows(rows, listed, len(qids), min_width=1)
     target_ids = _pad_rows(target_rows[by_row], target[by_row], len(qids), min_width=1)
     target_gains = _pad_rows(target_rows[by_row], rel[relevant][by_row], len(qids), min_width=1, fill=0.0)
     return TrecRanked(
@@ -163,7 +178,7 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
         target_gains=torch.from_numpy(target_gains),
         run_only=np.setdiff1d(run.queries, qrels.queries).tolist(),
         qrels_only=np.setdiff1d(qrels.queries, run.queries).tolist(),
-        _doc_keys=(run.doc_key, qrels.doc_key),
+        _doc_keys=None if shared_ids else (run.doc_key, qrels.doc_key),
     )
 
 
