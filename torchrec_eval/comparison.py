@@ -74,7 +74,8 @@ class ModelComparison(StatefulMetric):
         k, options, kwargs: as for :class:`~torchrec_eval.uncertainty.PairedComparison`.
 
     Raises:
-        ValueError: on fewer than 2 models, an unknown ``test`` or ``correction``, too few replicates, and in
+        ValueError: on fewer than 2 models, an unknown ``test`` or ``correction``, too few replicates (for
+            ``exact``, or fewer than one in each tail of the bootstrap interval at ``level``), and in
             ``update`` on a number of score tensors other than M, a missing or malformed ``query_ids``, or a
             query id beyond what ``exact`` enumerates; every state unchanged.
 
@@ -125,6 +126,11 @@ class ModelComparison(StatefulMetric):
             raise ValueError(f"`exact` enumerates the 2^n sign patterns of Fisher's test: test='fisher' and "
                              f"`replicates` a power of 2 (2^n for queries 0..n-1), got test={test!r}, "
                              f"replicates={replicates!r}")
+        tail = self.replicates * (1 - self.level) / 2
+        if test == "bootstrap" and tail < 1:  # the interval's bounds would be the extreme replicates themselves
+            raise ValueError(f"`replicates` must put at least one replicate in each tail of the bootstrap's "
+                             f"{self.level} interval, that is >= {math.ceil(2 / (1 - self.level))} at level="
+                             f"{self.level}; got replicates={replicates!r}")
         self.exact = exact
         self.template, self.members, self.keys, self._columns = compared_values(metrics, k, options, common)
         keys, size = len(self.keys), len(self.models)

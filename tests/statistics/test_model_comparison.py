@@ -151,6 +151,8 @@ def test_any_split_of_the_queries_gives_the_same_p_values(test):
     (lambda: tre.ModelComparison(KEYS, models=MODELS, test="wilcoxon"), None, "test"),
     (lambda: tre.ModelComparison(KEYS, models=MODELS, correction="sidak"), None, "correction"),
     (lambda: tre.ModelComparison(KEYS, models=MODELS, test="fisher", replicates=1000, exact=True), None, "exact"),
+    # 39 replicates leave the 95% interval's 2.5% tails under one replicate each: at least 40
+    (lambda: tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=39), None, ">= 40 at level=0.95"),
     (lambda: tre.ModelComparison(KEYS, models=MODELS), lambda c, p, t: c.update(p[:2], t), "one tensor per model"),
     (lambda: tre.ModelComparison(KEYS, models=MODELS, test="fisher"), lambda c, p, t: c.update(p, t), "query_ids"),
     (lambda: tre.ModelComparison(KEYS, models=MODELS, test="fisher"),
