@@ -314,7 +314,10 @@ def test_a_users_own_fullgraph_compile_of_a_step_that_updates():
 @pytest.mark.parametrize("form", ["dense", "ids", "exclude_ids"])
 def test_a_compiled_update_gives_the_cpu_values_on_every_device_without_a_sync(device, form, ties):
     """On CUDA the compiled update (the operator included) reads nothing on the host for any tie order
-    (``set_sync_debug_mode("error")``), and its values are the CPU's eager ones."""
+    (``set_sync_debug_mode("error")``), and its values are the CPU's eager ones. (On the CPU two cases:
+    ``test_fullgraph_update_equals_eager`` covers the rest there.)"""
+    if device.type == "cpu" and (form, ties) not in (("ids", "index"), ("exclude_ids", "pessimistic")):
+        pytest.skip("the CPU's compiled values: test_fullgraph_update_equals_eager")
     torch._dynamo.reset()
     compiled = _suite(SUITES["top-k"][:6], ties=ties).to(device).compile_update(backend="aot_eager")
     eager = _suite(SUITES["top-k"][:6], ties=ties)

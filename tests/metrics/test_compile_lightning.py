@@ -59,10 +59,14 @@ def _fit(model: TinyMF) -> list[dict[str, float]]:
     return logged.epochs
 
 
+@pytest.fixture(scope="module")
+def expected() -> list[dict[str, float]]:
+    return _fit(TinyMF(COMPILABLE))
+
+
 @pytest.mark.parametrize("make", [SuiteCompiled, StepCompiled])
-def test_a_compiled_update_in_a_trainer_logs_the_eager_values(make):
+def test_a_compiled_update_in_a_trainer_logs_the_eager_values(make, expected):
     torch._dynamo.reset()
-    expected = _fit(TinyMF(COMPILABLE))
     got = _fit(make())
     assert len(got) == len(expected) == 2 and expected[0] != expected[1]  # trained between the validations
     for epoch, want in zip(got, expected, strict=True):

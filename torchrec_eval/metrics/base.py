@@ -162,9 +162,18 @@ class MemberMetric(StatefulMetric):
         """
         # named one by one, not through locals(): torch 2.11's dynamo cannot trace locals() (a user's own
         # torch.compile(fullgraph=True) of a step that updates)
-        self._update_from({"preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
-                           "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask,
-                           "exclude_ids": exclude_ids, "groups": groups, "sample_weight": sample_weight})
+        self._update_from({
+            "preds": preds,
+            "target": target,
+            "indexes": indexes,
+            "target_ids": target_ids,
+            "target_gains": target_gains,
+            "ranked_ids": ranked_ids,
+            "mask": mask,
+            "exclude_ids": exclude_ids,
+            "groups": groups,
+            "sample_weight": sample_weight,
+        })
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""
