@@ -17,6 +17,7 @@ from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.tensor_cache import constant, filled
+from torchrec_eval.pipeline.topk import TopK
 from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import (
     Checks,
@@ -141,16 +142,12 @@ def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
 
 
 def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: Needs, rules: Rules) -> RankedTargets | None:
-    """Top-k of the ids form, read from the targets' side where that is cheap, else by looking the ranked items
-    up in the target ids (no dense target either way).
+    """Top-k of the ids form, read from the targets' side where that is cheap (:func:`_target_ranks`), else by
+    looking the ranked items up in the target ids (no dense target either way).
 
-    A target's rank in the list is the number of listed items that precede it (K: not listed), so its gain
-    lands at its rank with one scatter: from a binary search of its score where the list's scores strictly
-    decrease (:attr:`TopK.distinct`, known on the CPU), else from comparing its (score, tie key) with the
-    list's, where rows hold few targets and a short list (T x K <= ``_COMPARED``). With ``items.neg_inf``
-    (scores may hold ``-inf`` and no mask says where), the candidates are counted within the ranked list
-    only: -inf and excluded entries sort last, so the list's candidates number min(K, candidates), all that
-    a top-k value reads (min(k, candidates) for k <= K).
+    With ``items.neg_inf`` (scores may hold ``-inf`` and no mask says where), the candidates are counted
+    within the ranked list only: -inf and excluded entries sort last, so the list's candidates number
+    min(K, candidates), all that a top-k value reads (min(k, candidates) for k <= K).
     """
     if needs.depth == 0:
         return None
@@ -160,17 +157,8 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1) if needs.to_num_relevant else None)
     top = ranked_top(preds, depth, rules.ties, None, exclusions)
     idx = top.indices
-    pairs = table.ids.shape[1] * depth  # (target, list position) pairs per row
-    if exclusions is None and (preds.shape[1] <= _MAPPED * pairs or pairs <= _COMPARED):
-        if preds.shape[1] <= _MAPPED * pairs:  # short rows: a map of list positions over the row's items
-            ranks = _mapped_ranks(idx, table.ids, preds.shape[1])
-        elif top.distinct and top.values is not None:  # a binary search of each target's score in the list
-            scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
-            ranks = depth - torch.searchsorted(top.values.flip(1), scores.to(top.values.dtype), right=True)
-        else:
-            scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
-            values = top.values if top.values is not None else preds.gather(1, idx)
-            ranks = _compared_ranks(values, idx, scores, table.ids, rules.ties)
+    ranks = None if exclusions is not None else _target_ranks(preds, top, table, rules.ties)
+    if ranks is not None:
         if top.distinct:  # no -inf in the list: every listed item is a candidate
             return _placed(ranks, idx, table, needs, filled((idx.shape[0],), float(depth), preds.device))
         listed = (top.values if top.values is not None else preds.gather(1, idx)) > float("-inf")
@@ -184,6 +172,28 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     if valid is not None or exclusions is not None:
         idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
     return table_ranked(idx, table, num_candidates, needs)
+
+
+def _target_ranks(preds: Tensor, top: TopK, table: TargetTable, ties: str) -> Tensor | None:
+    """[B, T] each target's rank in the list ``top`` (K: not listed), by the cheapest read of the row's shape,
+    or None where the lookup of the list in the sorted targets is cheaper (long lists of many targets).
+
+    A target's rank is the number of listed items that precede it, so its gain then lands at its rank with
+    one scatter. Short rows read a map of list positions over the row's items; a list whose scores strictly
+    decrease (``TopK.distinct``, known on the CPU) a binary search of each target's score; other rows with
+    few (target, list position) pairs compare each target's (score, tie key) with the list's.
+    """
+    idx, depth = top.indices, top.indices.shape[1]
+    pairs, num_items = table.ids.shape[1] * depth, preds.shape[1]
+    if num_items <= _MAPPED * pairs:
+        return _mapped_ranks(idx, table.ids, num_items)
+    if pairs > _COMPARED:
+        return None
+    scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
+    if top.distinct and top.values is not None:
+        return depth - torch.searchsorted(top.values.flip(1), scores.to(top.values.dtype), right=True)
+    values = top.values if top.values is not None else preds.gather(1, idx)
+    return _compared_ranks(values, idx, scores, table.ids, ties)
 
 
 # How a row's targets find their list positions, by the cheapest read: rows of at most _MAPPED x T x K items
