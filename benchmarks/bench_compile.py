@@ -68,13 +68,15 @@ def batch(queries: int, items: int, device: torch.device, form: str = "ids", see
     return {name: value.to(device) for name, value in inputs.items()}
 
 
-def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device) -> list[dict[str, object]]:
+def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device,
+               backend: str = "inductor") -> list[dict[str, object]]:
     rows = []
     for queries, items in shapes:
         inputs = batch(queries, items, device)
         scores = inputs["preds"]
         eager = tre.RankingMetrics(SUITE, validate_args=False).to(device)
-        compiled = {COMPILED: tre.RankingMetrics(SUITE, validate_args=False).to(device).compile_update()}
+        compiled = {COMPILED: tre.RankingMetrics(SUITE, validate_args=False).to(device).compile_update(
+            backend=backend)}
         if device.type == "cuda":
             compiled[GRAPHED] = tre.RankingMetrics(SUITE, validate_args=False).to(device).compile_update(
                 mode="reduce-overhead")
@@ -181,13 +183,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="one small shape, the suite's ops only, no compiled call cost (seconds)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--backend", default="inductor",
+                        help="torch.compile's backend (default inductor; aot_eager traces without code generation)")
     add_device_option(parser)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--profile", action="store_true", help="also profile one compiled update of the largest batch")
     args, device = parse_args(parser, argv)
     torch.set_num_threads(args.threads)
     shapes = [(16, 500)] if args.quick else SHAPES
-    rows = timed_rows(shapes, args.repeats or (5 if args.quick else 21), device)
+    rows = timed_rows(shapes, args.repeats or (5 if args.quick else 21), device, args.backend)
     where = device_label(device, args.threads)
 
     def fmt(value: object, suffix: str = "x") -> str:

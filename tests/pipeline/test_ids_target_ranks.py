@@ -53,7 +53,7 @@ def _looked_up(suite: tre.RankingMetrics, batch: dict[str, torch.Tensor], monkey
         return suite.per_query(**batch)
 
 
-@pytest.mark.parametrize("threshold", [None, 2, 0, -1])
+@pytest.mark.parametrize("threshold", [None, 2, 0])  # binary gains; relevance read off the gains; or scattered
 @pytest.mark.parametrize("ties", ["index", "reverse_index"])
 @pytest.mark.parametrize("scores", ["distinct", "ties", "-inf"])
 @pytest.mark.parametrize("shape", list(SHAPES))
