@@ -32,6 +32,7 @@ from bench_core import (  # noqa: E402
     _interleaved,
     _table,
     add_device_option,
+    aten_ops,
     device_label,
     kernel_launches,
     parse_args,
@@ -130,23 +131,10 @@ def _goal(queries: int, items: int, case: str) -> str:
 
 def count_ops(metrics: list[str], form: str, device: torch.device) -> int:
     """aten ops (views excluded) that the second eager update of ``metrics`` dispatches (the first builds caches)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Count(TorchDispatchMode):
-        calls = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            schema = func._schema  # a view launches nothing; an in-place op (it returns its input) does
-            if schema.is_mutable or not any(ret.alias_info is not None for ret in schema.returns):
-                Count.calls += 1
-            return func(*args, **(kwargs or {}))
-
     inputs = batch(100, 1_000, device, form)
     suite = tre.RankingMetrics(metrics, validate_args=False).to(device)
     suite.update(**inputs)
-    with Count():
-        suite.update(**inputs)
-    return Count.calls
+    return aten_ops(lambda: suite.update(**inputs))
 
 
 def op_rows(device: torch.device, quick: bool = False) -> list[dict[str, object]]:

@@ -66,6 +66,25 @@ def kernel_launches(fn: Callable[[], object], device: torch.device) -> tuple[int
     return len(names) - copies, copies
 
 
+def aten_ops(fn: Callable[[], object]) -> int:
+    """aten ops one call of ``fn`` dispatches, views excluded (they launch nothing) and in-place ops counted:
+    on a CPU each is a dispatch, on a GPU a kernel launch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        calls = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            schema = func._schema
+            if schema.is_mutable or not any(ret.alias_info is not None for ret in schema.returns):
+                Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        fn()
+    return Count.calls
+
+
 def add_device_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", default="cpu", help="cpu (default) or cuda[:N]: synchronised timing on that GPU"

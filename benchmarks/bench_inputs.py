@@ -30,7 +30,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import _interleaved, _table, device_label, kernel_launches, parse_args, standard_parser  # noqa: E402
+from bench_core import (  # noqa: E402
+    _interleaved,
+    _table,
+    aten_ops,
+    device_label,
+    kernel_launches,
+    parse_args,
+    standard_parser,
+)
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
@@ -131,21 +139,10 @@ def _one_update(device: torch.device) -> tuple[tre.RankingMetrics, torch.Tensor,
 
 
 def ops_per_update(device: torch.device | None = None) -> int:
-    """aten ops one ``update`` of the suite dispatches (100 x 1,000, validate_args=False): each is a
-    kernel launch on a GPU, where this overhead dominates small batches."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Count(TorchDispatchMode):
-        calls = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            Count.calls += 1
-            return func(*args, **(kwargs or {}))
-
+    """aten ops one ``update`` of the suite dispatches (100 x 1,000, validate_args=False; views excluded, as
+    ``bench_compile.py`` counts them)."""
     suite, scores, target = _one_update(device or torch.device("cpu"))
-    with Count():
-        suite.update(scores, target)
-    return Count.calls
+    return aten_ops(lambda: suite.update(scores, target))
 
 
 def kernels_per_update(device: torch.device) -> tuple[int, int] | None:
