@@ -157,14 +157,15 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1) if needs.to_num_relevant else None)
     top = ranked_top(preds, depth, rules.ties, None, exclusions)
     idx = top.indices
-    ranks = None if exclusions is not None else _target_ranks(preds, top, table, rules.ties)
+    values = top.values if top.values is not None else preds.gather(1, idx)  # the list's scores, read once
+    ranks = None if exclusions is not None else _target_ranks(preds, top, values, table, rules.ties)
     if ranks is not None:
         if top.distinct:  # no -inf in the list: every listed item is a candidate
             return _placed(ranks, idx, table, needs, filled((idx.shape[0],), float(depth), preds.device))
-        listed = (top.values if top.values is not None else preds.gather(1, idx)) > float("-inf")
+        listed = values > float("-inf")
         return _placed(ranks, idx.masked_fill(~listed, -1), table, needs, listed.sum(1, dtype=torch.float64))
     if items.neg_inf:
-        listed = preds.gather(1, idx) > float("-inf")
+        listed = values > float("-inf")
         if exclusions is not None:
             listed &= ~exclusions.contains(idx)
         return table_ranked(idx.masked_fill(~listed, -1), table, count_true(listed, torch.float64), needs)
@@ -174,9 +175,10 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     return table_ranked(idx, table, num_candidates, needs)
 
 
-def _target_ranks(preds: Tensor, top: TopK, table: TargetTable, ties: str) -> Tensor | None:
-    """[B, T] each target's rank in the list ``top`` (K: not listed), by the cheapest read of the row's shape,
-    or None where the lookup of the list in the sorted targets is cheaper (long lists of many targets).
+def _target_ranks(preds: Tensor, top: TopK, values: Tensor, table: TargetTable, ties: str) -> Tensor | None:
+    """[B, T] each target's rank in the list ``top`` of scores ``values`` (K: not listed), by the cheapest read
+    of the row's shape, or None where the lookup of the list in the sorted targets is cheaper (long lists of
+    many targets).
 
     A target's rank is the number of listed items that precede it, so its gain then lands at its rank with
     one scatter. Short rows read a map of list positions over the row's items; a list whose scores strictly
@@ -190,9 +192,8 @@ def _target_ranks(preds: Tensor, top: TopK, table: TargetTable, ties: str) -> Te
     if pairs > _COMPARED:
         return None
     scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
-    if top.distinct and top.values is not None:
-        return depth - torch.searchsorted(top.values.flip(1), scores.to(top.values.dtype), right=True)
-    values = top.values if top.values is not None else preds.gather(1, idx)
+    if top.distinct:
+        return depth - torch.searchsorted(values.flip(1), scores.to(values.dtype), right=True)
     return _compared_ranks(values, idx, scores, table.ids, ties)
 
 
