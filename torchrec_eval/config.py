@@ -37,6 +37,7 @@ YAML needs PyYAML, imported only when a file is read (``pip install pyyaml``, or
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,23 @@ def _read(config: str | os.PathLike[str] | dict[str, Any], allowed: tuple[str, .
     return kwargs, where
 
 
+def _check_kinds(kwargs: dict[str, Any], where: str, *, ints: tuple[str, ...] = (), strings: tuple[str, ...] = (),
+                 numbers: tuple[str, ...] = (), flags: tuple[str, ...] = ()) -> None:
+    """Each of these keys that the config sets holds its kind: an int, a string, a number (or null; not a
+    bool), true or false; else a ValueError naming the key."""
+    kinds: list[tuple[tuple[str, ...], Callable[[Any], bool], str]] = [
+        (ints, is_int, "an int"),
+        (strings, lambda value: isinstance(value, str), "a string"),
+        (numbers, lambda value: value is None or (not isinstance(value, bool) and isinstance(value, (int, float))),
+         "a number"),
+        (flags, lambda value: isinstance(value, bool), "true or false"),
+    ]
+    for keys, fits, kind in kinds:
+        for key in keys:
+            if key in kwargs and not fits(kwargs[key]):
+                raise ValueError(f"`{key}`{where} must be {kind}, got {kwargs[key]!r}")
+
+
 def _check_options(kwargs: dict[str, Any], where: str) -> None:
     if "options" in kwargs:
         options = kwargs["options"]
@@ -224,14 +242,8 @@ def suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dict[str, A
 
     _check_options(kwargs, where)
 
-    for key in ("convention", "empty_target_action", "ties", "prefix", "postfix"):
-        if key in kwargs and not isinstance(kwargs[key], str):
-            raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
-    threshold = kwargs.get("relevance_threshold")
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-        raise ValueError(f"`relevance_threshold`{where} must be a number, got {threshold!r}")
-    if "validate_args" in kwargs and not isinstance(kwargs["validate_args"], bool):
-        raise ValueError(f"`validate_args`{where} must be true or false, got {kwargs['validate_args']!r}")
+    _check_kinds(kwargs, where, strings=("convention", "empty_target_action", "ties", "prefix", "postfix"),
+                 numbers=("relevance_threshold",), flags=("validate_args",))
     return kwargs
 
 
@@ -280,13 +292,8 @@ def pointwise_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> d
     tasks = kwargs.get("tasks")
     if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(isinstance(t, str) for t in tasks)):
         raise ValueError(f"`tasks`{where} must be a list of task names, got {tasks!r}")
-    for key in ("num_groups", "window", "max_updates"):
-        if key in kwargs and not is_int(kwargs[key]):
-            raise ValueError(f"`{key}`{where} must be an int, got {kwargs[key]!r}")
-    if "window_unit" in kwargs and not isinstance(kwargs["window_unit"], str):
-        raise ValueError(f"`window_unit`{where} must be a string, got {kwargs['window_unit']!r}")
-    if "validate_args" in kwargs and not isinstance(kwargs["validate_args"], bool):
-        raise ValueError(f"`validate_args`{where} must be true or false, got {kwargs['validate_args']!r}")
+    _check_kinds(kwargs, where, ints=("num_groups", "window", "max_updates"), strings=("window_unit",),
+                 flags=("validate_args",))
     return kwargs
 
 
@@ -333,16 +340,6 @@ def sampled_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dic
     kind = kwargs.pop("kind", None)
     if kind != "sampled":
         raise ValueError(f"`kind`{where} must be 'sampled' for a sampled suite, got {kind!r}")
-    for key in ("num_items", "num_negatives", "num_groups"):
-        if key in kwargs and not is_int(kwargs[key]):
-            raise ValueError(f"`{key}`{where} must be an int, got {kwargs[key]!r}")
-    for key in ("estimator", "ties"):
-        if key in kwargs and not isinstance(kwargs[key], str):
-            raise ValueError(f"`{key}`{where} must be a string, got {kwargs[key]!r}")
-    gamma = kwargs.get("gamma")
-    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, (int, float))):
-        raise ValueError(f"`gamma`{where} must be a number, got {gamma!r}")
-    for key in ("replacement", "audit", "validate_args"):
-        if key in kwargs and not isinstance(kwargs[key], bool):
-            raise ValueError(f"`{key}`{where} must be true or false, got {kwargs[key]!r}")
+    _check_kinds(kwargs, where, ints=("num_items", "num_negatives", "num_groups"), strings=("estimator", "ties"),
+                 numbers=("gamma",), flags=("replacement", "audit", "validate_args"))
     return kwargs
