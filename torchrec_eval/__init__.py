@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         CG,
         CTR,
         DCG,
+        ERR,
         F1,
         FCP,
         GAUC,
@@ -29,8 +30,11 @@ if TYPE_CHECKING:
         MPR,
         MRR,
         MSE,
+        NCRR,
         NDCG,
+        RBP,
         RMSE,
+        SDCG,
         AveragePopularity,
         Coverage,
         Entropy,
@@ -39,11 +43,14 @@ if TYPE_CHECKING:
         InterListDiversity,
         IntraListDiversity,
         Novelty,
+        NumRelRet,
+        NumRet,
         Precision,
         Recall,
         RPrecision,
         SampledMetrics,
         Serendipity,
+        SetF,
     )
     from torchrec_eval.pointwise import (
         NE,
@@ -66,7 +73,8 @@ __version__ = "0.1.0"
 _BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity", "IntraListDiversity",
            "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
-            "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics")
+            "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
+            "ERR", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
@@ -91,6 +99,7 @@ __all__ = [
     "CG",
     "CTR",
     "DCG",
+    "ERR",
     "F1",
     "FCP",
     "GAUC",
@@ -101,8 +110,14 @@ __all__ = [
     "MPR",
     "MRR",
     "MSE",
+    "NCRR",
     "NDCG",
+    "NumRelRet",
+    "NumRet",
+    "RBP",
     "RMSE",
+    "SDCG",
+    "SetF",
     "HitRate",
     "Precision",
     "RPrecision",

@@ -16,8 +16,11 @@ from torchrec_eval.ranking.registry import REGISTRY
 
 CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": "HitRate", "mrr": "MRR",
            "arhr": "ARHR", "map": "MAP", "mar": "MAR", "dcg": "DCG", "ndcg": "NDCG", "cg": "CG",
-           "rprecision": "RPrecision"}
+           "rprecision": "RPrecision", "ncrr": "NCRR", "err": "ERR", "rbp": "RBP", "sdcg": "SDCG", "setf": "SetF",
+           "num_ret": "NumRet", "num_rel_ret": "NumRelRet"}
 K = 4
+# options beside the defaults: graded targets up to 3 need SDCG's top grade; RBP normalized, SetF with beta
+OPTIONS = {"sdcg": {"max_grade": 3}, "rbp": {"p": 0.7, "normalize": True}, "setf": {"beta": 0.5}}
 
 
 def _batches(seed: int) -> list[dict[str, torch.Tensor]]:
@@ -38,9 +41,10 @@ def build(family: str) -> MetricCase:
     batches = _batches(seed=len(family))
     whole = {name: torch.cat([b[name] for b in batches]) for name in batches[0]}
     k = None if family == "rprecision" else K
-    per_query = ref.evaluate_dense(family, whole["preds"].tolist(), whole["target"].tolist(), k)
+    per_query = ref.evaluate_dense(family, whole["preds"].tolist(), whole["target"].tolist(), k,
+                                   **OPTIONS.get(family, {}))
     expected = ref.mean(per_query)
-    options = {} if k is None else {"k": k}
+    options = ({} if k is None else {"k": k}) | OPTIONS.get(family, {})
     key = family if k is None else f"{family}@{k}"
 
     def functional(**inputs):

@@ -225,9 +225,74 @@ def rprecision(ranked, gains, k=None, threshold=None):
     return _hits(_rel(ranked, threshold), cut) / cut
 
 
+def ncrr(ranked, gains, k, threshold=None):
+    """cornac: ARHR@k over 1 + 1/2 + ... + 1/min(R, k, list length)."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    best = sum(1 / i for i in range(1, min(R, k, len(ranked)) + 1))
+    return arhr(ranked, gains, k, threshold) / best if best else 0.0
+
+
+def err(ranked, gains, k, max_grade=4.0, threshold=None):
+    """Chapelle et al. 2009: the user stops at rank i with probability (2^g - 1) / 2^max_grade."""
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    total, going_on = 0.0, 1.0
+    for i, g in enumerate(ranked[:k], start=1):
+        stop = (2.0 ** g - 1) / 2.0 ** max_grade
+        total += going_on * stop / i
+        going_on *= 1 - stop
+    return total
+
+
+def rbp(ranked, gains, k, p=0.8, normalize=False, threshold=None):
+    """Moffat & Zobel 2008; normalize: over sum_{i <= min(R, k, list length)} p^(i-1) (LensKit)."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    found = sum(p ** i for i, relevant in enumerate(_rel(ranked, threshold)[:k]) if relevant)
+    if not normalize:
+        return (1 - p) * found
+    best = sum(p ** i for i in range(min(R, k, len(ranked))))
+    return found / best if best else 0.0
+
+
+def sdcg(ranked, gains, k, max_grade=1.0, log_base=2.0, threshold=None):
+    """cwl_eval: DCG@k of the gains over max_grade times the DCG of k ranks of gain 1."""
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return _dcg(ranked, k, "linear", log_base) / (max_grade * _dcg([1.0] * k, k, "linear", log_base))
+
+
+def setf(ranked, gains, k, beta=1.0, threshold=None):
+    """van Rijsbergen's F_beta of the top k as a set (0 without hits)."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    hits = _hits(_rel(ranked, threshold), k)
+    if hits == 0:
+        return 0.0
+    p, r = hits / min(k, len(ranked)), hits / R
+    return (1 + beta ** 2) * p * r / (beta ** 2 * p + r)
+
+
+def num_ret(ranked, gains, k, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return float(min(k, len(ranked)))
+
+
+def num_rel_ret(ranked, gains, k, threshold=None):
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return float(_hits(_rel(ranked, threshold), k))
+
+
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
-             "rprecision": rprecision}
+             "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
+             "num_ret": num_ret, "num_rel_ret": num_rel_ret}
 
 
 # ----------------------------------------------------------------------------------------------

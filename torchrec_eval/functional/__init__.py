@@ -15,6 +15,7 @@ from torchrec_eval.ranking.functional import (
     recall,
     rprecision,
 )
+from torchrec_eval.ranking.functional_peers import err, ncrr, num_rel_ret, num_ret, rbp, sdcg, setf
 
 __all__ = [
     "arhr",
@@ -22,6 +23,7 @@ __all__ = [
     "cg",
     "ctr",
     "dcg",
+    "err",
     "f1",
     "fcp",
     "gauc",
@@ -30,8 +32,14 @@ __all__ = [
     "mar",
     "mpr",
     "mrr",
+    "ncrr",
     "ndcg",
+    "num_rel_ret",
+    "num_ret",
     "precision",
+    "rbp",
     "recall",
     "rprecision",
+    "sdcg",
+    "setf",
 ]

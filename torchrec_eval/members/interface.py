@@ -34,6 +34,7 @@ class Member(Protocol):
         needs_ideal, to_num_relevant, needs_candidates, needs_average: what the shared ranking of a
             batch must hold for it (the ideal gains, a ranking down to R, every candidate's score, the
             view averaged over tied scores).
+        max_gain: the largest gain it takes (checked with the other values), or None.
         supports_weights: whether every value is a mean or a ratio of sums over queries, so that a
             per-query weight applies (``weighted=True``).
         query_keys: the keys with a value per query (the columns of :meth:`per_query`); catalogue-level
@@ -49,6 +50,7 @@ class Member(Protocol):
     to_num_relevant: bool
     needs_candidates: bool
     needs_average: bool = False
+    max_gain: float | None = None
     supports_weights: bool = False
     paired: bool = True
 

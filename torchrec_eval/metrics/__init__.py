@@ -36,9 +36,17 @@ from torchrec_eval.metrics.topk import (
     Recall,
     RPrecision,
 )
+from torchrec_eval.metrics.topk_peers import ERR, NCRR, RBP, SDCG, NumRelRet, NumRet, SetF
 
 __all__ = [
     "ARHR",
+    "ERR",
+    "NCRR",
+    "RBP",
+    "SDCG",
+    "NumRelRet",
+    "NumRet",
+    "SetF",
     "AUC",
     "CG",
     "CTR",

@@ -101,6 +101,8 @@ class Needs:
         candidates: every candidate's score and relevance (the pairwise family; not for the ranked form).
         average_view: the view averaged over tie orders (``RankedTargets.averaged``), for a metric with
             ``average_ties=True`` under another tie order.
+        max_gain: the largest gain a metric takes (the top grade ``max_grade`` of ERR and SDCG), checked
+            with the other values; None: no bound.
     """
 
     depth: int = 0
@@ -108,6 +110,7 @@ class Needs:
     to_num_relevant: bool = False
     candidates: bool = False
     average_view: bool = False
+    max_gain: float | None = None
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,13 @@ from torchrec_eval.pipeline.forms.flat import flat_batch
 from torchrec_eval.pipeline.forms.ranked import ranked_batch
 from torchrec_eval.pipeline.forms.scored import scored_batch
 from torchrec_eval.pipeline.inputs import INPUT_KEYWORDS, TIES, FormInputs, Inputs, Needs, Rules
-from torchrec_eval.pipeline.validation import Checks, as_long, one_column_at_least, require_tensor
+from torchrec_eval.pipeline.validation import (
+    Checks,
+    as_long,
+    check_gain_bound,
+    one_column_at_least,
+    require_tensor,
+)
 
 __all__ = ["FORM_TABLE", "INPUT_KEYWORDS", "TIES", "input_keywords_checked", "keywords_checked_by", "prepare_batch"]
 
@@ -119,7 +125,11 @@ def prepare_batch(inputs: Inputs, needs: Needs, rules: Rules) -> Batch:
     inputs = inputs.replace(target_ids=target_ids, target_gains=gains, ranked_ids=as_long(inputs.ranked_ids),
                             exclude_ids=as_long(inputs.exclude_ids))
     _, make_batch = FORM_TABLE[_form(inputs)]
-    return make_batch(inputs, needs, rules, Checks() if rules.validate_args else None)
+    checks = Checks() if rules.validate_args else None
+    if checks is not None and needs.max_gain is not None:
+        for name in ("target", "target_gains"):
+            check_gain_bound(checks, name, getattr(inputs, name), needs.max_gain)
+    return make_batch(inputs, needs, rules, checks)
 
 
 def _form(inputs: Inputs) -> str:

@@ -139,6 +139,15 @@ def check_target_values(checks: Checks, name: str, target: Tensor) -> None:
         check_finite(checks, name, target)
 
 
+def check_gain_bound(checks: Checks, name: str, gains: Tensor | None, bound: float) -> None:
+    """Gains at most ``bound``: the top grade (``max_grade``) of a metric whose value has no meaning past it."""
+    if gains is None or gains.dtype == torch.bool or gains.is_complex() or gains.numel() == 0:
+        return  # bool gains are 0 or 1, within any bound (>= 1); the forms reject complex ones
+    high = gains.max()
+    checks.add(high > bound, lambda: f"`{name}` must be <= max_grade={bound:g} (the top grade of ERR and SDCG: "
+                                     f"pass their `max_grade`), got a maximum of {high.item()}")
+
+
 def check_id_range(checks: Checks, name: str, ids: Tensor, num_items: int | None) -> None:
     if ids.numel() == 0:  # no id to check (and aminmax has no identity)
         return

@@ -1,4 +1,4 @@
-"""Formulas over the gains of the top k: CG, DCG and NDCG (with its ideal DCG)."""
+"""Formulas over the gains of the top k: CG, DCG, NDCG (with its ideal DCG) and SDCG."""
 
 from __future__ import annotations
 
@@ -26,6 +26,14 @@ def ndcg(
     rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0, ideal: str = "cut"
 ) -> Tensor:
     return divide(dcg(rt, ks, gain, log_base), _ideal_dcg(rt, ks, gain, log_base, ideal))
+
+
+def sdcg(rt: RankedTargets, ks: Sequence[int], max_grade: float | None = None, log_base: float = 2.0) -> Tensor:
+    # DCG@k of the gains scaled to [0, 1] by the top grade, over the DCG of k items of the top grade: the
+    # query's own relevant items do not bound it (cwl_eval's SDCG, ir-measures' SDCG(max_rel=max_grade));
+    # without a top grade, of the binary relevance (cwl_eval's max_rel=1, where a grade >= 1 counts 1)
+    best = as_row([(max_grade or 1.0) * discount_sum(k, log_base) for k in ks], rt.gains)
+    return dcg(rt, ks, "linear" if max_grade else "binary", log_base) / best
 
 
 def _gains(rt: RankedTargets, gain: str) -> Tensor:

@@ -53,6 +53,8 @@ class TopKMember(Member):
             for spec, entry in zip(specs, self.entries, strict=False)
         )
         self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
+        grades = [dict(entry.options).get("max_grade", spec.max_grade) for spec, entry in zip(specs, self.entries, strict=True)]
+        self.max_gain = min([grade for grade in grades if grade is not None], default=None)
 
     def configuration(self) -> dict[str, Any]:
         return {"kind": "top-k", "entries": [[entry.name, list(entry.ks), dict(entry.options)] for entry in self.entries]}
@@ -73,7 +75,11 @@ class TopKMember(Member):
 
     def check_ties(self, ties: str) -> None:
         """``no_hit_action="skip"`` needs one order of the items (whether a query has a hit is not an
-        expectation over orders)."""
+        expectation over orders), and so does a family whose formula is not exact on the averaged view."""
+        inexact = [entry.name for entry in self.entries if not REGISTRY[entry.name].exact_under_average_ties]
+        if ties == "average" and inexact:
+            raise ValueError(f"{inexact[0]} has no exact expectation over the orders of tied scores here: it takes "
+                             f"one order (ties='index', 'pessimistic', ...), not ties='average' (got ties={ties!r})")
         if ties == "average" and any(isinstance(kind, tuple) for kind in self.count_kinds):
             raise ValueError("`no_hit_action='skip'` (R-Precision) leaves out the queries without a hit, which "
                              "differ between orders of tied scores: it takes one order, not ties='average' "

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant, ranks, row
 
 
@@ -28,10 +29,10 @@ def at_cutoffs(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
 
 
 def summed(
-    per_rank: Tensor, ks: Sequence[int], weight: str = "one", log_base: float = 2.0, finite: bool = True
+    per_rank: Tensor, ks: Sequence[int], weight: str = "one", parameter: float = 2.0, finite: bool = True
 ) -> Tensor:
     """[B, len(ks)]: for each cut-off k, the sum over ranks i <= k of ``per_rank`` [B, K] times the rank
-    weight (``"one"``, ``"reciprocal"`` 1 / i, ``"discount"`` 1 / log_b(i + 1)).
+    weight (see :func:`rank_weights`; ``parameter``: its log base or patience).
 
     One matrix product with a cached [K, len(ks)] table of the weights within each cut-off, for every
     cut-off at once: few dispatches, which dominate small batches. Values that may be infinite
@@ -40,26 +41,47 @@ def summed(
     """
     depth, device = per_rank.shape[1], per_rank.device
     if not finite and len(ks) > 1:
-        return at_cutoffs((per_rank * rank_weights(depth, weight, log_base, device)).cumsum(1), ks)
+        return at_cutoffs((per_rank * rank_weights(depth, weight, parameter, device)).cumsum(1), ks)
     if len(ks) == 1 and ks[0] < depth:
         per_rank, depth = per_rank[:, : ks[0]], ks[0]
 
     def build() -> Tensor:
         within = ranks(depth, device).unsqueeze(1) <= row(tuple(float(k) for k in ks), device)
-        return rank_weights(depth, weight, log_base, device).unsqueeze(1) * within
+        return rank_weights(depth, weight, parameter, device).unsqueeze(1) * within
 
-    return per_rank @ constant(("summed", depth, tuple(ks), weight, log_base, device), build)
+    return per_rank @ constant(("summed", depth, tuple(ks), weight, parameter, device), build)
 
 
-def rank_weights(depth: int, weight: str, log_base: float, device: torch.device) -> Tensor:
-    """[depth] weights of ranks 1..depth (built once per device)."""
+def rank_weights(depth: int, weight: str, parameter: float, device: torch.device) -> Tensor:
+    """[depth] weights of ranks i = 1..depth (built once per device): ``"one"``, ``"reciprocal"`` 1 / i,
+    ``"discount"`` 1 / log_b(i + 1) (``parameter`` = b), ``"geometric"`` p^(i - 1) (``parameter`` = p)."""
 
     def build() -> Tensor:
         if weight == "discount":
-            return discounts(depth, log_base, device)
+            return discounts(depth, parameter, device)
+        if weight == "geometric":
+            return torch.pow(parameter, ranks(depth, device) - 1)
         return ranks(depth, device).reciprocal() if weight == "reciprocal" else torch.ones_like(ranks(depth, device))
 
-    return constant(("weights", depth, weight, log_base, device), build)
+    return constant(("weights", depth, weight, parameter, device), build)
+
+
+def best_sums(rt: RankedTargets, ks: Sequence[int], weight: str, parameter: float = 2.0) -> Tensor:
+    """[B, len(ks)]: the sum of the rank weights over ranks 1..min(R, k, list length), the most a binary
+    formula ``summed(rt.hits, ks, weight, parameter)`` can reach with the query's relevant items."""
+    bound, device = min(max(rt.max_relevant, 1), max(ks)), rt.gains.device
+
+    def build() -> Tensor:
+        weights = rank_weights(bound, weight, parameter, device)
+        return torch.cat([weights.new_zeros(1), weights.cumsum(0)])
+
+    table = constant(("best_sums", bound, weight, parameter, device), build)
+    reachable = torch.minimum(rt.num_relevant, rt.num_candidates).long()
+    if len(ks) == 1:
+        return table[reachable.clamp(max=min(ks[0], bound))].unsqueeze(1)
+    capped = tuple(min(k, bound) for k in ks)
+    cutoffs = constant(("cutoffs", capped, device), lambda: torch.tensor(capped, device=device))
+    return table[torch.minimum(reachable.unsqueeze(1), cutoffs)]
 
 
 def discounts(length: int, log_base: float, device: torch.device) -> Tensor:

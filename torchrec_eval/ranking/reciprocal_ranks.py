@@ -1,4 +1,4 @@
-"""Formulas weighted by the reciprocal rank: MRR, ARHR, and the averages over ranks MAP and MAR."""
+"""Formulas weighted by the reciprocal rank: MRR, ARHR and NCRR, and the averages over ranks MAP and MAR."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.ranking.hit_counts import hits_within
-from torchrec_eval.ranking.rank_sums import summed
+from torchrec_eval.ranking.rank_sums import best_sums, summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
 
 
@@ -18,6 +18,11 @@ def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return summed(rt.hits, ks, "reciprocal")
+
+
+def ncrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    # ARHR over its most with the query's relevant items, sum_{i <= min(R, k, list length)} 1 / i (cornac)
+    return divide(arhr(rt, ks), best_sums(rt, ks, "reciprocal"))
 
 
 def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:

@@ -7,16 +7,19 @@ table; a new family is one entry here and a formula beside the others.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from torch import Tensor
 
-from torchrec_eval.ranking.gains import cg, dcg, ndcg
+from torchrec_eval.ranking.cascades import err, rbp
+from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.hit_counts import f1, hitrate, precision, recall
-from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr
+from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
+from torchrec_eval.ranking.set_measures import num_rel_ret, num_ret, setf
 
 # Options of which queries a value counts, read by the top-k member (not by the formula): every family takes
 # ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
@@ -37,11 +40,33 @@ RPrecisionDenominator = Literal["min_k_r", "r"]
 EMPTY_LIST_ACTIONS, NO_HIT_ACTIONS, EMPTY_MEANS = get_args(EmptyListAction), get_args(NoHitAction), get_args(EmptyMean)
 MEMBER_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
 _LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
-_GAIN = {"gain": get_args(Gain), "log_base": (float,)}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The numbers an option takes: ``low < value < high``, or ``low <= value`` where ``closed`` (a bool is not
+    a number here)."""
+
+    low: float
+    high: float = math.inf
+    closed: bool = False
+
+    def __contains__(self, value: object) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        return (self.low <= value if self.closed else self.low < value) and value < self.high
+
+    def __str__(self) -> str:
+        low = f"{'>=' if self.closed else '>'} {self.low:g}"
+        return f"a number {low}" if self.high == math.inf else f"a number {low} and < {self.high:g}"
+
+
+_GAIN = {"gain": get_args(Gain), "log_base": (Interval(1.0),)}
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}
 _NORMALIZERS = get_args(Normalizer)
+_TOP_GRADE = {"max_grade": (Interval(1.0, closed=True),)}
 
 
 @dataclass(frozen=True)
@@ -50,11 +75,16 @@ class TopKFamily:
 
     Attributes:
         kernel: ``(ranked, ks, **options) -> [B, len(ks)]`` per-query values.
-        options: option name -> its allowed values (``(float,)``: a number > 1).
+        options: option name -> its allowed values (``(Interval(low, high),)``: a number in that interval).
         cutoff: ``"k"``: an int ``k`` is required; ``"k_or_r"``: ``k`` may be None, a cut at the query's
             number of relevant items R (the batch is then ranked down to its largest R).
         needs_ideal: graded gains need each query's ideal list (NDCG).
         higher_is_better: for tools that read it.
+        max_grade: the default of the family's ``max_grade`` option, the largest gain it takes (a larger
+            gain is refused with the other checks of the values); None: unbounded unless the option is given.
+        exact_under_average_ties: the formula read from the averaged view (``ties="average"``) is its
+            expectation over tie orders: linear in each rank's relevance and gain, or reading the tie
+            groups. False (ERR's product over ranks): ``ties="average"`` is refused.
     """
 
     kernel: Callable[..., Tensor]
@@ -62,6 +92,8 @@ class TopKFamily:
     cutoff: str = "k"
     needs_ideal: bool = False
     higher_is_better: bool = True
+    max_grade: float | None = None
+    exact_under_average_ties: bool = True
 
     @property
     def optional_k(self) -> bool:
@@ -87,14 +119,21 @@ REGISTRY: dict[str, TopKFamily] = {
         rprecision, {"denominator": get_args(RPrecisionDenominator), "no_hit_action": NO_HIT_ACTIONS, **_LIST},
         cutoff="k_or_r"
     ),
+    "ncrr": TopKFamily(ncrr, {**_LIST}),
+    "err": TopKFamily(err, {**_TOP_GRADE, **_LIST}, max_grade=4.0, exact_under_average_ties=False),
+    "rbp": TopKFamily(rbp, {"p": (Interval(0.0, 1.0),), "normalize": (True, False), **_LIST}),
+    "sdcg": TopKFamily(sdcg, {**_TOP_GRADE, "log_base": (Interval(1.0),), **_LIST}),
+    "setf": TopKFamily(setf, {"beta": (Interval(0.0),), **_LIST}),
+    "num_ret": TopKFamily(num_ret, {**_LIST}),
+    "num_rel_ret": TopKFamily(num_rel_ret, {**_LIST}),
 }
 
 
 def check_option(family: str, name: str, value: object) -> None:
     """Raise a ValueError unless ``value`` is allowed for option ``name`` of ``family``."""
     allowed = REGISTRY[family].options[name]
-    if allowed == (float,):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 1:
-            raise ValueError(f"`{name}` of {family} must be a number > 1, got {value!r}")
+    if isinstance(allowed[0], Interval):
+        if value not in allowed[0]:
+            raise ValueError(f"`{name}` of {family} must be {allowed[0]}, got {value!r}")
     elif value not in allowed:
         raise ValueError(f"`{name}` of {family} must be one of {allowed}, got {value!r}")

@@ -1,0 +1,130 @@
+"""The peers' top-k families against the peers themselves: ERR against gdeval, SDCG and RBP against cwl_eval
+(both through ir-measures), SetF, NumRet and NumRelRet against trec_eval (pytrec_eval), NCRR against cornac.
+
+Seeded batches with graded gains 0..4, queries without a relevant item, short lists (items scored ``-inf``
+are not candidates: the peers see only the candidates) and distinct scores, so that no library's tie rule
+matters (ties: the brute-force reference of ``tests/ranking/test_ranking_families.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+import torchrec_eval as tre
+from torchrec_eval import functional as F
+
+ir_measures = pytest.importorskip("ir_measures")
+
+
+def _batch(seed: int, rows: int = 24, items: int = 12) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    preds = torch.randperm(rows * items, generator=gen).reshape(rows, items).double()  # distinct
+    target = torch.where(torch.rand(rows, items, generator=gen) < 0.35, torch.randint(1, 5, (rows, items), generator=gen), 0)
+    target[0] = 0  # no relevant item
+    lengths = torch.randint(1, items + 1, (rows,), generator=gen)
+    lengths[1] = 2  # a list shorter than every cut-off but 1
+    listed = torch.arange(items) < lengths.unsqueeze(1)
+    return preds.masked_fill(~listed, float("-inf")), target
+
+
+def _qrels_and_run(preds: torch.Tensor, target: torch.Tensor, cut: int | None = None) -> tuple[dict, dict]:
+    """Each query's candidates judged (0 included) and ranked; ``cut``: the run holds the top ``cut`` only."""
+    qrels, run = {}, {}
+    for q, (scores, gains) in enumerate(zip(preds.tolist(), target.tolist(), strict=True)):
+        listed = [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > -math.inf]
+        qrels[str(q)] = {f"d{i}": int(gains[i]) for i in listed}
+        run[str(q)] = {f"d{i}": float(scores[i]) for i in listed[:cut]}
+    return qrels, run
+
+
+def _peer(measure, preds: torch.Tensor, target: torch.Tensor, cut: int | None = None) -> torch.Tensor:
+    """The peer's per-query values, NaN for a query without a relevant item (skipped by default here)."""
+    qrels, run = _qrels_and_run(preds, target, cut)
+    values = {int(m.query_id): m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+    relevant = (target.masked_fill(preds == float("-inf"), 0) > 0).any(1)
+    return torch.tensor([values[q] if relevant[q] else math.nan for q in range(len(preds))], dtype=torch.float64)
+
+
+def _close(ours: torch.Tensor, theirs: torch.Tensor, atol: float = 1e-12) -> None:
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=atol, equal_nan=True)
+
+
+@pytest.mark.skipif(shutil.which("perl") is None, reason="gdeval is a perl script")
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_err_equals_gdeval(k):
+    preds, target = _batch(seed=k)
+    ours = F.err(preds, target, k=k, reduction="none")
+    _close(ours, _peer(ir_measures.ERR @ k, preds, target), atol=5.1e-6)  # gdeval rounds to 5 decimals
+    assert ours.isnan()[0] and ours.nan_to_num().gt(0).sum() > 10  # the oracle saw values
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_sdcg_equals_cwl_eval(k):
+    preds, target = _batch(seed=10 + k)
+    graded = F.sdcg(preds, target, k=k, max_grade=4, reduction="none")
+    _close(graded, _peer(ir_measures.SDCG(max_rel=4) @ k, preds, target))
+    # without a top grade: binary relevance, cwl_eval's max_rel=1 (a grade >= 1 counts 1)
+    _close(F.sdcg(preds, target, k=k, reduction="none"), _peer(ir_measures.SDCG(max_rel=1) @ k, preds, target))
+
+
+@pytest.mark.parametrize("p", [0.5, 0.8, 0.95])
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_rbp_equals_cwl_eval(k, p):
+    preds, target = _batch(seed=20 + k)
+    # cwl_eval's RBP reads the whole run: the run cut at k is RBP@k
+    _close(F.rbp(preds, target, k=k, p=p, reduction="none"), _peer(ir_measures.RBP(rel=1, p=p), preds, target, cut=k))
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_set_measures_equal_trec_eval(k):
+    preds, target = _batch(seed=30 + k)
+    for beta in (0.5, 1.0, 2.0):  # trec_eval's set_F.x weighs with x = beta^2
+        _close(F.setf(preds, target, k=k, beta=beta, reduction="none"),
+               _peer(ir_measures.SetF(rel=1, beta=beta**2), preds, target, cut=k))
+    _close(F.num_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet, preds, target, cut=k))
+    _close(F.num_rel_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet(rel=1), preds, target, cut=k))
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_ncrr_equals_cornac(k):
+    cornac_metrics = pytest.importorskip("cornac.metrics")
+    preds, target = _batch(seed=40 + k)
+    expected = []
+    for scores, gains in zip(preds.tolist(), target.tolist(), strict=True):
+        listed = [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > -math.inf]
+        positives = np.array([i for i in listed if gains[i] > 0])
+        expected.append(cornac_metrics.NCRR(k=k).compute(positives, np.array(listed)) if len(positives) else math.nan)
+    _close(F.ncrr(preds, target, k=k, reduction="none"), torch.tensor(expected, dtype=torch.float64))
+
+
+def test_err_refuses_averaged_ties_and_a_gain_above_its_top_grade():
+    with pytest.raises(ValueError, match="err has no exact expectation.*ties='average'"):
+        tre.ERR(k=5, ties="average")
+    with pytest.raises(ValueError, match="ties='average'"):
+        tre.RankingMetrics(["ndcg@5", "err@5"], ties="average")
+    metric = tre.RankingMetrics(["ndcg@3", "err@3"])  # gdeval's top grade 4
+    metric.update(torch.tensor([[0.3, 0.2, 0.1]]), torch.tensor([[4, 0, 1]]))
+    before = {name: value.clone() for name, value in metric.metric_state.items()}
+    with pytest.raises(ValueError, match=r"`target` must be <= max_grade=4 .*got a maximum of 5"):
+        metric.update(torch.tensor([[0.3, 0.2, 0.1]]), torch.tensor([[5, 0, 1]]))
+    with pytest.raises(ValueError, match=r"`target_gains` must be <= max_grade=2"):
+        F.sdcg(torch.rand(2, 5), target_ids=torch.tensor([[0, 1], [2, -1]]), target_gains=torch.tensor([[1.0, 3.0], [2.0, 0.0]]),
+               k=3, max_grade=2)
+    assert all(torch.equal(before[name], value) for name, value in metric.metric_state.items())
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: tre.RBP(k=5, p=1.0), r"`p` of rbp must be a number > 0 and < 1, got 1.0"),
+    (lambda: tre.RBP(k=5, normalize="yes"), r"`normalize` of rbp must be one of \(True, False\), got 'yes'"),
+    (lambda: tre.ERR(k=5, max_grade=0.5), r"`max_grade` of err must be a number >= 1, got 0.5"),
+    (lambda: tre.SDCG(k=5, max_grade=True), r"`max_grade` of sdcg must be a number >= 1, got True"),
+    (lambda: tre.SetF(k=5, beta=0), r"`beta` of setf must be a number > 0, got 0"),
+])
+def test_bad_options_name_the_option(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()

@@ -1,0 +1,206 @@
+"""The top-k classes of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet and NumRelRet
+(the top k as a set). Thin classes over :mod:`torchrec_eval.ranking.functional_peers`'s formulas, as
+:mod:`~torchrec_eval.metrics.topk`'s."""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+from torchrec_eval.metrics.arguments import TopKArguments
+from torchrec_eval.metrics.topk import IntOrSeq, _TopK
+
+__all__ = ["ERR", "NCRR", "RBP", "SDCG", "NumRelRet", "NumRet", "SetF"]
+
+
+
+class ERR(_TopK):
+    r"""ERR@k, expected reciprocal rank (Chapelle et al. 2009):
+    :math:`\sum_{i \le k} \frac{1}{i} s_i \prod_{j < i} (1 - s_j)`, :math:`s_i = (2^{g_i} - 1) / 2^{g_{max}}`.
+
+    Args:
+        k: cut-off(s).
+        max_grade: the top grade :math:`g_{max}` (a number >= 1, default 4 as gdeval); a larger gain
+            is refused in ``update``.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not
+            ``ties="average"`` (a product over ranks has no exact expectation over tie orders here).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.ERR(k=3, max_grade=3)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 3]]))
+        >>> metric.compute()  # 1/8 + (7/8)(7/8)/3
+        tensor(0.3802, dtype=torch.float64)
+    """
+
+    name = "err"
+
+    def __init__(self, k: IntOrSeq = 10, *, max_grade: float | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"max_grade": max_grade}, **kwargs)
+
+
+class RBP(_TopK):
+    r"""RBP@k, rank-biased precision (Moffat & Zobel 2008): :math:`(1 - p) \sum_{i \le k} r_i p^{i-1}`.
+
+    Args:
+        k: cut-off(s).
+        p: the patience, in (0, 1); 0.8 by default (ranx, ir-measures).
+        normalize: divide :math:`\sum_{i \le k} r_i p^{i-1}` by its most with the query's relevant items,
+            :math:`\sum_{i \le \min(R, k, n)} p^{i-1}` (LensKit's ``normalize=True``).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.RBP(k=3, p=0.5)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 3]]))
+        >>> metric.compute()  # 0.5 (1 + 0.25)
+        tensor(0.6250, dtype=torch.float64)
+    """
+
+    name = "rbp"
+
+    def __init__(self, k: IntOrSeq = 10, *, p: float | None = None, normalize: bool | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"p": p, "normalize": normalize}, **kwargs)
+
+
+class SDCG(_TopK):
+    r"""SDCG@k, scaled DCG (cwl_eval): DCG@k over the DCG of k items of the top grade,
+    :math:`\sum_{i \le k} \frac{g_i}{\log_2(i + 1)} / (g_{max} \sum_{i \le k} \frac{1}{\log_2(i + 1)})`.
+
+    Args:
+        k: cut-off(s).
+        max_grade: the top grade :math:`g_{max}` (a number >= 1; a larger gain is refused in ``update``),
+            or None (default): :math:`g_i` is the relevance :math:`r_i`, 0 or 1.
+        log_base: base of the discount, 2 by default.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.SDCG(k=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # 1 / (1 + 1 / log2(3))
+        tensor(0.6131, dtype=torch.float64)
+    """
+
+    name = "sdcg"
+
+    def __init__(self, k: IntOrSeq = 10, *, max_grade: float | None = None, log_base: float | None = None,
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"max_grade": max_grade, "log_base": log_base}, **kwargs)
+
+
+class NCRR(_TopK):
+    r"""NCRR@k, normalized cumulative reciprocal rank (cornac):
+    :math:`\sum_{i \le k} r_i / i \;/\; \sum_{i \le \min(R, k, n)} 1 / i` (n the list's length).
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NCRR(k=3)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # (1 + 1/3) / (1 + 1/2)
+        tensor(0.8889, dtype=torch.float64)
+    """
+
+    name = "ncrr"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class SetF(_TopK):
+    r"""SetF@k, the F-measure of the top k as a set: :math:`(1 + \beta^2) P R / (\beta^2 P + R)`, P = hits /
+    min(k, n), R = hits / R; 0 without hits.
+
+    Args:
+        k: cut-off(s).
+        beta: recall weighs :math:`\beta` times as much as precision (a number > 0, default 1).
+            trec_eval's and ir-measures' ``set_F.x`` write :math:`x = \beta^2`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.SetF(k=3, beta=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # 5 * 2 / (4 * 2 + 3)
+        tensor(0.9091, dtype=torch.float64)
+    """
+
+    name = "setf"
+
+    def __init__(self, k: IntOrSeq = 10, *, beta: float | None = None, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"beta": beta}, **kwargs)
+
+
+class NumRet(_TopK):
+    r"""NumRet@k: the items retrieved within the cut-off, :math:`\min(k, n)`; its mean over queries.
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumRet(k=3)
+        >>> metric.update(torch.tensor([[0.9, 0.8, float("-inf"), float("-inf")]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # two candidates
+        tensor(2., dtype=torch.float64)
+    """
+
+    name = "num_ret"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class NumRelRet(_TopK):
+    r"""NumRelRet@k: the relevant items within the cut-off, :math:`\sum_{i \le k} r_i`; its mean over queries.
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumRelRet(k=3)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()
+        tensor(2., dtype=torch.float64)
+    """
+
+    name = "num_rel_ret"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)

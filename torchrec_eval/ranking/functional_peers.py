@@ -1,0 +1,313 @@
+"""Functional top-k metrics of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet
+and NumRelRet (the top k as a set). The same calls as :mod:`torchrec_eval.ranking.functional`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Unpack, overload
+
+from torch import Tensor
+
+from torchrec_eval.pipeline import keywords_checked_by
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+
+__all__ = ["err", "ncrr", "num_rel_ret", "num_ret", "rbp", "sdcg", "setf"]
+
+
+@overload
+def err(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        max_grade: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def err(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        max_grade: float | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def err(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        max_grade: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""ERR@k, the expected reciprocal rank of the item that satisfies the user (Chapelle et al. 2009):
+    :math:`\sum_{i \le k} \frac{1}{i} s_i \prod_{j < i} (1 - s_j)` with :math:`s_i = (2^{g_i} - 1) / 2^{g_{max}}`.
+
+    The gains are the targets (graded, as gdeval and ir-measures' ``ERR@k``); ``max_grade`` is the top
+    grade :math:`g_{max}` (4 by default, gdeval's); a larger gain is refused with the other checks. Its
+    value is a product over ranks, which has no exact expectation over tied scores here: it refuses
+    ``ties="average"``.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"err@k": value}``).
+        max_grade: the top grade (a number >= 1, default 4).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import err
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> err(preds, target, k=3, max_grade=3)
+        tensor(0.3776, dtype=torch.float64)
+    """
+    return compute_named_metric("err", preds, target, k, {"max_grade": max_grade}, arguments)
+
+
+@overload
+def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        p: float | None = None, normalize: bool | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        p: float | None = None, normalize: bool | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        p: float | None = None, normalize: bool | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""RBP@k, rank-biased precision (Moffat & Zobel 2008): :math:`(1 - p) \sum_{i \le k} r_i p^{i-1}`.
+
+    A user goes on from each rank to the next with probability ``p`` (0.8 by default, as ranx and
+    ir-measures); relevance is binary. ``normalize=True`` divides
+    :math:`\sum_{i \le k} r_i p^{i-1}` by its most with the query's relevant items,
+    :math:`\sum_{i \le \min(R, k, n)} p^{i-1}` (LensKit's ``normalize=True``; n the list's length).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"rbp@k": value}``).
+        p: the patience, a number in (0, 1).
+        normalize: see above.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import rbp
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> rbp(preds, target, k=3, p=0.5)
+        tensor(0.5625, dtype=torch.float64)
+    """
+    return compute_named_metric("rbp", preds, target, k, {"p": p, "normalize": normalize}, arguments)
+
+
+@overload
+def sdcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        max_grade: float | None = None, log_base: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def sdcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        max_grade: float | None = None, log_base: float | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def sdcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        max_grade: float | None = None, log_base: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""SDCG@k, scaled DCG: DCG@k of the gains over the DCG of k items of the top grade,
+    :math:`\sum_{i \le k} \frac{g_i}{\log_2(i + 1)} / (g_{max} \sum_{i \le k} \frac{1}{\log_2(i + 1)})`.
+
+    cwl_eval's SDCG (ir-measures' ``SDCG(max_rel=g_max)@k``): unlike NDCG, the query's own relevant
+    items do not bound it, so a query with one relevant item cannot reach 1 at k > 1. ``max_grade``
+    is :math:`g_{max}`; a larger gain is refused with the other checks. Without it, :math:`g_i` is the
+    relevance :math:`r_i` (0 or 1: cwl_eval's ``max_rel=1``, which counts any grade >= 1 as 1), and
+    SDCG@k is NDCG with RecTools' ideal of k relevant slots.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"sdcg@k": value}``).
+        max_grade: the top grade (a number >= 1), or None (default): binary relevance.
+        log_base: base of the discount, 2 by default.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import sdcg
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> sdcg(preds, target, k=3, max_grade=3)
+        tensor(0.3520, dtype=torch.float64)
+    """
+    return compute_named_metric("sdcg", preds, target, k, {"max_grade": max_grade, "log_base": log_base}, arguments)
+
+
+@overload
+def ncrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def ncrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def ncrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""NCRR@k, normalized cumulative reciprocal rank (cornac): ARHR@k over its most with the query's
+    relevant items, :math:`\sum_{i \le k} r_i / i \;/\; \sum_{i \le \min(R, k, n)} 1 / i` (n the list's length).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"ncrr@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import ncrr
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> ncrr(preds, target, k=3)
+        tensor(0.7778, dtype=torch.float64)
+    """
+    return compute_named_metric("ncrr", preds, target, k, {}, arguments)
+
+
+@overload
+def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        beta: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        beta: float | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        beta: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""SetF@k, the F-measure of the top k as a set: :math:`(1 + \beta^2) P R / (\beta^2 P + R)` with
+    P = hits / min(k, n), R = hits / R (0 without hits; n the list's length).
+
+    ``beta`` weighs recall :math:`\beta` times as much as precision (van Rijsbergen's, scikit-learn's
+    ``fbeta_score``; 1 by default). trec_eval's and ir-measures' ``set_F.x`` write :math:`x = \beta^2`:
+    their ``set_F.4`` on a list cut at k is ``setf(beta=2)``. SetP@k and SetR@k are
+    :func:`precision` with ``denominator="retrieved"`` and :func:`recall`.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"setf@k": value}``).
+        beta: a number > 0.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import setf
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> setf(preds, target, k=3, beta=2)
+        tensor(0.6818, dtype=torch.float64)
+    """
+    return compute_named_metric("setf", preds, target, k, {"beta": beta}, arguments)
+
+
+@overload
+def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""NumRet@k: the number of items retrieved within the cut-off, :math:`\min(k, n)` (n the list's
+    length; trec_eval's ``num_ret`` on a list cut at k). Its mean over queries, as every value here
+    (trec_eval sums it over queries).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"num_ret@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_ret
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> num_ret(preds, target, k=3)
+        tensor(3., dtype=torch.float64)
+    """
+    return compute_named_metric("num_ret", preds, target, k, {}, arguments)
+
+
+@overload
+def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""NumRelRet@k: the number of relevant items within the cut-off, :math:`\sum_{i \le k} r_i`
+    (trec_eval's ``num_rel_ret`` on a list cut at k). Its mean over queries, as every value here
+    (trec_eval sums it over queries).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"num_rel_ret@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_rel_ret
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> num_rel_ret(preds, target, k=3)
+        tensor(1.5000, dtype=torch.float64)
+    """
+    return compute_named_metric("num_rel_ret", preds, target, k, {}, arguments)
