@@ -41,7 +41,9 @@ if TYPE_CHECKING:
         GiniIndex,
         HitRate,
         InterListDiversity,
+        InterpolatedAP,
         IntraListDiversity,
+        IPrec,
         Novelty,
         NumRelRet,
         NumRet,
@@ -74,7 +76,7 @@ _BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDi
            "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "ERR", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
+            "ERR", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
@@ -119,6 +121,8 @@ __all__ = [
     "SDCG",
     "SetF",
     "HitRate",
+    "InterpolatedAP",
+    "IPrec",
     "Precision",
     "RPrecision",
     "RankingMetrics",

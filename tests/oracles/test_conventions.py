@@ -703,3 +703,39 @@ def test_empty_mean_groups_and_bad_values():
     assert math.isnan(float(tre.Precision(k=2).compute()))  # the default: NaN over no query
     with pytest.raises(ValueError, match="`empty_mean` of precision must be one of .*got 'zeros'"):
         tre.Precision(k=2, empty_mean="zeros")
+
+
+# ==============================================================================================
+# LensKit (a plain re-implementation of its 2026 source: tests/reference/conventions.py)
+# ==============================================================================================
+LENSKIT = [
+    (F.precision, {}, ref.lenskit_precision, {}),
+    (F.recall, {}, ref.lenskit_recall, {}),
+    (F.map, {}, ref.lenskit_average_precision, {}),
+    (F.ndcg, {"gain": "binary"}, ref.lenskit_ndcg, {}),
+    (F.ndcg, {}, ref.lenskit_ndcg, {"graded": True}),
+    (F.dcg, {"gain": "binary"}, ref.lenskit_dcg, {}),
+    (F.rbp, {}, ref.lenskit_rbp, {}),
+    (F.mrr, {}, ref.lenskit_reciprocal_rank, {}),
+    (F.hitrate, {}, ref.lenskit_hit, {}),
+]
+
+
+def test_lenskit_preset_on_short_lists_and_the_dense_form():
+    """convention="lenskit": precision over the list's length (an empty list left out), recall over
+    min(R, k), AP over min(R, list length) (an empty list left out), the clipped discount
+    1 / log2(max(i, 2)) in DCG and NDCG and their ideal, RBP with patience 0.85."""
+    inputs, ranked_queries = _ranked(seed=43)
+    preds, target = _dense(seed=44)
+    for queries, call in ((ranked_queries, inputs), (_dense_queries(preds, target), {"preds": preds, "target": target})):
+        for k in KS:
+            for fn, options, theirs, their_options in LENSKIT:
+                expected = [theirs(ranked, truth, k, **their_options) for ranked, truth in queries]
+                if fn is F.dcg:  # DCG has no ideal: LensKit's value for a user without test items is 0
+                    expected = [0.0 if value is None else value for value in expected]
+                    options = {**options, "empty_target_action": "neg"}
+                _close(fn(k=k, convention="lenskit", reduction="none", **options, **call), _nan(expected),
+                       f"{fn.__name__} {options} @{k}")
+    # the clipped discount and the list-length normaliser are what the preset changes
+    assert not torch.allclose(F.ndcg(k=3, gain="binary", **inputs), F.ndcg(k=3, gain="binary", convention="lenskit", **inputs))
+    assert not torch.allclose(F.map(k=10, normalizer="min_k_r", **inputs), F.map(k=10, convention="lenskit", **inputs))

@@ -1,5 +1,6 @@
 """The peers' top-k families against the peers themselves: ERR against gdeval, SDCG and RBP against cwl_eval
-(both through ir-measures), SetF, NumRet and NumRelRet against trec_eval (pytrec_eval), NCRR against cornac.
+(both through ir-measures), SetF, NumRet, NumRelRet, IPrec and InterpolatedAP against trec_eval (pytrec_eval),
+NCRR against cornac.
 
 Seeded batches with graded gains 0..4, queries without a relevant item, short lists (items scored ``-inf``
 are not candidates: the peers see only the candidates) and distinct scores, so that no library's tie rule
@@ -91,6 +92,21 @@ def test_set_measures_equal_trec_eval(k):
 
 
 @pytest.mark.parametrize("k", [1, 5, 20])
+def test_interpolated_precision_equals_trec_eval(k):
+    preds, target = _batch(seed=50 + k)
+    for level in (0.0, 0.1, 0.3, 0.7, 1.0):  # trec_eval 9 finds the c-th relevant item, c = (long)(p R + 0.9)
+        _close(F.iprec(preds, target, k=k, recall=level, reduction="none"),
+               _peer(ir_measures.IPrec @ level, preds, target, cut=k))
+    qrels, run = _qrels_and_run(preds, target, cut=k)
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    eleven = pytrec_eval.RelevanceEvaluator(qrels, {"11pt_avg"}).evaluate(run)
+    relevant = (target.masked_fill(preds == float("-inf"), 0) > 0).any(1)
+    expected = [eleven[str(q)]["11pt_avg"] if relevant[q] else math.nan for q in range(len(preds))]
+    _close(F.interpolated_ap(preds, target, k=k, reduction="none"), torch.tensor(expected, dtype=torch.float64),
+           atol=1e-15)
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
 def test_ncrr_equals_cornac(k):
     cornac_metrics = pytest.importorskip("cornac.metrics")
     preds, target = _batch(seed=40 + k)
@@ -103,8 +119,10 @@ def test_ncrr_equals_cornac(k):
 
 
 def test_err_refuses_averaged_ties_and_a_gain_above_its_top_grade():
-    with pytest.raises(ValueError, match="err has no exact expectation.*ties='average'"):
-        tre.ERR(k=5, ties="average")
+    for make in (lambda: tre.ERR(k=5, ties="average"), lambda: tre.IPrec(k=5, ties="average"),
+                 lambda: F.interpolated_ap(torch.rand(2, 4), torch.ones(2, 4), k=3, ties="average")):
+        with pytest.raises(ValueError, match="has no exact expectation.*ties='average'"):
+            make()
     with pytest.raises(ValueError, match="ties='average'"):
         tre.RankingMetrics(["ndcg@5", "err@5"], ties="average")
     metric = tre.RankingMetrics(["ndcg@3", "err@3"])  # gdeval's top grade 4
@@ -124,6 +142,7 @@ def test_err_refuses_averaged_ties_and_a_gain_above_its_top_grade():
     (lambda: tre.ERR(k=5, max_grade=0.5), r"`max_grade` of err must be a number >= 1, got 0.5"),
     (lambda: tre.SDCG(k=5, max_grade=True), r"`max_grade` of sdcg must be a number >= 1, got True"),
     (lambda: tre.SetF(k=5, beta=0), r"`beta` of setf must be a number > 0, got 0"),
+    (lambda: tre.IPrec(k=5, recall=1.5), r"`recall` of iprec must be a number >= 0 and <= 1, got 1.5"),
 ])
 def test_bad_options_name_the_option(make, message):
     with pytest.raises(ValueError, match=message):

@@ -368,10 +368,12 @@ CONFIGS = (
     [("precision", {"denominator": d}) for d in ("k", "retrieved", "min_k_r")]
     + [("recall", {"denominator": d}) for d in ("r", "min_k_r")]
     + [("f1", {}), ("hitrate", {}), ("mrr", {}), ("arhr", {})]
-    + [("map", {"normalizer": n}) for n in ("min_k_r", "r", "hits", "k")]
-    + [("mar", {"normalizer": n}) for n in ("min_k_r", "r", "hits", "k")]
+    + [("map", {"normalizer": n}) for n in ("min_k_r", "r", "hits", "k", "min_list_r")]
+    + [("mar", {"normalizer": n}) for n in ("min_k_r", "r", "hits", "k", "min_list_r")]
     + [(m, {"gain": gain, "log_base": base}) for m in ("dcg", "ndcg")
        for gain in ("linear", "exp") for base in (2.0, math.e, 10.0)]
+    + [(m, {"gain": gain, "log_base": base, "discount": "clipped_log"}) for m in ("dcg", "ndcg")
+       for gain in ("linear", "exp") for base in (2.0, math.e)]
     + [("cg", {})]
 )
 CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": "HitRate", "mrr": "MRR",

@@ -29,6 +29,11 @@ Sources read (upstream paths):
   ``rectools/metrics/ranking.py`` (``MAP.fit`` / ``calc_per_user_from_fitted``,
   ``NDCG.calc_per_user_from_merged``, ``MRR.calc_per_user_from_merged``),
   ``rectools/metrics/base.py`` (``merge_reco``: interactions LEFT JOIN recommendations).
+* LensKit 2026 ``src/lenskit/metrics/ranking/``: ``_pr.py`` (``Precision``, ``Recall``), ``_map.py``
+  (``AveragePrecision``), ``_dcg.py`` (``NDCG``, ``DCG``, ``fixed_dcg``), ``_weighting.py``
+  (``LogRankWeight``, ``GeometricRankWeight``), ``_rbp.py`` (``RBP``), ``_recip.py`` (``RecipRank``),
+  ``_hit.py`` (``Hit``); every ``measure_list`` truncates the list to k first. LensKit's users come from
+  the test set, so a user without a test item does not occur there: ``None`` (left out) here.
 """
 
 import math
@@ -510,3 +515,79 @@ def rectools_avg_rec_popularity(lists, prev_items):
         counts[item] = counts.get(item, 0) + 1
     per_user = [sum(counts.get(item, 0) for item in items) / len(items) for items in lists if items]
     return sum(per_user) / len(per_user)
+
+
+# ==============================================================================================
+# LensKit (src/lenskit/metrics/ranking/)
+# ==============================================================================================
+def _lenskit_weight(rank, log_base=2.0):
+    """``LogRankWeight()`` (offset 0): 1 / log_b(max(rank, 2))."""
+    return math.log(log_base) / math.log(max(rank, 2))
+
+
+def lenskit_precision(ranked, truth, k):
+    """``Precision.measure_list``: hits / len(recs[:k]); NaN (left out) for an empty list."""
+    recs = ranked[:k]
+    if not truth or not recs:
+        return None
+    return sum(1 for item in recs if item in truth) / len(recs)
+
+
+def lenskit_recall(ranked, truth, k):
+    """``Recall.measure_list``: hits / min(len(test), k)."""
+    if not truth:
+        return None
+    return sum(1 for item in ranked[:k] if item in truth) / min(len(truth), k)
+
+
+def lenskit_average_precision(ranked, truth, k):
+    """``AveragePrecision.measure_list``: sum of precision at each good rank / min(len(test), len(recs));
+    NaN (left out) for an empty list."""
+    recs = ranked[:k]
+    if not truth or not recs:
+        return None
+    good, total = 0, 0.0
+    for rank, item in enumerate(recs, start=1):
+        if item in truth:
+            good += 1
+            total += good / rank
+    return total / min(len(truth), len(recs))
+
+
+def lenskit_dcg(ranked, truth, k, graded=False):
+    """``_binary_dcg`` / ``_graded_dcg`` with ``LogRankWeight()``: the good items' weights (times their gain)."""
+    return sum((truth[item] if graded else 1.0) * _lenskit_weight(rank)
+               for rank, item in enumerate(ranked[:k], start=1) if item in truth)
+
+
+def lenskit_ndcg(ranked, truth, k, graded=False):
+    """``NDCG.measure_list``: binary ideal ``fixed_dcg(min(len(test), k))``; graded ideal the test gains'
+    k largest, weighted by rank."""
+    if not truth:
+        return None
+    best = sorted(truth.values(), reverse=True)[:k] if graded else [1.0] * min(len(truth), k)
+    ideal = sum(gain * _lenskit_weight(rank) for rank, gain in enumerate(best, start=1))
+    return lenskit_dcg(ranked, truth, k, graded) / ideal
+
+
+def lenskit_rbp(ranked, truth, k, patience=0.85):
+    """``RBP.measure_list`` with ``GeometricRankWeight(patience)`` (p^(rank - 1)), normalised by its series
+    sum 1 / (1 - p)."""
+    if not truth:
+        return None
+    return (1 - patience) * sum(patience ** (rank - 1) for rank, item in enumerate(ranked[:k], start=1)
+                                if item in truth)
+
+
+def lenskit_reciprocal_rank(ranked, truth, k):
+    """``RecipRank.measure_list``: 1 / the rank of the first good item in recs[:k], else 0."""
+    if not truth:
+        return None
+    return next((1.0 / rank for rank, item in enumerate(ranked[:k], start=1) if item in truth), 0.0)
+
+
+def lenskit_hit(ranked, truth, k):
+    """``Hit.measure_list``: 1 if any of recs[:k] is good."""
+    if not truth:
+        return None
+    return 1.0 if any(item in truth for item in ranked[:k]) else 0.0

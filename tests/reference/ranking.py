@@ -159,8 +159,8 @@ def arhr(ranked, gains, k, threshold=None):
     return sum(r[i] / (i + 1) for i in range(min(k, len(r))))
 
 
-def _normalizer(normalizer, k, R, hits):
-    return {"min_k_r": min(k, R), "r": R, "hits": hits, "k": k}[normalizer]
+def _normalizer(normalizer, k, R, hits, listed):
+    return {"min_k_r": min(k, R), "r": R, "hits": hits, "k": k, "min_list_r": min(k, R, listed)}[normalizer]
 
 
 def map(ranked, gains, k, normalizer="min_k_r", threshold=None):  # noqa: A001 - metric name
@@ -172,7 +172,7 @@ def map(ranked, gains, k, normalizer="min_k_r", threshold=None):  # noqa: A001 -
     for i in range(min(k, len(r))):
         if r[i]:
             total += _hits(r, i + 1) / (i + 1)  # Precision@i
-    d = _normalizer(normalizer, k, R, _hits(r, k))
+    d = _normalizer(normalizer, k, R, _hits(r, k), len(ranked))
     return total / d if d > 0 else 0.0
 
 
@@ -185,7 +185,7 @@ def mar(ranked, gains, k, normalizer="min_k_r", threshold=None):
     for i in range(min(k, len(r))):
         if r[i]:
             total += _hits(r, i + 1) / R  # Recall@i
-    d = _normalizer(normalizer, k, R, _hits(r, k))
+    d = _normalizer(normalizer, k, R, _hits(r, k), len(ranked))
     return total / d if d > 0 else 0.0
 
 
@@ -193,21 +193,25 @@ def _gain(g, gain):
     return g if gain == "linear" else 2.0 ** g - 1.0
 
 
-def _dcg(ranked, k, gain, log_base):
-    return sum(_gain(ranked[i], gain) / math.log(i + 2, log_base) for i in range(min(k, len(ranked))))
+def _dcg(ranked, k, gain, log_base, discount="log"):
+    """discount "log": rank i weighs 1 / log_b(i + 1); "clipped_log": 1 / log_b(max(i, 2)) (LensKit)."""
+    def weight(i):
+        return 1 / math.log(i + 1 if discount == "log" else max(i, 2), log_base)
+
+    return sum(_gain(ranked[i - 1], gain) * weight(i) for i in range(1, min(k, len(ranked)) + 1))
 
 
-def dcg(ranked, gains, k, gain="linear", log_base=2.0, threshold=None):
+def dcg(ranked, gains, k, gain="linear", log_base=2.0, discount="log", threshold=None):
     if _num_relevant(gains, threshold) == 0:
         return None
-    return _dcg(ranked, k, gain, log_base)
+    return _dcg(ranked, k, gain, log_base, discount)
 
 
-def ndcg(ranked, gains, k, gain="linear", log_base=2.0, threshold=None):
+def ndcg(ranked, gains, k, gain="linear", log_base=2.0, discount="log", threshold=None):
     if _num_relevant(gains, threshold) == 0:
         return None
     ideal = sorted(gains, reverse=True)[:k]
-    return _dcg(ranked, k, gain, log_base) / _dcg(ideal, k, gain, log_base)
+    return _dcg(ranked, k, gain, log_base, discount) / _dcg(ideal, k, gain, log_base, discount)
 
 
 def cg(ranked, gains, k, threshold=None):
@@ -289,10 +293,36 @@ def num_rel_ret(ranked, gains, k, threshold=None):
     return float(_hits(_rel(ranked, threshold), k))
 
 
+def _iprec(r, R, k, level):
+    """trec_eval 9: the most precision at or after the c-th relevant item, c = (long)(level R + 0.9)."""
+    needed = int(level * R + 0.9)
+    hits, best, reached = 0, 0.0, needed == 0
+    for rank, relevant in enumerate(r[:k], start=1):
+        hits += relevant
+        reached = reached or hits >= needed
+        if reached:
+            best = max(best, hits / rank)
+    return best
+
+
+def iprec(ranked, gains, k, recall=0.0, threshold=None):
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    return _iprec(_rel(ranked, threshold), R, k, recall)
+
+
+def interpolated_ap(ranked, gains, k, threshold=None):
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    return sum(_iprec(_rel(ranked, threshold), R, k, j / 10) for j in range(11)) / 11
+
+
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
-             "num_ret": num_ret, "num_rel_ret": num_rel_ret}
+             "num_ret": num_ret, "num_rel_ret": num_rel_ret, "iprec": iprec, "interpolated_ap": interpolated_ap}
 
 
 # ----------------------------------------------------------------------------------------------

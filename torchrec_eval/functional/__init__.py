@@ -15,7 +15,17 @@ from torchrec_eval.ranking.functional import (
     recall,
     rprecision,
 )
-from torchrec_eval.ranking.functional_peers import err, ncrr, num_rel_ret, num_ret, rbp, sdcg, setf
+from torchrec_eval.ranking.functional_peers import (
+    err,
+    interpolated_ap,
+    iprec,
+    ncrr,
+    num_rel_ret,
+    num_ret,
+    rbp,
+    sdcg,
+    setf,
+)
 
 __all__ = [
     "arhr",
@@ -28,6 +38,8 @@ __all__ = [
     "fcp",
     "gauc",
     "hitrate",
+    "interpolated_ap",
+    "iprec",
     "map",
     "mar",
     "mpr",

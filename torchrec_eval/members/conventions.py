@@ -28,7 +28,8 @@ _ZERO_EMPTY_MEAN = {"empty_mean": "zero"}  # MS Recommenders: 0.0 when no user h
 
 
 #: the libraries whose numbers a preset reproduces (``convention=``)
-Convention = Literal["trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools"]
+Convention = Literal["trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools",
+                     "lenskit"]
 
 PRESETS: dict[str, Preset] = {
     "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
@@ -66,6 +67,18 @@ PRESETS: dict[str, Preset] = {
             "intra_list_diversity": {"single_item": "zero", "featureless": "nan"},
             "average_popularity": {"all_zero": "zero"},
             **_binary_ndcg(ideal="k"),
+        },
+    ),
+    "lenskit": Preset(
+        "skip",
+        "index",
+        {
+            "precision": {"denominator": "retrieved", **_SKIP_EMPTY_LISTS},  # an empty list: NaN
+            "recall": {"denominator": "min_k_r"},
+            "map": {"normalizer": "min_list_r", **_SKIP_EMPTY_LISTS},
+            "ndcg": {"discount": "clipped_log"},
+            "dcg": {"discount": "clipped_log"},
+            "rbp": {"p": 0.85},
         },
     ),
 }

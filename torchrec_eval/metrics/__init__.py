@@ -36,7 +36,17 @@ from torchrec_eval.metrics.topk import (
     Recall,
     RPrecision,
 )
-from torchrec_eval.metrics.topk_peers import ERR, NCRR, RBP, SDCG, NumRelRet, NumRet, SetF
+from torchrec_eval.metrics.topk_peers import (
+    ERR,
+    NCRR,
+    RBP,
+    SDCG,
+    InterpolatedAP,
+    IPrec,
+    NumRelRet,
+    NumRet,
+    SetF,
+)
 
 __all__ = [
     "ARHR",
@@ -67,6 +77,8 @@ __all__ = [
     "Entropy",
     "GiniIndex",
     "HitRate",
+    "InterpolatedAP",
+    "IPrec",
     "InterListDiversity",
     "IntraListDiversity",
     "Novelty",

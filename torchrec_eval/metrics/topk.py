@@ -18,6 +18,7 @@ from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import (
     REGISTRY,
+    Discount,
     Gain,
     Ideal,
     NoHitAction,
@@ -216,7 +217,8 @@ class MAP(_TopK):
         k: cut-off(s).
         normalizer: D. ``"min_k_r"`` = min(k, R) so a perfect ranking scores 1 (default; Jurity,
             RecBole, MS Recommenders); ``"r"`` = R (trec_eval ``map_cut``, ranx); ``"hits"`` = relevant
-            items in the top k (torchmetrics); ``"k"``.
+            items in the top k (torchmetrics); ``"k"``; ``"min_list_r"`` = min(R, the list's length
+            within k) (LensKit).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
@@ -272,6 +274,7 @@ class DCG(_TopK):
         k: cut-off(s).
         gain: ``"linear"`` (g, default), ``"exp"`` (2^g - 1, Burges) or ``"binary"`` (relevance 0/1).
         log_base: base of the discount, 2 by default.
+        discount: ``"log"`` (default) 1 / log_b(i + 1), or ``"clipped_log"`` 1 / log_b(max(i, 2)) (LensKit's).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
@@ -290,9 +293,9 @@ class DCG(_TopK):
 
     def __init__(
         self, k: IntOrSeq = 10, *, gain: Gain | None = None, log_base: float | None = None,
-        **kwargs: Unpack[TopKArguments]
+        discount: Discount | None = None, **kwargs: Unpack[TopKArguments]
     ) -> None:
-        super().__init__(k, {"gain": gain, "log_base": log_base}, **kwargs)
+        super().__init__(k, {"gain": gain, "log_base": log_base, "discount": discount}, **kwargs)
 
 
 class NDCG(_TopK):
@@ -302,6 +305,7 @@ class NDCG(_TopK):
         k: cut-off(s).
         gain: ``"linear"`` (g, default), ``"exp"`` (2^g - 1, Burges) or ``"binary"`` (relevance 0/1).
         log_base: base of the discount, 2 by default.
+        discount: ``"log"`` (default) 1 / log_b(i + 1), or ``"clipped_log"`` 1 / log_b(max(i, 2)) (LensKit's).
         ideal: ``"cut"`` (default): the ideal list cut at k (trec_eval, sklearn, ranx); with binary
             gains also ``"full"``: all R relevant items, uncut (Jurity), or ``"k"``: k relevant
             slots whatever R is (RecTools).
@@ -329,9 +333,10 @@ class NDCG(_TopK):
         gain: Gain | None = None,
         log_base: float | None = None,
         ideal: Ideal | None = None,
+        discount: Discount | None = None,
         **kwargs: Unpack[TopKArguments],
     ) -> None:
-        super().__init__(k, {"gain": gain, "log_base": log_base, "ideal": ideal}, **kwargs)
+        super().__init__(k, {"gain": gain, "log_base": log_base, "ideal": ideal, "discount": discount}, **kwargs)
 
 
 class CG(_TopK):

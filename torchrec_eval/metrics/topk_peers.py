@@ -1,6 +1,7 @@
 """The top-k classes of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet and NumRelRet
-(the top k as a set). Thin classes over :mod:`torchrec_eval.ranking.functional_peers`'s formulas, as
-:mod:`~torchrec_eval.metrics.topk`'s."""
+(the top k as a set), IPrec and InterpolatedAP (interpolated precision). Thin classes over the registry's
+formulas, as :mod:`~torchrec_eval.metrics.topk`'s; their functions are in
+:mod:`torchrec_eval.ranking.functional_peers`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Unpack
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, _TopK
 
-__all__ = ["ERR", "NCRR", "RBP", "SDCG", "NumRelRet", "NumRet", "SetF"]
+__all__ = ["ERR", "NCRR", "RBP", "SDCG", "InterpolatedAP", "IPrec", "NumRelRet", "NumRet", "SetF"]
 
 
 
@@ -201,6 +202,62 @@ class NumRelRet(_TopK):
     """
 
     name = "num_rel_ret"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class IPrec(_TopK):
+    r"""IPrec@k, interpolated precision at recall level p (trec_eval's ``iprec_at_recall``): the most
+    precision over the ranks :math:`\le k` at or after the c-th relevant item, :math:`c = \lfloor pR + 0.9
+    \rfloor`; 0 where the top k holds fewer.
+
+    Args:
+        k: cut-off(s).
+        recall: the recall level p in [0, 1] (0 by default).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not
+            ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.IPrec(k=5, recall=0.6)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]]), torch.tensor([[0, 1, 0, 0, 1]]))
+        >>> metric.compute()
+        tensor(0.4000, dtype=torch.float64)
+    """
+
+    name = "iprec"
+
+    def __init__(self, k: IntOrSeq = 10, *, recall: float | None = None, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"recall": recall}, **kwargs)
+
+
+class InterpolatedAP(_TopK):
+    r"""InterpolatedAP@k, the 11-point interpolated average precision (trec_eval's ``11pt_avg``): the mean
+    of :class:`IPrec` at the recall levels 0.0, 0.1, ..., 1.0.
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not
+            ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.InterpolatedAP(k=5)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]]), torch.tensor([[0, 1, 0, 0, 1]]))
+        >>> metric.compute()
+        tensor(0.4545, dtype=torch.float64)
+    """
+
+    name = "interpolated_ap"
 
     def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, None, **kwargs)

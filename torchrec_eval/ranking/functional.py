@@ -13,6 +13,7 @@ from torch import Tensor
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
 from torchrec_eval.ranking.registry import (
+    Discount,
     Gain,
     Ideal,
     NoHitAction,
@@ -271,7 +272,8 @@ def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
 
     ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
     RecBole, MS Recommenders ``map_at_k``); ``"r"`` D = R (trec_eval ``map_cut``, ranx); ``"hits"``
-    D = relevant items in the top k (torchmetrics); ``"k"`` D = k.
+    D = relevant items in the top k (torchmetrics); ``"k"`` D = k; ``"min_list_r"`` D = min(R, the
+    list's length within k) (LensKit: min(k, R) but for a list shorter than k).
 
     Args:
         preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
@@ -336,19 +338,20 @@ def mar(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
 
 @overload
 def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+        gain: Gain | None = None, log_base: float | None = None, discount: Discount | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
 
 
 @overload
 def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> dict[str,
-        Tensor]: ...
+        gain: Gain | None = None, log_base: float | None = None, discount: Discount | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @keywords_checked_by(TopKCall)
 def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-        gain: Gain | None = None, log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str,
-        Tensor]:
+        gain: Gain | None = None, log_base: float | None = None, discount: Discount | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""DCG@k: :math:`\sum_{i \le k} \mathrm{gain}(g_i) / \log_2(i + 1)`.
 
     Args:
@@ -357,6 +360,8 @@ def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
         gain: ``"linear"`` uses the target value g (trec_eval, ranx), ``"exp"`` 2^g - 1 (Burges),
             ``"binary"`` the relevance (0/1).
         log_base: base of the rank discount, 2 by default (``math.e`` for MS Recommenders, Spark).
+        discount: ``"log"`` (default) :math:`1 / \log_b(i + 1)`, or ``"clipped_log"``
+            :math:`1 / \log_b(\max(i, 2))`, LensKit's default (ranks 1 and 2 both weigh 1 at base 2).
         arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
             ``validate_args``, ``empty_list_action`` and the other input forms
             (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
@@ -372,25 +377,26 @@ def dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
         >>> dcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(4.4923, dtype=torch.float64)
     """
-    return compute_named_metric("dcg", preds, target, k, {"gain": gain, "log_base": log_base}, arguments)
+    return compute_named_metric("dcg", preds, target, k, {"gain": gain, "log_base": log_base, "discount": discount},
+                                arguments)
 
 
 @overload
 def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
          gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
-         **arguments: Unpack[TopKCall]) -> Tensor: ...
+         discount: Discount | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
 
 
 @overload
 def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
          gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
-         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+         discount: Discount | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @keywords_checked_by(TopKCall)
 def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
          gain: Gain | None = None, log_base: float | None = None, ideal: Ideal | None = None,
-         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+         discount: Discount | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""NDCG@k: DCG@k / IDCG@k, the ideal DCG over the query's gains sorted descending, cut at k.
 
     The ideal is cut at k as in trec_eval ``ndcg_cut``, scikit-learn and ranx.
@@ -398,7 +404,7 @@ def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
     Args:
         preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
         k: the cut-off, or a sequence of them (then a dict ``{"ndcg@k": value}``).
-        gain, log_base: as for :func:`dcg`.
+        gain, log_base, discount: as for :func:`dcg` (the ideal DCG takes the same discount).
         ideal: ``"cut"`` (default) cuts the ideal list at k; with binary gains ``"full"`` uses all R
             relevant items (Jurity) and ``"k"`` k relevant slots whatever R is (RecTools).
         arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
@@ -416,7 +422,8 @@ def ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
         >>> ndcg(preds, torch.tensor([[3, 1, 0, 2, 0]]), k=5)
         tensor(0.9434, dtype=torch.float64)
     """
-    return compute_named_metric("ndcg", preds, target, k, {"gain": gain, "log_base": log_base, "ideal": ideal}, arguments)
+    return compute_named_metric("ndcg", preds, target, k,
+                                {"gain": gain, "log_base": log_base, "ideal": ideal, "discount": discount}, arguments)
 
 
 @overload

@@ -1,5 +1,6 @@
 """Functional top-k metrics of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet
-and NumRelRet (the top k as a set). The same calls as :mod:`torchrec_eval.ranking.functional`."""
+and NumRelRet (the top k as a set), IPrec and InterpolatedAP (interpolated precision). The same calls as
+:mod:`torchrec_eval.ranking.functional`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from torch import Tensor
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
 
-__all__ = ["err", "ncrr", "num_rel_ret", "num_ret", "rbp", "sdcg", "setf"]
+__all__ = ["err", "interpolated_ap", "iprec", "ncrr", "num_rel_ret", "num_ret", "rbp", "sdcg", "setf"]
 
 
 @overload
@@ -311,3 +312,86 @@ def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k:
         tensor(1.5000, dtype=torch.float64)
     """
     return compute_named_metric("num_rel_ret", preds, target, k, {}, arguments)
+
+
+@overload
+def iprec(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+          recall: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def iprec(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+          recall: float | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def iprec(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+          recall: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""IPrec@k, interpolated precision at a recall level p (trec_eval's ``iprec_at_recall``, ir-measures'
+    ``IPrec@p``): the most precision :math:`P@j` over the ranks :math:`j \le k` at or after the c-th
+    relevant item, :math:`c = \lfloor pR + 0.9 \rfloor` (trec_eval 9's rule: the first rank whose recall
+    reaches p); 0 where the top k holds fewer than c relevant items.
+
+    On a list cut at k it is trec_eval's value on the run cut at k; k at least the list's length gives
+    trec_eval's on the whole run. Its maximum over ranks has no exact expectation over tied scores
+    here: it refuses ``ties="average"``.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"iprec@k": value}``).
+        recall: the recall level p, a number in [0, 1] (0 by default: the most precision in the top k).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import iprec
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]])
+        >>> target = torch.tensor([[0, 1, 0, 0, 1]])
+        >>> iprec(preds, target, k=5, recall=0.6)  # at or after the 2nd relevant item: 2 / 5
+        tensor(0.4000, dtype=torch.float64)
+    """
+    return compute_named_metric("iprec", preds, target, k, {"recall": recall}, arguments)
+
+
+@overload
+def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                    **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                    **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+                    **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""InterpolatedAP@k, the 11-point interpolated average precision (trec_eval's ``11pt_avg``): the mean of
+    :func:`iprec` at the recall levels 0.0, 0.1, ..., 1.0.
+
+    It refuses ``ties="average"``, as :func:`iprec`.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"interpolated_ap@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import interpolated_ap
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]])
+        >>> target = torch.tensor([[0, 1, 0, 0, 1]])
+        >>> interpolated_ap(preds, target, k=5)  # (6 x 1/2 + 5 x 2/5) / 11
+        tensor(0.4545, dtype=torch.float64)
+    """
+    return compute_named_metric("interpolated_ap", preds, target, k, {}, arguments)

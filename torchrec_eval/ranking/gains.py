@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -10,7 +11,7 @@ from torch import Tensor
 from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.discount_sum import discount_sum
-from torchrec_eval.ranking.rank_sums import discounts, summed
+from torchrec_eval.ranking.rank_sums import rank_weights, summed
 from torchrec_eval.ranking.ratios import as_row, divide
 
 
@@ -18,14 +19,18 @@ def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return summed(rt.gains, ks)
 
 
-def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0) -> Tensor:
-    return summed(_gains(rt, gain), ks, "discount", log_base, finite=gain != "exp")
+# the rank weight (rank_sums.rank_weights) of each ``discount``
+_WEIGHTS = {"log": "discount", "clipped_log": "clipped_discount"}
 
 
-def ndcg(
-    rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0, ideal: str = "cut"
-) -> Tensor:
-    return divide(dcg(rt, ks, gain, log_base), _ideal_dcg(rt, ks, gain, log_base, ideal))
+def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0,
+        discount: str = "log") -> Tensor:
+    return summed(_gains(rt, gain), ks, _WEIGHTS[discount], log_base, finite=gain != "exp")
+
+
+def ndcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0, ideal: str = "cut",
+         discount: str = "log") -> Tensor:
+    return divide(dcg(rt, ks, gain, log_base, discount), _ideal_dcg(rt, ks, gain, log_base, ideal, discount))
 
 
 def sdcg(rt: RankedTargets, ks: Sequence[int], max_grade: float | None = None, log_base: float = 2.0) -> Tensor:
@@ -42,19 +47,20 @@ def _gains(rt: RankedTargets, gain: str) -> Tensor:
     return torch.exp2(rt.gains) - 1 if gain == "exp" else rt.gains
 
 
-def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str) -> Tensor:
+def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float, ideal: str, discount: str) -> Tensor:
+    weight = _WEIGHTS[discount]
     if gain != "binary" and rt.ideal_gains is not None:  # graded: the query's own gains, sorted ("cut" only)
         ideal_gains = torch.exp2(rt.ideal_gains) - 1 if gain == "exp" else rt.ideal_gains
         # the ideal list has its own length (min(k, number of targets)): a ranked list shorter than k
         # must not cut the ideal at its own length
-        return summed(ideal_gains, ks, "discount", log_base, finite=gain != "exp")
+        return summed(ideal_gains, ks, weight, log_base, finite=gain != "exp")
     # binary gains (or a binary target, whose every gain is 0 or 1): the ideal list holds min(R, k)
     # relevant items (R <= max_relevant): tabulate its DCG by length, never longer than the batch can
     # fill, whatever k is
     bound = max(rt.max_relevant, 1) if ideal == "full" else min(max(rt.max_relevant, 1), max(ks))
-    table = _ideal_table(bound, log_base, rt.gains.device)
+    table = _ideal_table(bound, weight, log_base, rt.gains.device)
     if ideal == "k":  # RecTools: k relevant slots, whatever R is
-        return as_row([discount_sum(k, log_base) for k in ks], rt.gains).expand(rt.gains.shape[0], -1)
+        return as_row([_k_slots(k, log_base, discount) for k in ks], rt.gains).expand(rt.gains.shape[0], -1)
     if ideal == "full":  # Jurity: every relevant item, not cut at k
         return table[rt.num_relevant.long().clamp(max=bound)].unsqueeze(1).expand(-1, len(ks))
     if len(ks) == 1:
@@ -65,11 +71,19 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
     return table[torch.minimum(relevant, cutoffs)]
 
 
-def _ideal_table(bound: int, log_base: float, device: torch.device) -> Tensor:
+def _k_slots(k: int, log_base: float, discount: str) -> float:
+    """The DCG of k relevant items at ranks 1..k, for any k (no [k] tensor)."""
+    if discount == "log":
+        return discount_sum(k, log_base)
+    # clipped: rank 1 weighs 1 / log_b(2), rank i >= 2 as the unclipped rank i - 1
+    return math.log(log_base) / math.log(2) + (discount_sum(k - 1, log_base) if k > 1 else 0.0)
+
+
+def _ideal_table(bound: int, weight: str, log_base: float, device: torch.device) -> Tensor:
     """[bound + 1] DCG of an ideal binary list by its length 0..bound (built once per device)."""
 
     def build() -> Tensor:
         zero = torch.zeros(1, dtype=torch.float64, device=device)
-        return torch.cat([zero, discounts(bound, log_base, device).cumsum(0)])
+        return torch.cat([zero, rank_weights(bound, weight, log_base, device).cumsum(0)])
 
-    return constant(("ideal", bound, log_base, device), build)
+    return constant(("ideal", bound, weight, log_base, device), build)

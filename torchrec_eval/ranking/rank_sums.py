@@ -54,11 +54,14 @@ def summed(
 
 def rank_weights(depth: int, weight: str, parameter: float, device: torch.device) -> Tensor:
     """[depth] weights of ranks i = 1..depth (built once per device): ``"one"``, ``"reciprocal"`` 1 / i,
-    ``"discount"`` 1 / log_b(i + 1) (``parameter`` = b), ``"geometric"`` p^(i - 1) (``parameter`` = p)."""
+    ``"discount"`` 1 / log_b(i + 1) and ``"clipped_discount"`` 1 / log_b(max(i, 2)) (``parameter`` = b),
+    ``"geometric"`` p^(i - 1) (``parameter`` = p)."""
 
     def build() -> Tensor:
         if weight == "discount":
             return discounts(depth, parameter, device)
+        if weight == "clipped_discount":
+            return math.log(parameter) / torch.log(ranks(depth, device).clamp(min=2))
         if weight == "geometric":
             return torch.pow(parameter, ranks(depth, device) - 1)
         return ranks(depth, device).reciprocal() if weight == "reciprocal" else torch.ones_like(ranks(depth, device))

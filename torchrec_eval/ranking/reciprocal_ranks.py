@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.ranking.hit_counts import hits_within
 from torchrec_eval.ranking.rank_sums import best_sums, summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
+from torchrec_eval.ranking.set_measures import num_ret
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -42,4 +44,6 @@ def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer:
         return per_count(total, rt.relevant_column)
     if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
         return divide(total, hits_within(rt, ks))
+    if normalizer == "min_list_r":  # LensKit: min(R, the list's length within k)
+        return per_count(total, torch.minimum(rt.relevant_column, num_ret(rt, ks)))
     return total / as_row(ks, rt.gains)  # "k"

@@ -17,6 +17,7 @@ from torch import Tensor
 from torchrec_eval.ranking.cascades import err, rbp
 from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.hit_counts import f1, hitrate, precision, recall
+from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
 from torchrec_eval.ranking.set_measures import num_rel_ret, num_ret, setf
@@ -33,7 +34,10 @@ EmptyMean = Literal["nan", "zero"]
 # the other options' choices: the Literal types of the functional signatures, and the registry's tuples
 Gain = Literal["linear", "exp", "binary"]
 Ideal = Literal["cut", "full", "k"]
-Normalizer = Literal["min_k_r", "r", "hits", "k"]
+# the rank discount of DCG: "log" 1 / log_b(i + 1); "clipped_log" 1 / log_b(max(i, 2)) (LensKit's default:
+# ranks 1 and 2 both weigh 1 at base 2)
+Discount = Literal["log", "clipped_log"]
+Normalizer = Literal["min_k_r", "r", "hits", "k", "min_list_r"]
 PrecisionDenominator = Literal["k", "retrieved", "min_k_r"]
 RecallDenominator = Literal["r", "min_k_r"]
 RPrecisionDenominator = Literal["min_k_r", "r"]
@@ -44,24 +48,27 @@ _LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
 
 @dataclass(frozen=True)
 class Interval:
-    """The numbers an option takes: ``low < value < high``, or ``low <= value`` where ``closed`` (a bool is not
-    a number here)."""
+    """The numbers an option takes: ``low < value < high``, ``<=`` at the low end where ``closed`` and at the high
+    end where ``closed_high`` (a bool is not a number here)."""
 
     low: float
     high: float = math.inf
     closed: bool = False
+    closed_high: bool = False
 
     def __contains__(self, value: object) -> bool:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False
-        return (self.low <= value if self.closed else self.low < value) and value < self.high
+        above = self.low <= value if self.closed else self.low < value
+        return above and (value <= self.high if self.closed_high else value < self.high)
 
     def __str__(self) -> str:
         low = f"{'>=' if self.closed else '>'} {self.low:g}"
-        return f"a number {low}" if self.high == math.inf else f"a number {low} and < {self.high:g}"
+        high = f"{'<=' if self.closed_high else '<'} {self.high:g}"
+        return f"a number {low}" if self.high == math.inf else f"a number {low} and {high}"
 
 
-_GAIN = {"gain": get_args(Gain), "log_base": (Interval(1.0),)}
+_GAIN = {"gain": get_args(Gain), "log_base": (Interval(1.0),), "discount": get_args(Discount)}
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}
@@ -126,6 +133,10 @@ REGISTRY: dict[str, TopKFamily] = {
     "setf": TopKFamily(setf, {"beta": (Interval(0.0),), **_LIST}),
     "num_ret": TopKFamily(num_ret, {**_LIST}),
     "num_rel_ret": TopKFamily(num_rel_ret, {**_LIST}),
+    # the most precision past a recall level: a maximum over ranks, not exact on the averaged view
+    "iprec": TopKFamily(iprec, {"recall": (Interval(0.0, 1.0, closed=True, closed_high=True),), **_LIST},
+                        exact_under_average_ties=False),
+    "interpolated_ap": TopKFamily(interpolated_ap, {**_LIST}, exact_under_average_ties=False),
 }
 
 
