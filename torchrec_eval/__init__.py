@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         InterpolatedAP,
         IntraListDiversity,
         IPrec,
+        LongTailCount,
+        LongTailShare,
         Novelty,
         NumRelRet,
         NumRet,
@@ -73,7 +75,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity", "IntraListDiversity",
-           "Novelty", "Serendipity")
+           "LongTailCount", "LongTailShare", "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "ERR", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
@@ -96,6 +98,8 @@ __all__ = [
     "GiniIndex",
     "InterListDiversity",
     "IntraListDiversity",
+    "LongTailCount",
+    "LongTailShare",
     "Novelty",
     "Serendipity",
     "CG",

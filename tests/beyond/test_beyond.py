@@ -241,6 +241,8 @@ def test_dense_form_with_mask_gives_short_lists(suites):
             "novelty": {"item_popularity": pop},
             "serendipity": {"item_popularity": pop},
             "average_popularity": {"item_popularity": pop},
+            "long_tail_share": {"item_popularity": pop},
+            "long_tail_count": {"item_popularity": pop, "tail_ratio": 3},
         },
     )
     suite.update(preds, target, mask=mask)

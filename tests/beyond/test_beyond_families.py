@@ -21,6 +21,10 @@ FAMILIES = {
                 lambda lists: ref.novelty(lists, POPULARITY.tolist())),
     "average_popularity": (lambda: tre.AveragePopularity(k=K, item_popularity=POPULARITY),
                            lambda lists: ref.average_popularity(lists, POPULARITY.tolist())),
+    "long_tail_share": (lambda: tre.LongTailShare(k=K, item_popularity=POPULARITY),
+                        lambda lists: ref.long_tail_share(lists, ref.elliot_long_tail(POPULARITY.tolist()))),
+    "long_tail_count": (lambda: tre.LongTailCount(k=K, item_popularity=POPULARITY, tail_ratio=0.3),
+                        lambda lists: ref.long_tail_count(lists, ref.recbole_tail(POPULARITY.tolist(), 0.3))),
 }
 
 
@@ -52,3 +56,41 @@ def test_family(family):
 @pytest.mark.slow
 def test_two_processes_equal_one(tmp_path):
     check_processes(build, sorted(FAMILIES), str(tmp_path))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_long_tail_against_elliot_and_recbole(seed):
+    """The tail of random popularity tables with ties and cold items, by Elliot's short head and by each of
+    RecBole's ``tail_ratio`` forms, and the share and count of it in short and empty lists."""
+    from torchrec_eval.beyond.long_tail import long_tail
+
+    gen = torch.Generator().manual_seed(seed)
+    popularity = torch.randint(0, 6, (30,), generator=gen).double()
+    ranked = torch.stack([torch.randperm(30, generator=gen)[:8] for _ in range(12)])
+    ranked[torch.rand(12, 8, generator=gen) < 0.2] = -1  # padding anywhere: short lists
+    ranked[0] = -1  # an empty list: left out
+    lists = [[i for i in row if i >= 0] for row in ranked.tolist()]
+    cases = [({"head_share": share}, ref.elliot_long_tail(popularity.tolist(), share)) for share in (0.5, 0.8, 1.0)]
+    cases += [({"tail_ratio": ratio}, ref.recbole_tail(popularity.tolist(), ratio)) for ratio in (0.05, 0.3, 1, 2, 4.5)]
+    for options, tail in cases:
+        assert set(long_tail(popularity, **options).nonzero().flatten().tolist()) == tail, options
+        for k in (3, 8):
+            cut = [items[:k] for items in lists]  # the ranked form closes up its padding
+            share = tre.LongTailShare(k=k, item_popularity=popularity, **options)
+            count = tre.LongTailCount(k=k, item_popularity=popularity, **options)
+            for metric in (share, count):
+                metric.update(ranked_ids=ranked, target_ids=torch.zeros(12, 1, dtype=torch.long))
+            assert share.compute().item() == pytest.approx(ref.long_tail_share(cut, tail), abs=1e-12)
+            assert count.compute().item() == pytest.approx(ref.long_tail_count(cut, tail), abs=1e-12)
+    assert lists[0] == []
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"head_share": 0.8, "tail_ratio": 0.2}, "at most one of `head_share` and `tail_ratio`"),
+    ({"head_share": 1.5}, r"`head_share` must be a number in \[0, 1\], got 1.5"),
+    ({"tail_ratio": 0}, r"`tail_ratio` must be a share in \(0, 1\] or a count > 1, got 0"),
+    ({"tail_ratio": True}, "`tail_ratio` must be"),
+])
+def test_long_tail_refuses_bad_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        tre.LongTailShare(k=3, item_popularity=POPULARITY, **options)

@@ -41,7 +41,8 @@ POPULARITY, FEATURES = torch.randint(1, 9, (N,), generator=_GEN), torch.rand(N, 
 OPTIONS = {"coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"num_items": N},
            "inter_list_diversity": {"num_items": N}, "intra_list_diversity": {"item_features": FEATURES},
            "novelty": {"item_popularity": POPULARITY}, "serendipity": {"item_popularity": POPULARITY},
-           "average_popularity": {"item_popularity": POPULARITY}}
+           "average_popularity": {"item_popularity": POPULARITY}, "long_tail_share": {"item_popularity": POPULARITY},
+           "long_tail_count": {"item_popularity": POPULARITY, "tail_ratio": 0.3}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
     "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in REGISTRY],  # rprecision@10: capped, no read

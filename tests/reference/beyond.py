@@ -126,3 +126,40 @@ def serendipity(lists, relevant, popularity, k, baseline_size=None, empty_target
             continue
         values.append(sum(1 for i in items if i in rel and i not in popular) / k)
     return sum(values) / len(values) if values else math.nan
+
+
+def elliot_long_tail(popularity, pop_ratio=0.8):
+    """Elliot ``elliot/evaluation/popularity_utils.py`` ``Popularity.get_long_tail``: the items sorted by
+    popularity (descending, stable) join the short head until its popularity reaches ``transactions *
+    pop_ratio``; every other item is the long tail."""
+    order = sorted(range(len(popularity)), key=lambda i: popularity[i], reverse=True)
+    limit, head = sum(popularity) * pop_ratio, set()
+    for i in order:
+        head.add(i)
+        limit -= popularity[i]
+        if limit <= 0:
+            break
+    return {i for i in range(len(popularity)) if i not in head}
+
+
+def recbole_tail(popularity, tail_ratio):
+    """RecBole ``recbole/evaluator/metrics.py`` ``TailPercentage.get_tail``: ``count_items`` holds the items
+    seen in training; a ratio > 1 keeps those seen at most that often, else the first
+    ``max(int(len * ratio), 1)`` sorted by (count, item)."""
+    count_items = {i: c for i, c in enumerate(popularity) if c > 0}
+    if tail_ratio > 1:
+        return {i for i, c in count_items.items() if c <= tail_ratio}
+    ordered = sorted(count_items.items(), key=lambda kv: (kv[1], kv[0]))
+    return {i for i, _ in ordered[: max(int(len(ordered) * tail_ratio), 1)]}
+
+
+def long_tail_share(lists, tail):
+    """Elliot's APLT, RecBole's TailPercentage: mean over non-empty lists of |L & T| / |L|."""
+    values = [sum(1 for i in items if i in tail) / len(items) for items in lists if items]
+    return sum(values) / len(values) if values else math.nan
+
+
+def long_tail_count(lists, tail):
+    """Elliot's ACLT: mean over non-empty lists of |L & T|."""
+    values = [sum(1 for i in items if i in tail) for items in lists if items]
+    return sum(values) / len(values) if values else math.nan

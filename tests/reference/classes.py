@@ -32,6 +32,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "Novelty": lambda: tre.Novelty(k=3, item_popularity=POPULARITY),
     "Serendipity": lambda: tre.Serendipity(k=3, item_popularity=POPULARITY),
     "AveragePopularity": lambda: tre.AveragePopularity(k=3, item_popularity=POPULARITY),
+    "LongTailShare": lambda: tre.LongTailShare(k=3, item_popularity=POPULARITY),
+    "LongTailCount": lambda: tre.LongTailCount(k=3, item_popularity=POPULARITY, tail_ratio=0.5),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # pointwise (one prediction per sample; suites and Windowed return dicts, like RankingMetrics)
     "NE": lambda: tre.NE(), "LogLoss": lambda: tre.LogLoss(), "Calibration": lambda: tre.Calibration(),

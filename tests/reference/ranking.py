@@ -262,11 +262,13 @@ def rbp(ranked, gains, k, p=0.8, normalize=False, threshold=None):
     return found / best if best else 0.0
 
 
-def sdcg(ranked, gains, k, max_grade=1.0, log_base=2.0, threshold=None):
-    """cwl_eval: DCG@k of the gains over max_grade times the DCG of k ranks of gain 1."""
+def sdcg(ranked, gains, k, max_grade=None, log_base=2.0, threshold=None):
+    """cwl_eval: DCG@k of the gains over max_grade times the DCG of k ranks of gain 1 (no max_grade: of
+    the relevance, cwl_eval's max_rel=1)."""
     if _num_relevant(gains, threshold) == 0:
         return None
-    return _dcg(ranked, k, "linear", log_base) / (max_grade * _dcg([1.0] * k, k, "linear", log_base))
+    shown = ranked if max_grade else _rel(ranked, threshold)
+    return _dcg(shown, k, "linear", log_base) / ((max_grade or 1.0) * _dcg([1.0] * k, k, "linear", log_base))
 
 
 def setf(ranked, gains, k, beta=1.0, threshold=None):

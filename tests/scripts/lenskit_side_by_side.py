@@ -19,10 +19,10 @@ import sys
 
 import numpy as np
 import torch
-
-import torchrec_eval as tre
 from lenskit import metrics as lk
 from lenskit.data import ItemList
+
+import torchrec_eval as tre
 
 KS = (1, 3, 5, 10)
 NUM_USERS, NUM_ITEMS, MAX_LEN, MAX_TEST = 80, 30, 12, 8

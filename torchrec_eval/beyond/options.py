@@ -16,6 +16,7 @@ from torch import Tensor
 
 from torchrec_eval.beyond.concentration import ENTROPY_NORMALIZATIONS
 from torchrec_eval.beyond.diversity import FEATURELESS, SINGLE_ITEM, unit_rows
+from torchrec_eval.beyond.long_tail import long_tail
 from torchrec_eval.beyond.popularity import COLD_ITEMS, popularity_rank, self_information
 from torchrec_eval.pipeline.arguments import check_int
 
@@ -162,3 +163,24 @@ def configure_average_popularity(family: str, options: dict[str, Any]) -> Config
     popularity = check_vector("item_popularity", options["item_popularity"], family, all_zero == "zero")
     settings = {"all_zero": all_zero} if all_zero != "error" else {}  # newer than the state name
     return Configured(settings, popularity, _popularity_limit(family, popularity))
+
+
+def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:
+    """``item_popularity`` (kept as the long-tail indicator), and at most one of ``head_share`` (in [0, 1],
+    0.8 by default) and ``tail_ratio`` (RecBole's: a share in (0, 1] or a count > 1)."""
+    popularity = check_vector("item_popularity", options["item_popularity"], family)
+    head_share, tail_ratio = options.get("head_share"), options.get("tail_ratio")
+    if head_share is not None and tail_ratio is not None:
+        raise ValueError(f"{family}: pass at most one of `head_share` and `tail_ratio`, got {head_share!r} and "
+                         f"{tail_ratio!r}")
+    if head_share is not None and not (_is_number(head_share) and 0 <= head_share <= 1):
+        raise ValueError(f"{family}: `head_share` must be a number in [0, 1], got {head_share!r}")
+    if tail_ratio is not None and not (_is_number(tail_ratio) and tail_ratio > 0):
+        raise ValueError(f"{family}: `tail_ratio` must be a share in (0, 1] or a count > 1, got {tail_ratio!r}")
+    settings = {name: value for name, value in (("head_share", head_share), ("tail_ratio", tail_ratio))
+                if value is not None}
+    return Configured(settings, long_tail(popularity, head_share, tail_ratio), _popularity_limit(family, popularity))
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

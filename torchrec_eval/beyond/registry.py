@@ -19,6 +19,7 @@ from torch import Tensor
 from torchrec_eval.beyond import options as opts
 from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_from_counts, gini_from_counts
 from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
+from torchrec_eval.beyond.long_tail import tail_items_in_list
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
 from torchrec_eval.members.empty_targets import apply_empty_target_action
 from torchrec_eval.pipeline.batch import RankedTargets
@@ -74,6 +75,22 @@ def _mean_of_table(
     return _counted(*mean_over_list(table, ranked.listed_ids()[:, :k]))
 
 
+def _long_tail_share(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    """APLT, RecBole's TailPercentage (table: 1.0 for a long-tail item)."""
+    tail, length, listed = tail_items_in_list(table, ranked.listed_ids()[:, :k])
+    return _counted(tail / length.clamp(min=1), listed)
+
+
+def _long_tail_count(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    """ACLT (table: 1.0 for a long-tail item)."""
+    tail, _, listed = tail_items_in_list(table, ranked.listed_ids()[:, :k])
+    return _counted(tail, listed)
+
+
 def _intra_list(
     ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
 ) -> tuple[Tensor, Tensor]:
@@ -112,6 +129,7 @@ def _inter_list(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
 
 _CATALOGUE_SIZE = {"num_items": True}
 _POPULARITY = "item_popularity"
+_LONG_TAIL = {_POPULARITY: True, "head_share": False, "tail_ratio": False}
 
 REGISTRY: dict[str, BeyondFamily] = {
     "coverage": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
@@ -134,4 +152,6 @@ REGISTRY: dict[str, BeyondFamily] = {
     "average_popularity": BeyondFamily({_POPULARITY: True, "all_zero": False},
                                      opts.configure_average_popularity, per_query=_mean_of_table,
                                      higher_is_better=None),
+    "long_tail_share": BeyondFamily(_LONG_TAIL, opts.configure_long_tail, per_query=_long_tail_share, upper_bound=1.0),
+    "long_tail_count": BeyondFamily(_LONG_TAIL, opts.configure_long_tail, per_query=_long_tail_count),
 }

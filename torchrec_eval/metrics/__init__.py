@@ -19,6 +19,7 @@ from torchrec_eval.metrics.beyond import (
     Novelty,
     Serendipity,
 )
+from torchrec_eval.metrics.long_tail import LongTailCount, LongTailShare
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
 from torchrec_eval.metrics.sampled import SampledMetrics
@@ -81,6 +82,8 @@ __all__ = [
     "IPrec",
     "InterListDiversity",
     "IntraListDiversity",
+    "LongTailCount",
+    "LongTailShare",
     "Novelty",
     "Precision",
     "RPrecision",
