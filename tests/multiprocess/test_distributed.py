@@ -98,7 +98,8 @@ def all_reduce_sum(tensor: torch.Tensor, group: Any = None) -> list[torch.Tensor
 
 
 def make_metrics(**kw: Any) -> dict[str, Any]:
-    """Every metric class (several options), RankingMetrics with 24 pairs, and a MetricCollection."""
+    """Every metric class (several options), RankingMetrics with every top-k family at two cut-offs, and a
+    MetricCollection."""
     metrics = {
         "precision": tre.Precision(k=[1, 3, 5]),
         "precision_retrieved": tre.Precision(k=5, denominator="retrieved"),
@@ -126,6 +127,15 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "suite_groups": tre.RankingMetrics(["ndcg@5", "recall@3", "mrr@5"], num_groups=NUM_GROUPS),
         "suite": tre.RankingMetrics(FAMILIES, k=[5, 10]),
         "suite_allreduce": tre.RankingMetrics(FAMILIES, k=[5, 10], dist_sync_fn=all_reduce_sum),
+        "err": tre.ERR(k=[3, 5]),
+        "rbp": tre.RBP(k=5, normalize=True),
+        "sdcg": tre.SDCG(k=5, max_grade=3),
+        "ncrr": tre.NCRR(k=5),
+        "setf": tre.SetF(k=[3, 5], beta=2),
+        "num_ret": tre.NumRet(k=5),
+        "num_rel_ret": tre.NumRelRet(k=5),
+        "iprec": tre.IPrec(k=5, recall=0.5),
+        "interpolated_ap": tre.InterpolatedAP(k=[5, 10]),
         "collection": MetricCollection(
             {
                 name: getattr(tre, cls)(k=[5, 10])
@@ -168,6 +178,8 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "novelty": tre.Novelty(k=5, item_popularity=popularity),
         "serendipity": tre.Serendipity(k=5, item_popularity=popularity),
         "average_popularity": tre.AveragePopularity(k=5, item_popularity=popularity),
+        "long_tail_share": tre.LongTailShare(k=5, item_popularity=popularity),
+        "long_tail_count": tre.LongTailCount(k=5, item_popularity=popularity, tail_ratio=0.5),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():
@@ -453,8 +465,8 @@ def test_collective_counts(spawned: dict[str, Any]) -> None:
         for name, value in counts.items():
             if name not in ("collection", "suite_allreduce"):
                 assert value == expected_collectives(saved["num_states"][name]), (name, value)
-        # RankingMetrics with 24 metric/k pairs: same as one metric, not 24x.
-        assert len(saved["epoch"]["suite"]) == 24
+        # RankingMetrics with every top-k family at 2 cut-offs: same as one metric, not one per pair.
+        assert len(saved["epoch"]["suite"]) == 2 * len(FAMILIES)
         assert counts["suite"] == one
         # A MetricCollection of 11 separate classes pays 11x: one sync per member.
         assert counts["collection"] == {key: 11 * value for key, value in one.items()}
