@@ -91,6 +91,14 @@ def test_set_measures_equal_trec_eval(k):
     _close(F.num_rel_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet(rel=1), preds, target, cut=k))
 
 
+def test_success_is_hitrate_and_equals_trec_eval():
+    preds, target = _batch(seed=60)
+    suite = tre.RankingMetrics(["success@1", "success@5"])
+    assert suite.order == ["hitrate@1", "hitrate@5"]
+    for k in (1, 5):
+        _close(F.hitrate(preds, target, k=k, reduction="none"), _peer(ir_measures.Success @ k, preds, target))
+
+
 @pytest.mark.parametrize("k", [1, 5, 20])
 def test_interpolated_precision_equals_trec_eval(k):
     preds, target = _batch(seed=50 + k)

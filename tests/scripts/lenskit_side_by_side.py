@@ -19,10 +19,10 @@ import sys
 
 import numpy as np
 import torch
-from lenskit import metrics as lk
-from lenskit.data import ItemList
 
 import torchrec_eval as tre
+
+# LensKit is imported where it is used: pytest imports this module for its doctests, without LensKit
 
 KS = (1, 3, 5, 10)
 NUM_USERS, NUM_ITEMS, MAX_LEN, MAX_TEST = 80, 30, 12, 8
@@ -52,6 +52,8 @@ def as_tensors(rows: list[tuple[list[int], dict[int, int]]]) -> dict[str, torch.
 
 def theirs(metric, rows) -> tuple[np.ndarray, np.ndarray]:
     """LensKit's value per user, and where it raised (``RBP(normalize=True)`` divides by 0 on an empty list)."""
+    from lenskit.data import ItemList
+
     values, raised = [], []
     for ranked, test in rows:
         recs = ItemList(item_ids=np.array(ranked, dtype=np.int64), ordered=True)
@@ -66,6 +68,8 @@ def theirs(metric, rows) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main() -> int:
+    from lenskit import metrics as lk
+
     rows = users(seed=0)
     binary = as_tensors(rows)
     binary_ids = {key: value for key, value in binary.items() if key != "target_gains"}

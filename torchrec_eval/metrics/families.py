@@ -93,6 +93,7 @@ FAMILIES: dict[str, Family] = {
 ALIASES = {
     "hr": "hitrate",
     "hit_rate": "hitrate",
+    "success": "hitrate",  # trec_eval's success_k, ir-measures' Success@k
     "r_precision": "rprecision",
     "r-precision": "rprecision",
     "ap": "map",
