@@ -166,15 +166,17 @@ LONG_SUITE = ["ndcg@10", "recall@20", "mrr@10", "map@10"]
 
 class _Bf16Catalogue(L.LightningModule):
     """bf16 logits under autocast over 20,000 items; each validation step first makes a bad update
-    (ids out of range: a ValueError the step catches), then the good one."""
+    (ids out of range: a ValueError the step catches), then the good one, into two suites logged the
+    two ways: ``suite``'s values at the epoch's end, ``logged``'s objects at each step (Lightning computes,
+    syncs and resets it itself), under ``obj/``."""
 
-    def __init__(self, log_objects: bool = False) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.save_hyperparameters()
         gen = torch.Generator().manual_seed(9)
         self.user = nn.Parameter(torch.randn(LONG_USERS, 8, generator=gen))
         self.item = nn.Parameter(torch.randn(LONG_ITEMS, 8, generator=gen))
         self.suite = tre.RankingMetrics(LONG_SUITE)
+        self.logged = tre.RankingMetrics(LONG_SUITE, prefix="obj/")
         self.dump_to: Any = None  # a folder: each step saves the logits the metric saw (the oracle's input)
 
     def forward(self, users: torch.Tensor) -> torch.Tensor:
@@ -188,18 +190,17 @@ class _Bf16Catalogue(L.LightningModule):
         users, targets, excluded = batch
         scores = self(users)
         assert scores.dtype == torch.bfloat16  # the logits the metric sees are bf16, with many ties
-        with pytest.raises(ValueError, match="target_ids"):
-            self.suite.update(scores, target_ids=targets + LONG_ITEMS, exclude_ids=excluded)
-        self.suite.update(scores, target_ids=targets, exclude_ids=excluded)
-        if self.hparams.log_objects:  # Lightning computes, syncs and resets the suite itself
-            self.log_dict(self.suite, batch_size=len(users))
+        for suite in (self.suite, self.logged):
+            with pytest.raises(ValueError, match="target_ids"):
+                suite.update(scores, target_ids=targets + LONG_ITEMS, exclude_ids=excluded)
+            suite.update(scores, target_ids=targets, exclude_ids=excluded)
+        self.log_dict(self.logged, batch_size=len(users))
         if self.dump_to is not None:
             torch.save((users, scores), self.dump_to / f"{self.global_rank}-{batch_idx}.pt")
 
     def on_validation_epoch_end(self):
-        if not self.hparams.log_objects:
-            self.log_dict(self.suite.compute())
-            self.suite.reset()
+        self.log_dict(self.suite.compute())
+        self.suite.reset()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.0)
@@ -217,10 +218,10 @@ def _long_data() -> TensorDataset:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("log_objects", [False, True])
-def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path, log_objects):
+def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
     """A default Trainer (2 CPU processes, bf16-mixed) fits, checkpoints, and the reloaded model
-    validated on 2 processes logs the brute-force values of its own bf16 logits (ties by index)."""
+    validated on 2 processes logs the brute-force values of its own bf16 logits (ties by index), both
+    as values it computes and as metric objects Lightning computes."""
     from tests.reference import ranking as ref
 
     data = _long_data()  # once: its bf16 top-60 depends on the thread count, which Lightning may change
@@ -228,7 +229,7 @@ def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path, log_
     kwargs = dict(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="bf16-mixed",
                   enable_progress_bar=False, enable_model_summary=False, logger=False)
     trainer = L.Trainer(max_epochs=1, default_root_dir=tmp_path, **kwargs)
-    trainer.fit(_Bf16Catalogue(log_objects), loader, loader)
+    trainer.fit(_Bf16Catalogue(), loader, loader)
     checkpoint = next((tmp_path / "checkpoints").glob("*.ckpt"))
     model = _Bf16Catalogue.load_from_checkpoint(checkpoint)
     model.dump_to = tmp_path
@@ -250,3 +251,4 @@ def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path, log_
         name, k = key.split("@")
         expected = ref.mean(ref.evaluate_dense(name, scores, target, int(k), mask=keep))
         assert logged[key] == pytest.approx(expected, abs=1e-6), key
+        assert logged[f"obj/{key}"] == pytest.approx(expected, abs=1e-6), key
