@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         AveragePopularity,
         Coverage,
         Entropy,
+        ExposureGini,
         GiniIndex,
         HitRate,
         InterListDiversity,
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_BEYOND = ("AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity", "IntraListDiversity",
+_BEYOND = ("AveragePopularity", "Coverage", "Entropy", "ExposureGini", "GiniIndex", "InterListDiversity", "IntraListDiversity",
            "LongTailCount", "LongTailShare", "Novelty", "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
@@ -95,6 +96,7 @@ __all__ = [
     "AveragePopularity",
     "Coverage",
     "Entropy",
+    "ExposureGini",
     "GiniIndex",
     "InterListDiversity",
     "IntraListDiversity",

@@ -235,6 +235,7 @@ def test_dense_form_with_mask_gives_short_lists(suites):
         options={
             "coverage": {"num_items": NUM_ITEMS},
             "gini": {"num_items": NUM_ITEMS},
+            "exposure_gini": {"num_items": NUM_ITEMS},
             "entropy": {"num_items": NUM_ITEMS},
             "inter_list_diversity": {"num_items": NUM_ITEMS},
             "intra_list_diversity": {"item_features": features},
@@ -265,6 +266,9 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     _close(result["novelty@5"], ref.novelty(lists, pop.tolist()))
     _close(result["serendipity@5"], ref.serendipity(lists, relevant, pop.tolist(), k))
     _close(result["average_popularity@5"], ref.average_popularity(lists, pop.tolist()))
+    _close(result["exposure_gini@5"], ref.lenskit_exposure_gini(lists, NUM_ITEMS))
+    _close(result["long_tail_share@5"], ref.long_tail_share(lists, ref.elliot_long_tail(pop.tolist())))
+    _close(result["long_tail_count@5"], ref.long_tail_count(lists, ref.recbole_tail(pop.tolist(), 3)))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ POPULARITY = torch.tensor([9.0, 7.0, 5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 6.0, 8.0])
 FAMILIES = {
     "coverage": (lambda: tre.Coverage(k=K, num_items=NUM_ITEMS), lambda lists: ref.coverage(lists, NUM_ITEMS)),
     "gini": (lambda: tre.GiniIndex(k=K, num_items=NUM_ITEMS), lambda lists: ref.gini(lists, NUM_ITEMS)),
+    "exposure_gini": (lambda: tre.ExposureGini(k=K, num_items=NUM_ITEMS, patience=0.6),
+                      lambda lists: ref.lenskit_exposure_gini(lists, NUM_ITEMS, 0.6)),
     "entropy": (lambda: tre.Entropy(k=K, num_items=NUM_ITEMS), lambda lists: ref.entropy(lists, NUM_ITEMS)),
     "inter_list_diversity": (lambda: tre.InterListDiversity(k=K, num_items=NUM_ITEMS), ref.inter_list_diversity),
     "novelty": (lambda: tre.Novelty(k=K, item_popularity=POPULARITY),

@@ -15,7 +15,7 @@ TOPK = ["ndcg@5", "map@4", "recall@6", "precision@3", "mrr@7", "hitrate@2", "rpr
 FULL = ["auc", "gauc", "mpr", "fcp"]
 
 
-BEYOND = ["coverage@5", "gini@4", "entropy@3", "inter_list_diversity@4", "intra_list_diversity@3",
+BEYOND = ["coverage@5", "gini@4", "exposure_gini@5", "entropy@3", "inter_list_diversity@4", "intra_list_diversity@3",
           "novelty@5", "serendipity@3", "average_popularity@4", "long_tail_share@4", "long_tail_count@5"]
 
 
@@ -25,6 +25,7 @@ def beyond_options(num_items: int) -> dict:
     features = torch.rand(num_items, 4, generator=generator)
     return {
         "coverage": {"num_items": num_items}, "gini": {"num_items": num_items},
+        "exposure_gini": {"num_items": num_items, "patience": 0.6},
         "entropy": {"num_items": num_items}, "inter_list_diversity": {"num_items": num_items},
         "intra_list_diversity": {"item_features": features}, "novelty": {"item_popularity": popularity},
         "serendipity": {"item_popularity": popularity}, "average_popularity": {"item_popularity": popularity},

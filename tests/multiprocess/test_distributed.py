@@ -172,6 +172,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
     metrics |= {
         "coverage": tre.Coverage(k=[3, 5], num_items=NUM_ITEMS),
         "gini": tre.GiniIndex(k=5, num_items=NUM_ITEMS),
+        "exposure_gini": tre.ExposureGini(k=[3, 5], num_items=NUM_ITEMS),
         "entropy": tre.Entropy(k=5, num_items=NUM_ITEMS),
         "inter_list_diversity": tre.InterListDiversity(k=3, num_items=NUM_ITEMS),
         "intra_list_diversity": tre.IntraListDiversity(k=4, item_features=features),

@@ -39,6 +39,7 @@ N = 48  # items: per-row permutations of 0..N-1 are exact in bfloat16 (no accide
 _GEN = torch.Generator().manual_seed(7)
 POPULARITY, FEATURES = torch.randint(1, 9, (N,), generator=_GEN), torch.rand(N, 4, generator=_GEN)
 OPTIONS = {"coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"num_items": N},
+           "exposure_gini": {"num_items": N, "patience": 0.7},
            "inter_list_diversity": {"num_items": N}, "intra_list_diversity": {"item_features": FEATURES},
            "novelty": {"item_popularity": POPULARITY}, "serendipity": {"item_popularity": POPULARITY},
            "average_popularity": {"item_popularity": POPULARITY}, "long_tail_share": {"item_popularity": POPULARITY},

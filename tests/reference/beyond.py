@@ -163,3 +163,16 @@ def long_tail_count(lists, tail):
     """Elliot's ACLT: mean over non-empty lists of |L & T|."""
     values = [sum(1 for i in items if i in tail) for items in lists if items]
     return sum(values) / len(values) if values else math.nan
+
+
+def lenskit_exposure_gini(lists, num_items, patience=0.85):
+    """LensKit ``ExposureGini``: each list gives its item at rank r the weight ``patience^(r - 1)``
+    (``GeometricRankWeight``), summed per item over lists, items never shown at 0; ``lenskit.stats.gini``:
+    sum((2 j - n - 1) x_(j)) / (n sum(x)) over the values sorted ascending."""
+    exposure = [0.0] * num_items
+    for items in lists:
+        for rank, item in enumerate(items, start=1):
+            exposure[item] += patience ** (rank - 1)
+    ordered = sorted(exposure)
+    total = sum(ordered)
+    return sum((2 * j - num_items - 1) * x for j, x in enumerate(ordered, start=1)) / (num_items * total)

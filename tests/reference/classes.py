@@ -26,6 +26,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "CTR": lambda: tre.CTR(k=3),
     "Coverage": lambda: tre.Coverage(k=3, num_items=NUM_ITEMS),
     "GiniIndex": lambda: tre.GiniIndex(k=3, num_items=NUM_ITEMS),
+    "ExposureGini": lambda: tre.ExposureGini(k=3, num_items=NUM_ITEMS),
     "Entropy": lambda: tre.Entropy(k=3, num_items=NUM_ITEMS),
     "InterListDiversity": lambda: tre.InterListDiversity(k=3, num_items=NUM_ITEMS),
     "IntraListDiversity": lambda: tre.IntraListDiversity(k=3, item_features=FEATURES),

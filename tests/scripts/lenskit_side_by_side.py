@@ -3,9 +3,10 @@
 Runs LensKit's ``Precision``, ``Recall``, ``NDCG`` (binary and graded), ``DCG``, ``RBP``, ``RecipRank``,
 ``Hit`` and, where it has it, ``AveragePrecision`` on random lists -- empty lists, lists shorter than k,
 graded test ratings -- and this library on the same lists through the ranked form under the preset, and
-prints one line per metric x k with the largest difference. Exit status 1 if any differs by more than
-1e-12. LensKit's test users always have test items (its runs are built from the test set), so every
-user here has at least one.
+prints one line per metric x k with the largest difference; then its ``ListGini`` and ``ExposureGini``
+against ``GiniIndex`` and ``ExposureGini``. Exit status 1 if a per-list metric differs by more than 1e-12,
+or a Gini index by more than 1e-6 (LensKit sums the exposures in float32). LensKit's test users always
+have test items (its runs are built from the test set), so every user here has at least one.
 
 LensKit needs its own environment (its dependencies pin pandas)::
 
@@ -103,7 +104,25 @@ def main() -> int:
             note = f" (LensKit raised ZeroDivisionError on {raised.sum()} empty lists)" if raised.any() else ""
             print(f"{label:<34} k={k:<3} max |ours - LensKit| = {difference:.3g}{note}")
     print(f"worst: {worst:.3g}")
-    return int(worst > 1e-12)
+    return int(worst > 1e-12) | int(ginis(rows, binary_ids, lk) > 1e-6)
+
+
+def ginis(rows, inputs, lk) -> float:
+    """LensKit's ListGini and ExposureGini (global metrics: per-list data, then one aggregate)."""
+    from lenskit.data import ItemList
+
+    worst = 0.0
+    for k in KS:
+        for theirs_metric, ours_metric in ((lk.ListGini(k, items=NUM_ITEMS), tre.GiniIndex(k=k, num_items=NUM_ITEMS)),
+                                           (lk.ExposureGini(k, items=NUM_ITEMS), tre.ExposureGini(k=k, num_items=NUM_ITEMS))):
+            data = [theirs_metric.compute_list_data(ItemList(item_ids=np.array(ranked, dtype=np.int64), ordered=True), None)
+                    for ranked, _ in rows if ranked]  # an empty list adds nothing (and no arrow type)
+            expected = float(theirs_metric.global_aggregate(data))
+            ours_metric.update(**inputs)
+            difference = abs(float(ours_metric.compute()) - expected)
+            worst = max(worst, difference)
+            print(f"{theirs_metric.label:<34} k={k:<3} |ours - LensKit| = {difference:.3g}")
+    return worst
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.pipeline.batch import Batch
+from torchrec_eval.pipeline.tensor_cache import constant, ranks
 
 
 def _check_options(family: str, options: dict[str, Any]) -> None:
@@ -99,9 +100,12 @@ class BeyondMember(Member):
             raise ValueError(f"{names} must share one `num_items`, got {sorted(catalogue_sizes)}")
         self.num_items = catalogue_sizes.pop() if catalogue_sizes else 0
         self.item_rows: dict[tuple[int, str], int] = {}  # (k, channel) -> row
+        self.patience = 1.0  # the rank weight p^(i - 1) of the "exposure" channel (its family's setting)
         for family, k in catalogue:
             for channel in REGISTRY[family].item_rows:
                 self.item_rows.setdefault((k, channel), len(self.item_rows))
+                if channel == "exposure":
+                    self.patience = self.settings[family]["patience"]
         self.query_requests = [(f, k) for f, k in self.requests if REGISTRY[f].per_query is not None]
         self.query_keys = [f"{f}@{k}" for f, k in self.query_requests]
         list_ks = [k for family, k in catalogue if REGISTRY[family].counts_lists]
@@ -159,11 +163,18 @@ class BeyondMember(Member):
             ids = ids_all[:, :k]
             present = ids >= 0
             weights = present.to(torch.float64)
-            if channel != "count":  # a_u = 1 / sqrt(m_u) ("weight") or a_u^2 ("weight2")
+            if channel == "exposure":  # the attention rank i gets, p^(i - 1) (LensKit's GeometricRankWeight)
+                weights = weights * self._exposure(ids.shape[1], ids.device)
+            elif channel != "count":  # a_u = 1 / sqrt(m_u) ("weight") or a_u^2 ("weight2")
                 length = lists[k].to(torch.float64).clamp(min=1).unsqueeze(1)
                 weights = weights / (length.sqrt() if channel == "weight" else length)
             index = (group_base + row) * num_items + ids.clamp(min=0)
             flat.index_add_(0, index.reshape(-1), weights.reshape(-1))
+
+    def _exposure(self, depth: int, device: torch.device) -> Tensor:
+        """[depth] p^(i - 1) for ranks i = 1..depth (built once per device)."""
+        return constant(("exposure", depth, self.patience, device),
+                        lambda: torch.pow(self.patience, ranks(depth, device) - 1))
 
     def _check_ids(self, metric: Any, ids: Tensor) -> None:
         if metric.validate_args and self.limits:

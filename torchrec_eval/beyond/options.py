@@ -184,3 +184,13 @@ def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def configure_exposure_gini(family: str, options: dict[str, Any]) -> Configured:
+    """The catalogue size ``num_items`` and the rank weight's ``patience`` (in (0, 1), 0.85 by default)."""
+    configured = configure_catalogue(family, options)
+    patience = options.get("patience", 0.85)
+    if not (_is_number(patience) and 0 < patience < 1):
+        raise ValueError(f"{family}: `patience` must be a number in (0, 1), got {patience!r}")
+    configured.settings["patience"] = float(patience)
+    return configured

@@ -119,6 +119,10 @@ def _gini(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
     return gini_from_counts(rows["count"])
 
 
+def _exposure_gini(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
+    return gini_from_counts(rows["exposure"])
+
+
 def _entropy(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
     return entropy_from_counts(rows["count"], settings["base"], settings["normalization"])
 
@@ -136,6 +140,10 @@ REGISTRY: dict[str, BeyondFamily] = {
                            item_rows=("count",), upper_bound=1.0),
     "gini": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_gini, item_rows=("count",),
                        upper_bound=1.0, higher_is_better=False),
+    # the Gini index of the exposure each item gets, p^(i - 1) at rank i, summed over lists (LensKit)
+    "exposure_gini": BeyondFamily({**_CATALOGUE_SIZE, "patience": False}, opts.configure_exposure_gini,
+                                from_counts=_exposure_gini, item_rows=("exposure",), upper_bound=1.0,
+                                higher_is_better=False),
     "entropy": BeyondFamily({**_CATALOGUE_SIZE, "base": False, "normalization": False}, opts.configure_entropy,
                           from_counts=_entropy, item_rows=("count",)),
     "inter_list_diversity": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_inter_list,

@@ -19,8 +19,8 @@ from torchrec_eval.metrics.beyond import (
     Novelty,
     Serendipity,
 )
-from torchrec_eval.metrics.long_tail import LongTailCount, LongTailShare
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
+from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
 from torchrec_eval.metrics.sampled import SampledMetrics
 from torchrec_eval.metrics.topk import (
@@ -76,6 +76,7 @@ __all__ = [
     "AveragePopularity",
     "Coverage",
     "Entropy",
+    "ExposureGini",
     "GiniIndex",
     "HitRate",
     "InterpolatedAP",

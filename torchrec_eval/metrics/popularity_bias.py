@@ -1,5 +1,6 @@
-"""The long-tail classes: LongTailShare (APLT, RecBole's TailPercentage) and LongTailCount (ACLT), thin classes
-over :mod:`torchrec_eval.beyond.long_tail`, as :mod:`~torchrec_eval.metrics.beyond`'s."""
+"""How the recommendations spread over popular and unpopular items: LongTailShare (APLT, RecBole's
+TailPercentage), LongTailCount (ACLT) and ExposureGini (LensKit), thin classes over the beyond registry's
+formulas, as :mod:`~torchrec_eval.metrics.beyond`'s."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
 
-__all__ = ["LongTailCount", "LongTailShare"]
+__all__ = ["ExposureGini", "LongTailCount", "LongTailShare"]
 
 
 class LongTailShare(_Beyond):
@@ -88,4 +89,43 @@ class LongTailCount(_Beyond):
         tail_ratio: float | None = None, **kwargs: Unpack[MetricArguments],
     ) -> None:
         options = {"item_popularity": item_popularity, "head_share": head_share, "tail_ratio": tail_ratio}
+        super().__init__(k, options, **kwargs)
+
+
+class ExposureGini(_Beyond):
+    r"""ExposureGini@k: the Gini index of the exposure the catalogue's items get (LensKit's ``ExposureGini``);
+    lower is better.
+
+    .. math:: e_i = \sum_u \sum_{r \le k} p^{r - 1} \mathbb{1}[L_u(r) = i], \qquad
+        \mathrm{ExposureGini@k} = \frac{\sum_j (2j - N - 1)\, e_{(j)}}{N \sum_i e_i}
+
+    with the exposures sorted ascending, an item never recommended at 0: :class:`GiniIndex` with each
+    recommendation weighted by the attention its rank gets (``patience`` p, LensKit's
+    ``GeometricRankWeight``).
+
+    Args:
+        k: cut-off(s).
+        num_items: the catalogue size N.
+        patience: p in (0, 1), 0.85 by default (LensKit's).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``num_items`` or ``patience``, an item id out of range, and bad input in
+            ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import ExposureGini
+        >>> metric = ExposureGini(k=3, num_items=5)
+        >>> metric.update(ranked_ids=torch.tensor([[0, 1, 2], [0, 3, -1]]), target_ids=torch.tensor([[0], [3]]))
+        >>> metric.compute()  # exposures 2, 0.85, 0.7225, 0.85, 0
+        tensor(0.3733, dtype=torch.float64)
+    """
+
+    family = "exposure_gini"
+
+    def __init__(
+        self, k: IntOrSeq = 10, *, num_items: int, patience: float | None = None, **kwargs: Unpack[MetricArguments],
+    ) -> None:
+        options = {"num_items": num_items} if patience is None else {"num_items": num_items, "patience": patience}
         super().__init__(k, options, **kwargs)
