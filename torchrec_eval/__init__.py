@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         RMSE,
         SDCG,
         AveragePopularity,
+        CategoryEntropy,
         Coverage,
         Entropy,
         ExposureGini,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         NumRelRet,
         NumRet,
         Precision,
+        RankBiasedEntropy,
         Recall,
         RPrecision,
         SampledMetrics,
@@ -75,8 +77,9 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_BEYOND = ("AveragePopularity", "Coverage", "Entropy", "ExposureGini", "GiniIndex", "InterListDiversity", "IntraListDiversity",
-           "LongTailCount", "LongTailShare", "Novelty", "Serendipity")
+_BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "ExposureGini", "GiniIndex",
+           "InterListDiversity", "IntraListDiversity", "LongTailCount", "LongTailShare", "Novelty", "RankBiasedEntropy",
+           "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "ERR", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
@@ -94,6 +97,7 @@ __all__ = [
     "ARHR",
     "AUC",
     "AveragePopularity",
+    "CategoryEntropy",
     "Coverage",
     "Entropy",
     "ExposureGini",
@@ -122,6 +126,7 @@ __all__ = [
     "NDCG",
     "NumRelRet",
     "NumRet",
+    "RankBiasedEntropy",
     "RBP",
     "RMSE",
     "SDCG",

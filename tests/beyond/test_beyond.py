@@ -244,6 +244,8 @@ def test_dense_form_with_mask_gives_short_lists(suites):
             "average_popularity": {"item_popularity": pop},
             "long_tail_share": {"item_popularity": pop},
             "long_tail_count": {"item_popularity": pop, "tail_ratio": 3},
+            "category_entropy": {"item_categories": features.abs()},
+            "rank_biased_entropy": {"item_categories": features.abs(), "patience": 0.6},
         },
     )
     suite.update(preds, target, mask=mask)
@@ -267,6 +269,9 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     _close(result["serendipity@5"], ref.serendipity(lists, relevant, pop.tolist(), k))
     _close(result["average_popularity@5"], ref.average_popularity(lists, pop.tolist()))
     _close(result["exposure_gini@5"], ref.lenskit_exposure_gini(lists, NUM_ITEMS))
+    genres = features.abs().tolist()
+    _close(result["category_entropy@5"], ref.lenskit_entropy(lists, genres, smoothing=0.0))
+    _close(result["rank_biased_entropy@5"], ref.lenskit_entropy(lists, genres, patience=0.6, smoothing=0.0))
     _close(result["long_tail_share@5"], ref.long_tail_share(lists, ref.elliot_long_tail(pop.tolist())))
     _close(result["long_tail_count@5"], ref.long_tail_count(lists, ref.recbole_tail(pop.tolist(), 3)))
 

@@ -12,6 +12,8 @@ from tests.reference import beyond as ref
 
 NUM_ITEMS, K = 10, 3
 POPULARITY = torch.tensor([9.0, 7.0, 5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 6.0, 8.0])
+GENRES = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0],  # multi-hot: item 2 in two genres
+                       [0, 1, 0], [0, 0, 1], [1, 0, 1], [0, 1, 0], [1, 0, 0]], dtype=torch.float64)
 FAMILIES = {
     "coverage": (lambda: tre.Coverage(k=K, num_items=NUM_ITEMS), lambda lists: ref.coverage(lists, NUM_ITEMS)),
     "gini": (lambda: tre.GiniIndex(k=K, num_items=NUM_ITEMS), lambda lists: ref.gini(lists, NUM_ITEMS)),
@@ -23,6 +25,10 @@ FAMILIES = {
                 lambda lists: ref.novelty(lists, POPULARITY.tolist())),
     "average_popularity": (lambda: tre.AveragePopularity(k=K, item_popularity=POPULARITY),
                            lambda lists: ref.average_popularity(lists, POPULARITY.tolist())),
+    "category_entropy": (lambda: tre.CategoryEntropy(k=K, item_categories=GENRES),
+                         lambda lists: ref.lenskit_entropy(lists, GENRES.tolist(), smoothing=0.0)),
+    "rank_biased_entropy": (lambda: tre.RankBiasedEntropy(k=K, item_categories=GENRES, convention="lenskit"),
+                            lambda lists: ref.lenskit_entropy(lists, GENRES.tolist(), patience=0.85)),
     "long_tail_share": (lambda: tre.LongTailShare(k=K, item_popularity=POPULARITY),
                         lambda lists: ref.long_tail_share(lists, ref.elliot_long_tail(POPULARITY.tolist()))),
     "long_tail_count": (lambda: tre.LongTailCount(k=K, item_popularity=POPULARITY, tail_ratio=0.3),

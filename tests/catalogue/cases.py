@@ -16,7 +16,8 @@ FULL = ["auc", "gauc", "mpr", "fcp"]
 
 
 BEYOND = ["coverage@5", "gini@4", "exposure_gini@5", "entropy@3", "inter_list_diversity@4", "intra_list_diversity@3",
-          "novelty@5", "serendipity@3", "average_popularity@4", "long_tail_share@4", "long_tail_count@5"]
+          "novelty@5", "serendipity@3", "average_popularity@4", "long_tail_share@4", "long_tail_count@5",
+          "rank_biased_entropy@4"]
 
 
 def beyond_options(num_items: int) -> dict:
@@ -30,6 +31,7 @@ def beyond_options(num_items: int) -> dict:
         "intra_list_diversity": {"item_features": features}, "novelty": {"item_popularity": popularity},
         "serendipity": {"item_popularity": popularity}, "average_popularity": {"item_popularity": popularity},
         "long_tail_share": {"item_popularity": popularity}, "long_tail_count": {"item_popularity": popularity},
+        "rank_biased_entropy": {"item_categories": features},
     }
 
 

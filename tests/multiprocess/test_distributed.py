@@ -180,6 +180,8 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "serendipity": tre.Serendipity(k=5, item_popularity=popularity),
         "average_popularity": tre.AveragePopularity(k=5, item_popularity=popularity),
         "long_tail_share": tre.LongTailShare(k=5, item_popularity=popularity),
+        "category_entropy": tre.CategoryEntropy(k=5, item_categories=features),
+        "rank_biased_entropy": tre.RankBiasedEntropy(k=[3, 5], item_categories=features, smoothing=1e-6),
         "long_tail_count": tre.LongTailCount(k=5, item_popularity=popularity, tail_ratio=0.5),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }

@@ -43,7 +43,8 @@ OPTIONS = {"coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"
            "inter_list_diversity": {"num_items": N}, "intra_list_diversity": {"item_features": FEATURES},
            "novelty": {"item_popularity": POPULARITY}, "serendipity": {"item_popularity": POPULARITY},
            "average_popularity": {"item_popularity": POPULARITY}, "long_tail_share": {"item_popularity": POPULARITY},
-           "long_tail_count": {"item_popularity": POPULARITY, "tail_ratio": 0.3}}
+           "long_tail_count": {"item_popularity": POPULARITY, "tail_ratio": 0.3},
+           "category_entropy": {"item_categories": FEATURES}, "rank_biased_entropy": {"item_categories": FEATURES}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
     "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in REGISTRY],  # rprecision@10: capped, no read

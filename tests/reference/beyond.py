@@ -176,3 +176,21 @@ def lenskit_exposure_gini(lists, num_items, patience=0.85):
     ordered = sorted(exposure)
     total = sum(ordered)
     return sum((2 * j - num_items - 1) * x for j, x in enumerate(ordered, start=1)) / (num_items * total)
+
+
+def lenskit_entropy(lists, categories, patience=None, smoothing=1e-6):
+    """LensKit ``entropy`` / ``rank_biased_entropy`` (``_entropy.py``, ``matrix_column_entropy``): the list's
+    category rows (weighted by ``patience^(r - 1)`` at rank r when rank-biased) summed per category, plus 1e-6
+    each, as shares; -sum p log2 p. An empty list: NaN (left out of the mean here)."""
+    values = []
+    for items in lists:
+        if not items:
+            continue
+        sums = [smoothing] * len(categories[0])
+        for rank, item in enumerate(items, start=1):
+            weight = 1.0 if patience is None else patience ** (rank - 1)
+            for j, value in enumerate(categories[item]):
+                sums[j] += weight * value
+        total = sum(sums)
+        values.append(-sum(s / total * math.log2(s / total) for s in sums if s > 0))
+    return sum(values) / len(values) if values else math.nan

@@ -33,6 +33,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "Novelty": lambda: tre.Novelty(k=3, item_popularity=POPULARITY),
     "Serendipity": lambda: tre.Serendipity(k=3, item_popularity=POPULARITY),
     "AveragePopularity": lambda: tre.AveragePopularity(k=3, item_popularity=POPULARITY),
+    "CategoryEntropy": lambda: tre.CategoryEntropy(k=3, item_categories=torch.eye(NUM_ITEMS)[:, :3]),
+    "RankBiasedEntropy": lambda: tre.RankBiasedEntropy(k=3, item_categories=torch.eye(NUM_ITEMS)[:, :3] + 0.5),
     "LongTailShare": lambda: tre.LongTailShare(k=3, item_popularity=POPULARITY),
     "LongTailCount": lambda: tre.LongTailCount(k=3, item_popularity=POPULARITY, tail_ratio=0.5),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),

@@ -4,9 +4,11 @@ Runs LensKit's ``Precision``, ``Recall``, ``NDCG`` (binary and graded), ``DCG``,
 ``Hit`` and, where it has it, ``AveragePrecision`` on random lists -- empty lists, lists shorter than k,
 graded test ratings -- and this library on the same lists through the ranked form under the preset, and
 prints one line per metric x k with the largest difference; then its ``ListGini`` and ``ExposureGini``
-against ``GiniIndex`` and ``ExposureGini``. Exit status 1 if a per-list metric differs by more than 1e-12,
-or a Gini index by more than 1e-6 (LensKit sums the exposures in float32). LensKit's test users always
-have test items (its runs are built from the test set), so every user here has at least one.
+against ``GiniIndex`` and ``ExposureGini``, and its ``entropy`` and ``rank_biased_entropy`` of random
+multi-hot genres against ``CategoryEntropy`` and ``RankBiasedEntropy`` under the preset. Exit status 1
+if a per-list metric or an entropy differs by more than 1e-12, or a Gini index by more than 1e-6 (LensKit
+sums the exposures in float32). LensKit's test users always have test items (its runs are built from the
+test set), so every user here has at least one.
 
 LensKit needs its own environment (its dependencies pin pandas)::
 
@@ -104,7 +106,26 @@ def main() -> int:
             note = f" (LensKit raised ZeroDivisionError on {raised.sum()} empty lists)" if raised.any() else ""
             print(f"{label:<34} k={k:<3} max |ours - LensKit| = {difference:.3g}{note}")
     print(f"worst: {worst:.3g}")
-    return int(worst > 1e-12) | int(ginis(rows, binary_ids, lk) > 1e-6)
+    return int(worst > 1e-12) | int(ginis(rows, binary_ids, lk) > 1e-6) | int(entropies(rows, binary_ids) > 1e-12)
+
+
+def entropies(rows, inputs) -> float:
+    """LensKit's list entropy of categories, plain and rank-biased (its categories: the list's rows)."""
+    from lenskit.data import ItemList
+    from lenskit.metrics.ranking._entropy import entropy, rank_biased_entropy
+
+    genres = (np.random.default_rng(1).random((NUM_ITEMS, 4)) < 0.4).astype(np.float64)
+    worst = 0.0
+    for k in KS:
+        for theirs_function, ours_class in ((entropy, tre.CategoryEntropy), (rank_biased_entropy, tre.RankBiasedEntropy)):
+            values = [theirs_function(ItemList(item_ids=np.array(ranked, dtype=np.int64), ordered=True), genres[ranked], n=k)
+                      for ranked, _ in rows if ranked]
+            ours = ours_class(k=k, item_categories=torch.from_numpy(genres), convention="lenskit")
+            ours.update(**inputs)
+            difference = abs(float(ours.compute()) - float(np.mean(values)))
+            worst = max(worst, difference)
+            print(f"{theirs_function.__name__:<34} k={k:<3} |ours - LensKit| = {difference:.3g}")
+    return worst
 
 
 def ginis(rows, inputs, lk) -> float:

@@ -189,8 +189,32 @@ def _is_number(value: object) -> bool:
 def configure_exposure_gini(family: str, options: dict[str, Any]) -> Configured:
     """The catalogue size ``num_items`` and the rank weight's ``patience`` (in (0, 1), 0.85 by default)."""
     configured = configure_catalogue(family, options)
-    patience = options.get("patience", 0.85)
-    if not (_is_number(patience) and 0 < patience < 1):
-        raise ValueError(f"{family}: `patience` must be a number in (0, 1), got {patience!r}")
-    configured.settings["patience"] = float(patience)
+    configured.settings["patience"] = _patience(family, options.get("patience", 0.85))
     return configured
+
+
+def configure_category_entropy(family: str, options: dict[str, Any]) -> Configured:
+    """``item_categories`` [num_items, categories] (>= 0, kept as float64), ``smoothing`` (>= 0, 0 by default)
+    and, for the rank-biased entropy, ``patience`` (in (0, 1), 0.85 by default)."""
+    table = check_matrix("item_categories", options["item_categories"], family, square=False).to(torch.float64)
+    if float(table.min()) < 0:
+        raise ValueError(f"{family}: `item_categories` must be >= 0 (memberships or weights), got a minimum of "
+                         f"{float(table.min())}")
+    smoothing = options.get("smoothing", 0.0)
+    if not (_is_number(smoothing) and smoothing >= 0):
+        raise ValueError(f"{family}: `smoothing` must be a number >= 0, got {smoothing!r}")
+    settings = {"smoothing": float(smoothing), "patience": None}
+    return Configured(settings, table, (f"{family}: `item_categories` rows", table.shape[0]))
+
+
+def configure_rank_biased_entropy(family: str, options: dict[str, Any]) -> Configured:
+    """As :func:`configure_category_entropy`, and the rank weight's ``patience`` (in (0, 1), 0.85 by default)."""
+    configured = configure_category_entropy(family, options)
+    configured.settings["patience"] = _patience(family, options.get("patience", 0.85))
+    return configured
+
+
+def _patience(family: str, patience: object) -> float:
+    if isinstance(patience, bool) or not isinstance(patience, (int, float)) or not 0 < patience < 1:
+        raise ValueError(f"{family}: `patience` must be a number in (0, 1), got {patience!r}")
+    return float(patience)

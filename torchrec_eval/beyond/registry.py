@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.beyond import options as opts
+from torchrec_eval.beyond.categories import category_entropy
 from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_from_counts, gini_from_counts
 from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
 from torchrec_eval.beyond.long_tail import tail_items_in_list
@@ -91,6 +92,13 @@ def _long_tail_count(
     return _counted(tail, listed)
 
 
+def _category_entropy(
+    ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    """LensKit's entropy and rank-biased entropy (table: item x category)."""
+    return _counted(*category_entropy(table, ranked.listed_ids()[:, :k], settings["patience"], settings["smoothing"]))
+
+
 def _intra_list(
     ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
 ) -> tuple[Tensor, Tensor]:
@@ -160,6 +168,10 @@ REGISTRY: dict[str, BeyondFamily] = {
     "average_popularity": BeyondFamily({_POPULARITY: True, "all_zero": False},
                                      opts.configure_average_popularity, per_query=_mean_of_table,
                                      higher_is_better=None),
+    "category_entropy": BeyondFamily({"item_categories": True, "smoothing": False},
+                                     opts.configure_category_entropy, per_query=_category_entropy),
+    "rank_biased_entropy": BeyondFamily({"item_categories": True, "smoothing": False, "patience": False},
+                                        opts.configure_rank_biased_entropy, per_query=_category_entropy),
     "long_tail_share": BeyondFamily(_LONG_TAIL, opts.configure_long_tail, per_query=_long_tail_share, upper_bound=1.0),
     "long_tail_count": BeyondFamily(_LONG_TAIL, opts.configure_long_tail, per_query=_long_tail_count),
 }

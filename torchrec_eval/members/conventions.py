@@ -79,6 +79,8 @@ PRESETS: dict[str, Preset] = {
             "ndcg": {"discount": "clipped_log"},
             "dcg": {"discount": "clipped_log"},
             "rbp": {"p": 0.85},
+            "category_entropy": {"smoothing": 1e-6},  # LensKit adds 1e-6 to every category's count
+            "rank_biased_entropy": {"smoothing": 1e-6},
         },
     ),
 }

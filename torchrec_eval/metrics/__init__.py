@@ -19,6 +19,7 @@ from torchrec_eval.metrics.beyond import (
     Novelty,
     Serendipity,
 )
+from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
@@ -54,12 +55,14 @@ __all__ = [
     "ERR",
     "NCRR",
     "RBP",
+    "RankBiasedEntropy",
     "SDCG",
     "NumRelRet",
     "NumRet",
     "SetF",
     "AUC",
     "CG",
+    "CategoryEntropy",
     "CTR",
     "DCG",
     "F1",
