@@ -126,6 +126,21 @@ def test_ncrr_equals_cornac(k):
     _close(F.ncrr(preds, target, k=k, reduction="none"), torch.tensor(expected, dtype=torch.float64))
 
 
+def test_cwl_eval_average_precision_divides_by_the_retrieved_relevant_documents():
+    """What the conventions page says of ir-measures' cwl_eval AP: it is MAP(normalizer="hits"), not trec_eval's."""
+    preds, target = _batch(seed=70)
+    k = 3  # the run cut at 3: some relevant documents are not retrieved
+    cwl = ir_measures.AP(rel=1)
+    qrels, run = _qrels_and_run(preds, target, cut=k)
+    theirs = {int(m.query_id): m.value for m in ir_measures.providers.registry["cwl_eval"].evaluator(
+        [cwl], [ir_measures.Qrel(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]).iter_calc(
+        [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()])}
+    found = F.map(preds, target, k=k, normalizer="hits", reduction="none")
+    listed = [q for q in range(len(preds)) if not math.isnan(found[q]) and found[q] > 0]
+    _close(found[listed], torch.tensor([theirs[q] for q in listed], dtype=torch.float64))
+    assert not torch.allclose(found[listed], F.map(preds, target, k=k, normalizer="r", reduction="none")[listed])
+
+
 def test_err_refuses_averaged_ties_and_a_gain_above_its_top_grade():
     for make in (lambda: tre.ERR(k=5, ties="average"), lambda: tre.IPrec(k=5, ties="average"),
                  lambda: F.interpolated_ap(torch.rand(2, 4), torch.ones(2, 4), k=3, ties="average")):
