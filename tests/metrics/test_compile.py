@@ -26,11 +26,15 @@ SUITES = {
     "top-k": ["ndcg@10", "map@10", "recall@20", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "ctr@5"],
     "full ranking": ["auc", "gauc", "mpr", "ndcg@5"],
     "beyond": ["coverage@5", "novelty@5", "recall@5"],
+    "peers": ["err@5", "rbp@10", "sdcg@5", "ncrr@10", "setf@5", "num_ret@5", "num_rel_ret@5", "iprec@10",
+              "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5"],
 }
 
 
 def _suite(metrics: list[str], **kwargs) -> tre.RankingMetrics:
-    options = {"coverage": {"num_items": N}, "novelty": {"item_popularity": torch.arange(N) % 7}}
+    options = {"coverage": {"num_items": N}, "novelty": {"item_popularity": torch.arange(N) % 7},
+               "exposure_gini": {"num_items": N}, "long_tail_share": {"item_popularity": torch.arange(N) % 7},
+               "category_entropy": {"item_categories": torch.eye(N)[:, :6] + torch.eye(N)[:, 6:12]}}
     return tre.RankingMetrics(metrics, validate_args=False, num_groups=2,
                               options={k: v for k, v in options.items() if any(m.startswith(k) for m in metrics)},
                               **kwargs)
@@ -65,6 +69,7 @@ CASES = [
     *(("full ranking", form, "index") for form in ("dense", "ids", "exclude_ids")),
     ("full ranking", "ids", "pessimistic"),
     *(("beyond", form, "index") for form in ("dense", "ids", "exclude_ids", "ranked")),
+    *(("peers", form, "index") for form in ("ids", "ranked")),  # ERR and IPrec refuse averaged ties
 ]
 
 
@@ -128,7 +133,9 @@ COMPILE_ONCE = """
 import warnings, torch, torchrec_eval as tre
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
-    metric = tre.RankingMetrics(["ndcg@10", "rprecision@10"], validate_args=False).compile_update(backend="aot_eager")
+    # SDCG and RecTools' ideal (ndcg with ideal="k") read the discount sum, an lru_cache
+    metric = tre.RankingMetrics(["ndcg@10", "rprecision@10", "sdcg@5"], validate_args=False,
+                                options={"ndcg": {"gain": "binary", "ideal": "k"}}).compile_update(backend="aot_eager")
     metric.update(preds=torch.rand(4, 50), target=torch.rand(4, 50) < 0.2)
 print([str(warning.message) for warning in seen])
 """

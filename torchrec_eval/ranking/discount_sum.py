@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Callable
+from typing import cast
 
 import torch
 
 # Below this many ranks the discounts are summed term by term; above, an Euler-Maclaurin tail.
 _EXACT_TERMS = 1 << 20
+_SUMS: dict[tuple[int, float], float] = {}
 
 
-@functools.lru_cache(maxsize=256)
-def discount_sum(k: int, log_base: float) -> float:
-    r"""sum_{i=1..k} 1 / log_b(i + 1) in float64, in O(min(k, 2^20)) time and memory for any k.
+def _cached_discount_sum(k: int, log_base: float) -> float:
+    r"""sum_{i=1..k} 1 / log_b(i + 1) in float64, in O(min(k, 2^20)) time and memory for any k (once per
+    (k, log_base)).
 
     Past 2^20 terms, f(x) = 1 / ln x on [m, k + 1] is summed as
     \int f + (f(k+1) + f(m)) / 2 - f(m) + (f'(k+1) - f'(m)) / 12, with \int_a^b dx / ln x = li(b) - li(a);
     the next term is below 1e-20 there.
     """
+    key = (k, log_base)
+    if key not in _SUMS:
+        _SUMS[key] = _discount_sum(k, log_base)
+    return _SUMS[key]
+
+
+# A compiled update takes the number as a constant, computed in eager torch: traced, its float64 sum could be
+# reduced in another order (inductor's), some ulps away from the eager update's. The cache is a plain dict,
+# not functools.lru_cache, whose wrapper dynamo would trace past. (The marker is untyped: cast, not called.)
+_Sum = Callable[[int, float], float]
+discount_sum = cast(Callable[[_Sum], _Sum], torch.compiler.assume_constant_result)(_cached_discount_sum)
+
+
+def _discount_sum(k: int, log_base: float) -> float:
     terms = min(k, _EXACT_TERMS)
     total = float((math.log(log_base) / torch.log1p(torch.arange(1, terms + 1, dtype=torch.float64))).sum())
     if k == terms:
