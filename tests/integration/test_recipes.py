@@ -42,9 +42,11 @@ def _apply(caption: str, body: str, root: Path) -> None:
     path.write_text("".join(lines))
 
 
-def _check(code: str, root: Path) -> subprocess.CompletedProcess:
+def _start(code: str, root: Path) -> subprocess.Popen:
+    """The check on the package under ``root``, started (the copies before and after run side by side)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.Popen([sys.executable, "-c", code], cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def test_the_page_has_three_recipes_each_with_steps_and_a_check():
@@ -58,11 +60,13 @@ def test_the_page_has_three_recipes_each_with_steps_and_a_check():
 @pytest.mark.parametrize("title", list(_recipes()))
 def test_the_recipe_works_on_a_copy_of_the_package(title, tmp_path):
     *steps, (_, check) = _recipes()[title]
-    shutil.copytree(ROOT / "torchrec_eval", tmp_path / "torchrec_eval",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    before = _check(check, tmp_path)
-    assert before.returncode != 0, f"{title}: the check passes without the recipe"
+    unchanged, changed = tmp_path / "before", tmp_path / "after"
+    for root in (unchanged, changed):
+        shutil.copytree(ROOT / "torchrec_eval", root / "torchrec_eval", ignore=shutil.ignore_patterns("__pycache__"))
     for caption, body in steps:
-        _apply(caption, body, tmp_path)
-    after = _check(check, tmp_path)
-    assert after.returncode == 0, f"{title}:\n{after.stderr[-3000:]}"
+        _apply(caption, body, changed)
+    before, after = _start(check, unchanged), _start(check, changed)
+    _, after_err = after.communicate(timeout=300)
+    before.communicate(timeout=300)
+    assert before.returncode != 0, f"{title}: the check passes without the recipe"
+    assert after.returncode == 0, f"{title}:\n{after_err[-3000:]}"
