@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.tensor_cache import ranks
+from torchrec_eval.pipeline.tensor_cache import geometric
 
 
 def category_entropy(table: Tensor, ids: Tensor, patience: float | None, smoothing: float) -> tuple[Tensor, Tensor]:
@@ -34,7 +34,7 @@ def category_entropy(table: Tensor, ids: Tensor, patience: float | None, smoothi
     present = ids >= 0
     weights = present.to(torch.float64)
     if patience is not None:
-        weights = weights * torch.pow(patience, ranks(ids.shape[1], ids.device) - 1)
+        weights = weights * geometric(ids.shape[1], patience, ids.device)
     counts = (table[ids.clamp(min=0)] * weights.unsqueeze(2)).sum(1) + smoothing  # [B, categories]
     shares = counts / counts.sum(1, keepdim=True).clamp(min=1e-300)
     entropy = 0.0 - (shares * torch.log2(torch.where(shares > 0, shares, 1.0))).sum(1)  # 0.0 -: no -0.0

@@ -17,7 +17,7 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.pipeline.batch import Batch
-from torchrec_eval.pipeline.tensor_cache import constant, ranks
+from torchrec_eval.pipeline.tensor_cache import geometric
 
 
 def _check_options(family: str, options: dict[str, Any]) -> None:
@@ -164,17 +164,12 @@ class BeyondMember(Member):
             present = ids >= 0
             weights = present.to(torch.float64)
             if channel == "exposure":  # the attention rank i gets, p^(i - 1) (LensKit's GeometricRankWeight)
-                weights = weights * self._exposure(ids.shape[1], ids.device)
+                weights = weights * geometric(ids.shape[1], self.patience, ids.device)
             elif channel != "count":  # a_u = 1 / sqrt(m_u) ("weight") or a_u^2 ("weight2")
                 length = lists[k].to(torch.float64).clamp(min=1).unsqueeze(1)
                 weights = weights / (length.sqrt() if channel == "weight" else length)
             index = (group_base + row) * num_items + ids.clamp(min=0)
             flat.index_add_(0, index.reshape(-1), weights.reshape(-1))
-
-    def _exposure(self, depth: int, device: torch.device) -> Tensor:
-        """[depth] p^(i - 1) for ranks i = 1..depth (built once per device)."""
-        return constant(("exposure", depth, self.patience, device),
-                        lambda: torch.pow(self.patience, ranks(depth, device) - 1))
 
     def _check_ids(self, metric: Any, ids: Tensor) -> None:
         if metric.validate_args and self.limits:

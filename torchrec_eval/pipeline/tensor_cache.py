@@ -51,6 +51,12 @@ def ranks(length: int, device: torch.device) -> Tensor:
     )
 
 
+def geometric(length: int, patience: float, device: torch.device) -> Tensor:
+    """[length] float64 weights p^(i - 1) of ranks i = 1..length (RBP's, LensKit's ``GeometricRankWeight``)."""
+    return constant(("geometric", length, patience, device),
+                    lambda: torch.pow(patience, ranks(length, device) - 1))
+
+
 def row(values: tuple[float, ...], device: torch.device) -> Tensor:
     """[len(values)] float64 tensor of ``values`` (cut-offs as a row)."""
     return constant(("row", values, device), lambda: torch.tensor(values, dtype=torch.float64, device=device))

@@ -9,9 +9,8 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.ranking.discount_sum import discount_sum
-from torchrec_eval.ranking.rank_sums import rank_weights, summed
+from torchrec_eval.ranking.rank_sums import best_sums, summed, weight_sums
 from torchrec_eval.ranking.ratios import as_row, divide
 
 
@@ -55,20 +54,15 @@ def _ideal_dcg(rt: RankedTargets, ks: Sequence[int], gain: str, log_base: float,
         # must not cut the ideal at its own length
         return summed(ideal_gains, ks, weight, log_base, finite=gain != "exp")
     # binary gains (or a binary target, whose every gain is 0 or 1): the ideal list holds min(R, k)
-    # relevant items (R <= max_relevant): tabulate its DCG by length, never longer than the batch can
-    # fill, whatever k is
-    bound = max(rt.max_relevant, 1) if ideal == "full" else min(max(rt.max_relevant, 1), max(ks))
-    table = _ideal_table(bound, weight, log_base, rt.gains.device)
+    # relevant items (R <= max_relevant): tabulated by length, never longer than the batch can fill,
+    # whatever k is
     if ideal == "k":  # RecTools: k relevant slots, whatever R is
         return as_row([_k_slots(k, log_base, discount) for k in ks], rt.gains).expand(rt.gains.shape[0], -1)
     if ideal == "full":  # Jurity: every relevant item, not cut at k
+        bound = max(rt.max_relevant, 1)
+        table = weight_sums(bound, weight, log_base, rt.gains.device)
         return table[rt.num_relevant.long().clamp(max=bound)].unsqueeze(1).expand(-1, len(ks))
-    if len(ks) == 1:
-        return table[rt.relevant_column.long().clamp(max=min(ks[0], bound))]
-    relevant = rt.num_relevant.long().clamp(max=bound).unsqueeze(1)
-    cutoffs = constant(("cutoffs", tuple(min(k, bound) for k in ks), relevant.device),
-                       lambda: torch.tensor([min(k, bound) for k in ks], device=relevant.device))
-    return table[torch.minimum(relevant, cutoffs)]
+    return best_sums(rt, ks, weight, log_base, within_list=False)
 
 
 def _k_slots(k: int, log_base: float, discount: str) -> float:
@@ -77,13 +71,3 @@ def _k_slots(k: int, log_base: float, discount: str) -> float:
         return discount_sum(k, log_base)
     # clipped: rank 1 weighs 1 / log_b(2), rank i >= 2 as the unclipped rank i - 1
     return math.log(log_base) / math.log(2) + (discount_sum(k - 1, log_base) if k > 1 else 0.0)
-
-
-def _ideal_table(bound: int, weight: str, log_base: float, device: torch.device) -> Tensor:
-    """[bound + 1] DCG of an ideal binary list by its length 0..bound (built once per device)."""
-
-    def build() -> Tensor:
-        zero = torch.zeros(1, dtype=torch.float64, device=device)
-        return torch.cat([zero, rank_weights(bound, weight, log_base, device).cumsum(0)])
-
-    return constant(("ideal", bound, weight, log_base, device), build)

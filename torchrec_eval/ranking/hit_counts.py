@@ -21,12 +21,17 @@ def hits_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return hits
 
 
+def listed_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    """[B, len(ks)] the list's length within each cut-off, min(k, candidates)."""
+    return torch.minimum(as_row(ks, rt.gains), rt.num_candidates.unsqueeze(1))
+
+
 def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Tensor:
-    hits, cutoffs = hits_within(rt, ks), as_row(ks, rt.gains)
+    hits = hits_within(rt, ks)
     if denominator == "k":
-        return hits / cutoffs
+        return hits / as_row(ks, rt.gains)
     if denominator == "retrieved":
-        return divide(hits, torch.minimum(cutoffs, rt.num_candidates.unsqueeze(1)))
+        return divide(hits, listed_within(rt, ks))
     return per_capped_count(hits, rt.relevant_column, ks)  # "min_k_r"
 
 

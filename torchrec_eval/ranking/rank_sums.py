@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.pipeline.tensor_cache import constant, ranks, row
+from torchrec_eval.pipeline.tensor_cache import constant, geometric, ranks, row
 
 
 def at_cutoffs(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
@@ -63,23 +63,30 @@ def rank_weights(depth: int, weight: str, parameter: float, device: torch.device
         if weight == "clipped_discount":
             return math.log(parameter) / torch.log(ranks(depth, device).clamp(min=2))
         if weight == "geometric":
-            return torch.pow(parameter, ranks(depth, device) - 1)
+            return geometric(depth, parameter, device)
         return ranks(depth, device).reciprocal() if weight == "reciprocal" else torch.ones_like(ranks(depth, device))
 
     return constant(("weights", depth, weight, parameter, device), build)
 
 
-def best_sums(rt: RankedTargets, ks: Sequence[int], weight: str, parameter: float = 2.0) -> Tensor:
-    """[B, len(ks)]: the sum of the rank weights over ranks 1..min(R, k, list length), the most a binary
-    formula ``summed(rt.hits, ks, weight, parameter)`` can reach with the query's relevant items."""
-    bound, device = min(max(rt.max_relevant, 1), max(ks)), rt.gains.device
+def weight_sums(bound: int, weight: str, parameter: float, device: torch.device) -> Tensor:
+    """[bound + 1] the sums of the rank weights over ranks 1..n, for n = 0..bound (built once per device)."""
 
     def build() -> Tensor:
         weights = rank_weights(bound, weight, parameter, device)
         return torch.cat([weights.new_zeros(1), weights.cumsum(0)])
 
-    table = constant(("best_sums", bound, weight, parameter, device), build)
-    reachable = torch.minimum(rt.num_relevant, rt.num_candidates).long()
+    return constant(("weight_sums", bound, weight, parameter, device), build)
+
+
+def best_sums(rt: RankedTargets, ks: Sequence[int], weight: str, parameter: float = 2.0,
+              within_list: bool = True) -> Tensor:
+    """[B, len(ks)]: the sum of the rank weights over ranks 1..min(R, k), and not past the list's length where
+    ``within_list``: the most a binary formula ``summed(rt.hits, ks, weight, parameter)`` can reach with the
+    query's relevant items (NCRR, normalized RBP; the binary ideal DCG, whose ideal list is not cut at the list)."""
+    bound, device = min(max(rt.max_relevant, 1), max(ks)), rt.gains.device
+    table = weight_sums(bound, weight, parameter, device)
+    reachable = (torch.minimum(rt.num_relevant, rt.num_candidates) if within_list else rt.num_relevant).long()
     if len(ks) == 1:
         return table[reachable.clamp(max=min(ks[0], bound))].unsqueeze(1)
     capped = tuple(min(k, bound) for k in ks)

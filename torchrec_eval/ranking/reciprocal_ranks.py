@@ -8,10 +8,9 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.ranking.hit_counts import hits_within
+from torchrec_eval.ranking.hit_counts import hits_within, listed_within
 from torchrec_eval.ranking.rank_sums import best_sums, summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
-from torchrec_eval.ranking.set_measures import num_ret
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -45,5 +44,5 @@ def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer:
     if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
         return divide(total, hits_within(rt, ks))
     if normalizer == "min_list_r":  # LensKit: min(R, the list's length within k)
-        return per_count(total, torch.minimum(rt.relevant_column, num_ret(rt, ks)))
+        return per_count(total, torch.minimum(rt.relevant_column, listed_within(rt, ks)))
     return total / as_row(ks, rt.gains)  # "k"

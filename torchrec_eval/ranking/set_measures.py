@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.ranking.hit_counts import hits_within
-from torchrec_eval.ranking.ratios import as_row, divide
+from torchrec_eval.ranking.hit_counts import hits_within, listed_within
+from torchrec_eval.ranking.ratios import divide
 
 
 def num_ret(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    # the list's length within the cut-off: min(k, candidates)
-    return torch.minimum(as_row(ks, rt.gains), rt.num_candidates.unsqueeze(1))
+    return listed_within(rt, ks)
 
 
 def num_rel_ret(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -25,4 +23,4 @@ def num_rel_ret(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 def setf(rt: RankedTargets, ks: Sequence[int], beta: float = 1.0) -> Tensor:
     # (1 + b^2) P R / (b^2 P + R) with P = h / num_ret, R = h / R: (1 + b^2) h / (b^2 R + num_ret); 0 without hits
     squared = beta * beta
-    return divide((1 + squared) * hits_within(rt, ks), squared * rt.relevant_column + num_ret(rt, ks))
+    return divide((1 + squared) * hits_within(rt, ks), squared * rt.relevant_column + listed_within(rt, ks))
