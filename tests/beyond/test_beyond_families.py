@@ -102,3 +102,15 @@ def test_long_tail_against_elliot_and_recbole(seed):
 def test_long_tail_refuses_bad_options(options, message):
     with pytest.raises(ValueError, match=message):
         tre.LongTailShare(k=3, item_popularity=POPULARITY, **options)
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: tre.ExposureGini(k=3, num_items=NUM_ITEMS, patience=1.0),
+     r"`patience` of exposure_gini must be a number in \(0, 1\)"),
+    (lambda: tre.RankBiasedEntropy(k=3, item_categories=GENRES, patience=0), r"`patience` of rank_biased_entropy must be"),
+    (lambda: tre.CategoryEntropy(k=3, item_categories=GENRES, smoothing=-1e-6), r"`smoothing` must be a number >= 0"),
+    (lambda: tre.CategoryEntropy(k=3, item_categories=-GENRES), r"`item_categories` must be >= 0"),
+])
+def test_exposure_and_entropy_refuse_bad_options(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()

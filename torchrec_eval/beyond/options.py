@@ -18,7 +18,7 @@ from torchrec_eval.beyond.concentration import ENTROPY_NORMALIZATIONS
 from torchrec_eval.beyond.diversity import FEATURELESS, SINGLE_ITEM, unit_rows
 from torchrec_eval.beyond.long_tail import long_tail
 from torchrec_eval.beyond.popularity import COLD_ITEMS, popularity_rank, self_information
-from torchrec_eval.pipeline.arguments import check_int
+from torchrec_eval.pipeline.arguments import check_int, check_probability, is_number
 
 ALL_ZERO = ("error", "zero")
 
@@ -173,23 +173,19 @@ def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:
     if head_share is not None and tail_ratio is not None:
         raise ValueError(f"{family}: pass at most one of `head_share` and `tail_ratio`, got {head_share!r} and "
                          f"{tail_ratio!r}")
-    if head_share is not None and not (_is_number(head_share) and 0 <= head_share <= 1):
+    if head_share is not None and not (is_number(head_share) and 0 <= head_share <= 1):
         raise ValueError(f"{family}: `head_share` must be a number in [0, 1], got {head_share!r}")
-    if tail_ratio is not None and not (_is_number(tail_ratio) and tail_ratio > 0):
+    if tail_ratio is not None and not (is_number(tail_ratio) and tail_ratio > 0):
         raise ValueError(f"{family}: `tail_ratio` must be a share in (0, 1] or a count > 1, got {tail_ratio!r}")
     settings = {name: value for name, value in (("head_share", head_share), ("tail_ratio", tail_ratio))
                 if value is not None}
     return Configured(settings, long_tail(popularity, head_share, tail_ratio), _popularity_limit(family, popularity))
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def configure_exposure_gini(family: str, options: dict[str, Any]) -> Configured:
     """The catalogue size ``num_items`` and the rank weight's ``patience`` (in (0, 1), 0.85 by default)."""
     configured = configure_catalogue(family, options)
-    configured.settings["patience"] = _patience(family, options.get("patience", 0.85))
+    configured.settings["patience"] = check_probability("patience", options.get("patience", 0.85), of=family)
     return configured
 
 
@@ -201,7 +197,7 @@ def configure_category_entropy(family: str, options: dict[str, Any]) -> Configur
         raise ValueError(f"{family}: `item_categories` must be >= 0 (memberships or weights), got a minimum of "
                          f"{float(table.min())}")
     smoothing = options.get("smoothing", 0.0)
-    if not (_is_number(smoothing) and smoothing >= 0):
+    if not (is_number(smoothing) and smoothing >= 0):
         raise ValueError(f"{family}: `smoothing` must be a number >= 0, got {smoothing!r}")
     settings = {"smoothing": float(smoothing), "patience": None}
     return Configured(settings, table, (f"{family}: `item_categories` rows", table.shape[0]))
@@ -210,11 +206,6 @@ def configure_category_entropy(family: str, options: dict[str, Any]) -> Configur
 def configure_rank_biased_entropy(family: str, options: dict[str, Any]) -> Configured:
     """As :func:`configure_category_entropy`, and the rank weight's ``patience`` (in (0, 1), 0.85 by default)."""
     configured = configure_category_entropy(family, options)
-    configured.settings["patience"] = _patience(family, options.get("patience", 0.85))
+    configured.settings["patience"] = check_probability("patience", options.get("patience", 0.85), of=family)
     return configured
 
-
-def _patience(family: str, patience: object) -> float:
-    if isinstance(patience, bool) or not isinstance(patience, (int, float)) or not 0 < patience < 1:
-        raise ValueError(f"{family}: `patience` must be a number in (0, 1), got {patience!r}")
-    return float(patience)

@@ -5,7 +5,7 @@ it received. Shared by the whole package (metric options, splits, statistics, da
 from __future__ import annotations
 
 import operator
-from typing import Literal, overload
+from typing import Literal, TypeGuard, overload
 
 import torch
 from torch import Tensor
@@ -24,6 +24,11 @@ def as_int(value: object) -> int | None:
 
 def is_int(value: object) -> bool:
     return as_int(value) is not None
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """An int or a float, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def check_int(name: str, value: object, minimum: int | None = None, *, of: str = "", reason: str = "",
@@ -50,10 +55,11 @@ def check_optional_int(name: str, value: object, minimum: int | None = None, *, 
     return None if value is None else check_int(name, value, minimum, of=of, _or_none=" or None")
 
 
-def check_probability(name: str, value: object) -> float:
-    """A probability or confidence level strictly between 0 and 1, as a float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ValueError(f"`{name}` must be a number in (0, 1), such as 0.95, got {value!r}")
+def check_probability(name: str, value: object, *, of: str = "") -> float:
+    """A probability or confidence level strictly between 0 and 1, as a float (``of``: as in :func:`check_int`)."""
+    if not is_number(value) or not 0 < value < 1:
+        where = f" of {of}" if of else ""
+        raise ValueError(f"`{name}`{where} must be a number in (0, 1), such as 0.95, got {value!r}")
     return float(value)
 
 

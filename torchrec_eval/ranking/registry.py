@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from torch import Tensor
 
+from torchrec_eval.pipeline.arguments import is_number
 from torchrec_eval.ranking.cascades import err, rbp
 from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.hit_counts import f1, hitrate, precision, recall
@@ -57,7 +58,7 @@ class Interval:
     closed_high: bool = False
 
     def __contains__(self, value: object) -> bool:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):
             return False
         above = self.low <= value if self.closed else self.low < value
         return above and (value <= self.high if self.closed_high else value < self.high)
