@@ -14,7 +14,18 @@ from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
 __all__ = ["ExposureGini", "LongTailCount", "LongTailShare"]
 
 
-class LongTailShare(_Beyond):
+class _OfTheLongTail(_Beyond):
+    """A family of the long tail of ``item_popularity`` (by ``head_share`` or ``tail_ratio``)."""
+
+    def __init__(
+        self, k: IntOrSeq = 10, *, item_popularity: Tensor, head_share: float | None = None,
+        tail_ratio: float | None = None, **kwargs: Unpack[MetricArguments],
+    ) -> None:
+        options = {"item_popularity": item_popularity, "head_share": head_share, "tail_ratio": tail_ratio}
+        super().__init__(k, options, **kwargs)
+
+
+class LongTailShare(_OfTheLongTail):
     r"""LongTailShare@k: the share of each list that is long-tail items, averaged over non-empty lists (APLT,
     Abdollahpouri et al. 2017; RecBole's TailPercentage).
 
@@ -48,15 +59,8 @@ class LongTailShare(_Beyond):
 
     family = "long_tail_share"
 
-    def __init__(
-        self, k: IntOrSeq = 10, *, item_popularity: Tensor, head_share: float | None = None,
-        tail_ratio: float | None = None, **kwargs: Unpack[MetricArguments],
-    ) -> None:
-        options = {"item_popularity": item_popularity, "head_share": head_share, "tail_ratio": tail_ratio}
-        super().__init__(k, options, **kwargs)
 
-
-class LongTailCount(_Beyond):
+class LongTailCount(_OfTheLongTail):
     r"""LongTailCount@k: the long-tail items in each list, averaged over non-empty lists (ACLT, Abdollahpouri
     et al. 2019); the tail as in :class:`LongTailShare`.
 
@@ -83,13 +87,6 @@ class LongTailCount(_Beyond):
     """
 
     family = "long_tail_count"
-
-    def __init__(
-        self, k: IntOrSeq = 10, *, item_popularity: Tensor, head_share: float | None = None,
-        tail_ratio: float | None = None, **kwargs: Unpack[MetricArguments],
-    ) -> None:
-        options = {"item_popularity": item_popularity, "head_share": head_share, "tail_ratio": tail_ratio}
-        super().__init__(k, options, **kwargs)
 
 
 class ExposureGini(_Beyond):
