@@ -161,7 +161,8 @@ def test_catalogue_in_a_validation_step_logs_the_dense_values(tmp_path):
 
 
 LONG_ITEMS, LONG_USERS = 20_000, 48  # rows long enough for the deeper read of coarse (bf16) scores
-LONG_SUITE = ["ndcg@10", "recall@20", "mrr@10", "map@10"]
+LONG_SUITE = ["ndcg@10", "recall@20", "mrr@10", "map@10", "err@10", "rbp@20", "sdcg@10", "ncrr@10", "setf@20",
+              "interpolated_ap@20"]  # the peers' families too: bf16 ties, a failed update, a checkpoint, 2 processes
 
 
 class _Bf16Catalogue(L.LightningModule):
