@@ -49,7 +49,9 @@ Notes on what a preset cannot change:
 * torchmetrics.retrieval (since 2025) treats scores <= 0 as "not retrieved" in precision, recall,
   MAP and MRR; this library ranks every score, so its numbers agree for positive scores only.
   torchmetrics' NDCG averages tied scores: the preset sets ``average_ties=True`` for NDCG alone (the
-  other metrics keep the index order), so it reproduces torchmetrics by itself.
+  other metrics keep the index order), so it reproduces torchmetrics by itself. Its ``RetrievalFallOut``
+  scores a query without a non-relevant candidate 1, its other metrics an empty query 0: a preset holds
+  one ``empty_target_action`` ("neg"), so ``FallOut`` takes ``empty_target_action="pos"`` for its number.
 * Repeated ids in the ranked form: trec_eval refuses them (naming the document), and so does this
   library by default. ranx's metrics count them as its arrays do (``"ranx"``): an id repeated in
   ``ranked_ids`` is a hit at each of its ranks (recall and AP may exceed 1), an id repeated in

@@ -12,7 +12,7 @@ A query is described by two lists:
   of the ground truth), used for R (number of relevant items) and the ideal DCG.
 
 Every metric function returns the per-query value, or ``None`` when the query has no relevant
-item (R == 0); :func:`apply_empty` and :func:`mean` then apply ``empty_target_action``.
+item (R == 0; for fall-out: no non-relevant candidate); :func:`apply_empty` and :func:`mean` then apply ``empty_target_action``.
 """
 
 import itertools
@@ -295,6 +295,15 @@ def num_rel_ret(ranked, gains, k, threshold=None):
     return float(_hits(_rel(ranked, threshold), k))
 
 
+def fallout(ranked, gains, k, threshold=None):
+    """torchmetrics' fall-out: the non-relevant items of the top k over the query's non-relevant candidates
+    (``gains`` holds every candidate here); None (the empty query) without a non-relevant candidate."""
+    negatives = sum(not is_relevant(g, threshold) for g in gains)
+    if negatives == 0:
+        return None
+    return sum(not is_relevant(g, threshold) for g in ranked[:k]) / negatives
+
+
 def _iprec(r, R, k, level):
     """trec_eval 9: the most precision at or after the c-th relevant item, c = (long)(level R + 0.9)."""
     needed = int(level * R + 0.9)
@@ -324,7 +333,8 @@ def interpolated_ap(ranked, gains, k, threshold=None):
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
-             "num_ret": num_ret, "num_rel_ret": num_rel_ret, "iprec": iprec, "interpolated_ap": interpolated_ap}
+             "num_ret": num_ret, "num_rel_ret": num_rel_ret, "iprec": iprec, "interpolated_ap": interpolated_ap,
+             "fallout": fallout}
 
 
 # ----------------------------------------------------------------------------------------------

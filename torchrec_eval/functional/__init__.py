@@ -17,6 +17,7 @@ from torchrec_eval.ranking.functional import (
 )
 from torchrec_eval.ranking.functional_peers import (
     err,
+    fallout,
     interpolated_ap,
     iprec,
     ncrr,
@@ -35,6 +36,7 @@ __all__ = [
     "dcg",
     "err",
     "f1",
+    "fallout",
     "fcp",
     "gauc",
     "hitrate",

@@ -1,4 +1,5 @@
-"""Queries without a relevant item: ``empty_target_action`` skips them, scores them 0 or 1, or raises."""
+"""Queries without a relevant item: ``empty_target_action`` skips them, scores them 0 or 1, or raises. (FallOut's
+empty query is the one without a non-relevant candidate: its count takes R's place.)"""
 
 from __future__ import annotations
 
@@ -19,20 +20,26 @@ def apply_empty_target_action(values: Tensor, num_relevant: Tensor, action: str)
     return values, counted > 0
 
 
-def counted_values(values: Tensor, num_relevant: Tensor, action: str) -> tuple[Tensor, Tensor]:
-    """Resolve queries with no relevant item, given R as [B] or as a column [B, 1]. Returns (values
-    [B, P], counted: float64 1 or 0 per query, of R's shape)."""
+def kept_queries(num_relevant: Tensor, action: str) -> Tensor:
+    """float64 1 where a query counts, 0 where ``empty_target_action="skip"`` leaves it out (R = 0), of R's shape."""
     if action == "skip":  # R is a count: min(R, 1) is 1 where the query counts, 0 where it has no relevant item
-        counted = num_relevant.clamp(max=1)
+        return num_relevant.clamp(max=1)
+    return filled(tuple(num_relevant.shape), 1.0, num_relevant.device)
+
+
+def counted_values(values: Tensor, num_relevant: Tensor, action: str,
+                   empty: str = "no relevant item") -> tuple[Tensor, Tensor]:
+    """Resolve queries with no relevant item, given R as [B], as a column [B, 1] or per value [B, P] (``empty``
+    names what a query lacks, in the error). Returns (values [B, P], counted: float64 1 or 0 per query, of R's
+    shape)."""
+    counted = kept_queries(num_relevant, action)
+    if action == "skip":
         return values * (counted if counted.ndim == 2 else counted.unsqueeze(1)), counted
-    ones = filled(tuple(num_relevant.shape), 1.0, num_relevant.device)
-    empty = num_relevant == 0
-    empty = empty if empty.ndim == 2 else empty.unsqueeze(1)
+    lacking = num_relevant == 0
+    lacking = lacking if lacking.ndim == 2 else lacking.unsqueeze(1)
     if action == "error":
-        if bool(empty.any()):
-            row = int(empty.squeeze(1).nonzero()[0])
-            raise ValueError(
-                f"Query {row} of the batch has no relevant item and `empty_target_action` is 'error'"
-            )
-        return values, ones
-    return values.masked_fill(empty, 1.0 if action == "pos" else 0.0), ones
+        if bool(lacking.any()):
+            row = int(lacking.any(1).nonzero()[0])
+            raise ValueError(f"Query {row} of the batch has {empty} and `empty_target_action` is 'error'")
+        return values, counted
+    return values.masked_fill(lacking, 1.0 if action == "pos" else 0.0), counted

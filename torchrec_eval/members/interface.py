@@ -35,6 +35,7 @@ class Member(Protocol):
             batch must hold for it (the ideal gains, a ranking down to R, every candidate's score, the
             view averaged over tied scores).
         max_gain: the largest gain it takes (checked with the other values), or None.
+        needs_non_relevant: it reads each query's non-relevant candidates (FallOut), counted exactly.
         supports_weights: whether every value is a mean or a ratio of sums over queries, so that a
             per-query weight applies (``weighted=True``).
         query_keys: the keys with a value per query (the columns of :meth:`per_query`); catalogue-level
@@ -51,6 +52,7 @@ class Member(Protocol):
     needs_candidates: bool
     needs_average: bool = False
     max_gain: float | None = None
+    needs_non_relevant: bool = False
     supports_weights: bool = False
     paired: bool = True
 

@@ -40,6 +40,7 @@ def needs_of(members: Sequence[Member]) -> Needs:
         candidates=any(member.needs_candidates for member in members),
         average_view=any(member.needs_average for member in members),
         max_gain=min([member.max_gain for member in members if member.max_gain is not None], default=None),
+        non_relevant=any(member.needs_non_relevant for member in members),
     )
 
 

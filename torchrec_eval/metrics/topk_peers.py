@@ -1,5 +1,5 @@
 """The top-k classes of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet and NumRelRet
-(the top k as a set), IPrec and InterpolatedAP (interpolated precision). Thin classes over the registry's
+(the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut (torchmetrics'). Thin classes over the registry's
 formulas, as :mod:`~torchrec_eval.metrics.topk`'s; their functions are in
 :mod:`torchrec_eval.ranking.functional_peers`."""
 
@@ -10,7 +10,7 @@ from typing import Unpack
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, _TopK
 
-__all__ = ["ERR", "NCRR", "RBP", "SDCG", "InterpolatedAP", "IPrec", "NumRelRet", "NumRet", "SetF"]
+__all__ = ["ERR", "NCRR", "RBP", "SDCG", "FallOut", "InterpolatedAP", "IPrec", "NumRelRet", "NumRet", "SetF"]
 
 
 
@@ -258,6 +258,40 @@ class InterpolatedAP(_TopK):
     """
 
     name = "interpolated_ap"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class FallOut(_TopK):
+    r"""FallOut@k: the share of the query's non-relevant candidates that the top k retrieves (torchmetrics'
+    ``RetrievalFallOut``); lower is better.
+
+    .. math:: \mathrm{FallOut@k} = \frac{\min(k, n) - \sum_{i \le k} r_i}{n - R}
+
+    with n the query's candidates and R its relevant ones. The query that ``empty_target_action`` resolves
+    is the one without a non-relevant candidate (torchmetrics': "no negative target"). torchmetrics' class
+    scores it 1 (``empty_target_action="pos"``), where this library skips it by default as every family's
+    empty query. It needs every candidate's score: the dense, ids or flat form, not ``ranked_ids``.
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, on the ranked form, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.FallOut(k=2, empty_target_action="pos")  # torchmetrics' RetrievalFallOut
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]]),
+        ...               torch.tensor([[1, 0, 0, 0], [1, 1, 1, 1]]))
+        >>> metric.compute()  # (1 / 3 + 1) / 2: the second query has no non-relevant candidate
+        tensor(0.6667, dtype=torch.float64)
+    """
+
+    name = "fallout"
 
     def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, None, **kwargs)

@@ -103,6 +103,8 @@ class Needs:
             ``average_ties=True`` under another tie order.
         max_gain: the largest gain a metric takes (the top grade ``max_grade`` of ERR and SDCG), checked
             with the other values; None: no bound.
+        non_relevant: each query's non-relevant candidates (FallOut): the candidates counted exactly, over
+            the whole row (a scored form: the ranked form does not know them).
     """
 
     depth: int = 0
@@ -111,6 +113,7 @@ class Needs:
     candidates: bool = False
     average_view: bool = False
     max_gain: float | None = None
+    non_relevant: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Column 0 counts the queries kept by ``empty_target_action`` (every value's count by default);
 ``"listed"`` those of them with a non-empty list (``empty_list_action="skip"``); ``("hit", j)`` those with a
-relevant item in the top min(k, R) of value ``j`` (R-Precision, ``no_hit_action="skip"``).
+relevant item in the top min(k, R) of value ``j`` (R-Precision, ``no_hit_action="skip"``). A family that
+reads the non-relevant candidates (FallOut) counts the queries that ``empty_target_action`` keeps for it,
+those with a non-relevant candidate: ``"non_relevant"``, and ``"listed_non_relevant"`` with a non-empty list.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ import functools
 from typing import Any
 
 from torchrec_eval.ranking.entries import Entry
+from torchrec_eval.ranking.registry import REGISTRY
+
+#: the count kinds of the queries kept for a family that reads the non-relevant candidates (FallOut)
+NON_RELEVANT_KINDS = ("non_relevant", "listed_non_relevant")
 
 
 @functools.lru_cache(maxsize=256)
@@ -26,10 +32,8 @@ def count_layout(entries: tuple[Entry, ...]) -> tuple[tuple[int, ...], tuple[Any
         for _ in entry.ks:
             if options.get("no_hit_action") == "skip":  # an empty list has no hit: "listed" is implied
                 kind: Any = ("hit", len(columns))
-            elif options.get("empty_list_action") == "skip":
-                kind = "listed"
             else:
-                kind = "all"
+                kind = _kept_kind(entry, listed=options.get("empty_list_action") == "skip")
             if kind not in kinds:
                 kinds.append(kind)
             columns.append(kinds.index(kind))
@@ -52,9 +56,14 @@ def zero_kinds(entries: tuple[Entry, ...]) -> list[tuple[int, Any]]:
             if options.get("empty_mean") == "zero":
                 if options.get("no_hit_action") == "skip":
                     out.append((j, ("top_hit", j)))
-                elif options.get("empty_list_action") == "skip":
-                    out.append((j, "listed"))
                 else:
-                    out.append((j, "all"))
+                    out.append((j, _kept_kind(entry, listed=options.get("empty_list_action") == "skip")))
             j += 1
     return out
+
+
+def _kept_kind(entry: Entry, listed: bool) -> str:
+    """The count kind of the queries ``empty_target_action`` keeps for ``entry`` (with a non-empty list if ``listed``)."""
+    if REGISTRY[entry.name].reads_non_relevant:
+        return NON_RELEVANT_KINDS[listed]
+    return "listed" if listed else "all"

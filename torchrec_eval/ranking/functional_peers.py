@@ -12,7 +12,7 @@ from torch import Tensor
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
 
-__all__ = ["err", "interpolated_ap", "iprec", "ncrr", "num_rel_ret", "num_ret", "rbp", "sdcg", "setf"]
+__all__ = ["err", "fallout", "interpolated_ap", "iprec", "ncrr", "num_rel_ret", "num_ret", "rbp", "sdcg", "setf"]
 
 
 @overload
@@ -395,3 +395,41 @@ def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *
         tensor(0.4545, dtype=torch.float64)
     """
     return compute_named_metric("interpolated_ap", preds, target, k, {}, arguments)
+
+
+@overload
+def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+            **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+            **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+            **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""FallOut@k, the share of the non-relevant candidates retrieved in the top k (torchmetrics'
+    ``retrieval_fall_out``): :math:`(\min(k, n) - \sum_{i \le k} r_i) / (n - R)`, n candidates, R relevant.
+
+    ``empty_target_action`` resolves a query without a non-relevant candidate. It needs every candidate's
+    score (dense, ids or flat form).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another scored form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"fallout@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, on ``ranked_ids``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import fallout
+        >>> fallout(torch.tensor([[0.2, 0.3, 0.5]]), torch.tensor([[True, False, True]]), k=2)  # torchmetrics' example
+        tensor(1., dtype=torch.float64)
+    """
+    return compute_named_metric("fallout", preds, target, k, {}, arguments)

@@ -1,4 +1,5 @@
-"""Formulas over the number of relevant items in the top k: Precision, Recall, F1 and HitRate."""
+"""Formulas over the number of relevant items in the top k: Precision, Recall, F1 and HitRate; and over the
+non-relevant ones: FallOut."""
 
 from __future__ import annotations
 
@@ -44,6 +45,13 @@ def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Tens
 def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     p, r = precision(rt, ks), recall(rt, ks)
     return divide(2 * p * r, p + r)
+
+
+def fallout(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    # the non-relevant items of the top k over the query's non-relevant candidates (a query without one is
+    # resolved by ``empty_target_action``: its family's registry entry says so)
+    listed = listed_within(rt, ks)
+    return divide(listed - hits_within(rt, ks), (rt.num_candidates - rt.num_relevant).unsqueeze(1))
 
 
 def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:

@@ -13,12 +13,12 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.members.empty_targets import counted_values
+from torchrec_eval.members.empty_targets import counted_values, kept_queries
 from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
-from torchrec_eval.ranking.count_layout import count_layout, zero_kinds
+from torchrec_eval.ranking.count_layout import NON_RELEVANT_KINDS, count_layout, zero_kinds
 from torchrec_eval.ranking.entries import Entry
 from torchrec_eval.ranking.registry import MEMBER_OPTIONS, REGISTRY
 
@@ -55,6 +55,10 @@ class TopKMember(Member):
         self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
         grades = [dict(entry.options).get("max_grade", spec.max_grade) for spec, entry in zip(specs, self.entries, strict=True)]
         self.max_gain = min([grade for grade in grades if grade is not None], default=None)
+        # which values read the non-relevant candidates (FallOut): their empty query is the one without any
+        self.non_relevant_values = tuple(spec.reads_non_relevant for spec, entry in zip(specs, self.entries, strict=True)
+                                         for _ in entry.ks)
+        self.needs_non_relevant = any(self.non_relevant_values)
 
     def configuration(self) -> dict[str, Any]:
         return {"kind": "top-k", "entries": [[entry.name, list(entry.ks), dict(entry.options)] for entry in self.entries]}
@@ -97,25 +101,43 @@ class TopKMember(Member):
     def counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
         raw = self.evaluate(ranked)
-        values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
         kinds = self.count_kinds
-        if len(kinds) == 1:
-            return values, counted
+        if not self.needs_non_relevant:
+            values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
+            if len(kinds) == 1:
+                return values, counted
+            kept_by_basis = {"relevant": counted}
+        else:  # FallOut's values are resolved by their queries' non-relevant candidates, the others' by R
+            non_relevant = (ranked.num_candidates - ranked.num_relevant).unsqueeze(1)
+            lacking = torch.where(self._non_relevant_on(raw.device), non_relevant, ranked.relevant_column)
+            values, _ = counted_values(raw, lacking, empty_target_action,
+                                       "no relevant item (for FallOut: no non-relevant candidate)")
+            kept_by_basis = {"relevant": kept_queries(ranked.relevant_column, empty_target_action),
+                             "non_relevant": kept_queries(non_relevant, empty_target_action)}
         if ranked.tie_groups is not None:
             self.check_ties("average")
-        columns = [counted]
+        columns = []
         cutoffs = [k for entry in self.entries for k in entry.ks]
-        for kind in kinds[1:]:
-            if kind == "listed":
+        for kind in kinds:
+            base = kept_by_basis["non_relevant" if kind in NON_RELEVANT_KINDS else "relevant"]
+            if kind in ("all", "non_relevant"):
+                columns.append(base)
+                continue
+            if kind in ("listed", "listed_non_relevant"):
                 kept = ranked.num_candidates > 0
             elif kind[0] == "top_hit":  # a relevant item in the top k (the whole list without a cut-off)
                 k = cutoffs[kind[1]]
                 kept = ranked.cum_hits[:, (ranked.depth if k is None else min(k, ranked.depth)) - 1] > 0
             else:
                 kept = raw[:, kind[1]] > 0
-            columns.append(counted * kept.unsqueeze(1))
+            columns.append(base * kept.unsqueeze(1))
         counts = torch.cat(columns, dim=1)
         return values * counts.index_select(1, self._count_columns_on(counts.device)), counts
+
+    def _non_relevant_on(self, device: torch.device) -> Tensor:
+        """[P] bool: the values that read the non-relevant candidates, built once per device."""
+        flags = self.non_relevant_values
+        return constant(("non_relevant_values", flags, device), lambda: torch.tensor(flags, device=device))
 
     def _count_columns_on(self, device: torch.device) -> Tensor:
         """:attr:`count_columns` as a tensor on ``device``, built once (a list index would copy it from

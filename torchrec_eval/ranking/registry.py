@@ -17,7 +17,7 @@ from torch import Tensor
 from torchrec_eval.pipeline.arguments import is_number
 from torchrec_eval.ranking.cascades import err, rbp
 from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
-from torchrec_eval.ranking.hit_counts import f1, hitrate, precision, recall
+from torchrec_eval.ranking.hit_counts import f1, fallout, hitrate, precision, recall
 from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
@@ -93,6 +93,9 @@ class TopKFamily:
         exact_under_average_ties: the formula read from the averaged view (``ties="average"``) is its
             expectation over tie orders: linear in each rank's relevance and gain, or reading the tie
             groups. False (ERR's product over ranks): ``ties="average"`` is refused.
+        reads_non_relevant: the formula divides by the query's non-relevant candidates (FallOut): the batch
+            counts its candidates exactly (a form with scores over them, not ``ranked_ids``), and the query
+            that ``empty_target_action`` resolves is the one without a non-relevant candidate.
     """
 
     kernel: Callable[..., Tensor]
@@ -102,6 +105,7 @@ class TopKFamily:
     higher_is_better: bool = True
     max_grade: float | None = None
     exact_under_average_ties: bool = True
+    reads_non_relevant: bool = False
 
     @property
     def optional_k(self) -> bool:
@@ -114,6 +118,7 @@ REGISTRY: dict[str, TopKFamily] = {
     "recall": TopKFamily(recall, {"denominator": get_args(RecallDenominator), **_LIST}),
     "f1": TopKFamily(f1, {**_LIST}),
     "hitrate": TopKFamily(hitrate, {**_LIST}),
+    "fallout": TopKFamily(fallout, {**_LIST}, higher_is_better=False, reads_non_relevant=True),
     "mrr": TopKFamily(mrr, {**_LIST}),
     "arhr": TopKFamily(arhr, {**_LIST}),
     "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, **_LIST}),

@@ -147,7 +147,8 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
 
     With ``items.neg_inf`` (scores may hold ``-inf`` and no mask says where), the candidates are counted
     within the ranked list only: -inf and excluded entries sort last, so the list's candidates number
-    min(K, candidates), all that a top-k value reads (min(k, candidates) for k <= K).
+    min(K, candidates), all that a top-k value reads (min(k, candidates) for k <= K). FallOut
+    (``needs.non_relevant``) reads every candidate of the row: they are then counted over it.
     """
     if needs.depth == 0:
         return None
@@ -160,10 +161,14 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     values = top.values if top.values is not None else preds.gather(1, idx)  # the list's scores, read once
     ranks = None if exclusions is not None else _target_ranks(preds, top, values, table, rules.ties)
     if ranks is not None:
-        if top.distinct:  # no -inf in the list: every listed item is a candidate
-            return _placed(ranks, idx, table, needs, filled((idx.shape[0],), float(depth), preds.device))
-        listed = values > float("-inf")
-        return _placed(ranks, idx.masked_fill(~listed, -1), table, needs, listed.sum(1, dtype=torch.float64))
+        listed = None if top.distinct else values > float("-inf")  # distinct: no -inf in the list
+        if needs.non_relevant:
+            num_candidates = count_candidates(preds, valid, exclusions)
+        elif listed is None:
+            num_candidates = filled((idx.shape[0],), float(depth), preds.device)
+        else:
+            num_candidates = listed.sum(1, dtype=torch.float64)
+        return _placed(ranks, idx if listed is None else idx.masked_fill(~listed, -1), table, needs, num_candidates)
     if items.neg_inf:
         listed = values > float("-inf")
         if exclusions is not None:

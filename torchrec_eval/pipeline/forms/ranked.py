@@ -35,6 +35,11 @@ def ranked_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
             "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
             f"(dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
         )
+    if needs.non_relevant:
+        raise ValueError(
+            "FallOut divides by each query's non-relevant candidates, which a ranked list does not know: pass "
+            f"`preds` (dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
+        )
     check_groups_shape(inputs.groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
     return Batch(ranked_form(inputs, needs, rules, checks), None, inputs.groups)
 

@@ -25,7 +25,7 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
     averaging = rules.averaging(needs)
     exclusions = None if inputs.exclude_ids is None else checked_exclusions(inputs.exclude_ids, preds, checks)
     ids_top_k = (target_ids is not None and inputs.mask is None and not (needs.candidates or averaging)
-                 and rules.ties not in GAIN_AWARE_TIES)
+                 and rules.ties not in GAIN_AWARE_TIES and not needs.non_relevant)
     items = candidate_items(preds, inputs.mask, exclusions, checks, ids_top_k, needs.candidates or averaging)
     if target_ids is None:
         target = required("target", inputs.target, "dense")
