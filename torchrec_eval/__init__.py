@@ -53,8 +53,10 @@ if TYPE_CHECKING:
         NumRelRet,
         NumRet,
         Precision,
+        PrecisionRecallCurve,
         RankBiasedEntropy,
         Recall,
+        RecallAtFixedPrecision,
         RPrecision,
         SampledMetrics,
         Serendipity,
@@ -83,7 +85,8 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
            "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "ERR", "FallOut", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
+            "ERR", "FallOut", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF",
+            "PrecisionRecallCurve", "RecallAtFixedPrecision")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
@@ -137,6 +140,8 @@ __all__ = [
     "InterpolatedAP",
     "IPrec",
     "Precision",
+    "PrecisionRecallCurve",
+    "RecallAtFixedPrecision",
     "RPrecision",
     "RankingMetrics",
     "Recall",

@@ -87,7 +87,8 @@ def _plus(counts: dict[str, int], more: dict[str, int]) -> dict[str, int]:
     return {key: counts.get(key, 0) + more.get(key, 0) for key in counts.keys() | more.keys()}
 
 
-FAMILIES = list(REGISTRY)  # every top-k family
+# every top-k family that takes ranked lists (FallOut, which counts every candidate, has its own metric below)
+FAMILIES = [family for family, spec in REGISTRY.items() if not spec.reads_non_relevant]
 
 
 def all_reduce_sum(tensor: torch.Tensor, group: Any = None) -> list[torch.Tensor]:
@@ -136,6 +137,9 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "num_rel_ret": tre.NumRelRet(k=5),
         "iprec": tre.IPrec(k=5, recall=0.5),
         "interpolated_ap": tre.InterpolatedAP(k=[5, 10]),
+        "fallout": tre.FallOut(k=[3, 5], empty_target_action="pos"),
+        "precision_recall_curve": tre.PrecisionRecallCurve(max_k=6, adaptive_k=True),
+        "recall_at_fixed_precision": tre.RecallAtFixedPrecision(min_precision=0.2, max_k=6, num_groups=NUM_GROUPS),
         "collection": MetricCollection(
             {
                 name: getattr(tre, cls)(k=[5, 10])
@@ -235,11 +239,11 @@ def make_batches() -> list[dict[str, torch.Tensor]]:
 
 
 def _needs_scores(metric: Any) -> bool:
-    """AUC, GAUC, MPR and FCP rank every candidate: they do not take the ranked-list form."""
-    if isinstance(metric, (pairwise.AUC, pairwise.GAUC, pairwise.MPR, pairwise.FCP)):
+    """AUC, GAUC, MPR and FCP rank every candidate, FallOut counts them: they do not take the ranked-list form."""
+    if isinstance(metric, (pairwise.AUC, pairwise.GAUC, pairwise.MPR, pairwise.FCP, tre.FallOut)):
         return True
     return isinstance(metric, tre.RankingMetrics) and any(
-        key in ("auc", "gauc", "mpr", "fcp") for key in metric.keys()
+        key in ("auc", "gauc", "mpr", "fcp") or key.startswith("fallout") for key in metric.keys()
     )
 
 
@@ -261,6 +265,9 @@ def _update(metric: Any, batch: dict[str, torch.Tensor]) -> None:
 def _flatten(result: Any) -> dict[str, torch.Tensor]:
     if isinstance(result, dict):
         return {key: value.detach().clone() for key, value in result.items()}
+    if isinstance(result, tuple):  # a curve, or a point read off it: float64 values and int64 cut-offs
+        return {"cut-offs" if value.dtype == torch.int64 else f"value {i}": value.detach().clone()
+                for i, value in enumerate(result)}
     return {"value": result.detach().clone()}
 
 
@@ -376,7 +383,7 @@ def _assert_same(
     for name in expected:
         assert actual[name].keys() == expected[name].keys(), (where, name)
         for key in expected[name]:
-            assert actual[name][key].dtype == torch.float64, (where, name, key)
+            assert actual[name][key].dtype == (torch.int64 if key == "cut-offs" else torch.float64), (where, name, key)
             torch.testing.assert_close(
                 actual[name][key],
                 expected[name][key],

@@ -23,6 +23,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "SetF": lambda: tre.SetF(k=3), "NumRet": lambda: tre.NumRet(k=3), "NumRelRet": lambda: tre.NumRelRet(k=3),
     "IPrec": lambda: tre.IPrec(k=3, recall=0.5), "InterpolatedAP": lambda: tre.InterpolatedAP(k=3),
     "FallOut": lambda: tre.FallOut(k=3),
+    "PrecisionRecallCurve": lambda: tre.PrecisionRecallCurve(3),
+    "RecallAtFixedPrecision": lambda: tre.RecallAtFixedPrecision(0.2, 3),
     "AUC": lambda: tre.AUC(), "GAUC": lambda: tre.GAUC(), "MPR": lambda: tre.MPR(), "FCP": lambda: tre.FCP(),
     "CTR": lambda: tre.CTR(k=3),
     "Coverage": lambda: tre.Coverage(k=3, num_items=NUM_ITEMS),

@@ -20,6 +20,7 @@ from torchrec_eval.metrics.beyond import (
     Serendipity,
 )
 from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
+from torchrec_eval.metrics.curves import PrecisionRecallCurve, RecallAtFixedPrecision
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
@@ -92,6 +93,8 @@ __all__ = [
     "LongTailShare",
     "Novelty",
     "Precision",
+    "PrecisionRecallCurve",
+    "RecallAtFixedPrecision",
     "RPrecision",
     "MemberMetric",
     "Recall",

@@ -10,9 +10,11 @@ from typing import Unpack, overload
 from torch import Tensor
 
 from torchrec_eval.pipeline import keywords_checked_by
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.curves import curve_points, curve_requests
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, compute_named_metrics
 
-__all__ = ["err", "fallout", "interpolated_ap", "iprec", "ncrr", "num_rel_ret", "num_ret", "rbp", "sdcg", "setf"]
+__all__ = ["err", "fallout", "interpolated_ap", "iprec", "ncrr", "num_rel_ret", "num_ret", "precision_recall_curve",
+           "rbp", "sdcg", "setf"]
 
 
 @overload
@@ -433,3 +435,42 @@ def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: int
         tensor(1., dtype=torch.float64)
     """
     return compute_named_metric("fallout", preds, target, k, {}, arguments)
+
+
+@keywords_checked_by(TopKCall)
+def precision_recall_curve(preds: Tensor | None = None, target: Tensor | None = None, *, max_k: int,
+                           adaptive_k: bool = False, **arguments: Unpack[TopKCall]) -> tuple[Tensor, Tensor, Tensor]:
+    r"""The retrieval precision-recall curve (torchmetrics' ``RetrievalPrecisionRecallCurve``): the mean over
+    queries of Precision@k and Recall@k at every cut-off k = 1..``max_k``, from one ranking of the batch.
+
+    .. math:: P@k = \frac{\sum_{i \le k} r_i}{k}, \quad R@k = \frac{\sum_{i \le k} r_i}{R}
+
+    With ``adaptive_k`` precision divides by min(k, n), the query's n candidates (torchmetrics' adaptive k).
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        max_k: the last cut-off K (required: a metric's state holds K points).
+        adaptive_k: divide precision by min(k, n).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`; ``reduction="none"`` gives each query's
+            curve, [B, K] (NaN rows for skipped queries).
+
+    Returns:
+        (precision [K], recall [K], the cut-offs 1..K as int64 [K]).
+
+    Raises:
+        ValueError: on a bad ``max_k`` or ``adaptive_k``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import precision_recall_curve
+        >>> precision, recall, top_k = precision_recall_curve(
+        ...     torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), max_k=3)
+        >>> precision
+        tensor([1.0000, 0.5000, 0.6667], dtype=torch.float64)
+        >>> recall, top_k
+        (tensor([0.5000, 0.5000, 1.0000], dtype=torch.float64), tensor([1, 2, 3]))
+    """
+    requests = curve_requests(max_k, adaptive_k)
+    return curve_points(compute_named_metrics(requests, preds, target, arguments), len(requests[0][1]))

@@ -1,5 +1,5 @@
 """The shared body of the functional top-k metrics: :func:`compute_named_metric` checks the arguments,
-ranks the batch once and reduces."""
+ranks the batch once and reduces (:func:`compute_named_metrics`: several families from that one ranking)."""
 
 from __future__ import annotations
 
@@ -65,19 +65,28 @@ def compute_named_metric(name: str, preds: Tensor | None, target: Tensor | None,
                          options: dict[str, Any], arguments: TopKCall) -> Tensor | dict[str, Tensor]:
     """The top-k metric ``name`` of one batch, the shared body of the functional metrics: ``options`` are the
     family's own, ``arguments`` the caller's common arguments and input forms."""
+    results = compute_named_metrics([(name, k, options)], preds, target, arguments)
+    return results if isinstance(k, (list, tuple)) else results[next(iter(results))]
+
+
+def compute_named_metrics(requests: Sequence[tuple[str, int | Sequence[int | None] | None, dict[str, Any]]],
+                          preds: Tensor | None, target: Tensor | None, arguments: TopKCall) -> dict[str, Tensor]:
+    """Several top-k families of one batch from its one ranking: ``requests`` holds (family, k, its options);
+    returns every key's value (a 0-d mean, or [B] per-query values with ``reduction="none"``)."""
     reduction = arguments.get("reduction", "mean")
     convention, ties = arguments.get("convention"), arguments.get("ties")
     empty_target_action = arguments.get("empty_target_action")
     relevance_threshold = arguments.get("relevance_threshold")
     validate_args = arguments.get("validate_args", True)
-    options = {**options, "empty_list_action": arguments.get("empty_list_action")}
     inputs = {key: value for key, value in arguments.items() if key in INPUT_KEYWORDS}
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
-    entry = make_entry(name, k, resolve_options(convention, name, options, ties))  # `ties` as passed
+    entries = [make_entry(name, k, resolve_options(  # `ties` as passed
+        convention, name, {**options, "empty_list_action": arguments.get("empty_list_action")}, ties))
+        for name, k, options in requests]
     action, order = resolve_common(convention, empty_target_action, ties)
     check_common(action, relevance_threshold)
-    member = TopKMember([entry])
+    member = TopKMember(entries)
     rules = Rules(order, relevance_threshold, validate_args, preset(convention).duplicates)
     batch = prepare([member], Inputs.of({**inputs, "preds": preds, "target": target}), rules)
     member.check_ties(order)
@@ -86,8 +95,4 @@ def compute_named_metric(name: str, preds: Tensor | None, target: Tensor | None,
         values = values.masked_fill(~(counts[:, list(member.count_columns)] > 0), float("nan"))
     else:  # 0/0 = NaN when nothing is counted (or 0.0 with empty_mean="zero")
         values = member.means(values.sum(0, keepdim=True), counts.sum(0, keepdim=True))
-    results = {key: values[:, i] for i, key in enumerate(member.keys)}
-    if isinstance(k, (list, tuple)):
-        return {key: v if reduction == "none" else v.squeeze(0) for key, v in results.items()}
-    only = results[member.keys[0]]
-    return only if reduction == "none" else only.squeeze(0)
+    return {key: values[:, i] if reduction == "none" else values[0, i] for i, key in enumerate(member.keys)}
