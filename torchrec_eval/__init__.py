@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MSE,
         NCRR,
         NDCG,
+        RBO,
         RBP,
         RMSE,
         SDCG,
@@ -44,8 +45,10 @@ if TYPE_CHECKING:
         HitRate,
         InterListDiversity,
         InterpolatedAP,
+        Intersection,
         IntraListDiversity,
         IPrec,
+        Jaccard,
         LongTailCount,
         LongTailShare,
         Novelty,
@@ -83,11 +86,13 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "ERR", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF")
+_OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
     **dict.fromkeys(_BEYOND, "torchrec_eval.metrics"),
     **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
+    **dict.fromkeys(_OVERLAP, "torchrec_eval.metrics"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.collection",
     "ModelComparison": "torchrec_eval.comparison",
@@ -108,6 +113,10 @@ __all__ = [
     "LongTailShare",
     "Novelty",
     "Serendipity",
+    # the overlap of two models' lists
+    "Intersection",
+    "Jaccard",
+    "RBO",
     "CG",
     "CTR",
     "DCG",
