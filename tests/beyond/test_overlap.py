@@ -221,7 +221,8 @@ IDS = torch.tensor([[0, 1, 2], [3, 4, -1], [5, -1, -1]])
 BAD_INPUTS = [
     ({"preds": P}, r"Pass exactly one of `reference_preds` .* and `reference_ids` .*got neither"),
     ({"preds": P, "ranked_ids": IDS, "reference_preds": R}, r"exactly one of `preds`.*got both"),
-    ({"preds": P, "reference_preds": R[:2]}, r"`reference_preds` must have one row per query, as `preds` \(3\), got shape \(2, 6\)"),
+    ({"preds": P, "reference_preds": R[:2]},
+     r"`reference_preds` must have one row per query, as `preds` \(3\), got shape \(2, 6\)"),
     ({"preds": P, "reference_preds": R.long()}, r"`reference_preds` must be a floating point tensor .* torch.int64"),
     ({"preds": P, "reference_preds": R * math.nan}, r"`reference_preds` must be real scores, not NaN"),
     ({"preds": P * math.inf, "reference_preds": R}, r"`preds` must be real scores, not NaN or \+inf"),
