@@ -11,19 +11,16 @@ the same values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Unpack, overload
+from typing import Unpack, overload
 
 from torch import Tensor
 
 from torchrec_eval.beyond.overlap_inputs import OverlapInputs
-from torchrec_eval.beyond.overlap_member import overlap_values
+from torchrec_eval.beyond.overlap_member import OverlapTies, RBOVariant, overlap_values
 from torchrec_eval.members.steps import Reduction
 from torchrec_eval.pipeline import keywords_checked_by
 
 __all__ = ["intersection", "jaccard", "rbo"]
-
-OverlapTies = Literal["index", "reverse_index"]
-RBOVariant = Literal["lenskit", "ext"]
 
 
 @overload

@@ -11,7 +11,7 @@ syncs and checkpoints work as for the top-k metrics. The evaluated list is the b
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
@@ -29,7 +29,10 @@ from torchrec_eval.members.steps import Reduction, accumulate
 from torchrec_eval.pipeline import Batch, Rules
 from torchrec_eval.pipeline.arguments import check_k, check_optional_int, check_probability
 
-__all__ = ["OVERLAP_FAMILIES", "OVERLAP_TIES", "OverlapMember", "overlap_values"]
+__all__ = ["OVERLAP_FAMILIES", "OVERLAP_TIES", "OverlapMember", "OverlapTies", "RBOVariant", "overlap_values"]
+
+OverlapTies = Literal["index", "reverse_index"]
+RBOVariant = Literal["lenskit", "ext"]
 
 #: family -> its options and their defaults
 OVERLAP_FAMILIES: dict[str, dict[str, Any]] = {

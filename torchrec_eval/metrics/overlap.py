@@ -16,7 +16,7 @@ from typing import Any, Unpack
 from torch import Tensor
 
 from torchrec_eval.beyond.overlap_inputs import ranked_pair
-from torchrec_eval.beyond.overlap_member import OverlapMember
+from torchrec_eval.beyond.overlap_member import OverlapMember, RBOVariant
 from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.metrics.arguments import MetricArguments, require_groups
 from torchrec_eval.metrics.base import MemberMetric
@@ -225,6 +225,6 @@ class RBO(_Overlap):
 
     family = "rbo"
 
-    def __init__(self, k: IntOrSeq = 10, *, patience: float | None = None, variant: str | None = None,
+    def __init__(self, k: IntOrSeq = 10, *, patience: float | None = None, variant: RBOVariant | None = None,
                  **kwargs: Unpack[MetricArguments]) -> None:
         super().__init__(k, {"patience": patience, "variant": variant}, **kwargs)
