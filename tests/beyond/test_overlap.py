@@ -286,3 +286,20 @@ def test_update_reads_nothing_on_the_accelerator_path():
         plain.update(**batch, groups=groups)
         for key, value in plain.compute().items():
             torch.testing.assert_close(metric.compute()[key], value, rtol=0, atol=0, equal_nan=True)
+
+
+def test_a_compiled_update_equals_the_eager_one():
+    """``compile_update``: both sides ranked in one graph (``backend="eager"``: the trace, not a compiler)."""
+    import warnings
+
+    compiled = tre.RBO(k=[2, 4], validate_args=False).compile_update(backend="eager")
+    eager = tre.RBO(k=[2, 4], validate_args=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a graph that fails warns and updates eagerly: not here
+        for form in ("scores", "mixed"):
+            batch = batches(form, seed=11)[0]
+            compiled.update(**batch)
+            eager.update(**batch)
+    assert compiled._compile_options is not None
+    for key, value in eager.compute().items():
+        torch.testing.assert_close(compiled.compute()[key], value, rtol=0, atol=1e-12)
