@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MSE,
         NCRR,
         NDCG,
+        RBO,
         RBP,
         RMSE,
         SDCG,
@@ -45,8 +46,10 @@ if TYPE_CHECKING:
         HitRate,
         InterListDiversity,
         InterpolatedAP,
+        Intersection,
         IntraListDiversity,
         IPrec,
+        Jaccard,
         LongTailCount,
         LongTailShare,
         Novelty,
@@ -87,11 +90,13 @@ _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP"
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "ERR", "FallOut", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF",
             "PrecisionRecallCurve", "RecallAtFixedPrecision")
+_OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
     **dict.fromkeys(_BEYOND, "torchrec_eval.metrics"),
     **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
+    **dict.fromkeys(_OVERLAP, "torchrec_eval.metrics"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.collection",
     "ModelComparison": "torchrec_eval.comparison",
@@ -112,6 +117,10 @@ __all__ = [
     "LongTailShare",
     "Novelty",
     "Serendipity",
+    # the overlap of two models' lists
+    "Intersection",
+    "Jaccard",
+    "RBO",
     "CG",
     "CTR",
     "DCG",

@@ -440,7 +440,9 @@ def test_unsynced_compute_is_local(spawned: dict[str, Any]) -> None:
 
 ROOT = Path(__file__).resolve().parents[2]
 # classes whose inputs the batches above cannot give, run in processes by their own harness test
-ELSEWHERE = {tre.SampledMetrics: "tests/sampled/test_sampled_metrics.py"}  # one relevant item per row
+ELSEWHERE = {tre.SampledMetrics: "tests/sampled/test_sampled_metrics.py",  # one relevant item per row
+             # two rankings per query, no target
+             **dict.fromkeys((tre.Intersection, tre.Jaccard, tre.RBO), "tests/beyond/test_overlap.py")}
 
 
 def test_every_exported_metric_class_is_covered() -> None:

@@ -12,7 +12,8 @@ import torch
 import torchrec_eval as tre
 from torchrec_eval.pipeline import INPUT_KEYWORDS
 
-FUNCTIONS = sorted(tre.functional.__all__)
+OVERLAP = ["intersection", "jaccard", "rbo"]  # two rankings, no target: the keywords of OverlapInputs
+FUNCTIONS = sorted(set(tre.functional.__all__) - set(OVERLAP))
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -26,9 +27,21 @@ def test_a_misspelt_keyword_names_the_function_and_its_keywords(name):
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_the_input_forms_keywords_still_pass(name):
     function = getattr(tre.functional, name)
-    value = function(torch.rand(2, 5), target_ids=torch.tensor([[1, -1], [0, 3]]), mask=torch.ones(2, 5, dtype=torch.bool))
-    values = value.values() if isinstance(value, dict) else [value]
+    required = {"max_k": 3} if name == "precision_recall_curve" else {}  # the curve's length, no default
+    value = function(torch.rand(2, 5), target_ids=torch.tensor([[1, -1], [0, 3]]), mask=torch.ones(2, 5, dtype=torch.bool),
+                     **required)
+    values = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]
     assert all(isinstance(v, torch.Tensor) for v in values)
+
+
+@pytest.mark.parametrize("name", OVERLAP)
+def test_a_misspelt_keyword_of_an_overlap_function_names_it_and_its_keywords(name):
+    function = getattr(tre.functional, name)
+    with pytest.raises(ValueError, match=rf"^{name}\(\) got an unexpected keyword argument 'target_ids'; it takes .*"
+                                         r"'preds', 'reference_preds'.*'ranked_ids', 'reference_ids'"):
+        function(torch.rand(2, 5), torch.rand(2, 5), target_ids=torch.tensor([[1], [0]]))
+    value = function(torch.rand(2, 5), reference_ids=torch.tensor([[1, -1], [0, 3]]), exclude_ids=torch.tensor([[2], [4]]))
+    assert isinstance(value, torch.Tensor)
 
 
 def test_every_input_keyword_reaches_the_pipeline():

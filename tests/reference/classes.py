@@ -41,6 +41,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "LongTailShare": lambda: tre.LongTailShare(k=3, item_popularity=POPULARITY),
     "LongTailCount": lambda: tre.LongTailCount(k=3, item_popularity=POPULARITY, tail_ratio=0.5),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
+    # the overlap of two models' lists: update(preds, reference_preds)
+    "Intersection": lambda: tre.Intersection(k=3), "Jaccard": lambda: tre.Jaccard(k=3), "RBO": lambda: tre.RBO(k=3),
     # pointwise (one prediction per sample; suites and Windowed return dicts, like RankingMetrics)
     "NE": lambda: tre.NE(), "LogLoss": lambda: tre.LogLoss(), "Calibration": lambda: tre.Calibration(),
     "PointwiseCTR": lambda: tre.PointwiseCTR(), "PointwiseMSE": lambda: tre.PointwiseMSE(),
@@ -52,6 +54,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
                                                  estimator="naive"),
 }
 RATING = {"MAE", "MSE", "RMSE"}  # torchmetrics' own classes and plot
+OVERLAP = {"Intersection", "Jaccard", "RBO"}  # two rankings per query, no target
 POINTWISE = {"NE", "LogLoss", "Calibration", "PointwiseCTR", "PointwiseMSE", "PointwiseRMSE", "PointwiseMAE",
              "BinnedAUC", "BinnedAUPRC", "BinaryAUC", "BinaryAUPRC"}
 
@@ -76,4 +79,7 @@ def inputs(name: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     if name in RATING:
         gen = torch.Generator().manual_seed(seed)
         return torch.rand(10, generator=gen) * 5, torch.rand(10, generator=gen) * 5
+    if name in OVERLAP:  # the model's scores and a reference model's
+        gen = torch.Generator().manual_seed(seed)
+        return torch.randn(6, NUM_ITEMS, generator=gen), torch.randn(6, NUM_ITEMS, generator=gen)
     return ranking_batch(seed)

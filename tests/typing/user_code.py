@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 import torchrec_eval as tre
-from torchrec_eval.functional import auc, ctr, ndcg, precision, rprecision
+from torchrec_eval.functional import auc, ctr, jaccard, ndcg, precision, rbo, rprecision
 
 preds = torch.tensor([[0.9, 0.1, 0.5]])
 target = torch.tensor([[0, 1, 1]])
@@ -35,3 +35,10 @@ metric = tre.NDCG(k=5, gain="exp", ties="average", validate_args=False, sync_on_
 metric.update(preds, target)
 recall = tre.Recall(k=[1, 2], denominator="min_k_r", empty_list_action="skip", num_groups=None)
 mpr = tre.MPR(average="query", empty_target_action="neg")
+
+reference = torch.tensor([[0.8, 0.3, 0.1]])  # another model's scores: the overlap of the two top-k lists
+assert_type(rbo(preds, reference, k=2, patience=0.9, variant="ext"), Tensor)
+assert_type(jaccard(ranked_ids=torch.tensor([[2, 0]]), reference_ids=torch.tensor([[0, 1]]), k=[1, 2]), dict[str, Tensor])
+overlap = tre.Intersection(k=2, ref_k=3)
+overlap.update(preds, reference)
+overlap.update(ranked_ids=torch.tensor([[2, 0]]), reference_preds=reference)

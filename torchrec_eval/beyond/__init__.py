@@ -70,7 +70,12 @@ Layout: the formulas in :mod:`~torchrec_eval.beyond.concentration` (coverage, Gi
 item counts), :mod:`~torchrec_eval.beyond.popularity` (novelty, average popularity, serendipity) and
 :mod:`~torchrec_eval.beyond.diversity` (intra- and inter-list diversity); the checks of each family's
 options in :mod:`~torchrec_eval.beyond.options`; one table of the families in
-:mod:`~torchrec_eval.beyond.registry`; the state member in :mod:`~torchrec_eval.beyond.member`. The
+:mod:`~torchrec_eval.beyond.registry`; the state member in :mod:`~torchrec_eval.beyond.member`.
+
+The overlap of two models' lists of each query (RecTools' Intersection, Jaccard, LensKit's RBO) reads two
+rankings per batch instead of one: its formulas are in :mod:`~torchrec_eval.beyond.overlap`, the two lists
+in :mod:`~torchrec_eval.beyond.overlap_inputs`, its member in :mod:`~torchrec_eval.beyond.overlap_member`
+and its functions in :mod:`~torchrec_eval.beyond.functional`. The
 metric classes live a layer up, in :mod:`torchrec_eval.metrics.beyond` (exported by :mod:`torchrec_eval`):
 a family imports nothing above it.
 """

@@ -1,5 +1,6 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
+from torchrec_eval.beyond.functional import intersection, jaccard, rbo
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr
 from torchrec_eval.ranking.functional import (
     arhr,
@@ -42,7 +43,9 @@ __all__ = [
     "gauc",
     "hitrate",
     "interpolated_ap",
+    "intersection",
     "iprec",
+    "jaccard",
     "map",
     "mar",
     "mpr",
@@ -53,6 +56,7 @@ __all__ = [
     "num_ret",
     "precision",
     "precision_recall_curve",
+    "rbo",
     "rbp",
     "recall",
     "rprecision",

@@ -3,7 +3,8 @@
 The layer above the families (:mod:`torchrec_eval.ranking`, :mod:`torchrec_eval.pairwise`,
 :mod:`torchrec_eval.beyond`): the top-k classes in :mod:`~torchrec_eval.metrics.topk`, the pairwise ones in
 :mod:`~torchrec_eval.metrics.pairwise`, the beyond-accuracy ones in :mod:`~torchrec_eval.metrics.beyond`,
-the rating errors in :mod:`~torchrec_eval.metrics.rating`.
+the overlap of two models' lists in :mod:`~torchrec_eval.metrics.overlap`, the rating errors in
+:mod:`~torchrec_eval.metrics.rating`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from torchrec_eval.metrics.beyond import (
 )
 from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
 from torchrec_eval.metrics.curves import PrecisionRecallCurve, RecallAtFixedPrecision
+from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
@@ -56,6 +58,7 @@ __all__ = [
     "ARHR",
     "ERR",
     "NCRR",
+    "RBO",
     "RBP",
     "RankBiasedEntropy",
     "SDCG",
@@ -86,9 +89,11 @@ __all__ = [
     "GiniIndex",
     "HitRate",
     "InterpolatedAP",
+    "Intersection",
     "IPrec",
     "InterListDiversity",
     "IntraListDiversity",
+    "Jaccard",
     "LongTailCount",
     "LongTailShare",
     "Novelty",

@@ -51,7 +51,8 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     if metric.empty_target_action == "error":
         raise ValueError("compile_update() cannot raise on data: empty_target_action='error' reads it on the host; "
                          f"got empty_target_action={metric.empty_target_action!r}")
-    blocked = [key for key in metric.value_keys if FAMILIES[key.partition("@")[0]].reads_host(key)]
+    families = [(key, FAMILIES.get(key.partition("@")[0])) for key in metric.value_keys]  # None: not a suite's
+    blocked = [key for key, family in families if family is not None and family.reads_host(key)]
     if blocked:
         raise ValueError(f"compile_update(): {blocked} read the batch on the host (FCP's grade levels, "
                          "R-Precision's depth = the largest R) and cannot be one graph")
