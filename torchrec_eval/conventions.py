@@ -18,10 +18,15 @@ convention                empty query  ties        P@k divides  AP@k divides   N
 ``"spark"``               0, counted   index       k            min(k, R)      binary     e         cut at k
 ``"rectools"``            skip         index       k            R              binary     2         k positions
 ``"lenskit"``             skip         index       list length  min(R, list)   linear     2\\*\\*     cut at k
+``"cornac"``              skip         index       k            R\\*\\*\\*        binary     2         cut at k
 ========================  ===========  ==========  ===========  =============  =========  ========  ==============
 
 \\*\\* LensKit's discount is 1 / log2(max(i, 2)) (``discount="clipped_log"``); its preset also leaves an empty
 list out of precision and AP, divides recall by min(R, k) and sets RBP's patience to 0.85.
+
+\\*\\*\\* cornac's MAP ranks the whole list and puts every tied item at its tie group's last rank, with the
+relevant items through the group's end (``tie_rank="group_max"``: give a k as long as the lists); its AUC
+counts a tied (relevant, non-relevant) pair 0 (``tie_credit=0.0``).
 
 Family options outside the table: ``"torchmetrics"`` averages tied scores in NDCG alone (\\*,
 ``average_ties=True``), as torchmetrics does. ``"jurity"`` leaves users with relevant items but an

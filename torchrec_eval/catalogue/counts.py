@@ -121,6 +121,15 @@ class TargetRanks:
         relevant = self.relevant & self.valid
         return relevant.sum(1).to(torch.float64), torch.where(relevant, mid_rank, 0.0).sum(1)
 
+    def strict_wins(self) -> Tensor:
+        """The (relevant, non-relevant) pairs ordered strictly right, per query (as ``strict_wins``)."""
+        relevant = self.relevant & self.valid
+        above, equal = self._ranks()
+        below = self.num_valid.unsqueeze(1).to(torch.float64) - above - equal
+        _, relevant_at_or_above = self._among_targets(relevant)
+        relevant_below = relevant.sum(1, keepdim=True).to(torch.float64) - relevant_at_or_above
+        return torch.where(relevant, below - relevant_below, 0.0).sum(1)
+
     def pair_counts(self) -> tuple[Tensor, Tensor]:
         """FCP's concordant and discordant pairs per query (as ``pair_counts``)."""
         graded = self.valid & (self.gains != 0)

@@ -29,7 +29,7 @@ _ZERO_EMPTY_MEAN = {"empty_mean": "zero"}  # MS Recommenders: 0.0 when no user h
 
 #: the libraries whose numbers a preset reproduces (``convention=``)
 Convention = Literal["trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools",
-                     "lenskit"]
+                     "lenskit", "cornac"]
 
 PRESETS: dict[str, Preset] = {
     "trec": Preset("neg", "reverse_index", {"map": {"normalizer": "r"}, "mar": {"normalizer": "r"}}),
@@ -81,6 +81,16 @@ PRESETS: dict[str, Preset] = {
             "rbp": {"p": 0.85},
             "category_entropy": {"smoothing": 1e-6},  # LensKit adds 1e-6 to every category's count
             "rank_biased_entropy": {"smoothing": 1e-6},
+        },
+    ),
+    "cornac": Preset(
+        "skip",  # users without a test positive are not evaluated
+        "index",
+        {
+            # MAP over the whole ranking, every tied item at its group's last rank (scipy's rankdata "max")
+            "map": {"normalizer": "r", "tie_rank": "group_max"},
+            "auc": {"tie_credit": 0.0},  # a tied (positive, negative) pair counts 0
+            **_binary_ndcg(),
         },
     ),
 }

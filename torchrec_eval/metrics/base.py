@@ -64,7 +64,7 @@ class MemberMetric(StatefulMetric):
         members: what to evaluate (:class:`~torchrec_eval.members.interface.Member` s); every member reads
             the same ranking of each batch.
         convention: reproduce another library's numbers: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
-            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"`` or ``"lenskit"`` (see
+            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"``, ``"lenskit"`` or ``"cornac"`` (see
             :mod:`torchrec_eval.conventions`); explicit arguments override it.
         empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
             ``"neg"`` (0) or ``"pos"`` (1), or raise (``"error"``).

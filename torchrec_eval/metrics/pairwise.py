@@ -40,12 +40,13 @@ class AUC(MemberMetric):
     over the N valid candidates of a query, R of them relevant (``sklearn.metrics.roc_auc_score`` of the
     query). Computed from the mean ranks of one sort per row, without [N, N] pairs. A query without a
     relevant or without a non-relevant candidate follows ``empty_target_action``. ``ties`` has no
-    effect (tied pairs count 1/2).
+    effect: a tied pair counts ``tie_credit``, 1/2 by default, 0 as cornac's AUC (``convention="cornac"``).
 
     ``update`` takes the dense, ids or flat form of :mod:`torchrec_eval.pipeline`, with ``mask`` /
     ``exclude_ids`` for non-candidates; not ``ranked_ids``.
 
     Args:
+        tie_credit: what a tied (relevant, non-relevant) pair counts: 0.5 (default) or 0.0 (cornac).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
@@ -61,8 +62,10 @@ class AUC(MemberMetric):
         tensor(0.4375, dtype=torch.float64)
     """
 
-    def __init__(self, **kwargs: Unpack[MetricArguments]) -> None:
-        super().__init__([PairwiseMember([("auc", None)])], single_key=True, **kwargs)
+    def __init__(self, *, tie_credit: float | None = None, **kwargs: Unpack[MetricArguments]) -> None:
+        options = resolve_options(kwargs.get("convention"), "auc", {"tie_credit": tie_credit})
+        super().__init__([PairwiseMember([("auc", None)], {"auc": options})], single_key=True, **kwargs)
+        self._show(tie_credit=tie_credit)
 
 
 class GAUC(MemberMetric):

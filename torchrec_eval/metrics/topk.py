@@ -26,6 +26,7 @@ from torchrec_eval.ranking.registry import (
     PrecisionDenominator,
     RecallDenominator,
     RPrecisionDenominator,
+    TieRank,
 )
 
 __all__ = [
@@ -219,6 +220,8 @@ class MAP(_TopK):
             RecBole, MS Recommenders); ``"r"`` = R (trec_eval ``map_cut``, ranx); ``"hits"`` = relevant
             items in the top k (torchmetrics); ``"k"``; ``"min_list_r"`` = min(R, the list's length
             within k) (LensKit).
+        tie_rank: ``"position"`` (default), or ``"group_max"``: a tied item at its tie group's last rank, with
+            the hits through the group's end (cornac's MAP; see :func:`torchrec_eval.functional.map`).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
@@ -235,9 +238,9 @@ class MAP(_TopK):
 
     name = "map"
 
-    def __init__(self, k: IntOrSeq = 10, *, normalizer: Normalizer | None = None,
+    def __init__(self, k: IntOrSeq = 10, *, normalizer: Normalizer | None = None, tie_rank: TieRank | None = None,
                  **kwargs: Unpack[TopKArguments]) -> None:
-        super().__init__(k, {"normalizer": normalizer}, **kwargs)
+        super().__init__(k, {"normalizer": normalizer, "tie_rank": tie_rank}, **kwargs)
 
 
 class MAR(_TopK):

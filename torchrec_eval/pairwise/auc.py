@@ -4,6 +4,8 @@ r"""AUC per query from its rank sums (Mann-Whitney), and its weight in the mean 
 
 over the N valid candidates of the query, R of them relevant, A the sum of the ascending mid-ranks of
 the relevant ones (:mod:`~torchrec_eval.pairwise.ranks`): a tied (relevant, non-relevant) pair counts 1/2.
+With a tie credit c other than 1/2 (cornac: 0), the pairs W ordered strictly right give the tied ones,
+T = 2 (U - W), and the AUC is (W + c T) / (R (N - R)).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from torch import Tensor
 from torchrec_eval.pairwise.empty_queries import raise_for_empty
 
 
-def auc_columns(relevant_count: Tensor, rank_sum: Tensor, num_valid: Tensor, action: str) -> tuple[Tensor, Tensor]:
-    """Per query (float64 [B] each): the AUC and whether it counts in the mean (1) or not (0).
+def auc_columns(relevant_count: Tensor, rank_sum: Tensor, num_valid: Tensor, action: str,
+                tie_credit: float = 0.5, strict_wins: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Per query (float64 [B] each): the AUC and whether it counts in the mean (1) or not (0); ``strict_wins``
+    (the pairs ordered strictly right) is needed for a ``tie_credit`` other than 1/2.
 
     AUC is defined where 0 < R < N; elsewhere ``action`` (``empty_target_action``) decides: ``"skip"``
     counts the query 0 times, ``"neg"`` scores it 0 and ``"pos"`` 1 (counted once), ``"error"`` raises.
@@ -26,6 +30,8 @@ def auc_columns(relevant_count: Tensor, rank_sum: Tensor, num_valid: Tensor, act
         raise_for_empty(~defined, "no relevant or no non-relevant candidate (AUC is undefined)")
     pairs = relevant_count * negatives
     wins = rank_sum - relevant_count * (relevant_count + 1) / 2
+    if strict_wins is not None:  # the tied pairs, 2 (U - W), count tie_credit each instead of 1/2
+        wins = strict_wins + tie_credit * 2 * (wins - strict_wins)
     auc = torch.where(defined, wins / pairs.clamp(min=1), 0.0)
     if action == "pos":
         auc = torch.where(defined, auc, 1.0)

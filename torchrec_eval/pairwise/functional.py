@@ -62,8 +62,9 @@ def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str,
 @input_keywords_checked
 def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction: Reduction = "mean",
         empty_target_action: EmptyTargetAction = "skip", relevance_threshold: float | None = None,
-        validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor:
-    r"""AUC per query: the share of (relevant, non-relevant) candidate pairs ranked right, ties counting 1/2.
+        validate_args: bool = True, tie_credit: float = 0.5, **inputs: Unpack[FormInputs]) -> Tensor:
+    r"""AUC per query: the share of (relevant, non-relevant) candidate pairs ranked right, ties counting 1/2
+    (``tie_credit``).
 
     .. math:: \mathrm{AUC}_q = \frac{1}{R\,(N-R)} \sum_{i\,\mathrm{rel}} \sum_{j\,\mathrm{non\text{-}rel}}
         \left(\mathbb{1}[s_i > s_j] + \tfrac12 \mathbb{1}[s_i = s_j]\right)
@@ -71,7 +72,9 @@ def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction:
 
     over the N valid candidates of the query, R of them relevant, A the sum of the ascending mean
     ranks of the relevant ones (Mann-Whitney). Equal to ``sklearn.metrics.roc_auc_score`` of each
-    query. ``reduction="mean"`` averages over the queries (``GAUC`` weights them by R).
+    query. ``reduction="mean"`` averages over the queries (``GAUC`` weights them by R). With
+    ``tie_credit=0.0`` a tied pair counts nothing, as in cornac's ``AUC``: the pairs ordered strictly right
+    over all pairs.
 
     Shapes: ``preds`` [B, N] float scores, ``target`` [B, N] relevance (bool, int or float >= 0), or
     1-D with ``indexes``, or ``target_ids`` [B, T]. Not ``ranked_ids``: every candidate needs a score.
@@ -86,6 +89,7 @@ def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction:
         relevance_threshold: a target >= this is relevant; default: target > 0.
         validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
             non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
+        tie_credit: what a tied (relevant, non-relevant) pair counts: 0.5 (default) or 0.0 (cornac).
 
     Raises:
         ValueError: on a bad argument, with ``ranked_ids`` (every candidate needs a score), on bad input.
@@ -100,8 +104,8 @@ def auc(preds: Tensor | None = None, target: Tensor | None = None, *, reduction:
         >>> auc(preds, target)
         tensor(0.4375, dtype=torch.float64)
     """
-    return _compute_requests([("auc", None)], {}, preds, target, reduction, empty_target_action, relevance_threshold,
-                             "index", validate_args, inputs)["auc"]
+    return _compute_requests([("auc", None)], {"auc": {"tie_credit": tie_credit}}, preds, target, reduction,
+                             empty_target_action, relevance_threshold, "index", validate_args, inputs)["auc"]
 
 
 @input_keywords_checked

@@ -100,6 +100,7 @@ class PairwiseMember(Member):
         self.query_keys = list(self.keys)  # a query's value is its own ratio (see metrics.per_query)
         _check_options(options)
         self.mpr_average = options.get("mpr", {}).get("average", "pooled")
+        self.auc_tie_credit = options.get("auc", {}).get("tie_credit", 0.5)
         # `unlogged="rank"` changes something only where unlogged items are marked (CTR's `ignore_index`,
         # whose target then comes encoded); a suite has no such mark: every candidate is logged
         if marks_unlogged and options.get("ctr", {}).get("unlogged") == "rank":
@@ -109,8 +110,9 @@ class PairwiseMember(Member):
         self.state_name = "pairwise_" + "_".join(key.replace("@", "_at_") for key in self.keys)
 
     def configuration(self) -> dict[str, Any]:
+        tie_credit = {"auc_tie_credit": self.auc_tie_credit} if "auc" in self.families else {}
         return {"kind": "pairwise", "keys": self.keys, "mpr_average": self.mpr_average,
-                "ctr_unlogged": self.ctr_unlogged}
+                "ctr_unlogged": self.ctr_unlogged, **tie_credit}
 
     def ratios(self, batch: Batch, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Numerators and denominators [B, P] (float64) of every key for one batch."""
@@ -133,13 +135,16 @@ class PairwiseMember(Member):
 
     def _rank_columns(self, rows: Any, action: str) -> dict[str, tuple[Tensor, Tensor]]:
         """AUC, GAUC and MPR columns from one pass of rank sums (``rows``: SortedRows or TargetRanks)."""
+        tie_credit = self.auc_tie_credit if "auc" in self.families else 0.5
+        strict = rows.strict_wins() if tie_credit != 0.5 else None  # before rank_sums: it frees the sort order
         relevant_count, rank_sum = rows.rank_sums()
         num_valid = rows.num_valid.to(torch.float64)
         out: dict[str, tuple[Tensor, Tensor]] = {}
         if "auc" in self.families or "gauc" in self.families:
             auc, counted = auc_columns(relevant_count, rank_sum, num_valid, action)
-            out["auc"] = (auc, counted)
-            out["gauc"] = gauc_columns(auc, counted, relevant_count)
+            out["auc"] = (auc, counted) if strict is None else \
+                auc_columns(relevant_count, rank_sum, num_valid, action, tie_credit, strict)
+            out["gauc"] = gauc_columns(auc, counted, relevant_count)  # RecBole's: ties 1/2
         if "mpr" in self.families:
             out["mpr"] = mpr_columns(relevant_count, rank_sum, num_valid, action, self.mpr_average)
         return out

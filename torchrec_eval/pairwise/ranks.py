@@ -1,4 +1,5 @@
-r"""Per query: the number R of relevant items and the sum A of their ascending mid-ranks (AUC, GAUC, MPR).
+r"""Per query: the number R of relevant items and the sum A of their ascending mid-ranks (AUC, GAUC, MPR), and
+the (relevant, non-relevant) pairs ordered strictly right (AUC's tie credit other than 1/2).
 
 The mid-rank of an item is its 1-based rank among the valid candidates by ascending score, the mean
 rank of its tie group when scores are tied. AUC, GAUC and MPR are closed forms of R and A
@@ -75,3 +76,39 @@ def _mid_rank_sums(rows: SortedCandidates, queries: Tensor, keep: Tensor) -> Ten
     # 2 x the 1-based mid-rank among all N positions: below + through + 1
     twice = torch.where(keep, below + through + 1, 0).sum(1)
     return twice.to(torch.float64) / 2 - keep.sum(1).to(torch.float64) * rows.skipped.to(torch.float64)
+
+
+def strict_wins(rows: SortedCandidates, relevant: Tensor, sparse: bool | None = None) -> Tensor:
+    """Per query (float64 [B]): the (relevant, non-relevant) candidate pairs whose relevant item scores strictly
+    higher, the Mann-Whitney U without its tied pairs (cornac's AUC counts a tied pair 0).
+
+    Each relevant item counts the candidates strictly below it, less the relevant ones: the ids form and the
+    dense form on the CPU look them up in the sorted row and in the sorted relevant scores; elsewhere
+    (no host sync) the counts at each tie group's start along the sorted row. Call it before
+    :func:`rank_sums`, which frees the sort permutation the cumulative path reads.
+    """
+    candidates = rows.candidates
+    skipped = rows.skipped.to(torch.float64)
+    if candidates.target_ids is not None:
+        return _strictly_below(rows, candidates.target_scores, relevant, skipped)
+    if sparse is None:
+        sparse = host_reads_free(rows.values)
+    if sparse:
+        width, (queries,), keep = compact(relevant, None, (candidates.scores, 0.0))
+        return _strictly_below(rows, queries, keep, skipped) if width else torch.zeros_like(skipped)
+    hits = relevant.gather(1, rows.order)  # bool, in sorted order
+    num_relevant = hits.sum(1).to(torch.float64)
+    positions = torch.arange(hits.shape[1], dtype=torch.int32, device=hits.device)
+    below = rows.at_group_start(positions.expand_as(hits))  # every candidate strictly below (skipped included)
+    relevant_below = hits.cumsum(1, dtype=torch.int32)
+    relevant_below -= hits.view(torch.uint8)
+    relevant_below = rows.at_group_start(relevant_below, overwrite=True)  # relevant ones strictly below
+    return _masked_sum(below.sub_(relevant_below), hits) - num_relevant * skipped
+
+
+def _strictly_below(rows: SortedCandidates, queries: Tensor, keep: Tensor, skipped: Tensor) -> Tensor:
+    """Σ over the kept scores ``queries`` [B, W] of the candidates strictly below each, less the kept ones."""
+    below = torch.searchsorted(rows.values, queries, side="left").to(torch.float64) - skipped.unsqueeze(1)
+    kept = torch.sort(queries.masked_fill(~keep, float("inf")), dim=1).values
+    kept_below = torch.searchsorted(kept, queries, side="left").to(torch.float64)
+    return torch.where(keep, below - kept_below, 0.0).sum(1)

@@ -13,6 +13,9 @@ from typing import Any
 from torchrec_eval.pairwise.ctr import UNLOGGED_MODES
 from torchrec_eval.pairwise.mpr import AVERAGES
 
+#: what a tied (relevant, non-relevant) pair counts in AUC: 1/2 (the default, scikit-learn's), 0 (cornac's)
+TIE_CREDITS = (0.5, 0.0)
+
 
 @dataclass(frozen=True)
 class PairwiseFamily:
@@ -38,7 +41,7 @@ class PairwiseFamily:
 
 
 REGISTRY: dict[str, PairwiseFamily] = {
-    "auc": PairwiseFamily(),
+    "auc": PairwiseFamily(options={"tie_credit": TIE_CREDITS}),
     "gauc": PairwiseFamily(),
     "mpr": PairwiseFamily(options={"average": AVERAGES}, higher_is_better=False),
     "fcp": PairwiseFamily(host_reads=True),

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pairwise.pairs import pair_counts
-from torchrec_eval.pairwise.ranks import rank_sums
+from torchrec_eval.pairwise.ranks import rank_sums, strict_wins
 from torchrec_eval.pairwise.tie_groups import TieGroups
 from torchrec_eval.pipeline import Candidates, count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
@@ -60,6 +60,11 @@ class SortedRows(TieGroups):
     def rank_sums(self) -> tuple[Tensor, Tensor]:
         """R and the sum of the ascending mid-ranks of the relevant items, per query (see :mod:`.ranks`)."""
         return rank_sums(self, self.candidates.relevant)
+
+    def strict_wins(self) -> Tensor:
+        """The (relevant, non-relevant) pairs ordered strictly right, per query (see :mod:`.ranks`); before
+        :meth:`rank_sums`, which frees the permutation."""
+        return strict_wins(self, self.candidates.relevant)
 
     def pair_counts(self) -> tuple[Tensor, Tensor]:
         """FCP's concordant and discordant pairs per query (see :mod:`.pairs`)."""

@@ -21,6 +21,7 @@ from torchrec_eval.ranking.registry import (
     PrecisionDenominator,
     RecallDenominator,
     RPrecisionDenominator,
+    TieRank,
 )
 
 __all__ = [
@@ -257,17 +258,20 @@ def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
 
 @overload
 def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+        normalizer: Normalizer | None = None, tie_rank: TieRank | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
 
 
 @overload
 def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+        normalizer: Normalizer | None = None, tie_rank: TieRank | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @keywords_checked_by(TopKCall)
 def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-        normalizer: Normalizer | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        normalizer: Normalizer | None = None, tie_rank: TieRank | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MAP@k (mean average precision): :math:`\sum_{i \le k} \mathrm{Precision@}i \cdot r_i / D`.
 
     ``normalizer``: ``"min_k_r"`` D = min(k, R), so a perfect ranking scores 1 (default: Jurity,
@@ -275,10 +279,15 @@ def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
     D = relevant items in the top k (torchmetrics); ``"k"`` D = k; ``"min_list_r"`` D = min(R, the
     list's length within k) (LensKit: min(k, R) but for a list shorter than k).
 
+    ``tie_rank="group_max"`` ranks every tied item at its tie group's last rank, with the relevant items
+    through the group's end above it (cornac's MAP, scipy's ``rankdata(method="max")``): precision at
+    rank i becomes :math:`h_{e(i)} / e(i)`, e(i) the last rank of i's tie group, whatever the tie order.
+
     Args:
         preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
         k: the cut-off, or a sequence of them (then a dict ``{"map@k": value}``).
         normalizer: see above.
+        tie_rank: ``"position"`` (default) or ``"group_max"``, see above.
         arguments: ``reduction``, ``convention``, ``empty_target_action``, ``relevance_threshold``, ``ties``,
             ``validate_args``, ``empty_list_action`` and the other input forms
             (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
@@ -294,7 +303,7 @@ def map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
         >>> map(preds, torch.tensor([[1, 0, 0, 1, 1, 0]]), k=6)
         tensor(0.7000, dtype=torch.float64)
     """
-    return compute_named_metric("map", preds, target, k, {"normalizer": normalizer}, arguments)
+    return compute_named_metric("map", preds, target, k, {"normalizer": normalizer, "tie_rank": tie_rank}, arguments)
 
 
 @overload

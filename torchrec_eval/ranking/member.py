@@ -52,7 +52,8 @@ class TopKMember(Member):
             spec.optional_k and None in entry.ks
             for spec, entry in zip(specs, self.entries, strict=False)
         )
-        self.needs_average = any(dict(entry.options).get("average_ties") for entry in self.entries)
+        self.needs_average = any(spec.reads_averaged(dict(entry.options))
+                                 for spec, entry in zip(specs, self.entries, strict=True))
         grades = [dict(entry.options).get("max_grade", spec.max_grade) for spec, entry in zip(specs, self.entries, strict=True)]
         self.max_gain = min([grade for grade in grades if grade is not None], default=None)
         # which values read the non-relevant candidates (FallOut): their empty query is the one without any
@@ -93,9 +94,11 @@ class TopKMember(Member):
         columns = []
         for entry in self.entries:
             options = {name: value for name, value in entry.options if name not in MEMBER_OPTIONS}
-            averaged = options.pop("average_ties", False) and ranked.averaged is not None  # ranked form: no ties
+            spec = REGISTRY[entry.name]
+            averaged = spec.reads_averaged(options) and ranked.averaged is not None  # ranked form: no ties
+            options.pop("average_ties", None)  # the view says it
             view = ranked.averaged if averaged else ranked
-            columns.append(REGISTRY[entry.name].kernel(view, list(entry.ks), **options))
+            columns.append(spec.kernel(view, list(entry.ks), **options))
         return torch.cat(columns, dim=1)
 
     def counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:

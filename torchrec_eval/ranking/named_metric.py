@@ -29,7 +29,7 @@ class TopKCall(FormInputs, total=False):
         reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
             ``"none"`` for per-query values [B] (NaN for skipped queries).
         convention: reproduce another library: ``"trec"``, ``"ranx"``, ``"torchmetrics"``,
-            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"``, ``"lenskit"`` (see
+            ``"recbole"``, ``"jurity"``, ``"recommenders"``, ``"spark"``, ``"rectools"``, ``"lenskit"``, ``"cornac"`` (see
             :mod:`torchrec_eval.conventions`); explicit arguments override it.
         empty_target_action: queries with no relevant item are ``"skip"``-ped (default), score
             ``"neg"`` (0), ``"pos"`` (1), or raise (``"error"``).

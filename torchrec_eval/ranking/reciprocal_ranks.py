@@ -8,6 +8,8 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
+from torchrec_eval.pipeline.batch import TieGroups
+from torchrec_eval.pipeline.tensor_cache import ranks
 from torchrec_eval.ranking.hit_counts import hits_within, listed_within
 from torchrec_eval.ranking.rank_sums import best_sums, summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
@@ -26,8 +28,22 @@ def ncrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return divide(arhr(rt, ks), best_sums(rt, ks, "reciprocal"))
 
 
-def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
+def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r",
+                      tie_rank: str = "position") -> Tensor:
+    groups = rt.tie_groups  # None in the ranked form: every item has a rank of its own
+    if tie_rank == "group_max" and groups is not None:
+        return _average(rt, ks, _precision_at_group_end(rt, groups), normalizer)
     return _average(rt, ks, rt.hits_before_and_at, normalizer, "reciprocal")
+
+
+def _precision_at_group_end(rt: RankedTargets, groups: TieGroups) -> Tensor:
+    """[B, K] r_i times the precision at the end of rank i's tie group: every tied item takes its group's last
+    rank and the hits through it (cornac's MAP), on the view averaged over tie orders (r_i = m / n)."""
+    size, group_hits, offset = groups
+    hits = rt.hits
+    through_group = rt.cum_hits - (offset + 1) * hits + group_hits
+    group_end = ranks(rt.depth, hits.device) + size - 1 - offset
+    return hits * through_group / group_end
 
 
 def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:

@@ -39,6 +39,9 @@ Ideal = Literal["cut", "full", "k"]
 # ranks 1 and 2 both weigh 1 at base 2)
 Discount = Literal["log", "clipped_log"]
 Normalizer = Literal["min_k_r", "r", "hits", "k", "min_list_r"]
+# the rank AP divides by: "position" (the item's own, in the tie order), "group_max": every tied item at its
+# tie group's last rank and the hits through the group's end (cornac's MAP: scipy's rankdata "max")
+TieRank = Literal["position", "group_max"]
 PrecisionDenominator = Literal["k", "retrieved", "min_k_r"]
 RecallDenominator = Literal["r", "min_k_r"]
 RPrecisionDenominator = Literal["min_k_r", "r"]
@@ -73,6 +76,7 @@ _GAIN = {"gain": get_args(Gain), "log_base": (Interval(1.0),), "discount": get_a
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}
+_AVERAGED_BY = ("average_ties", True)
 _NORMALIZERS = get_args(Normalizer)
 _TOP_GRADE = {"max_grade": (Interval(1.0, closed=True),)}
 
@@ -96,6 +100,8 @@ class TopKFamily:
         reads_non_relevant: the formula divides by the query's non-relevant candidates (FallOut): the batch
             counts its candidates exactly (a form with scores over them, not ``ranked_ids``), and the query
             that ``empty_target_action`` resolves is the one without a non-relevant candidate.
+        averaged_by: (option, value): with that option value the formula reads the view averaged over tie
+            orders, its tie groups (``average_ties=True``; MAP's ``tie_rank="group_max"``).
     """
 
     kernel: Callable[..., Tensor]
@@ -106,6 +112,11 @@ class TopKFamily:
     max_grade: float | None = None
     exact_under_average_ties: bool = True
     reads_non_relevant: bool = False
+    averaged_by: tuple[str, object] | None = None
+
+    def reads_averaged(self, options: dict[str, Any]) -> bool:
+        """Whether an entry with these options reads the view averaged over tie orders."""
+        return self.averaged_by is not None and options.get(self.averaged_by[0]) == self.averaged_by[1]
 
     @property
     def optional_k(self) -> bool:
@@ -121,10 +132,12 @@ REGISTRY: dict[str, TopKFamily] = {
     "fallout": TopKFamily(fallout, {**_LIST}, higher_is_better=False, reads_non_relevant=True),
     "mrr": TopKFamily(mrr, {**_LIST}),
     "arhr": TopKFamily(arhr, {**_LIST}),
-    "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, **_LIST}),
+    "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, "tie_rank": get_args(TieRank), **_LIST},
+                      averaged_by=("tie_rank", "group_max")),
     "mar": TopKFamily(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
-    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": get_args(Ideal), **_AVERAGE, **_LIST}, needs_ideal=True),
-    "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}),
+    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": get_args(Ideal), **_AVERAGE, **_LIST}, needs_ideal=True,
+                       averaged_by=_AVERAGED_BY),
+    "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}, averaged_by=_AVERAGED_BY),
     "cg": TopKFamily(cg, {**_LIST}),
     # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
     # Recommenders' r_precision_at_k averages over the users with such a hit)
