@@ -38,7 +38,8 @@ from torchrec_eval.syncs import host_reads_free, simulate_accelerator
 N = 48  # items: per-row permutations of 0..N-1 are exact in bfloat16 (no accidental ties)
 _GEN = torch.Generator().manual_seed(7)
 POPULARITY, FEATURES = torch.randint(1, 9, (N,), generator=_GEN), torch.rand(N, 4, generator=_GEN)
-OPTIONS = {"coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"num_items": N},
+OPTIONS = {"auc": {"tie_credit": 0.0},  # the pairs ordered strictly right: GAUC beside it keeps the mid-ranks
+           "coverage": {"num_items": N}, "gini": {"num_items": N}, "entropy": {"num_items": N},
            "exposure_gini": {"num_items": N, "patience": 0.7},
            "inter_list_diversity": {"num_items": N}, "intra_list_diversity": {"item_features": FEATURES},
            "novelty": {"item_popularity": POPULARITY}, "serendipity": {"item_popularity": POPULARITY},
