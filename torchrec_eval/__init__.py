@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MSE,
         NCRR,
         NDCG,
+        PSP,
         RBO,
         RBP,
         RMSE,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         NumRet,
         Precision,
         PrecisionRecallCurve,
+        PSnDCG,
         RankBiasedEntropy,
         Recall,
         RecallAtFixedPrecision,
@@ -85,7 +87,7 @@ __version__ = "0.1.0"
 
 _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "ExposureGini", "GiniIndex",
            "InterListDiversity", "IntraListDiversity", "LongTailCount", "LongTailShare", "Novelty", "RankBiasedEntropy",
-           "Serendipity")
+           "Serendipity", "PSP", "PSnDCG")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "ERR", "FallOut", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF",
@@ -150,6 +152,8 @@ __all__ = [
     "IPrec",
     "Precision",
     "PrecisionRecallCurve",
+    "PSP",
+    "PSnDCG",
     "RecallAtFixedPrecision",
     "RPrecision",
     "RankingMetrics",

@@ -12,6 +12,7 @@ import torch
 
 import torchrec_eval.beyond as beyond
 from tests.reference import beyond as ref
+from tests.reference import propensity as ref_propensity
 from tests.reference import ranking as ref_ranking
 from torchrec_eval import (
     AveragePopularity,
@@ -246,10 +247,15 @@ def test_dense_form_with_mask_gives_short_lists(suites):
             "long_tail_count": {"item_popularity": pop, "tail_ratio": 3},
             "category_entropy": {"item_categories": features.abs()},
             "rank_biased_entropy": {"item_categories": features.abs(), "patience": 0.6},
+            "psp": {"inverse_propensity": pop + 1},
+            "psndcg": {"inverse_propensity": pop + 1},
         },
     )
     suite.update(preds, target, mask=mask)
     result = suite.compute()
+    scores, labels = preds.masked_fill(~mask, float("-inf")).numpy(), (target & mask).double().numpy()
+    _close(result["psp@5"], ref_propensity.psprecision(scores, labels, (pop + 1).numpy(), k)[-1])
+    _close(result["psndcg@5"], ref_propensity.psndcg(scores, labels, (pop + 1).numpy(), k)[-1])
     lists = [ref_ranking.rank(p, mask=m)[:k] for p, m in zip(preds.tolist(), mask.tolist(), strict=True)]
     relevant = [
         {i for i in range(NUM_ITEMS) if t[i] and m[i]}

@@ -25,7 +25,7 @@ N = 120
 SUITES = {
     "top-k": ["ndcg@10", "map@10", "recall@20", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "ctr@5"],
     "full ranking": ["auc", "gauc", "mpr", "ndcg@5", "fallout@5"],  # FallOut reads every candidate too
-    "beyond": ["coverage@5", "novelty@5", "recall@5"],
+    "beyond": ["coverage@5", "novelty@5", "recall@5", "psndcg@5"],
     "peers": ["err@5", "rbp@10", "sdcg@5", "ncrr@10", "setf@5", "num_ret@5", "num_rel_ret@5", "iprec@10",
               "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5"],
 }
@@ -33,6 +33,7 @@ SUITES = {
 
 def _suite(metrics: list[str], **kwargs) -> tre.RankingMetrics:
     options = {"coverage": {"num_items": N}, "novelty": {"item_popularity": torch.arange(N) % 7},
+               "psndcg": {"inverse_propensity": 1 + 1 / (1 + torch.arange(N) % 7)},
                "exposure_gini": {"num_items": N}, "long_tail_share": {"item_popularity": torch.arange(N) % 7},
                "category_entropy": {"item_categories": torch.eye(N)[:, :6] + torch.eye(N)[:, 6:12]}}
     return tre.RankingMetrics(metrics, validate_args=False, num_groups=2,

@@ -187,6 +187,8 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "category_entropy": tre.CategoryEntropy(k=5, item_categories=features),
         "rank_biased_entropy": tre.RankBiasedEntropy(k=[3, 5], item_categories=features, smoothing=1e-6),
         "long_tail_count": tre.LongTailCount(k=5, item_popularity=popularity, tail_ratio=0.5),
+        "psp": tre.PSP(k=[3, 5], inverse_propensity=popularity.reciprocal() + 1),
+        "psndcg": tre.PSnDCG(k=5, inverse_propensity=popularity.reciprocal() + 1, num_groups=NUM_GROUPS),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():

@@ -40,6 +40,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "RankBiasedEntropy": lambda: tre.RankBiasedEntropy(k=3, item_categories=torch.eye(NUM_ITEMS)[:, :3] + 0.5),
     "LongTailShare": lambda: tre.LongTailShare(k=3, item_popularity=POPULARITY),
     "LongTailCount": lambda: tre.LongTailCount(k=3, item_popularity=POPULARITY, tail_ratio=0.5),
+    "PSP": lambda: tre.PSP(k=3, inverse_propensity=POPULARITY + 1),
+    "PSnDCG": lambda: tre.PSnDCG(k=3, inverse_propensity=POPULARITY + 1),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # the overlap of two models' lists: update(preds, reference_preds)
     "Intersection": lambda: tre.Intersection(k=3), "Jaccard": lambda: tre.Jaccard(k=3), "RBO": lambda: tre.RBO(k=3),

@@ -17,7 +17,7 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.pipeline.batch import Batch
-from torchrec_eval.pipeline.tensor_cache import geometric
+from torchrec_eval.pipeline.tensor_cache import constant, geometric
 
 
 def _check_options(family: str, options: dict[str, Any]) -> None:
@@ -55,6 +55,7 @@ class BeyondMember(Member):
     needs_ideal = False
     to_num_relevant = False
     needs_candidates = False
+    needs_relevant_items = False
 
     def __init__(
         self, requests: Sequence[tuple[str, int | None]], options: dict[str, dict[str, Any]]
@@ -108,6 +109,8 @@ class BeyondMember(Member):
                     self.patience = self.settings[family]["patience"]
         self.query_requests = [(f, k) for f, k in self.requests if REGISTRY[f].per_query is not None]
         self.query_keys = [f"{f}@{k}" for f, k in self.query_requests]
+        self.pooled = [REGISTRY[f].pooled for f, _ in self.query_requests]  # ratio of sums, not a mean
+        self.needs_relevant_items = any(REGISTRY[f].reads_relevant_items for f, _ in self.query_requests)
         list_ks = [k for family, k in catalogue if REGISTRY[family].counts_lists]
         self.list_cols = {k: 3 * len(self.query_requests) + i for i, k in enumerate(list_ks)}
         self.num_stats = 3 * len(self.query_requests) + len(list_ks)
@@ -134,8 +137,8 @@ class BeyondMember(Member):
         groups = batch.groups
         columns: list[Tensor] = []
         if self.query_requests:
-            values, counted = self.per_query(metric, batch)
-            columns = [values, values * values, counted.to(torch.float64)]
+            values, weights = self._query_columns(metric, batch)
+            columns = [values, values * values, weights]
         lists = {k: (ids_all[:, :k] >= 0).sum(1) for k in {k for k, _ in self.item_rows}}
         if self.list_cols:
             columns.append(torch.stack([(lists[k] > 0).to(torch.float64) for k in self.list_cols], dim=1))
@@ -181,18 +184,32 @@ class BeyondMember(Member):
                         "item ids must be < num_items"
                     )
 
-    def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
-        """Per-query values [B, Q] (0 where not counted) and counted flags [B, Q] of the per-query metrics."""
+    def _query_columns(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
+        """What the state sums per query, [B, Q] each: the values and their weights in the mean (1 or 0 where
+        counted or not), or a pooled family's numerators and denominators."""
         ranked = batch.top_k()
         self._check_ids(metric, ranked.listed_ids())
-        values, counted = [], []
+        if self.needs_relevant_items:
+            self._check_ids(metric, ranked.relevant_item_table()[0])
+        values, weights = [], []
         for family, k in self.query_requests:
             table = getattr(metric, f"beyond_{family}_table")
             per_query = REGISTRY[family].per_query  # set: query_requests holds the per-query families only
-            value, flag = per_query(ranked, k, table, self.settings[family], metric.empty_target_action)  # type: ignore[misc]
+            value, weight = per_query(ranked, k, table, self.settings[family], metric.empty_target_action)  # type: ignore[misc]
             values.append(value)
-            counted.append(flag)
-        return torch.stack(values, dim=1), torch.stack(counted, dim=1)
+            weights.append(weight.to(torch.float64))
+        return torch.stack(values, dim=1), torch.stack(weights, dim=1)
+
+    def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
+        """Per-query values [B, Q] (0 where not counted) and counted flags [B, Q] of the per-query metrics (a
+        pooled family's value is the query's own ratio, counted where its denominator is not 0)."""
+        values, weights = self._query_columns(metric, batch)
+        if any(self.pooled):
+            flags = tuple(self.pooled)
+            pooled = constant(("pooled_values", flags, values.device), lambda: torch.tensor(flags, device=values.device))
+            ratios = values / weights.clamp(min=1e-300)
+            values, weights = torch.where(pooled, ratios, values), torch.where(pooled, (weights > 0).to(weights), weights)
+        return values, weights > 0
 
     def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
         """Per-query metrics: key -> (sum [G], sum of squares [G], count [G]) for confidence intervals."""
@@ -200,12 +217,14 @@ class BeyondMember(Member):
         if not q:
             return {}
         stats = metric.beyond_stats
-        return {
-            key: (stats[:, i], stats[:, q + i], stats[:, 2 * q + i]) for i, key in enumerate(self.query_keys)
-        }
+        return {key: (stats[:, i], stats[:, q + i], stats[:, 2 * q + i])
+                for i, key in enumerate(self.query_keys) if not self.pooled[i]}
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
-        results = {key: total / count for key, (total, _, count) in self.moments(metric).items()}
+        results: dict[str, Tensor] = {}
+        if self.query_requests:  # a mean over counted queries, or a pooled family's sums' ratio
+            q, stats = len(self.query_requests), metric.beyond_stats
+            results = {key: stats[:, i] / stats[:, 2 * q + i] for i, key in enumerate(self.query_keys)}
         for family, k in self.requests:
             spec = REGISTRY[family]
             if spec.from_counts is None:

@@ -165,6 +165,13 @@ def configure_average_popularity(family: str, options: dict[str, Any]) -> Config
     return Configured(settings, popularity, _popularity_limit(family, popularity))
 
 
+def configure_propensity(family: str, options: dict[str, Any]) -> Configured:
+    """``inverse_propensity`` [num_items] (>= 0, kept as float64; see
+    :func:`~torchrec_eval.beyond.propensity.inverse_propensity`)."""
+    weights = check_vector("inverse_propensity", options["inverse_propensity"], family)
+    return Configured({}, weights, (f"{family}: `inverse_propensity` length", weights.numel()))
+
+
 def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:
     """``item_popularity`` (kept as the long-tail indicator), and at most one of ``head_share`` (in [0, 1],
     0.8 by default) and ``tail_ratio`` (RecBole's: a share in (0, 1] or a count > 1)."""

@@ -22,11 +22,12 @@ from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_fro
 from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
 from torchrec_eval.beyond.long_tail import tail_items_in_list
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
+from torchrec_eval.beyond.propensity import propensity_scored
 from torchrec_eval.members.empty_targets import apply_empty_target_action
 from torchrec_eval.pipeline.batch import RankedTargets
 
 #: per query: (ranked batch, k, the family's table, its settings, empty_target_action)
-#: -> (values [B], counted [B])
+#: -> (values [B], counted [B] bool), or (numerators [B], denominators [B]) for a pooled family
 PerQuery = Callable[[RankedTargets, int, Tensor, dict[str, Any], str], tuple[Tensor, Tensor]]
 #: per group: (item-count rows {channel: [G, N]}, plus {"lists": [G]} with counts_lists; settings)
 #: -> values [G]
@@ -48,6 +49,11 @@ class BeyondFamily:
             ``1 / sqrt(m_u)`` and ``1 / m_u``).
         counts_lists: whether it also keeps the number of non-empty lists per cut-off (``rows["lists"]``).
         upper_bound: the largest value it can take, or None when unbounded or data-dependent.
+        pooled: its per-query formula returns a numerator and a denominator, and its value is the ratio of
+            their sums over queries (PSP, PSnDCG as pyxclib); a query's own value is its ratio, and no
+            interval is formed (the value is not a mean over queries).
+        reads_relevant_items: it reads every relevant candidate of each query, ranked or not
+            (``Needs.relevant_items``: PSP's best sum).
     """
 
     options: dict[str, bool]
@@ -58,6 +64,8 @@ class BeyondFamily:
     item_rows: tuple[str, ...] = ()
     counts_lists: bool = False
     upper_bound: float | None = None
+    pooled: bool = False
+    reads_relevant_items: bool = False
 
     @property
     def catalogue(self) -> bool:
@@ -119,6 +127,19 @@ def _serendipity(
     return value.squeeze(1), counted
 
 
+def _psp(
+    ranked: RankedTargets, k: int, weights: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    """Pooled: (the top k's propensity-scored sum, the best sum); table: the inverse propensities."""
+    return propensity_scored(ranked, k, weights, discounted=False)
+
+
+def _psndcg(
+    ranked: RankedTargets, k: int, weights: Tensor, settings: dict[str, Any], action: str
+) -> tuple[Tensor, Tensor]:
+    return propensity_scored(ranked, k, weights, discounted=True)
+
+
 def _coverage(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
     return coverage_from_counts(rows["count"])
 
@@ -174,4 +195,9 @@ REGISTRY: dict[str, BeyondFamily] = {
                                         opts.configure_rank_biased_entropy, per_query=_category_entropy),
     "long_tail_share": BeyondFamily(_LONG_TAIL, opts.configure_long_tail, per_query=_long_tail_share, upper_bound=1.0),
     "long_tail_count": BeyondFamily(_LONG_TAIL, opts.configure_long_tail, per_query=_long_tail_count),
+    # propensity-scored precision and NDCG (pyxclib): pooled over queries, normalised by the best sums
+    "psp": BeyondFamily({"inverse_propensity": True}, opts.configure_propensity, per_query=_psp, upper_bound=1.0,
+                        pooled=True, reads_relevant_items=True),
+    "psndcg": BeyondFamily({"inverse_propensity": True}, opts.configure_propensity, per_query=_psndcg,
+                           upper_bound=1.0, pooled=True, reads_relevant_items=True),
 }

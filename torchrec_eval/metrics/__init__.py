@@ -25,6 +25,7 @@ from torchrec_eval.metrics.curves import PrecisionRecallCurve, RecallAtFixedPrec
 from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
 from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
+from torchrec_eval.metrics.propensity import PSP, PSnDCG
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
 from torchrec_eval.metrics.sampled import SampledMetrics
 from torchrec_eval.metrics.topk import (
@@ -99,6 +100,8 @@ __all__ = [
     "Novelty",
     "Precision",
     "PrecisionRecallCurve",
+    "PSP",
+    "PSnDCG",
     "RecallAtFixedPrecision",
     "RPrecision",
     "MemberMetric",

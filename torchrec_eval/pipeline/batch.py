@@ -57,6 +57,8 @@ class RankedTargets:
             asks for it (``average_ties=True``).
         binary: the gains are the relevance itself, 1.0 or 0.0 (no graded target, no threshold above 1):
             :attr:`hits` is then ``gains``, not a copy.
+        relevant_items: (ids [B, W] long, relevant [B, W] bool): every relevant candidate of each query, ranked
+            or not, where a family asks (``Needs.relevant_items``); the dense form's W is its N items.
     """
 
     gains: Tensor
@@ -70,6 +72,7 @@ class RankedTargets:
     tie_groups: TieGroups | None = None
     averaged: RankedTargets | None = None
     binary: bool = False
+    relevant_items: tuple[Tensor, Tensor] | None = None
 
     def with_tie_statistics(
         self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
@@ -90,6 +93,13 @@ class RankedTargets:
         if self.item_ids is None:
             raise ValueError(f"this ranked view keeps no item ids, got item_ids={self.item_ids}")
         return self.item_ids
+
+    def relevant_item_table(self) -> tuple[Tensor, Tensor]:
+        """(ids [B, W], relevant [B, W]): every relevant candidate of each query (PSP's ideal reads them)."""
+        if self.relevant_items is None:
+            raise ValueError("this ranked view keeps no relevant items: its metric did not ask for them "
+                             "(Needs.relevant_items)")
+        return self.relevant_items
 
     @cached
     def relevant_column(self) -> Tensor:

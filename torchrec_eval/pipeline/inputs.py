@@ -105,6 +105,8 @@ class Needs:
             with the other values; None: no bound.
         non_relevant: each query's non-relevant candidates (FallOut): the candidates counted exactly, over
             the whole row (a scored form: the ranked form does not know them).
+        relevant_items: which items are each query's relevant candidates, ranked or not (the ideal list of a
+            family that weighs items: PSP, PSnDCG).
     """
 
     depth: int = 0
@@ -114,6 +116,7 @@ class Needs:
     average_view: bool = False
     max_gain: float | None = None
     non_relevant: bool = False
+    relevant_items: bool = False
 
 
 @dataclass(frozen=True)

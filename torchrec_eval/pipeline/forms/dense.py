@@ -50,7 +50,7 @@ def dense_batch(
     # items, which spares a compare-and-count pass over [B, N] (needs no R-deep ranking, and the
     # relevance flags of every candidate for nothing else).
     from_ideal = k > 0 and graded and needs.ideal and exclusions is None
-    from_ideal = from_ideal and not (needs.to_num_relevant or needs.candidates or averaging)
+    from_ideal = from_ideal and not (needs.to_num_relevant or needs.candidates or averaging or needs.relevant_items)
     relevant_all = None if from_ideal else is_relevant(target, relevance_threshold)  # (None: from_ideal)
     candidates = None
     if needs.candidates and relevant_all is not None:
@@ -84,7 +84,10 @@ def dense_batch(
     if restricted:
         idx = idx.masked_fill(~in_list, -1)
     binary = target.dtype == torch.bool and relevance_threshold is None  # gains 1.0 exactly where relevant
-    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary)
+    # (relevant_all is kept whenever the relevant items are asked for: from_ideal is off then)
+    relevant_items = _relevant_items(relevant_all, exclusions) if needs.relevant_items and relevant_all is not None else None
+    ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary,
+                           relevant_items=relevant_items)
     return ranked if tie_stats is None else _with_averaged_view(ranked, tie_stats, ties), candidates
 
 
@@ -97,6 +100,13 @@ def _with_averaged_view(
     ranked = averaged if ties == "average" else ranked
     ranked.averaged = averaged
     return ranked
+
+
+def _relevant_items(relevant_all: Tensor, exclusions: Exclusions | None) -> tuple[Tensor, Tensor]:
+    """Every item of the row as (ids [B, N], relevant candidate [B, N]): the column is the item's id."""
+    rows, num_items = relevant_all.shape
+    ids = torch.arange(num_items, device=relevant_all.device).expand(rows, num_items)
+    return ids, relevant_all if exclusions is None else relevant_all & exclusions.keep_mask(num_items)
 
 
 def _relevant_count(relevant_all: Tensor, exclusions: Exclusions | None) -> Tensor:

@@ -129,7 +129,12 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     gains = read_found(table.gains, found, pos, order)
     relevant = gains > 0 if table.binary else read_found(table.relevant, found, pos, order)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
-                         table.ids.shape[1], binary=table.binary)
+                         table.ids.shape[1], binary=table.binary, relevant_items=_relevant_items(table, needs))
+
+
+def _relevant_items(table: TargetTable, needs: Needs) -> tuple[Tensor, Tensor] | None:
+    """The targets as every relevant candidate of each query, where a family asks (``needs.relevant_items``)."""
+    return (table.ids, table.relevant) if needs.relevant_items else None
 
 
 def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
@@ -246,4 +251,4 @@ def _placed(ranks: Tensor, item_ids: Tensor, table: TargetTable, needs: Needs, n
         relevant = spread[:, :depth] > 0
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
-                         table.ids.shape[1], binary=table.binary)
+                         table.ids.shape[1], binary=table.binary, relevant_items=_relevant_items(table, needs))
