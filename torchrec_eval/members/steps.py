@@ -41,6 +41,7 @@ def needs_of(members: Sequence[Member]) -> Needs:
         average_view=any(member.needs_average for member in members),
         max_gain=min([member.max_gain for member in members if member.max_gain is not None], default=None),
         non_relevant=any(member.needs_non_relevant for member in members),
+        judged=any(member.needs_judged for member in members),
     )
 
 

@@ -57,6 +57,11 @@ class RankedTargets:
             asks for it (``average_ties=True``).
         binary: the gains are the relevance itself, 1.0 or 0.0 (no graded target, no threshold above 1):
             :attr:`hits` is then ``gains``, not a copy.
+        judged: [B, K] bool, whether the item at each rank is judged: found among the target ids (whatever
+            its gain: a gain that is not relevant is a judged non-relevant item), every listed candidate in the
+            dense form; False past the list. Kept only where a family reads it (``Needs.judged``).
+        num_judged: [B] float64, the query's judged items among its candidates (R and the judged
+            non-relevant ones: its target ids; every candidate in the dense form), with ``judged``.
     """
 
     gains: Tensor
@@ -70,6 +75,8 @@ class RankedTargets:
     tie_groups: TieGroups | None = None
     averaged: RankedTargets | None = None
     binary: bool = False
+    judged: Tensor | None = None
+    num_judged: Tensor | None = None
 
     def with_tie_statistics(
         self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
@@ -90,6 +97,24 @@ class RankedTargets:
         if self.item_ids is None:
             raise ValueError(f"this ranked view keeps no item ids, got item_ids={self.item_ids}")
         return self.item_ids
+
+    def judged_items(self) -> Tensor:
+        """[B, K] :attr:`judged`, which a family that reads the judgments asked for (``Needs.judged``)."""
+        if self.judged is None:
+            raise ValueError(f"this ranked view keeps no judgments (Needs.judged), got judged={self.judged}")
+        return self.judged
+
+    @cached
+    def judged_non_relevant(self) -> Tensor:
+        """[B, K] float64 1 where the item at each rank is judged and not relevant (bpref's ``n``)."""
+        return (self.judged_items() & ~self.relevant).to(torch.float64)
+
+    @cached
+    def num_judged_non_relevant(self) -> Tensor:
+        """[B, 1] float64 the query's judged non-relevant items (bpref's ``N``), as a column."""
+        if self.num_judged is None:
+            raise ValueError(f"this ranked view keeps no judgments (Needs.judged), got num_judged={self.num_judged}")
+        return (self.num_judged - self.num_relevant).unsqueeze(1)
 
     @cached
     def relevant_column(self) -> Tensor:

@@ -105,6 +105,9 @@ class Needs:
             with the other values; None: no bound.
         non_relevant: each query's non-relevant candidates (FallOut): the candidates counted exactly, over
             the whole row (a scored form: the ranked form does not know them).
+        judged: which ranked items are judged and each query's judged items (bpref, Judged@k): a target id is a
+            judgment, of a non-relevant item where its gain is not relevant, an item outside the target ids is
+            unjudged; the dense form judges every candidate (``RankedTargets.judged``, ``num_judged``).
     """
 
     depth: int = 0
@@ -114,6 +117,7 @@ class Needs:
     average_view: bool = False
     max_gain: float | None = None
     non_relevant: bool = False
+    judged: bool = False
 
 
 @dataclass(frozen=True)

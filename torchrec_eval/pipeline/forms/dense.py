@@ -35,10 +35,13 @@ def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | Non
 
 
 def dense_batch(
-    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules
+    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules, judged: Tensor | None = None
 ) -> tuple[RankedTargets | None, Candidates | None]:
     """The dense form's top-k view (to depth ``needs.depth``; none for 0) and full candidate view (if
-    ``needs.candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
+    ``needs.candidates``): one ``torch.topk`` of the scores, the target read at the ranked items.
+
+    With ``needs.judged``, every candidate is judged, unless ``judged`` [B, N] bool says which items are (the
+    ids form's target ids, scattered over the row for a tie order that reads every candidate's gain)."""
     valid, exclusions, k, ties = items.valid, items.exclusions, needs.depth, rules.ties
     relevance_threshold, averaging = rules.relevance_threshold, rules.averaging(needs)
     num_items = preds.shape[1]
@@ -85,6 +88,9 @@ def dense_batch(
         idx = idx.masked_fill(~in_list, -1)
     binary = target.dtype == torch.bool and relevance_threshold is None  # gains 1.0 exactly where relevant
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary)
+    if needs.judged:
+        _judge(ranked, judged if judged is None or valid is None else judged & valid, exclusions, top.indices,
+               in_list if restricted else None)
     return ranked if tie_stats is None else _with_averaged_view(ranked, tie_stats, ties), candidates
 
 
@@ -97,6 +103,20 @@ def _with_averaged_view(
     ranked = averaged if ties == "average" else ranked
     ranked.averaged = averaged
     return ranked
+
+
+def _judge(ranked: RankedTargets, judged: Tensor | None, exclusions: Exclusions | None, idx: Tensor,
+           in_list: Tensor | None) -> None:
+    """Set which ranked items are judged and each query's judged items: every listed candidate, or the items of
+    ``judged`` [B, N] (already within the candidates but for ``exclusions``); ``in_list`` [B, K]: the ranks that
+    hold a candidate (None: all)."""
+    if judged is None:
+        ranked.judged = in_list if in_list is not None else torch.ones_like(ranked.relevant)
+        ranked.num_judged = ranked.num_candidates
+        return
+    listed = judged.gather(1, idx)
+    ranked.judged = listed if in_list is None else listed & in_list
+    ranked.num_judged = _relevant_count(judged, exclusions)
 
 
 def _relevant_count(relevant_all: Tensor, exclusions: Exclusions | None) -> Tensor:
