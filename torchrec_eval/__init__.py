@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         RMSE,
         SDCG,
         AveragePopularity,
+        Bpref,
         CategoryEntropy,
         Coverage,
         Entropy,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         IntraListDiversity,
         IPrec,
         Jaccard,
+        Judged,
         LongTailCount,
         LongTailShare,
         Novelty,
@@ -88,7 +90,8 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
            "Serendipity")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "ERR", "FallOut", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF",
+            "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG",
+            "SetF",
             "PrecisionRecallCurve", "RecallAtFixedPrecision")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
@@ -145,9 +148,11 @@ __all__ = [
     "RMSE",
     "SDCG",
     "SetF",
+    "Bpref",
     "HitRate",
     "InterpolatedAP",
     "IPrec",
+    "Judged",
     "Precision",
     "PrecisionRecallCurve",
     "RecallAtFixedPrecision",
