@@ -10,6 +10,7 @@ describe the same judgments.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -204,3 +205,27 @@ def test_presets_and_repeated_ids():
     assert float(F.judged(k=4, convention="ranx", **repeated)) == pytest.approx(3 / 4)
     assert float(F.bpref(k=4, convention="ranx", **repeated)) == 0.0  # 1 - min(2, 1) / min(1, 1)
     assert float(F.judged(k=5, convention="ranx", **repeated)) == pytest.approx(3 / 4)  # 8 is not listed
+
+
+def test_the_command_reads_the_judged_non_relevant_documents_of_trec_files(tmp_path, capsys):
+    """``torchrec-eval evaluate RUN QRELS -m bpref@k judged@k``: the judged non-relevant documents (qrels lines of
+    0) become targets of gain 0 for them, a qrels line of -1 (trec_eval's pooled but unjudged) stays unjudged;
+    the other metrics' values do not move."""
+    from torchrec_eval.cli import command
+
+    batch = _judgments(seed=7)
+    qrels, run = _qrels_and_run(batch, 16)
+    top = next(iter(run["2"]))  # the first document of a query whose every document is judged
+    qrels["2"][top] = -1  # now pooled but unjudged: skipped by trec_eval's bpref
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 0 {s} sys\n" for q, docs in run.items() for d, s in docs.items()))
+    names = ["bpref@16", "judged@5", "ndcg@5"]
+    assert command.main(["evaluate", str(tmp_path / "run"), str(tmp_path / "qrels"), "-m", *names, "--json",
+                         "--convention", "trec"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"bpref", "ndcg_cut_5"}).evaluate(run)
+    assert got["bpref@16"] == pytest.approx(sum(v["bpref"] for v in trec.values()) / len(trec), abs=1e-12)
+    assert got["ndcg@5"] == pytest.approx(sum(v["ndcg_cut_5"] for v in trec.values()) / len(trec), abs=1e-12)
+    del qrels["2"][top]  # ir-measures counts any qrels line as judged, -1 too
+    judged = [m.value for m in ir_measures.iter_calc([ir_measures.Judged @ 5], qrels, {q: run[q] for q in qrels})]
+    assert got["judged@5"] == pytest.approx(sum(judged) / len(judged), abs=1e-12)
