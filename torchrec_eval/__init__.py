@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         RMSE,
         SDCG,
         AveragePopularity,
+        Bpref,
         CategoryEntropy,
         Coverage,
         Entropy,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         IntraListDiversity,
         IPrec,
         Jaccard,
+        Judged,
         LongTailCount,
         LongTailShare,
         Novelty,
@@ -90,7 +92,8 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
            "Serendipity", "PSP", "PSnDCG")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "ERR", "FallOut", "InterpolatedAP", "IPrec", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG", "SetF",
+            "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG",
+            "SetF",
             "PrecisionRecallCurve", "RecallAtFixedPrecision")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
@@ -147,9 +150,11 @@ __all__ = [
     "RMSE",
     "SDCG",
     "SetF",
+    "Bpref",
     "HitRate",
     "InterpolatedAP",
     "IPrec",
+    "Judged",
     "Precision",
     "PrecisionRecallCurve",
     "PSP",

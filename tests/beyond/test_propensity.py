@@ -13,7 +13,7 @@ import torch
 import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric
 from tests.reference import propensity as ref
-from torchrec_eval.beyond.propensity import inverse_propensity
+from torchrec_eval.beyond import inverse_propensity
 
 ITEMS = 14
 

@@ -27,7 +27,7 @@ SUITES = {
     "full ranking": ["auc", "gauc", "mpr", "ndcg@5", "fallout@5"],  # FallOut reads every candidate too
     "beyond": ["coverage@5", "novelty@5", "recall@5", "psndcg@5"],
     "peers": ["err@5", "rbp@10", "sdcg@5", "ncrr@10", "setf@5", "num_ret@5", "num_rel_ret@5", "iprec@10",
-              "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5"],
+              "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5", "bpref@10", "judged@5"],
 }
 
 

@@ -104,12 +104,17 @@ def test_ids_form_with_neg_inf_scores_equals_the_mask(validate_args, excluded):
     order = torch.argsort((target == 0).to(torch.uint8), dim=1, stable=True)[:, :width]
     ids = torch.where(torch.arange(width) < (target > 0).sum(1, keepdim=True), order, -1)
     gains = target.gather(1, order).double()
-    names = NAMES  # precision@1/4/9 over the retrieved items
-    options = {"precision": {"denominator": "retrieved"}}
-    a = tre.RankingMetrics(names, validate_args=validate_args, options=options, empty_target_action="neg")
-    b = tre.RankingMetrics(names, options=options, empty_target_action="neg")
-    a.update(scores.masked_fill(gone, float("-inf")), target_ids=ids, target_gains=gains,
-             exclude_ids=exclude if excluded else None)
-    b.update(scores, target, mask=(keep if excluded else torch.ones_like(keep)) & ~gone)
-    for key, value in b.compute().items():
-        assert torch.allclose(a.compute()[key], value, atol=1e-12, equal_nan=True), key
+    # bpref and Judged read the judgments: the dense form judges every candidate, so their ids form lists every
+    # item (gain 0: judged non-relevant); the others' the relevant items only
+    judging = [name for name in NAMES if REGISTRY[name.partition("@")[0]].reads_judged]
+    others = [name for name in NAMES if name not in judging]  # precision@1/4/9 over the retrieved items
+    every = torch.arange(scores.shape[1]).expand_as(scores)
+    for names, target_ids, target_gains in ((others, ids, gains), (judging, every, target.double())):
+        options = {"precision": {"denominator": "retrieved"}} if "precision@1" in names else {}
+        a = tre.RankingMetrics(names, validate_args=validate_args, options=options, empty_target_action="neg")
+        b = tre.RankingMetrics(names, options=options, empty_target_action="neg")
+        a.update(scores.masked_fill(gone, float("-inf")), target_ids=target_ids, target_gains=target_gains,
+                 exclude_ids=exclude if excluded else None)
+        b.update(scores, target, mask=(keep if excluded else torch.ones_like(keep)) & ~gone)
+        for key, value in b.compute().items():
+            assert torch.allclose(a.compute()[key], value, atol=1e-12, equal_nan=True), key

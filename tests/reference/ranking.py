@@ -12,7 +12,13 @@ A query is described by two lists:
   of the ground truth), used for R (number of relevant items) and the ideal DCG.
 
 Every metric function returns the per-query value, or ``None`` when the query has no relevant
-item (R == 0; for fall-out: no non-relevant candidate); :func:`apply_empty` and :func:`mean` then apply ``empty_target_action``.
+item (R == 0; for fall-out: no non-relevant candidate; for Judged: no judged item); :func:`apply_empty`
+and :func:`mean` then apply ``empty_target_action``.
+
+Incomplete judgments (bpref, Judged): an item of ``ranked`` is ``None`` where it is unjudged (not among the
+target ids), and ``gains`` then holds the judged items only (a gain that is not relevant: judged
+non-relevant); :func:`ids_queries` builds such queries from the ids of the ranked form. The dense form
+judges every candidate (no ``None``). The other functions take judged queries only.
 """
 
 import itertools
@@ -304,6 +310,36 @@ def fallout(ranked, gains, k, threshold=None):
     return sum(not is_relevant(g, threshold) for g in ranked[:k]) / negatives
 
 
+def bpref(ranked, gains, k, threshold=None):
+    """trec_eval's m_bpref.c on the list cut at k: each judged relevant item scores 1 - min(n, R) / min(N, R),
+    n the judged non-relevant items above it (1 where n = 0), N the query's judged non-relevant items; unjudged
+    items (None) are skipped; the sum over R."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    N = sum(1 for g in gains if not is_relevant(g, threshold))
+    nonrel_so_far, total = 0, 0.0
+    for g in ranked[:k]:
+        if g is None:  # unjudged: skipped
+            continue
+        if not is_relevant(g, threshold):
+            nonrel_so_far += 1
+        elif nonrel_so_far > 0:
+            total += 1.0 - min(nonrel_so_far, R) / min(N, R)
+        else:
+            total += 1.0
+    return total / R
+
+
+def judged(ranked, gains, k, threshold=None):
+    """ir-measures' Judged@k: the judged items of the top k over min(k, the list's length); None (the empty
+    query) without a judged item; 0 for an empty list."""
+    if not gains:
+        return None
+    top = ranked[:k]
+    return sum(g is not None for g in top) / len(top) if top else 0.0
+
+
 def _iprec(r, R, k, level):
     """trec_eval 9: the most precision at or after the c-th relevant item, c = (long)(level R + 0.9)."""
     needed = int(level * R + 0.9)
@@ -334,7 +370,7 @@ FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitr
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
              "num_ret": num_ret, "num_rel_ret": num_rel_ret, "iprec": iprec, "interpolated_ap": interpolated_ap,
-             "fallout": fallout}
+             "fallout": fallout, "bpref": bpref, "judged": judged}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -362,6 +398,18 @@ def evaluate_queries(metric, queries, k, empty_target_action="skip", **options):
     fn = FUNCTIONS[metric]
     return apply_empty([fn(ranked, gains, k, **options) for ranked, gains in queries],
                        empty_target_action)
+
+
+def ids_queries(ranked_ids, target_ids, target_gains=None):
+    """The ranked form [B, L] with its targets [B, T] (-1 = padding) -> (ranked gains, None where an item is not
+    a target id: unjudged; the gains of the target ids) per query."""
+    ranked_ids, target_ids = _list(ranked_ids), _list(target_ids)
+    target_gains = [[1.0] * len(row) for row in target_ids] if target_gains is None else _list(target_gains)
+    out = []
+    for items, ids, row_gains in zip(ranked_ids, target_ids, target_gains, strict=True):
+        table = {i: float(g) for i, g in zip(ids, row_gains, strict=True) if i >= 0}
+        out.append(([table.get(i) for i in items if i >= 0], list(table.values())))
+    return out
 
 
 def evaluate_dense(metric, preds, target, k, mask=None, ties="index", empty_target_action="skip",

@@ -82,6 +82,7 @@ a family imports nothing above it.
 
 from torchrec_eval.beyond.diversity import cooccurrence_similarity
 from torchrec_eval.beyond.member import BeyondMember, build_member
+from torchrec_eval.beyond.propensity import inverse_propensity
 from torchrec_eval.beyond.registry import REGISTRY
 
-__all__ = ["REGISTRY", "BeyondMember", "build_member", "cooccurrence_similarity"]
+__all__ = ["REGISTRY", "BeyondMember", "build_member", "cooccurrence_similarity", "inverse_propensity"]

@@ -42,7 +42,7 @@ def inverse_propensity(item_counts: Tensor, num_instances: int, a: float = 0.55,
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond.propensity import inverse_propensity
+        >>> from torchrec_eval.beyond import inverse_propensity
         >>> inverse_propensity(torch.tensor([0, 1, 100]), num_instances=1000)
         tensor([8.8242, 6.9078, 1.7704], dtype=torch.float64)
     """

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from torchrec_eval.cli.errors import PROG, CliError
 from torchrec_eval.cli.inputs import TIES
-from torchrec_eval.cli.names import DEFAULT_METRICS, split_metric_names
+from torchrec_eval.cli.names import DEFAULT_METRICS, reads_judgments, split_metric_names
 from torchrec_eval.cli.paths import check_input_file
 from torchrec_eval.cli.progress import progress_factory
 from torchrec_eval.cli.suite import Suite
@@ -36,9 +36,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     models = _model_names(args.runs, args.names)
     progress = progress_factory(args.progress, large=sum(os.path.getsize(run) for run in args.runs) >= (1 << 20))
     runs, qrels = read_runs(args.runs, args.qrels, progress, "last" if args.convention == "ranx" else "error")
-    ranked = _ranked_runs(runs, qrels, args)
     names = split_metric_names(args.metrics, default=DEFAULT_METRICS)
-    depth = max(max(data.depth for data in ranked), int((ranked[0].target_ids >= 0).sum(1).max()))
+    judged = reads_judgments(names)  # bpref, Judged@k: the judged non-relevant documents are targets too
+    ranked = _ranked_runs(runs, qrels, args, judged)
+    targets = ranked[0].target_ids >= 0
+    if judged:  # (their gain is 0, where a relevant document's is not but under -l 0)
+        level = args.relevance_level
+        targets &= ranked[0].target_gains >= level if level is not None else ranked[0].target_gains > 0
+    depth = max(max(data.depth for data in ranked), int(targets.sum(1).max()))
     suite = Suite(names, depth, args.convention)
     comparison = _compared(ranked, suite, models, args)
     report = _named(comparison.report(alpha=args.alpha, digits=args.digits), suite)
@@ -67,9 +72,9 @@ def _model_names(runs: Sequence[str], names: Sequence[str] | None) -> list[str]:
     return list(names)
 
 
-def _ranked_runs(runs: list[Run], qrels: Qrels, args: argparse.Namespace) -> list[TrecRanked]:
+def _ranked_runs(runs: list[Run], qrels: Qrels, args: argparse.Namespace, judged: bool = False) -> list[TrecRanked]:
     """Every run ranked on the same queries with the same document ids: the judged queries any run retrieves
-    for (with ``-c``, every judged query)."""
+    for (with ``-c``, every judged query); with ``judged``, the judged non-relevant documents are targets too."""
     import numpy as np
 
     from torchrec_eval.trec import to_ranked
@@ -80,7 +85,7 @@ def _ranked_runs(runs: list[Run], qrels: Qrels, args: argparse.Namespace) -> lis
         raise CliError(f"no query of the runs has judgements in {args.qrels}")
     return [to_ranked(run, qrels, relevance_level=args.relevance_level, max_docs=args.max_docs,
                       ties=TIES.get(args.convention, "file"), integer_relevance=args.convention == "trec",
-                      queries=queries, shared_ids=True) for run in runs]
+                      queries=queries, shared_ids=True, judged=judged) for run in runs]
 
 
 def _compared(ranked: list[TrecRanked], suite: Suite, models: list[str], args: argparse.Namespace) -> Any:

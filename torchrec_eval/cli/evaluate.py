@@ -11,7 +11,13 @@ from torchrec_eval.cli.arguments import check_options, stdin_results, trec_eval_
 from torchrec_eval.cli.errors import CliError
 from torchrec_eval.cli.inputs import is_tensor_file, load_tensor_inputs, load_trec
 from torchrec_eval.cli.library import evaluate_library
-from torchrec_eval.cli.names import DEFAULT_METRICS, split_metric_names, trec_measures, trec_only
+from torchrec_eval.cli.names import (
+    DEFAULT_METRICS,
+    reads_judgments,
+    split_metric_names,
+    trec_measures,
+    trec_only,
+)
 from torchrec_eval.cli.paths import check_input_file, check_output_file
 from torchrec_eval.cli.progress import progress_factory
 from torchrec_eval.cli.sampled import SAMPLED_DEFAULT, evaluate_sampled
@@ -88,4 +94,4 @@ def _evaluate_files(args: argparse.Namespace) -> int:
     run, qrels = read_trec(run_path, qrels_path, progress, "last" if args.convention == "ranx" else "error")
     if measures is not None:
         return evaluate_trec_measures(args, run, qrels, measures)
-    return evaluate_library(args, load_trec(run, qrels, args), names, progress)
+    return evaluate_library(args, load_trec(run, qrels, args, reads_judgments(names)), names, progress)

@@ -139,15 +139,20 @@ class Inputs:
             yield start, batch
 
 
-def load_trec(run: Run, qrels: Qrels, args: argparse.Namespace) -> Inputs:
-    """The run ranked into the library's input form (``ranked_ids``, ``target_ids``, ``target_gains``)."""
+def load_trec(run: Run, qrels: Qrels, args: argparse.Namespace, judged: bool = False) -> Inputs:
+    """The run ranked into the library's input form (``ranked_ids``, ``target_ids``, ``target_gains``); with
+    ``judged`` (a metric reads the judgments: bpref, Judged@k) the judged non-relevant documents are targets too."""
     from torchrec_eval.trec import to_ranked
 
     data = to_ranked(run, qrels, complete=args.complete, relevance_level=args.relevance_level,
                      max_docs=args.max_docs, ties=TIES.get(args.convention, "file"),
-                     integer_relevance=args.convention == "trec")
+                     integer_relevance=args.convention == "trec", judged=judged)
     note = coverage_note(run, qrels, len(data), args.complete)
-    num_relevant = int((data.target_ids >= 0).sum(1).max())
+    relevant = data.target_ids >= 0
+    if judged:  # the judged non-relevant targets have gain 0 (a relevant one may too, under -l 0)
+        level = args.relevance_level
+        relevant &= data.target_gains >= level if level is not None else data.target_gains > 0
+    num_relevant = int(relevant.sum(1).max())
     tensors = {"ranked_ids": data.ranked_ids, "target_ids": data.target_ids,
                "target_gains": data.target_gains}
     return Inputs(data.qids, tensors, max(data.depth, num_relevant), note)

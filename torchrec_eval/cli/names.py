@@ -65,6 +65,15 @@ def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DE
     return names or list(default)
 
 
+def reads_judgments(names: Sequence[str]) -> bool:
+    """Whether a metric of ``names`` reads which documents are judged (bpref, Judged@k): the TREC files' judged
+    non-relevant documents are then targets too."""
+    from torchrec_eval.ranking.registry import REGISTRY
+
+    families = (metric_family(name)[0] for name in names)
+    return any(family in REGISTRY and REGISTRY[family].reads_judged for family in families)
+
+
 def trec_measures(names: Sequence[str]) -> list[Measure] | None:
     """The trec_eval measures ``names`` ask for (trec_eval's names, or ours that equal one of its measures
     under ``--convention trec``), or None if one of them is not a trec_eval measure.

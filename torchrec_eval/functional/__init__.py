@@ -17,10 +17,12 @@ from torchrec_eval.ranking.functional import (
     rprecision,
 )
 from torchrec_eval.ranking.functional_peers import (
+    bpref,
     err,
     fallout,
     interpolated_ap,
     iprec,
+    judged,
     ncrr,
     num_rel_ret,
     num_ret,
@@ -33,6 +35,7 @@ from torchrec_eval.ranking.functional_peers import (
 __all__ = [
     "arhr",
     "auc",
+    "bpref",
     "cg",
     "ctr",
     "dcg",
@@ -46,6 +49,7 @@ __all__ = [
     "intersection",
     "iprec",
     "jaccard",
+    "judged",
     "map",
     "mar",
     "mpr",

@@ -37,6 +37,7 @@ class Member(Protocol):
         max_gain: the largest gain it takes (checked with the other values), or None.
         needs_non_relevant: it reads each query's non-relevant candidates (FallOut), counted exactly.
         needs_relevant_items: it reads every relevant candidate of each query, ranked or not (PSP's best sum).
+        needs_judged: it reads which ranked items are judged and each query's judged items (bpref, Judged@k).
         supports_weights: whether every value is a mean or a ratio of sums over queries, so that a
             per-query weight applies (``weighted=True``).
         query_keys: the keys with a value per query (the columns of :meth:`per_query`); catalogue-level
@@ -55,6 +56,7 @@ class Member(Protocol):
     max_gain: float | None = None
     needs_non_relevant: bool = False
     needs_relevant_items: bool = False
+    needs_judged: bool = False
     supports_weights: bool = False
     paired: bool = True
 

@@ -42,6 +42,7 @@ def needs_of(members: Sequence[Member]) -> Needs:
         max_gain=min([member.max_gain for member in members if member.max_gain is not None], default=None),
         non_relevant=any(member.needs_non_relevant for member in members),
         relevant_items=any(member.needs_relevant_items for member in members),
+        judged=any(member.needs_judged for member in members),
     )
 
 

@@ -33,7 +33,7 @@ class PSP(_PropensityScored):
 
     Args:
         k: cut-off(s) (5 by default, the XML repository's largest).
-        inverse_propensity: ``[num_items]`` weights >= 0: :func:`~torchrec_eval.beyond.propensity.inverse_propensity`
+        inverse_propensity: ``[num_items]`` weights >= 0: :func:`~torchrec_eval.beyond.inverse_propensity`
             of the training counts, or your own.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 

@@ -1,5 +1,6 @@
 """The top-k classes of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet and NumRelRet
-(the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut (torchmetrics'). Thin classes over the registry's
+(the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut (torchmetrics'), Bpref and Judged
+(incomplete judgments: trec_eval's bpref, ir-measures' Judged@k). Thin classes over the registry's
 formulas, as :mod:`~torchrec_eval.metrics.topk`'s; their functions are in
 :mod:`torchrec_eval.ranking.functional_peers`."""
 
@@ -10,7 +11,8 @@ from typing import Unpack
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, _TopK
 
-__all__ = ["ERR", "NCRR", "RBP", "SDCG", "FallOut", "InterpolatedAP", "IPrec", "NumRelRet", "NumRet", "SetF"]
+__all__ = ["ERR", "NCRR", "RBP", "SDCG", "Bpref", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NumRelRet", "NumRet",
+           "SetF"]
 
 
 
@@ -292,6 +294,79 @@ class FallOut(_TopK):
     """
 
     name = "fallout"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class Bpref(_TopK):
+    r"""bpref@k, binary preference (Buckley & Voorhees 2004): how few judged non-relevant items rank above each
+    relevant item of the top k (trec_eval's ``bpref`` on the run cut at k).
+
+    .. math:: \mathrm{bpref@k} = \frac{1}{R} \sum_{r \text{ relevant}, \mathrm{rank}(r) \le k}
+        \left(1 - \frac{\min(n_r, R)}{\min(N, R)}\right)
+
+    with :math:`n_r` the judged non-relevant items ranked above r, N the query's judged non-relevant items and R
+    its relevant ones; a term is 1 where :math:`n_r = 0` (so wherever N = 0). Unjudged items are skipped: a
+    target id is a judgment (not relevant where its gain is not: a qrels line of 0, or below
+    ``relevance_threshold``), an item outside the target ids is unjudged. The dense form judges every
+    candidate. trec_eval scores a query without a relevant item 0: ``empty_target_action="neg"`` (or
+    ``convention="trec"``).
+
+    Args:
+        k: cut-off(s); a k as long as the lists gives trec_eval's ``bpref``.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``
+            (the cap min(n_r, R) has no exact expectation over tie orders here).
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.Bpref(k=10)
+        >>> # ranked a, u, b, c, v: a and c relevant, b judged non-relevant, d and e judged non-relevant
+        >>> # and not retrieved, u and v unjudged (trec_eval: 0.75)
+        >>> metric.update(ranked_ids=torch.tensor([[0, 5, 1, 2, 6]]), target_ids=torch.tensor([[0, 1, 2, 3, 4]]),
+        ...               target_gains=torch.tensor([[1, 0, 2, 0, 0]]))
+        >>> metric.compute()  # (1 + (1 - min(1, 2) / min(3, 2))) / 2
+        tensor(0.7500, dtype=torch.float64)
+    """
+
+    name = "bpref"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class Judged(_TopK):
+    r"""Judged@k: the share of the top k that is judged (ir-measures' ``Judged@k``).
+
+    .. math:: \mathrm{Judged@k} = \frac{\sum_{i \le k} j_i}{\min(k, n)}
+
+    with :math:`j_i` 1 where the item at rank i is among the query's target ids (whatever its gain) and n the
+    list's length. The query that ``empty_target_action`` resolves is the one without a judged item (no target
+    id), as ir-measures evaluates every query with a judgment; a query without a relevant item counts. The
+    dense form judges every candidate (1 for every non-empty list).
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.Judged(k=[2, 10])
+        >>> metric.update(ranked_ids=torch.tensor([[7, 2, 5], [1, 3, -1]]), target_ids=torch.tensor([[5, 7], [3, -1]]),
+        ...               target_gains=torch.tensor([[0, 1], [0, 0]]))
+        >>> metric.compute()  # (1/2 + 1/2) / 2 and (2/3 + 1/2) / 2
+        {'judged@2': tensor(0.5000, dtype=torch.float64), 'judged@10': tensor(0.5833, dtype=torch.float64)}
+    """
+
+    name = "judged"
 
     def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, None, **kwargs)

@@ -59,6 +59,11 @@ class RankedTargets:
             :attr:`hits` is then ``gains``, not a copy.
         relevant_items: (ids [B, W] long, relevant [B, W] bool): every relevant candidate of each query, ranked
             or not, where a family asks (``Needs.relevant_items``); the dense form's W is its N items.
+        judged: [B, K] bool, whether the item at each rank is judged: found among the target ids (whatever
+            its gain: a gain that is not relevant is a judged non-relevant item), every listed candidate in the
+            dense form; False past the list. Kept only where a family reads it (``Needs.judged``).
+        num_judged: [B] float64, the query's judged items among its candidates (R and the judged
+            non-relevant ones: its target ids; every candidate in the dense form), with ``judged``.
     """
 
     gains: Tensor
@@ -73,6 +78,8 @@ class RankedTargets:
     averaged: RankedTargets | None = None
     binary: bool = False
     relevant_items: tuple[Tensor, Tensor] | None = None
+    judged: Tensor | None = None
+    num_judged: Tensor | None = None
 
     def with_tie_statistics(
         self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
@@ -98,8 +105,25 @@ class RankedTargets:
         """(ids [B, W], relevant [B, W]): every relevant candidate of each query (PSP's ideal reads them)."""
         if self.relevant_items is None:
             raise ValueError("this ranked view keeps no relevant items: its metric did not ask for them "
-                             "(Needs.relevant_items)")
+                             f"(Needs.relevant_items), got relevant_items={self.relevant_items}")
         return self.relevant_items
+    def judged_items(self) -> Tensor:
+        """[B, K] :attr:`judged`, which a family that reads the judgments asked for (``Needs.judged``)."""
+        if self.judged is None:
+            raise ValueError(f"this ranked view keeps no judgments (Needs.judged), got judged={self.judged}")
+        return self.judged
+
+    @cached
+    def judged_non_relevant(self) -> Tensor:
+        """[B, K] float64 1 where the item at each rank is judged and not relevant (bpref's ``n``)."""
+        return (self.judged_items() & ~self.relevant).to(torch.float64)
+
+    @cached
+    def num_judged_non_relevant(self) -> Tensor:
+        """[B, 1] float64 the query's judged non-relevant items (bpref's ``N``), as a column."""
+        if self.num_judged is None:
+            raise ValueError(f"this ranked view keeps no judgments (Needs.judged), got num_judged={self.num_judged}")
+        return (self.num_judged - self.num_relevant).unsqueeze(1)
 
     @cached
     def relevant_column(self) -> Tensor:

@@ -107,6 +107,9 @@ class Needs:
             the whole row (a scored form: the ranked form does not know them).
         relevant_items: which items are each query's relevant candidates, ranked or not (the ideal list of a
             family that weighs items: PSP, PSnDCG).
+        judged: which ranked items are judged and each query's judged items (bpref, Judged@k): a target id is a
+            judgment, of a non-relevant item where its gain is not relevant, an item outside the target ids is
+            unjudged; the dense form judges every candidate (``RankedTargets.judged``, ``num_judged``).
     """
 
     depth: int = 0
@@ -117,6 +120,7 @@ class Needs:
     max_gain: float | None = None
     non_relevant: bool = False
     relevant_items: bool = False
+    judged: bool = False
 
 
 @dataclass(frozen=True)

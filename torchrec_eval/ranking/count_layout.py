@@ -2,9 +2,10 @@
 
 Column 0 counts the queries kept by ``empty_target_action`` (every value's count by default);
 ``"listed"`` those of them with a non-empty list (``empty_list_action="skip"``); ``("hit", j)`` those with a
-relevant item in the top min(k, R) of value ``j`` (R-Precision, ``no_hit_action="skip"``). A family that
-reads the non-relevant candidates (FallOut) counts the queries that ``empty_target_action`` keeps for it,
-those with a non-relevant candidate: ``"non_relevant"``, and ``"listed_non_relevant"`` with a non-empty list.
+relevant item in the top min(k, R) of value ``j`` (R-Precision, ``no_hit_action="skip"``). A family whose
+empty query is another (its registry entry's ``empty_basis``) counts the queries that ``empty_target_action``
+keeps for it: those with a non-relevant candidate (FallOut): ``"non_relevant"``, and ``"listed_non_relevant"``
+with a non-empty list; those with a judged item (Judged@k): ``"judged"`` and ``"listed_judged"``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ from typing import Any
 from torchrec_eval.ranking.entries import Entry
 from torchrec_eval.ranking.registry import REGISTRY
 
-#: the count kinds of the queries kept for a family that reads the non-relevant candidates (FallOut)
-NON_RELEVANT_KINDS = ("non_relevant", "listed_non_relevant")
+#: the count kinds of the queries kept for a family of each empty basis (``TopKFamily.empty_basis``): every
+#: kept query, and those of them with a non-empty list
+BASIS_KINDS = {"relevant": ("all", "listed"), "non_relevant": ("non_relevant", "listed_non_relevant"),
+               "judged": ("judged", "listed_judged")}
+#: the empty basis of each count kind of :data:`BASIS_KINDS` (the others, R-Precision's hits, count by R)
+KIND_BASIS = {kind: basis for basis, kinds in BASIS_KINDS.items() for kind in kinds}
 
 
 @functools.lru_cache(maxsize=256)
@@ -64,6 +69,4 @@ def zero_kinds(entries: tuple[Entry, ...]) -> list[tuple[int, Any]]:
 
 def _kept_kind(entry: Entry, listed: bool) -> str:
     """The count kind of the queries ``empty_target_action`` keeps for ``entry`` (with a non-empty list if ``listed``)."""
-    if REGISTRY[entry.name].reads_non_relevant:
-        return NON_RELEVANT_KINDS[listed]
-    return "listed" if listed else "all"
+    return BASIS_KINDS[REGISTRY[entry.name].empty_basis][listed]

@@ -1,6 +1,6 @@
 """Functional top-k metrics of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet
-and NumRelRet (the top k as a set), IPrec and InterpolatedAP (interpolated precision). The same calls as
-:mod:`torchrec_eval.ranking.functional`."""
+and NumRelRet (the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut, bpref and
+Judged (incomplete judgments). The same calls as :mod:`torchrec_eval.ranking.functional`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.curves import curve_points, curve_requests
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, compute_named_metrics
 
-__all__ = ["err", "fallout", "interpolated_ap", "iprec", "ncrr", "num_rel_ret", "num_ret", "precision_recall_curve",
-           "rbp", "sdcg", "setf"]
+__all__ = ["bpref", "err", "fallout", "interpolated_ap", "iprec", "judged", "ncrr", "num_rel_ret", "num_ret",
+           "precision_recall_curve", "rbp", "sdcg", "setf"]
 
 
 @overload
@@ -435,6 +435,92 @@ def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: int
         tensor(1., dtype=torch.float64)
     """
     return compute_named_metric("fallout", preds, target, k, {}, arguments)
+
+
+@overload
+def bpref(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+          **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def bpref(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+          **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def bpref(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""bpref@k, binary preference (Buckley & Voorhees 2004; trec_eval's ``bpref`` on the run cut at k): how few
+    judged non-relevant items rank above each relevant one,
+    :math:`\frac{1}{R} \sum_{r} \left(1 - \frac{\min(n_r, R)}{\min(N, R)}\right)` over the relevant items r of
+    the top k, :math:`n_r` the judged non-relevant items above r, N the query's judged non-relevant items (a
+    term is 1 where :math:`n_r = 0`).
+
+    A target id is a judgment (of a non-relevant item where its gain is not relevant: a qrels line of 0), an
+    item outside the target ids is unjudged and skipped; the dense form judges every candidate. A k as long as
+    the lists gives trec_eval's ``bpref``.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids`` (and ``target_gains``), or another input
+            form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"bpref@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import bpref
+        >>> # judged: item 0 relevant, items 1 and 3 non-relevant; item 2 is unjudged
+        >>> bpref(torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]]), target_ids=torch.tensor([[0, 1, 3, 4]]),
+        ...       target_gains=torch.tensor([[1, 0, 0, 1]]), k=5)  # (1 + (1 - min(2, 2) / min(2, 2))) / 2
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return compute_named_metric("bpref", preds, target, k, {}, arguments)
+
+
+@overload
+def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+           **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+           **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+           **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""Judged@k, the share of the top k that is judged (ir-measures' ``Judged@k``):
+    :math:`\sum_{i \le k} j_i / \min(k, n)`, :math:`j_i` 1 where the item at rank i is among the target ids
+    (whatever its gain), n the list's length.
+
+    The query that ``empty_target_action`` resolves is the one without a judged item (ir-measures evaluates
+    every query with a judgment). The dense form judges every candidate (its value is then 1).
+
+    Args:
+        preds, target: ``preds`` with ``target_ids`` (and ``target_gains``), ``ranked_ids`` with ``target_ids``,
+            or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"judged@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import judged
+        >>> judged(ranked_ids=torch.tensor([[7, 2, 5]]), target_ids=torch.tensor([[5, 7, 9]]),
+        ...        target_gains=torch.tensor([[0, 1, 2]]), k=[2, 10])  # 1 / 2, 2 / 3
+        {'judged@2': tensor(0.5000, dtype=torch.float64), 'judged@10': tensor(0.6667, dtype=torch.float64)}
+    """
+    return compute_named_metric("judged", preds, target, k, {}, arguments)
 
 
 @keywords_checked_by(TopKCall)

@@ -18,7 +18,7 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant
-from torchrec_eval.ranking.count_layout import NON_RELEVANT_KINDS, count_layout, zero_kinds
+from torchrec_eval.ranking.count_layout import BASIS_KINDS, KIND_BASIS, count_layout, zero_kinds
 from torchrec_eval.ranking.entries import Entry
 from torchrec_eval.ranking.registry import MEMBER_OPTIONS, REGISTRY
 
@@ -56,10 +56,14 @@ class TopKMember(Member):
                                  for spec, entry in zip(specs, self.entries, strict=True))
         grades = [dict(entry.options).get("max_grade", spec.max_grade) for spec, entry in zip(specs, self.entries, strict=True)]
         self.max_gain = min([grade for grade in grades if grade is not None], default=None)
-        # which values read the non-relevant candidates (FallOut): their empty query is the one without any
-        self.non_relevant_values = tuple(spec.reads_non_relevant for spec, entry in zip(specs, self.entries, strict=True)
-                                         for _ in entry.ks)
-        self.needs_non_relevant = any(self.non_relevant_values)
+        # what makes each value's query empty: no relevant item, but no non-relevant candidate for FallOut and
+        # no judged item for Judged@k (the counts of the queries they keep are their own)
+        self.value_bases = tuple(spec.empty_basis for spec, entry in zip(specs, self.entries, strict=True)
+                                 for _ in entry.ks)
+        # (R's always: the state's first count column counts the queries with a relevant item)
+        self.bases = tuple(basis for basis in BASIS_KINDS if basis == "relevant" or basis in self.value_bases)
+        self.needs_non_relevant = any(spec.reads_non_relevant for spec in specs)
+        self.needs_judged = any(spec.reads_judged for spec in specs)
 
     def configuration(self) -> dict[str, Any]:
         return {"kind": "top-k", "entries": [[entry.name, list(entry.ks), dict(entry.options)] for entry in self.entries]}
@@ -105,28 +109,26 @@ class TopKMember(Member):
         """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
         raw = self.evaluate(ranked)
         kinds = self.count_kinds
-        if not self.needs_non_relevant:
+        if self.bases == ("relevant",):
             values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
             if len(kinds) == 1:
                 return values, counted
             kept_by_basis = {"relevant": counted}
-        else:  # FallOut's values are resolved by their queries' non-relevant candidates, the others' by R
-            non_relevant = (ranked.num_candidates - ranked.num_relevant).unsqueeze(1)
-            lacking = torch.where(self._non_relevant_on(raw.device), non_relevant, ranked.relevant_column)
-            values, _ = counted_values(raw, lacking, empty_target_action,
-                                       "no relevant item (for FallOut: no non-relevant candidate)")
-            kept_by_basis = {"relevant": kept_queries(ranked.relevant_column, empty_target_action),
-                             "non_relevant": kept_queries(non_relevant, empty_target_action)}
+        else:  # FallOut's and Judged's values are resolved by their own counts of each query, the others' by R
+            counts_by_basis = {basis: self._basis_count(ranked, basis) for basis in self.bases}
+            lacking = torch.cat(list(counts_by_basis.values()), dim=1).index_select(1, self._bases_on(raw.device))
+            values, _ = counted_values(raw, lacking, empty_target_action, self._empty_query_names())
+            kept_by_basis = {basis: kept_queries(count, empty_target_action) for basis, count in counts_by_basis.items()}
         if ranked.tie_groups is not None:
             self.check_ties("average")
         columns = []
         cutoffs = [k for entry in self.entries for k in entry.ks]
         for kind in kinds:
-            base = kept_by_basis["non_relevant" if kind in NON_RELEVANT_KINDS else "relevant"]
-            if kind in ("all", "non_relevant"):
+            base = kept_by_basis[KIND_BASIS.get(kind, "relevant")]
+            if kind in ("all", "non_relevant", "judged"):
                 columns.append(base)
                 continue
-            if kind in ("listed", "listed_non_relevant"):
+            if kind in ("listed", "listed_non_relevant", "listed_judged"):
                 kept = ranked.num_candidates > 0
             elif kind[0] == "top_hit":  # a relevant item in the top k (the whole list without a cut-off)
                 k = cutoffs[kind[1]]
@@ -137,10 +139,28 @@ class TopKMember(Member):
         counts = torch.cat(columns, dim=1)
         return values * counts.index_select(1, self._count_columns_on(counts.device)), counts
 
-    def _non_relevant_on(self, device: torch.device) -> Tensor:
-        """[P] bool: the values that read the non-relevant candidates, built once per device."""
-        flags = self.non_relevant_values
-        return constant(("non_relevant_values", flags, device), lambda: torch.tensor(flags, device=device))
+    @staticmethod
+    def _basis_count(ranked: RankedTargets, basis: str) -> Tensor:
+        """[B, 1] float64 the count whose 0 makes a query empty for values of ``basis``: R, the non-relevant
+        candidates (FallOut) or the judged items (Judged@k)."""
+        if basis == "relevant":
+            return ranked.relevant_column
+        if basis == "non_relevant":
+            return (ranked.num_candidates - ranked.num_relevant).unsqueeze(1)
+        if ranked.num_judged is None:
+            raise ValueError(f"this ranked view keeps no judgments (Needs.judged), got num_judged={ranked.num_judged}")
+        return ranked.num_judged.unsqueeze(1)
+
+    def _empty_query_names(self) -> str:
+        """What an empty query lacks, for the error of ``empty_target_action="error"``."""
+        lacks = {"non_relevant": "for FallOut: no non-relevant candidate", "judged": "for Judged: no judged item"}
+        notes = [lacks[basis] for basis in self.bases if basis in lacks]
+        return f"no relevant item ({'; '.join(notes)})" if notes else "no relevant item"
+
+    def _bases_on(self, device: torch.device) -> Tensor:
+        """[P] the column of each value's empty basis among :attr:`bases`, built once per device."""
+        index = tuple(self.bases.index(basis) for basis in self.value_bases)
+        return constant(("value_bases", index, device), lambda: torch.tensor(index, device=device))
 
     def _count_columns_on(self, device: torch.device) -> Tensor:
         """:attr:`count_columns` as a tensor on ``device``, built once (a list index would copy it from

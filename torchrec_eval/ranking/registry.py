@@ -19,6 +19,7 @@ from torchrec_eval.ranking.cascades import err, rbp
 from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.hit_counts import f1, fallout, hitrate, precision, recall
 from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
+from torchrec_eval.ranking.judgments import bpref, judged
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
 from torchrec_eval.ranking.set_measures import num_rel_ret, num_ret, setf
@@ -102,6 +103,10 @@ class TopKFamily:
             that ``empty_target_action`` resolves is the one without a non-relevant candidate.
         averaged_by: (option, value): with that option value the formula reads the view averaged over tie
             orders, its tie groups (``average_ties=True``; MAP's ``tie_rank="group_max"``).
+        reads_judged: the formula reads which ranked items are judged and the query's judged items (bpref,
+            Judged@k): an item outside the target ids is unjudged (the dense form judges every candidate).
+        empty_unjudged: the query that ``empty_target_action`` resolves is the one without a judged item
+            (Judged@k: ir-measures evaluates every query with a judgment), not the one without a relevant item.
     """
 
     kernel: Callable[..., Tensor]
@@ -117,11 +122,21 @@ class TopKFamily:
     def reads_averaged(self, options: dict[str, Any]) -> bool:
         """Whether an entry with these options reads the view averaged over tie orders."""
         return self.averaged_by is not None and options.get(self.averaged_by[0]) == self.averaged_by[1]
+    reads_judged: bool = False
+    empty_unjudged: bool = False
 
     @property
     def optional_k(self) -> bool:
         """Whether ``k`` may be None (no cut-off but R)."""
         return self.cutoff == "k_or_r"
+
+    @property
+    def empty_basis(self) -> str:
+        """The count whose 0 makes a query empty for ``empty_target_action``: ``"relevant"`` (R),
+        ``"non_relevant"`` (its non-relevant candidates: FallOut) or ``"judged"`` (its judged items: Judged@k)."""
+        if self.reads_non_relevant:
+            return "non_relevant"
+        return "judged" if self.empty_unjudged else "relevant"
 
 
 REGISTRY: dict[str, TopKFamily] = {
@@ -156,6 +171,10 @@ REGISTRY: dict[str, TopKFamily] = {
     "iprec": TopKFamily(iprec, {"recall": (Interval(0.0, 1.0, closed=True, closed_high=True),), **_LIST},
                         exact_under_average_ties=False),
     "interpolated_ap": TopKFamily(interpolated_ap, {**_LIST}, exact_under_average_ties=False),
+    # the judgments of the ranked items: bpref's cap min(n_r, R) is not linear in the relevance of the ranks
+    # above, and the averaged view keeps no judgments of tied items: one order of the tied scores each
+    "bpref": TopKFamily(bpref, {**_LIST}, exact_under_average_ties=False, reads_judged=True),
+    "judged": TopKFamily(judged, {**_LIST}, exact_under_average_ties=False, reads_judged=True, empty_unjudged=True),
 }
 
 

@@ -61,8 +61,10 @@ class TrecRanked:
     Attributes:
         qids: the evaluated query ids, in string order (row ``i`` is ``qids[i]``).
         ranked_ids: [Q, L] long, each query's retrieved documents in ranked order, -1 padded.
-        target_ids: [Q, T] long, each query's relevant documents, -1 padded (T >= 1).
-        target_gains: [Q, T] float64, their relevance values (0 for padding).
+        target_ids: [Q, T] long, each query's relevant documents (and, ranked with ``judged=True``, its judged
+            non-relevant ones), -1 padded (T >= 1).
+        target_gains: [Q, T] float64, their relevance values (0 for padding and for a judged non-relevant
+            document).
         run_only: query ids of the run without judgements (not evaluated).
         qrels_only: judged query ids absent from the run (not evaluated unless ``complete``).
         docids: (property) item id ``j`` is the document ``docids[j]``: the run's entries, then the
@@ -129,7 +131,7 @@ def _relevance(qrels: Qrels, integer: bool) -> np.ndarray:
 
 def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level: float | None = None,
               max_docs: int | None = None, ties: str = "trec", integer_relevance: bool = False,
-              queries: np.ndarray | None = None, shared_ids: bool = False) -> TrecRanked:
+              queries: np.ndarray | None = None, shared_ids: bool = False, judged: bool = False) -> TrecRanked:
     """Rank a run against its qrels into per-query id tensors (the ranked input form of the metrics).
 
     The evaluated queries are those of the run that have judgements (trec_eval's default); with
@@ -149,6 +151,10 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
         shared_ids: a judged document's id is its qrels entry (an unjudged one's is past them), so that
             every run ranked against these qrels has the same ``target_ids``; by default the run entry
             that retrieved it. ``docids`` then does not apply.
+        judged: also list each query's judged non-relevant documents (a judgement >= 0 that is not relevant) as
+            targets of gain 0, for the families that read the judgments (bpref, Judged@k); the others read a
+            target of gain 0 as they read a document without a target. A negative judgement (trec_eval's
+            pooled but unjudged document) is no judgment there, as in trec_eval's bpref.
     """
     import torch
 
@@ -156,21 +162,23 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
     order, rows, _ = _ranked_entries(run, run_rows, ties, max_docs)
     rel = _relevance(qrels, integer_relevance)
     relevant = (qrels_rows >= 0) & ((rel >= relevance_level) if relevance_level is not None else (rel > 0))
+    listed_targets = relevant | ((qrels_rows >= 0) & (rel >= 0)) if judged else relevant
+    gains = np.where(relevant, rel, 0.0)[listed_targets]
     entry_of_run = judging_entries(run, qrels)
     if shared_ids:  # a judged document is its qrels entry; an unjudged one an id of its own past them
         listed = np.where(entry_of_run >= 0, entry_of_run, len(qrels) + np.arange(len(run)))[order]
-        target = np.arange(len(qrels))[relevant]
+        target = np.arange(len(qrels))[listed_targets]
     else:  # a relevant document is the run entry that retrieved it, else an id of its own past the run's
         retrieved_as = np.full(len(qrels), -1, dtype=np.int64)
-        judged = entry_of_run >= 0
-        retrieved_as[entry_of_run[judged]] = np.flatnonzero(judged)
+        found = entry_of_run >= 0
+        retrieved_as[entry_of_run[found]] = np.flatnonzero(found)
         listed = order
-        target = np.where(retrieved_as >= 0, retrieved_as, len(run) + np.arange(len(qrels)))[relevant]
-    target_rows = qrels_rows[relevant]
+        target = np.where(retrieved_as >= 0, retrieved_as, len(run) + np.arange(len(qrels)))[listed_targets]
+    target_rows = qrels_rows[listed_targets]
     by_row = np.argsort(target_rows, kind="stable")
     ranked = _pad_rows(rows, listed, len(qids), min_width=1)
     target_ids = _pad_rows(target_rows[by_row], target[by_row], len(qids), min_width=1)
-    target_gains = _pad_rows(target_rows[by_row], rel[relevant][by_row], len(qids), min_width=1, fill=0.0)
+    target_gains = _pad_rows(target_rows[by_row], gains[by_row], len(qids), min_width=1, fill=0.0)
     return TrecRanked(
         qids=qids.tolist(),
         ranked_ids=torch.from_numpy(ranked),

@@ -35,10 +35,13 @@ def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | Non
 
 
 def dense_batch(
-    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules
+    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules, judged: Tensor | None = None
 ) -> tuple[RankedTargets | None, Candidates | None]:
     """The dense form's top-k view (to depth ``needs.depth``; none for 0) and full candidate view (if
-    ``needs.candidates``): one ``torch.topk`` of the scores, the target read at the ranked items."""
+    ``needs.candidates``): one ``torch.topk`` of the scores, the target read at the ranked items.
+
+    With ``needs.judged``, every candidate is judged, unless ``judged`` [B, N] bool says which items are (the
+    ids form's target ids, scattered over the row for a tie order that reads every candidate's gain)."""
     valid, exclusions, k, ties = items.valid, items.exclusions, needs.depth, rules.ties
     relevance_threshold, averaging = rules.relevance_threshold, rules.averaging(needs)
     num_items = preds.shape[1]
@@ -88,6 +91,9 @@ def dense_batch(
     relevant_items = _relevant_items(relevant_all, exclusions) if needs.relevant_items and relevant_all is not None else None
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary,
                            relevant_items=relevant_items)
+    if needs.judged:
+        _judge(ranked, judged if judged is None or valid is None else judged & valid, exclusions, top.indices,
+               in_list if restricted else None)
     return ranked if tie_stats is None else _with_averaged_view(ranked, tie_stats, ties), candidates
 
 
@@ -107,6 +113,20 @@ def _relevant_items(relevant_all: Tensor, exclusions: Exclusions | None) -> tupl
     rows, num_items = relevant_all.shape
     ids = torch.arange(num_items, device=relevant_all.device).expand(rows, num_items)
     return ids, relevant_all if exclusions is None else relevant_all & exclusions.keep_mask(num_items)
+
+
+def _judge(ranked: RankedTargets, judged: Tensor | None, exclusions: Exclusions | None, idx: Tensor,
+           in_list: Tensor | None) -> None:
+    """Set which ranked items are judged and each query's judged items: every listed candidate, or the items of
+    ``judged`` [B, N] (already within the candidates but for ``exclusions``); ``in_list`` [B, K]: the ranks that
+    hold a candidate (None: all)."""
+    if judged is None:
+        ranked.judged = in_list if in_list is not None else torch.ones_like(ranked.relevant)
+        ranked.num_judged = ranked.num_candidates
+        return
+    listed = judged.gather(1, idx)
+    ranked.judged = listed if in_list is None else listed & in_list
+    ranked.num_judged = _relevant_count(judged, exclusions)
 
 
 def _relevant_count(relevant_all: Tensor, exclusions: Exclusions | None) -> Tensor:

@@ -52,7 +52,9 @@ def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Ten
 class TargetTable:
     """The targets of a batch as ids: ``ids`` [B, T] (-1 = padding), their float64 ``gains`` [B, T] (0 for
     padding and for items that are not candidates), ``relevant`` [B, T] bool, and the targets' own
-    ``scores`` [B, T] where they were read (padding reads item 0's)."""
+    ``scores`` [B, T] where they were read (padding reads item 0's). ``judged`` [B, T] bool: the targets that
+    are judgments (not padding, candidates), relevant or not; ``judged_ids``: the ids they are found by where
+    ``ids`` hides some rows (ranx's counting lists the relevant rows only), else None (``ids``)."""
 
     ids: Tensor
     gains: Tensor
@@ -60,6 +62,8 @@ class TargetTable:
     scores: Tensor | None = None
     relevance_threshold: float | None = None
     binary: bool = False  # gains 1.0 exactly for the relevant targets (RankedTargets.binary)
+    judged: Tensor | None = None
+    judged_ids: Tensor | None = None
 
 
 def target_table(
@@ -80,7 +84,7 @@ def target_table(
         gains = torch.where(present, target_gains.to(torch.float64), 0.0)
         relevant = is_relevant(gains, relevance_threshold) & present
     binary = target_gains is None and (relevance_threshold is None or 0 < relevance_threshold <= 1)
-    return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, binary)
+    return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, binary, judged=present)
 
 
 def check_target_ids(
@@ -128,13 +132,25 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     found, pos, order = lookup(item_ids, table.ids)
     gains = read_found(table.gains, found, pos, order)
     relevant = gains > 0 if table.binary else read_found(table.relevant, found, pos, order)
+    judged = num_judged = None
+    if needs.judged:  # a listed item is judged where it is found among the target ids, whatever its gain
+        flags = _judged_flags(table)
+        if table.judged_ids is not None:
+            found, pos, order = lookup(item_ids, table.judged_ids)
+        judged, num_judged = read_found(flags, found, pos, order), flags.sum(1, dtype=torch.float64)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
-                         table.ids.shape[1], binary=table.binary, relevant_items=_relevant_items(table, needs))
+                         table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
+                         relevant_items=_relevant_items(table, needs))
 
 
 def _relevant_items(table: TargetTable, needs: Needs) -> tuple[Tensor, Tensor] | None:
     """The targets as every relevant candidate of each query, where a family asks (``needs.relevant_items``)."""
     return (table.ids, table.relevant) if needs.relevant_items else None
+
+
+def _judged_flags(table: TargetTable) -> Tensor:
+    """[B, T] the table's judged targets (a table built by hand may leave them out: then the present ids)."""
+    return table.judged if table.judged is not None else table.ids >= 0
 
 
 def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
@@ -250,5 +266,11 @@ def _placed(ranks: Tensor, item_ids: Tensor, table: TargetTable, needs: Needs, n
         spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.to(torch.float64))
         relevant = spread[:, :depth] > 0
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
+    judged = num_judged = None
+    if needs.judged:  # the judged targets land at their ranks as the gains do (padding adds nothing)
+        flags = _judged_flags(table)
+        spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, flags.to(torch.float64))
+        judged, num_judged = spread[:, :depth] > 0, flags.sum(1, dtype=torch.float64)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
-                         table.ids.shape[1], binary=table.binary, relevant_items=_relevant_items(table, needs))
+                         table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
+                         relevant_items=_relevant_items(table, needs))

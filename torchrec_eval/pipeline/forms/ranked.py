@@ -66,8 +66,10 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
     check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats)
     table = target_table(target_ids, inputs.target_gains, None, rules.relevance_threshold)
     if repeats:  # as ranx: a ranked item takes the gain of its first relevant row (-2: matches no id, not
-        # even the list's padding -1, which a lookup finds at the targets' padding of gain 0)
-        table = replace(table, ids=target_ids.masked_fill(~table.relevant, -2))
+        # even the list's padding -1, which a lookup finds at the targets' padding of gain 0); it is judged
+        # where any row lists it
+        table = replace(table, ids=target_ids.masked_fill(~table.relevant, -2),
+                        judged_ids=target_ids if needs.judged else None)
     if exclude_ids is not None:
         require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
@@ -77,6 +79,10 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
         excluded_targets, _, _ = lookup(table.ids, exclude_ids)
         table = replace(table, gains=table.gains.masked_fill(excluded_targets, 0),
                         relevant=table.relevant & ~excluded_targets)
+        if needs.judged and table.judged is not None:  # an excluded target is no judgment of the list
+            if table.judged_ids is not None:
+                excluded_targets, _, _ = lookup(table.judged_ids, exclude_ids)
+            table = replace(table, judged=table.judged & ~excluded_targets)
     if checks is not None:
         checks.run()
     present = ranked_ids >= 0

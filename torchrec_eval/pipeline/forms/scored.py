@@ -27,6 +27,7 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
     ids_top_k = (target_ids is not None and inputs.mask is None and not (needs.candidates or averaging)
                  and rules.ties not in GAIN_AWARE_TIES and not needs.non_relevant)
     items = candidate_items(preds, inputs.mask, exclusions, checks, ids_top_k, needs.candidates or averaging)
+    judged = None  # the dense form judges every candidate
     if target_ids is None:
         target = required("target", inputs.target, "dense")
         check_dense_target(preds, target, inputs.target_gains, checks)
@@ -43,12 +44,14 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
                 if needs.candidates else None
             return Batch(ids_ranked(preds, items, table, needs, rules), candidates, inputs.groups)
         target = _scattered_target(preds, table.ids, table.gains)
-    ranked, candidates = dense_batch(preds, target, items, needs, rules)
+        if needs.judged and table.judged is not None:  # the target ids are the judged items, not every candidate
+            judged = _scattered_target(preds, table.ids, table.judged.to(torch.float64)) > 0
+    ranked, candidates = dense_batch(preds, target, items, needs, rules, judged)
     return Batch(ranked, candidates, inputs.groups)
 
 
 def _scattered_target(preds: Tensor, target_ids: Tensor, gains: Tensor) -> Tensor:
-    """The ids form's gains as a dense [B, N] float64 target: gain-aware tie orders need every
-    candidate's gain."""
+    """The ids form's gains (or any float64 value of its targets) as a dense [B, N] float64 target: gain-aware
+    tie orders need every candidate's gain."""
     target = torch.zeros(preds.shape, dtype=torch.float64, device=preds.device)
     return target.scatter_add_(1, target_ids.clamp(min=0), gains)  # padding adds a gain of 0
