@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         LongTailCount,
         LongTailShare,
         Novelty,
+        NumRel,
         NumRelRet,
         NumRet,
         Precision,
@@ -92,9 +93,8 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
            "Serendipity", "PSP", "PSnDCG")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG",
-            "SetF",
-            "PrecisionRecallCurve", "RecallAtFixedPrecision")
+            "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet", "NumRet",
+            "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
@@ -143,6 +143,7 @@ __all__ = [
     "MSE",
     "NCRR",
     "NDCG",
+    "NumRel",
     "NumRelRet",
     "NumRet",
     "RankBiasedEntropy",

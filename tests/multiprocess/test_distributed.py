@@ -135,6 +135,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "setf": tre.SetF(k=[3, 5], beta=2),
         "num_ret": tre.NumRet(k=5),
         "num_rel_ret": tre.NumRelRet(k=5),
+        "num_rel": tre.NumRel(num_groups=NUM_GROUPS),
         "iprec": tre.IPrec(k=5, recall=0.5),
         "interpolated_ap": tre.InterpolatedAP(k=[5, 10]),
         "fallout": tre.FallOut(k=[3, 5], empty_target_action="pos"),
@@ -482,7 +483,7 @@ def test_collective_counts(spawned: dict[str, Any]) -> None:
             if name not in ("collection", "suite_allreduce"):
                 assert value == expected_collectives(saved["num_states"][name]), (name, value)
         # RankingMetrics with every top-k family at 2 cut-offs: same as one metric, not one per pair.
-        assert len(saved["epoch"]["suite"]) == 2 * len(FAMILIES)
+        assert len(saved["epoch"]["suite"]) == sum(1 if REGISTRY[family].cutoff == "none" else 2 for family in FAMILIES)
         assert counts["suite"] == one
         # A MetricCollection of 11 separate classes pays 11x: one sync per member.
         assert counts["collection"] == {key: 11 * value for key, value in one.items()}

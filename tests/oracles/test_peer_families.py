@@ -89,6 +89,7 @@ def test_set_measures_equal_trec_eval(k):
                _peer(ir_measures.SetF(rel=1, beta=beta**2), preds, target, cut=k))
     _close(F.num_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet, preds, target, cut=k))
     _close(F.num_rel_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet(rel=1), preds, target, cut=k))
+    _close(F.num_rel(preds, target, reduction="none"), _peer(ir_measures.NumRel(rel=1), preds, target, cut=k))
 
 
 def test_success_is_hitrate_and_equals_trec_eval():

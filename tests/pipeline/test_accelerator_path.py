@@ -50,7 +50,8 @@ OPTIONS = {"auc": {"tie_credit": 0.0},  # the pairs ordered strictly right: GAUC
            "psndcg": {"inverse_propensity": POPULARITY.double().reciprocal()}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
-    "top-k": [f"{name}@{CUTOFFS.get(name, 5)}" for name in REGISTRY],  # rprecision@10: capped, no read
+    # rprecision@10: capped, no read; num_rel takes no cut-off
+    "top-k": [name if spec.cutoff == "none" else f"{name}@{CUTOFFS.get(name, 5)}" for name, spec in REGISTRY.items()],
     "pairwise": [name if mode == "none" else f"{name}@5" for name, mode in PAIRWISE_FAMILIES.items()
                  if name != "fcp"],  # FCP reads its grade levels: a documented exception
     "beyond": [f"{name}@5" for name in beyond.REGISTRY],

@@ -13,7 +13,8 @@ import torch
 import torchrec_eval as tre
 from torchrec_eval.ranking.registry import REGISTRY
 
-NAMES = [f"{family}@{k}" for family in REGISTRY if family != "rprecision" for k in (1, 4, 9)] + ["rprecision"]
+NAMES = [f"{family}@{k}" for family, spec in REGISTRY.items() if spec.cutoff == "k" for k in (1, 4, 9)] + \
+    ["rprecision", "num_rel"]
 
 
 def batch(kind: str, seed: int):

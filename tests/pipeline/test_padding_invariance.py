@@ -34,8 +34,8 @@ def ranked_batch(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 def test_padding_columns_change_nothing(convention, gain_options, seed):
     ranked, targets, gains = ranked_batch(seed)
     # (FallOut needs every candidate's score: not the ranked form)
-    names = [f"{family}@{k}" for family, spec in REGISTRY.items() if family != "rprecision" and not spec.reads_non_relevant
-             for k in (3, 10)] + ["rprecision"]
+    names = [f"{family}@{k}" for family, spec in REGISTRY.items() if spec.cutoff == "k" and not spec.reads_non_relevant
+             for k in (3, 10)] + ["rprecision", "num_rel"]
     values = []
     for pad in (0, 1, 7):
         padded = torch.cat([ranked, torch.full((ranked.shape[0], pad), -1)], dim=1)

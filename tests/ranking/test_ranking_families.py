@@ -17,8 +17,8 @@ from torchrec_eval.ranking.registry import REGISTRY
 CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": "HitRate", "mrr": "MRR",
            "arhr": "ARHR", "map": "MAP", "mar": "MAR", "dcg": "DCG", "ndcg": "NDCG", "cg": "CG",
            "rprecision": "RPrecision", "ncrr": "NCRR", "err": "ERR", "rbp": "RBP", "sdcg": "SDCG", "setf": "SetF",
-           "num_ret": "NumRet", "num_rel_ret": "NumRelRet", "iprec": "IPrec", "interpolated_ap": "InterpolatedAP",
-           "fallout": "FallOut", "bpref": "Bpref", "judged": "Judged"}
+           "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "iprec": "IPrec",
+           "interpolated_ap": "InterpolatedAP", "fallout": "FallOut", "bpref": "Bpref", "judged": "Judged"}
 K = 4
 # options beside the defaults: graded targets up to 3 need SDCG's top grade; RBP normalized, SetF with beta
 OPTIONS = {"sdcg": {"max_grade": 3}, "rbp": {"p": 0.7, "normalize": True}, "setf": {"beta": 0.5}, "iprec": {"recall": 0.4}}
@@ -41,7 +41,7 @@ def build(family: str) -> MetricCase:
     """The case of one family (module level: spawned processes rebuild it by name)."""
     batches = _batches(seed=len(family))
     whole = {name: torch.cat([b[name] for b in batches]) for name in batches[0]}
-    k = None if family == "rprecision" else K
+    k = None if REGISTRY[family].optional_k else K  # R-Precision's cut at R, NumRel's none
     per_query = ref.evaluate_dense(family, whole["preds"].tolist(), whole["target"].tolist(), k,
                                    **OPTIONS.get(family, {}))
     expected = ref.mean(per_query)

@@ -21,6 +21,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "NDCG": lambda: tre.NDCG(k=3), "CG": lambda: tre.CG(k=3), "RPrecision": lambda: tre.RPrecision(),
     "ERR": lambda: tre.ERR(k=3), "RBP": lambda: tre.RBP(k=3), "SDCG": lambda: tre.SDCG(k=3), "NCRR": lambda: tre.NCRR(k=3),
     "SetF": lambda: tre.SetF(k=3), "NumRet": lambda: tre.NumRet(k=3), "NumRelRet": lambda: tre.NumRelRet(k=3),
+    "NumRel": lambda: tre.NumRel(),
     "IPrec": lambda: tre.IPrec(k=3, recall=0.5), "InterpolatedAP": lambda: tre.InterpolatedAP(k=3),
     "FallOut": lambda: tre.FallOut(k=3), "Bpref": lambda: tre.Bpref(k=3), "Judged": lambda: tre.Judged(k=3),
     "PrecisionRecallCurve": lambda: tre.PrecisionRecallCurve(3),

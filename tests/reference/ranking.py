@@ -295,6 +295,11 @@ def num_ret(ranked, gains, k, threshold=None):
     return float(min(k, len(ranked)))
 
 
+def num_rel(ranked, gains, k=None, threshold=None):
+    R = _num_relevant(gains, threshold)
+    return None if R == 0 else float(R)
+
+
 def num_rel_ret(ranked, gains, k, threshold=None):
     if _num_relevant(gains, threshold) == 0:
         return None
@@ -369,8 +374,8 @@ def interpolated_ap(ranked, gains, k, threshold=None):
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
-             "num_ret": num_ret, "num_rel_ret": num_rel_ret, "iprec": iprec, "interpolated_ap": interpolated_ap,
-             "fallout": fallout, "bpref": bpref, "judged": judged}
+             "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,
+             "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Unpack
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, _TopK
 
-__all__ = ["ERR", "NCRR", "RBP", "SDCG", "Bpref", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NumRelRet", "NumRet",
+__all__ = ["ERR", "NCRR", "RBP", "SDCG", "Bpref", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NumRel", "NumRelRet", "NumRet",
            "SetF"]
 
 
@@ -182,6 +182,31 @@ class NumRet(_TopK):
 
     def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, None, **kwargs)
+
+
+class NumRel(_TopK):
+    r"""NumRel: the query's relevant candidates R, their mean over queries (trec_eval's ``num_rel``, which it
+    sums over queries). It takes no cut-off.
+
+    Args:
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumRel()
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()
+        tensor(2., dtype=torch.float64)
+    """
+
+    name = "num_rel"
+
+    def __init__(self, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(None, None, **kwargs)
 
 
 class NumRelRet(_TopK):

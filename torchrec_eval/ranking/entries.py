@@ -32,6 +32,8 @@ def make_entry(name: str, k: int | Sequence[int | None] | None, options: dict[st
     if not ks:
         raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")
     ks = tuple(check_k(one, optional=spec.optional_k) for one in ks)
+    if spec.cutoff == "none" and ks != (None,):
+        raise ValueError(f"{name} takes no cut-off (it counts the query's relevant items), got k={k!r}")
     if len(set(ks)) != len(ks):
         raise ValueError(f"`k` has repeated cut-offs: {k!r}")
     options = {option: value for option, value in options.items() if value is not None}

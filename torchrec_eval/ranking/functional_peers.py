@@ -13,7 +13,7 @@ from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.curves import curve_points, curve_requests
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, compute_named_metrics
 
-__all__ = ["bpref", "err", "fallout", "interpolated_ap", "iprec", "judged", "ncrr", "num_rel_ret", "num_ret",
+__all__ = ["bpref", "err", "fallout", "interpolated_ap", "iprec", "judged", "ncrr", "num_rel", "num_rel_ret", "num_ret",
            "precision_recall_curve", "rbp", "sdcg", "setf"]
 
 
@@ -276,6 +276,29 @@ def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int
         tensor(3., dtype=torch.float64)
     """
     return compute_named_metric("num_ret", preds, target, k, {}, arguments)
+
+
+@keywords_checked_by(TopKCall)
+def num_rel(preds: Tensor | None = None, target: Tensor | None = None, **arguments: Unpack[TopKCall]) -> Tensor:
+    r"""NumRel: the query's relevant candidates R (trec_eval's ``num_rel``), their mean over queries (trec_eval
+    sums them). No cut-off: it counts the targets, not a ranking.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on bad input (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_rel
+        >>> num_rel(torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]]), torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]]))
+        tensor(2., dtype=torch.float64)
+    """
+    result = compute_named_metric("num_rel", preds, target, None, {}, arguments)
+    return result if isinstance(result, Tensor) else result["num_rel"]
 
 
 @overload

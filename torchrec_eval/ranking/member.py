@@ -49,7 +49,7 @@ class TopKMember(Member):
             for spec, entry in zip(specs, self.entries, strict=False)
         )
         self.to_num_relevant = any(
-            spec.optional_k and None in entry.ks
+            spec.cutoff == "k_or_r" and None in entry.ks  # R-Precision without a cut-off ranks down to R
             for spec, entry in zip(specs, self.entries, strict=False)
         )
         self.needs_average = any(spec.reads_averaged(dict(entry.options))

@@ -22,10 +22,10 @@ from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
 from torchrec_eval.ranking.judgments import bpref, judged
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
-from torchrec_eval.ranking.set_measures import num_rel_ret, num_ret, setf
+from torchrec_eval.ranking.set_measures import num_rel, num_rel_ret, num_ret, setf
 
-# Options of which queries a value counts, read by the top-k member (not by the formula): every family takes
-# ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
+# Options of which queries a value counts, read by the top-k member (not by the formula): every family that
+# reads a list takes ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
 # row of padding only) scores the family's value for it, 0, and counts; "skip": it is left out of the
 # mean (Jurity's precision and MAP, MS Recommenders' precision, recall and MAP).
 EmptyListAction = Literal["neg", "skip"]
@@ -90,7 +90,8 @@ class TopKFamily:
         kernel: ``(ranked, ks, **options) -> [B, len(ks)]`` per-query values.
         options: option name -> its allowed values (``(Interval(low, high),)``: a number in that interval).
         cutoff: ``"k"``: an int ``k`` is required; ``"k_or_r"``: ``k`` may be None, a cut at the query's
-            number of relevant items R (the batch is then ranked down to its largest R).
+            number of relevant items R (the batch is then ranked down to its largest R); ``"none"``: it takes
+            no cut-off (NumRel: a count of the query's relevant items, not of a ranking).
         needs_ideal: graded gains need each query's ideal list (NDCG).
         higher_is_better: for tools that read it.
         max_grade: the default of the family's ``max_grade`` option, the largest gain it takes (a larger
@@ -128,7 +129,7 @@ class TopKFamily:
     @property
     def optional_k(self) -> bool:
         """Whether ``k`` may be None (no cut-off but R)."""
-        return self.cutoff == "k_or_r"
+        return self.cutoff in ("k_or_r", "none")
 
     @property
     def empty_basis(self) -> str:
@@ -167,6 +168,7 @@ REGISTRY: dict[str, TopKFamily] = {
     "setf": TopKFamily(setf, {"beta": (Interval(0.0),), **_LIST}),
     "num_ret": TopKFamily(num_ret, {**_LIST}),
     "num_rel_ret": TopKFamily(num_rel_ret, {**_LIST}),
+    "num_rel": TopKFamily(num_rel, cutoff="none"),  # reads no list: no empty_list_action
     # the most precision past a recall level: a maximum over ranks, not exact on the averaged view
     "iprec": TopKFamily(iprec, {"recall": (Interval(0.0, 1.0, closed=True, closed_high=True),), **_LIST},
                         exact_under_average_ties=False),

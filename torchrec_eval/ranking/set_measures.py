@@ -1,5 +1,5 @@
 """Formulas of the top k as a set (trec_eval's set measures on a list cut at k): its size, its relevant
-items and their F-measure."""
+items and their F-measure; and the query's relevant items, which no cut-off changes (NumRel)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from torchrec_eval.ranking.ratios import divide
 
 def num_ret(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return listed_within(rt, ks)
+
+
+def num_rel(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
+    return rt.relevant_column.expand(-1, len(ks))
 
 
 def num_rel_ret(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
