@@ -9,6 +9,8 @@ which are asserted to sync.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
@@ -115,3 +117,39 @@ def test_the_documented_exceptions_do_sync(device, name, metrics):
     metric.update(**inputs)
     with pytest.raises(RuntimeError), _sync_mode(device, "error"):
         metric.update(**inputs)
+
+
+# the families of issue 37 that read more than the top-k view: every candidate (FallOut, AUC's strict pairs,
+# cornac's MAP by tie groups), every relevant item (PSP), the judgments (bpref, Judged), the curve's 2K values
+ROUND_37 = {
+    "scored": ["fallout@5", "auc", "map@20", "psp@5", "psndcg@5", "num_rel", "err@5", "sdcg@5", "iprec@10"],
+    "ranked": ["bpref@10", "judged@10", "num_rel", "psp@5", "rbp@5", "ncrr@10"],
+}
+ROUND_37_OPTIONS = {"auc": {"tie_credit": 0.0}, "map": {"tie_rank": "group_max", "normalizer": "r"},
+                    "psp": {"inverse_propensity": torch.linspace(1, 3, N)},
+                    "psndcg": {"inverse_propensity": torch.linspace(1, 3, N)}}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_this_rounds_families_equal_the_cpu_and_read_nothing(device, form):
+    metrics = ROUND_37["ranked" if form == "ranked" else "scored"]
+    options = {key: value for key, value in ROUND_37_OPTIONS.items() if any(m.startswith(key) for m in metrics)}
+    inputs = _inputs(form, 64)
+    on_cpu = tre.RankingMetrics(metrics, options=options)
+    on_device = tre.RankingMetrics(metrics, options=options, validate_args=False).to(device)
+    curve, curve_cpu = tre.PrecisionRecallCurve(6, validate_args=False).to(device), tre.PrecisionRecallCurve(6)
+    there = _to(inputs, device)
+    on_cpu.update(**inputs)
+    curve_cpu.update(**inputs)
+    on_device.update(**there)  # warm-up: first-call allocations
+    curve.update(**there)
+    with _sync_mode(device, "error") if device.type == "cuda" else contextlib.nullcontext():
+        on_device.update(**there)
+        curve.update(**there)
+    on_cpu.update(**inputs)
+    curve_cpu.update(**inputs)
+    got, want = on_device.compute(), on_cpu.compute()
+    for key in want:
+        torch.testing.assert_close(got[key].cpu(), want[key], rtol=0, atol=1e-12, equal_nan=True, msg=f"{form} {key}")
+    for ours, theirs in zip(curve.compute(), curve_cpu.compute(), strict=True):
+        torch.testing.assert_close(ours.cpu(), theirs, rtol=0, atol=1e-12)

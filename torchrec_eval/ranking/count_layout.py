@@ -69,4 +69,5 @@ def zero_kinds(entries: tuple[Entry, ...]) -> list[tuple[int, Any]]:
 
 def _kept_kind(entry: Entry, listed: bool) -> str:
     """The count kind of the queries ``empty_target_action`` keeps for ``entry`` (with a non-empty list if ``listed``)."""
-    return BASIS_KINDS[REGISTRY[entry.name].empty_basis][listed]
+    every, with_a_list = BASIS_KINDS[REGISTRY[entry.name].empty_basis]
+    return with_a_list if listed else every  # (not a tuple indexed by a bool: torch 2.11's dynamo refuses it)
