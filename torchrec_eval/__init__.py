@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         Novelty,
         NumRelRet,
         NumRet,
+        PartialAUC,
         Precision,
         PrecisionRecallCurve,
         PSnDCG,
@@ -94,7 +95,7 @@ _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP"
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRelRet", "NumRet", "RBP", "SDCG",
             "SetF",
-            "PrecisionRecallCurve", "RecallAtFixedPrecision")
+            "PrecisionRecallCurve", "RecallAtFixedPrecision", "PartialAUC")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
@@ -145,6 +146,7 @@ __all__ = [
     "NDCG",
     "NumRelRet",
     "NumRet",
+    "PartialAUC",
     "RankBiasedEntropy",
     "RBP",
     "RMSE",
