@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         NumRel,
         NumRelRet,
         NumRet,
+        PartialAUC,
         Precision,
         PrecisionRecallCurve,
         PSnDCG,
@@ -94,7 +95,8 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet", "NumRet",
-            "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision")
+            "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision",
+            "PartialAUC")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
@@ -146,6 +148,7 @@ __all__ = [
     "NumRel",
     "NumRelRet",
     "NumRet",
+    "PartialAUC",
     "RankBiasedEntropy",
     "RBP",
     "RMSE",

@@ -12,7 +12,7 @@ TOPK = ["ndcg@5", "map@4", "recall@6", "precision@3", "mrr@7", "hitrate@2", "rpr
         "dcg@3", "mar@5", "cg@4", "ctr@5"]
 
 
-FULL = ["auc", "gauc", "mpr", "fcp"]
+FULL = ["auc", "gauc", "mpr", "fcp", "pauc@4"]
 
 
 BEYOND = ["coverage@5", "gini@4", "exposure_gini@5", "entropy@3", "inter_list_diversity@4", "intra_list_diversity@3",

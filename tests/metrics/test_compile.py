@@ -24,7 +24,7 @@ import torchrec_eval as tre
 N = 120
 SUITES = {
     "top-k": ["ndcg@10", "map@10", "recall@20", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "ctr@5"],
-    "full ranking": ["auc", "gauc", "mpr", "ndcg@5", "fallout@5"],  # FallOut reads every candidate too
+    "full ranking": ["auc", "gauc", "mpr", "pauc@3", "ndcg@5", "fallout@5"],  # FallOut reads every candidate too
     "beyond": ["coverage@5", "novelty@5", "recall@5", "psndcg@5"],
     "peers": ["err@5", "rbp@10", "sdcg@5", "ncrr@10", "setf@5", "num_ret@5", "num_rel_ret@5", "iprec@10",
               "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5", "bpref@10", "judged@5"],

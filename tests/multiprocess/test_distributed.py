@@ -170,9 +170,10 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "mpr_query": pairwise.MPR(average="query"),
         "fcp": pairwise.FCP(),
         "ctr": pairwise.CTR(k=[2, 5]),
+        "pauc": pairwise.PartialAUC(k=[2, 5], insufficient_handling="exclude"),
         "auc_groups": pairwise.AUC(num_groups=NUM_GROUPS),
         # a suite mixing top-k and full-ranking members (two state tensors)
-        "suite_pairwise": tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ctr@3", "ndcg@5"]),
+        "suite_pairwise": tre.RankingMetrics(["auc", "gauc", "mpr", "fcp", "ctr@3", "pauc@3", "ndcg@5"]),
     }
     popularity = torch.arange(NUM_ITEMS, 0, -1).double()
     features = torch.eye(NUM_ITEMS)[:, :5] + 0.1
@@ -244,11 +245,12 @@ def make_batches() -> list[dict[str, torch.Tensor]]:
 
 
 def _needs_scores(metric: Any) -> bool:
-    """AUC, GAUC, MPR and FCP rank every candidate, FallOut counts them: they do not take the ranked-list form."""
-    if isinstance(metric, (pairwise.AUC, pairwise.GAUC, pairwise.MPR, pairwise.FCP, tre.FallOut)):
+    """AUC, GAUC, MPR, FCP and pAUC@k rank every candidate, FallOut counts them: they do not take the ranked-list
+    form."""
+    if isinstance(metric, (pairwise.AUC, pairwise.GAUC, pairwise.MPR, pairwise.FCP, pairwise.PartialAUC, tre.FallOut)):
         return True
     return isinstance(metric, tre.RankingMetrics) and any(
-        key in ("auc", "gauc", "mpr", "fcp") or key.startswith("fallout") for key in metric.keys()
+        key in ("auc", "gauc", "mpr", "fcp") or key.startswith(("fallout", "pauc")) for key in metric.keys()
     )
 
 

@@ -1,4 +1,4 @@
-"""AUC, GAUC, MPR, FCP and CTR@k through the one harness (``tests/harness.py``), against the pair-counting
+"""AUC, GAUC, MPR, FCP, CTR@k and pAUC@k through the one harness (``tests/harness.py``), against the pair-counting
 references of ``tests/reference/pairwise.py``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import pairwise as ref
 
-FAMILIES = ("auc", "gauc", "mpr", "fcp", "ctr")
+FAMILIES = ("auc", "gauc", "mpr", "fcp", "ctr", "pauc")
 K = 3
 
 
@@ -44,6 +44,8 @@ def _expected(family: str, preds: list, target: list) -> float:
         pairs = [ref.fcp_pairs(s, t) for s, t in queries]
         concordant = sum(c for c, _ in pairs)
         return concordant / (concordant + sum(d for _, d in pairs))
+    if family == "pauc":  # pauc@K: the mean over queries with a relevant item
+        return ref.mean([ref.partial_auc(s, t, K) for s, t in queries])
     counts = [ref.ctr_counts(s, t, K) for s, t in queries]  # ctr@K: clicks over shown, pooled
     return sum(c for c, _ in counts) / sum(n for _, n in counts)
 
@@ -53,12 +55,12 @@ def build(family: str) -> MetricCase:
     batches = _batches(seed=len(family))
     preds = torch.cat([b["preds"] for b in batches]).tolist()
     target = torch.cat([b["target"] for b in batches]).tolist()
-    options = {"k": K} if family == "ctr" else {}
-    key = f"ctr@{K}" if family == "ctr" else family
-    classes = {"auc": tre.AUC, "gauc": tre.GAUC, "mpr": tre.MPR, "fcp": tre.FCP, "ctr": tre.CTR}
+    options = {"k": K} if family in ("ctr", "pauc") else {}
+    key = f"{family}@{K}" if options else family
+    classes = {"auc": tre.AUC, "gauc": tre.GAUC, "mpr": tre.MPR, "fcp": tre.FCP, "ctr": tre.CTR, "pauc": tre.PartialAUC}
 
     def functional(**inputs):
-        return getattr(tre.functional, family)(**inputs, **options)
+        return getattr(tre.functional, "partial_auc" if family == "pauc" else family)(**inputs, **options)
 
     return MetricCase(name=family, make=lambda: classes[family](**options), batches=batches,
                       expected={key: _expected(family, preds, target)}, functional=functional)

@@ -19,7 +19,7 @@ import torchrec_eval as tre
 N = 200
 SUITES = {
     "top-k": ["ndcg@10", "map@10", "recall@20", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "ctr@5"],
-    "full ranking": ["auc", "gauc", "mpr"],
+    "full ranking": ["auc", "gauc", "mpr", "pauc@5"],
     "beyond": ["coverage@5", "novelty@5", "intra_list_diversity@5"],
 }
 FORMS = ("dense", "ids", "exclude_ids", "ranked")

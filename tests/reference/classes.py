@@ -27,6 +27,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "PrecisionRecallCurve": lambda: tre.PrecisionRecallCurve(3),
     "RecallAtFixedPrecision": lambda: tre.RecallAtFixedPrecision(0.2, 3),
     "AUC": lambda: tre.AUC(), "GAUC": lambda: tre.GAUC(), "MPR": lambda: tre.MPR(), "FCP": lambda: tre.FCP(),
+    "PartialAUC": lambda: tre.PartialAUC(k=3),
     "CTR": lambda: tre.CTR(k=3),
     "Coverage": lambda: tre.Coverage(k=3, num_items=NUM_ITEMS),
     "GiniIndex": lambda: tre.GiniIndex(k=3, num_items=NUM_ITEMS),

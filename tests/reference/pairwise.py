@@ -1,5 +1,6 @@
-"""Brute-force per-query references for AUC, GAUC, MPR, FCP and CTR@k (the formulas of
-``docs/metrics/full-ranking.md`` and ``docs/metrics/clicks-ratings.md``).
+"""Brute-force per-query references for AUC, GAUC, MPR, FCP, CTR@k and pAUC@k (the formulas of
+``docs/metrics/full-ranking.md`` and ``docs/metrics/clicks-ratings.md``), and RecTools' ``PartialAUC``
+transcribed from its source.
 
 Plain Python on lists, one query at a time, every pair of candidates looked at explicitly: written to
 be obviously right rather than fast. A query is given by the scores and the target values of its
@@ -7,6 +8,7 @@ valid candidates only (non-candidates already removed); functions return ``None`
 undefined for the query.
 """
 
+import itertools
 import math
 
 
@@ -109,3 +111,98 @@ def split_rows(preds, target, mask=None):
         keep = [i for i, m in enumerate(mr) if m]
         out.append(([pr[i] for i in keep], [tr[i] for i in keep]))
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# pAUC@k (RecTools' PartialAUC)
+# ----------------------------------------------------------------------------------------------
+def partial_auc_of_ranking(relevance, k, num_relevant=None):
+    """RecTools' pAUC@k of one strict ranking (relevance flags in rank order): each relevant item earns
+    k - (non-relevant items before it) while that is positive; over k times ``num_relevant`` (default: the
+    relevant items in the ranking). None without a relevant item."""
+    relevance = [bool(r) for r in relevance]
+    num_relevant = sum(relevance) if num_relevant is None else num_relevant
+    if not num_relevant:
+        return None
+    total, negatives_before = 0, 0
+    for r in relevance:
+        if r:
+            total += max(k - negatives_before, 0)
+        else:
+            negatives_before += 1
+    return total / (k * num_relevant)
+
+
+def partial_auc(scores, target, k, threshold=None):
+    """pAUC@k of one query's valid candidates, tied scores in expectation over the orders of each tie
+    group: a relevant item with ``above`` non-relevant items scored higher and ``tied`` scored equal has
+    every count above..above + tied of non-relevant items before it with the same probability. None
+    without a relevant item."""
+    scores, target = _list(scores), _list(target)
+    relevant = [_relevant(t, threshold) for t in target]
+    if not any(relevant):
+        return None
+    negatives = [s for s, r in zip(scores, relevant, strict=True) if not r]
+    total = 0.0
+    for s, r in zip(scores, relevant, strict=True):
+        if r:
+            above = sum(1 for n in negatives if n > s)
+            tied = sum(1 for n in negatives if n == s)
+            total += sum(max(k - c, 0) for c in range(above, above + tied + 1)) / (tied + 1)
+    return total / (k * sum(relevant))
+
+
+def partial_auc_over_tie_orders(scores, target, k):
+    """The mean of :func:`partial_auc_of_ranking` over every order of the tied items (every ranking by
+    descending score): written without the expectation's closed form, for small queries."""
+    scores, target = _list(scores), _list(target)
+    groups = {}
+    for i, s in enumerate(scores):
+        groups.setdefault(s, []).append(i)
+    levels = [groups[s] for s in sorted(groups, reverse=True)]
+    values = []
+    for orders in itertools.product(*(itertools.permutations(group) for group in levels)):
+        ranking = [i for order in orders for i in order]
+        values.append(partial_auc_of_ranking([target[i] > 0 for i in ranking], k))
+    return None if values[0] is None else sum(values) / len(values)
+
+
+def rectools_partial_auc(reco, interactions, k, insufficient_handling="ignore"):
+    """RecTools' ``PartialAUC(k, insufficient_handling).calc_per_user`` (rectools/metrics/auc.py and
+    ``outer_merge_reco`` in rectools/metrics/base.py, 0.17.0), step by step on plain lists.
+
+    ``reco``: (user, item, rank) rows; ``interactions``: (user, item) rows (repeats allowed). Returns
+    {user: value} for the users it reports (sorted), or raises ValueError (``"raise"``).
+    """
+    positives = {}
+    for user, item in interactions:  # reindex + drop_duplicates, __test_positive = True
+        positives.setdefault(user, set()).add(item)
+    ranked = {}  # test users only
+    for user, item, rank in reco:
+        if user in positives:
+            ranked.setdefault(user, {})[rank] = item
+    result, insufficient = {}, []
+    for user in sorted(positives):
+        ranks = ranked.get(user, {})
+        # every rank 1..max rank (a missing rank is a row without an item: a false positive), then the test
+        # positives that were not recommended (null rank, sorted last)
+        rows = [(ranks.get(rank), rank) for rank in range(1, max(ranks, default=0) + 1)]
+        recommended = set(ranks.values())
+        rows += [(item, None) for item in sorted(positives[user] - recommended)]
+        fp_cumsum, numerator, num_fp = 0, 0, 0
+        for item, rank in rows:
+            positive = item in positives[user]
+            tp, fp = rank is not None and positive, rank is not None and not positive
+            fp_cumsum += fp
+            num_fp += fp
+            if fp_cumsum < k and rank is not None and tp:  # cropped: the rows before the k-th false positive
+                numerator += k - fp_cumsum
+        has_fn = any(rank is None for _, rank in rows)
+        if has_fn and num_fp < k:
+            insufficient.append(user)
+        result[user] = numerator / (len(positives[user]) * k)
+    if insufficient_handling != "ignore" and insufficient:
+        if insufficient_handling == "exclude":
+            return {user: value for user, value in result.items() if user not in insufficient}
+        raise ValueError(f"PartialAUC@{k} metric requires at least {k} negatives in recommendations for each user")
+    return result

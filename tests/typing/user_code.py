@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 import torchrec_eval as tre
-from torchrec_eval.functional import auc, ctr, jaccard, ndcg, precision, rbo, rprecision
+from torchrec_eval.functional import auc, ctr, jaccard, ndcg, partial_auc, precision, rbo, rprecision
 
 preds = torch.tensor([[0.9, 0.1, 0.5]])
 target = torch.tensor([[0, 1, 1]])
@@ -22,6 +22,8 @@ assert_type(precision(preds, target, k=(1, 2)), dict[str, Tensor])
 assert_type(rprecision(preds, target), Tensor)
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
+assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)
+assert_type(partial_auc(preds, target, k=[1, 2]), dict[str, Tensor])
 
 suite = tre.RankingMetrics(["ndcg@2", "recall@2", "auc"])
 suite.update(preds, target)
@@ -35,6 +37,7 @@ metric = tre.NDCG(k=5, gain="exp", ties="average", validate_args=False, sync_on_
 metric.update(preds, target)
 recall = tre.Recall(k=[1, 2], denominator="min_k_r", empty_list_action="skip", num_groups=None)
 mpr = tre.MPR(average="query", empty_target_action="neg")
+pauc = tre.PartialAUC(k=[5, 10], insufficient_handling="raise", convention="rectools")
 
 reference = torch.tensor([[0.8, 0.3, 0.1]])  # another model's scores: the overlap of the two top-k lists
 assert_type(rbo(preds, reference, k=2, patience=0.9, variant="ext"), Tensor)

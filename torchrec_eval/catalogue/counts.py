@@ -1,4 +1,4 @@
-"""How many catalogue items beat each target item: what AUC, GAUC, MPR and FCP need of a catalogue.
+"""How many catalogue items beat each target item: what AUC, GAUC, MPR, FCP and pAUC@k need of a catalogue.
 
 Over the whole catalogue these metrics depend only on, for each target item t of a query, the number
 of candidates scored above it and the number scored equal to it (its mid-rank), and on the targets'
@@ -10,6 +10,7 @@ query's sorted target scores and per-bucket counts. O(B·T) memory.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -17,6 +18,7 @@ from torch import Tensor
 
 from torchrec_eval.pairwise.compaction import compact
 from torchrec_eval.pairwise.pairs import graded_pairs
+from torchrec_eval.pairwise.pauc import expected_credit
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
 
@@ -129,6 +131,16 @@ class TargetRanks:
         _, relevant_at_or_above = self._among_targets(relevant)
         relevant_below = relevant.sum(1, keepdim=True).to(torch.float64) - relevant_at_or_above
         return torch.where(relevant, below - relevant_below, 0.0).sum(1)
+
+    def partial_credits(self, ks: Sequence[int]) -> tuple[Tensor, Tensor]:
+        """R and, per cut-off k, the relevant targets' partial-AUC credits summed per query (as
+        ``partial_credits``): every non-target candidate is non-relevant."""
+        relevant = self.relevant & self.valid
+        negative_above, negative_at_or_above = self._among_targets(self.valid & ~self.relevant)
+        above = self.above + negative_above
+        tied = self.equal + negative_at_or_above - negative_above
+        credits = [torch.where(relevant, expected_credit(above, tied, k), 0.0).sum(1) for k in ks]
+        return relevant.sum(1).to(torch.float64), torch.stack(credits, dim=1)
 
     def pair_counts(self) -> tuple[Tensor, Tensor]:
         """FCP's concordant and discordant pairs per query (as ``pair_counts``)."""

@@ -1,7 +1,7 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
-from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr
+from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.ranking.functional import (
     arhr,
     cg,
@@ -60,6 +60,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "partial_auc",
     "precision",
     "precision_recall_curve",
     "rbo",

@@ -44,6 +44,8 @@ class Member(Protocol):
             keys are left out.
         paired: whether a :class:`~torchrec_eval.uncertainty.PairedComparison` may difference its
             per-query values query by query.
+        raises_on_data: it raises on some values of a batch (pAUC@k's ``insufficient_handling="raise"``),
+            which reads them on the host: no compiled update.
     """
 
     keys: list[str]
@@ -59,6 +61,7 @@ class Member(Protocol):
     needs_judged: bool = False
     supports_weights: bool = False
     paired: bool = True
+    raises_on_data: bool = False
 
     def add_states(self, metric: Any, num_groups: int) -> None:
         """Add its float64 states ([num_groups, ...], reduced with ``"sum"``) to ``metric``."""

@@ -23,7 +23,7 @@ from torchrec_eval.metrics.beyond import (
 from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
 from torchrec_eval.metrics.curves import PrecisionRecallCurve, RecallAtFixedPrecision
 from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
-from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR
+from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR, PartialAUC
 from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
 from torchrec_eval.metrics.propensity import PSP, PSnDCG
 from torchrec_eval.metrics.rating import MAE, MSE, RMSE
@@ -104,6 +104,7 @@ __all__ = [
     "LongTailCount",
     "LongTailShare",
     "Novelty",
+    "PartialAUC",
     "Precision",
     "PrecisionRecallCurve",
     "PSP",

@@ -7,8 +7,8 @@ the state as it was. Every state of the library is a sum, so adding the incremen
 
 What cannot be one graph, because it reads data on the host: the flat form (the number of queries
 depends on the data: it stays eager), FCP (its grade levels), R-Precision without a cut-off (its depth
-is the batch's largest R), ``empty_target_action="error"`` and ``validate_args=True`` (both raise on
-values). :func:`compile_update` refuses those up front.
+is the batch's largest R), ``empty_target_action="error"``, pAUC@k's ``insufficient_handling="raise"`` and
+``validate_args=True`` (they raise on values). :func:`compile_update` refuses those up front.
 """
 
 from __future__ import annotations
@@ -51,6 +51,11 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     if metric.empty_target_action == "error":
         raise ValueError("compile_update() cannot raise on data: empty_target_action='error' reads it on the host; "
                          f"got empty_target_action={metric.empty_target_action!r}")
+    raising = [key for member in metric.members if getattr(member, "raises_on_data", False)
+               for key in member.keys]
+    if raising:
+        raise ValueError("compile_update() cannot raise on data: insufficient_handling='raise' reads it on the host; "
+                         f"got it for {raising}")
     families = [(key, FAMILIES.get(key.partition("@")[0])) for key in metric.value_keys]  # None: not a suite's
     blocked = [key for key, family in families if family is not None and family.reads_host(key)]
     if blocked:

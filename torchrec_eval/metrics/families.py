@@ -98,6 +98,7 @@ ALIASES = {
     "r-precision": "rprecision",
     "ap": "map",
     "recip_rank": "mrr",
+    "partial_auc": "pauc",  # RecTools' PartialAUC
 }
 
 

@@ -1,6 +1,6 @@
-"""AUC, GAUC, MPR, FCP and CTR@k as torchmetrics ``Metric`` classes (public as :mod:`torchrec_eval.metrics`).
+"""AUC, GAUC, MPR, FCP, CTR@k and pAUC@k as torchmetrics ``Metric`` classes (public as :mod:`torchrec_eval.metrics`).
 
-``AUC``, ``GAUC``, ``MPR`` and ``FCP`` rank every candidate of a query (one sort per batch, shared
+``AUC``, ``GAUC``, ``MPR``, ``FCP`` and ``PartialAUC`` rank every candidate of a query (one sort per batch, shared
 when several are in a :class:`~torchrec_eval.RankingMetrics` suite), so they need a score for every
 candidate: the dense, ids or flat input form, not ``ranked_ids``. ``CTR`` reads the top-k ranking and
 works with every form. Each keeps two float64 sums per value (numerator and denominator), per group,
@@ -26,9 +26,10 @@ from torchrec_eval.pairwise.ctr import (
 )
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import MPRAverage
+from torchrec_eval.pairwise.pauc import InsufficientHandling, check_insufficient_handling
 from torchrec_eval.pairwise.registry import REGISTRY
 
-__all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR"]
+__all__ = ["AUC", "CTR", "FCP", "GAUC", "MPR", "PartialAUC"]
 
 
 class AUC(MemberMetric):
@@ -235,3 +236,60 @@ class CTR(MemberMetric):
 
     def _ranking_threshold(self) -> float | None:
         return UNLOGGED_THRESHOLD if self._ranks_unlogged else self.relevance_threshold
+
+
+class PartialAUC(MemberMetric):
+    r"""pAUC@k, RecTools' partial AUC: each relevant item against the k best-ranked non-relevant candidates,
+    averaged over queries.
+
+    .. math:: \mathrm{pAUC@}k_q = \frac{1}{k\,R} \sum_{i\ \mathrm{rel}} \max(k - c_i, 0)
+
+    over the R relevant candidates of a query, :math:`c_i` the non-relevant candidates ranked above the
+    relevant item i: the share of the (relevant, top-k non-relevant) pairs ordered right, as RecTools'
+    ``PartialAUC(k)`` (``rectools.metrics.auc``) computes it. Tied scores give the expected value over every
+    order of the tied items (a tied pair inside the first k non-relevant candidates counts 1/2, as in
+    :class:`AUC`); ``ties`` has no effect. Computed from one sort per row (shared with AUC, GAUC, MPR
+    and FCP in a suite), without [N, N] pairs. A query without a relevant item follows
+    ``empty_target_action`` (skipped by default, as RecTools leaves out users without test items).
+
+    A query with fewer than k non-relevant candidates follows ``insufficient_handling``: RecTools' formula
+    divides by k all the same, as if the missing ones were ranked below every relevant item (``"ignore"``,
+    default), or the query is left out of the mean (``"exclude"``), or the update raises (``"raise"``,
+    which reads the batch on the host). (RecTools calls a user insufficient when its recommendation
+    list misses a test positive *and* holds fewer than k negatives; a full ranking misses no relevant
+    candidate, and its candidates are all the query's items.)
+
+    ``update`` takes the dense, ids or flat form, with ``mask`` / ``exclude_ids`` for non-candidates; not
+    ``ranked_ids``.
+
+    Args:
+        k: the number of top non-relevant candidates: an int, or a sequence of ints for a dict
+            ``{"pauc@5": ..., "pauc@10": ...}``.
+        insufficient_handling: ``"ignore"`` (default), ``"exclude"`` or ``"raise"`` (RecTools' values).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or ``insufficient_handling``, with ``ranked_ids``, on bad input in
+            ``update``, and there with ``insufficient_handling="raise"`` on a query with fewer than k
+            non-relevant candidates.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.metrics import PartialAUC
+        >>> metric = PartialAUC(k=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]]), torch.tensor([[0, 1, 0, 1, 0]]))
+        >>> metric.update(torch.tensor([[0.5, 0.4, 0.3, 0.2, 0.1]]), torch.tensor([[1, 0, 0, 0, 0]]))
+        >>> metric.compute()  # ((2 - 1 + 0) / (2 * 2) + 2 / (2 * 1)) / 2
+        tensor(0.6250, dtype=torch.float64)
+    """
+
+    def __init__(self, k: int | Sequence[int] = 10, *, insufficient_handling: InsufficientHandling | None = None,
+                 **kwargs: Unpack[MetricArguments]) -> None:
+        ks = ctr_cutoffs(k)
+        if insufficient_handling is not None:
+            check_insufficient_handling(insufficient_handling)
+        explicit = {"insufficient_handling": insufficient_handling}
+        options = resolve_options(kwargs.get("convention"), "pauc", explicit)
+        member = PairwiseMember([("pauc", one) for one in ks], {"pauc": options})
+        super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
+        self._show(insufficient_handling=insufficient_handling)

@@ -92,7 +92,8 @@ def check_ignore_index(ignore_index: Any) -> None:
 
 
 def ctr_cutoffs(k: Any) -> list[Any]:
-    """``k`` of CTR as a list: one cut-off, or a non-empty list or tuple of them (each checked by the member)."""
+    """``k`` of CTR (and of pAUC) as a list: one cut-off, or a non-empty list or tuple of them (each checked by
+    the member)."""
     ks = list(k) if isinstance(k, (list, tuple)) else [k]
     if not ks:
         raise ValueError(f"`k` must be an int or a non-empty sequence of ints, got {k!r}")

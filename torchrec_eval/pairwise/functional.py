@@ -1,14 +1,15 @@
-"""AUC, GAUC, MPR, FCP and CTR@k as functions of one batch (public as :mod:`torchrec_eval.functional`).
+"""AUC, GAUC, MPR, FCP, CTR@k and pAUC@k as functions of one batch (public as :mod:`torchrec_eval.functional`).
 
-AUC, GAUC, MPR and FCP look at every candidate of a query, not at a top-k list, so they need a score
+AUC, GAUC, MPR, FCP and pAUC@k look at every candidate of a query, not at a top-k list, so they need a score
 for every candidate (the dense, ids or flat input form; not ``ranked_ids``). They share one ascending
 ``torch.sort`` of each row of scores; non-candidates (``mask`` False, ``exclude_ids``) hold ``-inf``
 and sort first, and are left out of every count. Tied scores are handled exactly and do not depend
 on ``ties``: a tied (relevant, non-relevant) pair counts 1/2 in AUC, tied items share their mean rank
-in MPR, and a pair with equal scores is neither concordant nor discordant in FCP. No [N, N] tensor is
-formed and no loop runs over queries (kernels: :mod:`~torchrec_eval.pairwise.ranks`,
-:mod:`~torchrec_eval.pairwise.pairs`). CTR@k reads the shared top-k ranking like the top-k metrics
-(it works with every input form).
+in MPR, a pair with equal scores is neither concordant nor discordant in FCP, and pAUC@k takes its
+expected value over every order of the tied items. No [N, N] tensor is formed and no loop runs over
+queries (kernels: :mod:`~torchrec_eval.pairwise.ranks`, :mod:`~torchrec_eval.pairwise.pairs`,
+:mod:`~torchrec_eval.pairwise.negatives_above`). CTR@k reads the shared top-k ranking like the top-k
+metrics (it works with every input form).
 
 Each function builds a :class:`~torchrec_eval.pairwise.member.PairwiseMember`, as the classes do, so
 both give the same values.
@@ -34,9 +35,10 @@ from torchrec_eval.pairwise.ctr import (
 )
 from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.mpr import AVERAGES, MPRAverage
+from torchrec_eval.pairwise.pauc import InsufficientHandling, check_insufficient_handling
 from torchrec_eval.pipeline import FormInputs, Inputs, Rules, Ties, input_keywords_checked
 
-__all__ = ["auc", "ctr", "fcp", "gauc", "mpr"]
+__all__ = ["auc", "ctr", "fcp", "gauc", "mpr", "partial_auc"]
 
 
 def _compute_requests(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]],
@@ -311,3 +313,70 @@ def ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
                                 "skip", relevance_threshold, ties, validate_args, inputs,
                                 marks_unlogged=ranks_unlogged)
     return results if isinstance(k, (list, tuple)) else results[f"ctr@{k}"]
+
+
+@overload
+def partial_auc(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                reduction: Reduction = "mean", insufficient_handling: InsufficientHandling = "ignore",
+                empty_target_action: EmptyTargetAction = "skip", relevance_threshold: float | None = None,
+                validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor: ...
+@overload
+def partial_auc(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                reduction: Reduction = "mean", insufficient_handling: InsufficientHandling = "ignore",
+                empty_target_action: EmptyTargetAction = "skip", relevance_threshold: float | None = None,
+                validate_args: bool = True, **inputs: Unpack[FormInputs]) -> dict[str, Tensor]: ...
+@input_keywords_checked
+def partial_auc(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+                reduction: Reduction = "mean", insufficient_handling: InsufficientHandling = "ignore",
+                empty_target_action: EmptyTargetAction = "skip", relevance_threshold: float | None = None,
+                validate_args: bool = True, **inputs: Unpack[FormInputs]) -> Tensor | dict[str, Tensor]:
+    r"""pAUC@k, RecTools' partial AUC: each relevant item against the k best-ranked non-relevant candidates.
+
+    .. math:: \mathrm{pAUC@}k_q = \frac{1}{k\,R} \sum_{i\ \mathrm{rel}} \max(k - c_i, 0)
+
+    over the R relevant candidates of the query, :math:`c_i` the non-relevant candidates ranked above the
+    relevant item i (RecTools' ``PartialAUC(k)``); ``reduction="mean"`` averages over the queries. Tied
+    scores give the expected value over every order of the tied items: a tie group inside the first k
+    non-relevant candidates counts each tied pair 1/2, as in AUC (:mod:`~torchrec_eval.pairwise.pauc`);
+    ``ties`` has no effect. Without ties it is RecTools' value. Computed from one sort per row, without
+    [N, N] pairs.
+
+    Shapes: as :func:`auc` (not ``ranked_ids``).
+
+    Args:
+        preds: scores; any real values.
+        target: relevance.
+        k: the number of top non-relevant candidates, an int >= 1 or a sequence of them (then a dict
+            ``{"pauc@k": value}`` is returned).
+        reduction: ``"mean"`` over counted queries (a 0-d float64 tensor, NaN if none is counted) or
+            ``"none"`` for per-query values [B] (NaN for a query not counted).
+        insufficient_handling: a query with fewer than k non-relevant candidates is scored as RecTools
+            scores it, as if the missing ones ranked below every relevant item (``"ignore"``, default),
+            left out of the mean (``"exclude"``), or raises (``"raise"``, a host read).
+        empty_target_action: a query without a relevant item is ``"skip"``-ped (default, as RecTools leaves
+            out users without test items), scores ``"neg"`` (0) or ``"pos"`` (1), or raises (``"error"``).
+        relevance_threshold: a target >= this is relevant; default: target > 0.
+        validate_args, inputs: check values (``False``: no host sync); the other input forms, whose
+            non-candidates every count leaves out (:class:`~torchrec_eval.pipeline.inputs.FormInputs`).
+
+    Raises:
+        ValueError: on a bad ``k``, ``reduction`` or ``insufficient_handling``, with ``ranked_ids`` (every
+            candidate needs a score), on bad input, and with ``insufficient_handling="raise"`` on a query
+            with fewer than k non-relevant candidates.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import partial_auc
+        >>> preds = torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5], [0.5, 0.4, 0.3, 0.2, 0.1]])
+        >>> target = torch.tensor([[0, 1, 0, 1, 0], [1, 0, 0, 0, 0]])
+        >>> partial_auc(preds, target, k=2, reduction="none")  # ((2 - 1) + (2 - 2)) / (2 * 2) and 2 / 2
+        tensor([0.2500, 1.0000], dtype=torch.float64)
+        >>> partial_auc(preds, target, k=[1, 2])
+        {'pauc@1': tensor(0.5000, dtype=torch.float64), 'pauc@2': tensor(0.6250, dtype=torch.float64)}
+    """
+    check_insufficient_handling(insufficient_handling)
+    ks = ctr_cutoffs(k)
+    options = {"pauc": {"insufficient_handling": insufficient_handling}}
+    results = _compute_requests([("pauc", one) for one in ks], options, preds, target, reduction, empty_target_action,
+                                relevance_threshold, "index", validate_args, inputs)
+    return results if isinstance(k, (list, tuple)) else results[f"pauc@{k}"]

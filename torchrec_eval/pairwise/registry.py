@@ -12,6 +12,7 @@ from typing import Any
 
 from torchrec_eval.pairwise.ctr import UNLOGGED_MODES
 from torchrec_eval.pairwise.mpr import AVERAGES
+from torchrec_eval.pairwise.pauc import INSUFFICIENT_HANDLINGS
 
 #: what a tied (relevant, non-relevant) pair counts in AUC: 1/2 (the default, scikit-learn's), 0 (cornac's)
 TIE_CREDITS = (0.5, 0.0)
@@ -22,22 +23,20 @@ class PairwiseFamily:
     """One pairwise family.
 
     Attributes:
-        cutoff: ``"none"``: it ranks every candidate and takes no cut-off; ``"k"``: it needs one.
+        cutoff: ``"none"``: it takes no cut-off; ``"k"``: it needs one.
         options: option name -> its allowed values.
         higher_is_better: for tools that read it.
         host_reads: its batch shape depends on the data, read on the host (FCP's grade levels): no
             compiled update.
+        full_ranking: it ranks every candidate (one shared sort per batch, a cut-off or not); False: it
+            reads the shared top-k ranking (CTR@k).
     """
 
     cutoff: str = "none"
     options: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     higher_is_better: bool = True
     host_reads: bool = False
-
-    @property
-    def full_ranking(self) -> bool:
-        """Whether it ranks every candidate (one shared sort per batch) rather than reading the top k."""
-        return self.cutoff == "none"
+    full_ranking: bool = True
 
 
 REGISTRY: dict[str, PairwiseFamily] = {
@@ -45,5 +44,7 @@ REGISTRY: dict[str, PairwiseFamily] = {
     "gauc": PairwiseFamily(),
     "mpr": PairwiseFamily(options={"average": AVERAGES}, higher_is_better=False),
     "fcp": PairwiseFamily(host_reads=True),
-    "ctr": PairwiseFamily("k", {"unlogged": UNLOGGED_MODES}),
+    "ctr": PairwiseFamily("k", {"unlogged": UNLOGGED_MODES}, full_ranking=False),
+    # RecTools' PartialAUC: every relevant item against the first k non-relevant candidates
+    "pauc": PairwiseFamily("k", {"insufficient_handling": INSUFFICIENT_HANDLINGS}),
 }

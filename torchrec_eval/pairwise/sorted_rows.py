@@ -1,17 +1,21 @@
-"""One ascending sort of each row of candidate scores, shared by AUC, GAUC, MPR and FCP.
+"""One ascending sort of each row of candidate scores, shared by AUC, GAUC, MPR, FCP and pAUC@k.
 
 Non-candidates (``mask`` False, ``exclude_ids``) hold ``-inf`` and sort first; the counts of
-:mod:`~torchrec_eval.pairwise.ranks` and :mod:`~torchrec_eval.pairwise.pairs` skip them. The sort's
-permutation (twice the scores' bytes) is kept only where the cumulative-sum path of the rank sums reads it.
+:mod:`~torchrec_eval.pairwise.ranks`, :mod:`~torchrec_eval.pairwise.pairs` and
+:mod:`~torchrec_eval.pairwise.negatives_above` skip them. The sort's permutation (twice
+the scores' bytes) is kept only where the cumulative-sum paths of the rank sums and partial credits read it.
 Besides the sort's values (and that permutation) an update holds only [B, W] tensors of the relevant or
 graded items.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor
 
+from torchrec_eval.pairwise.negatives_above import partial_credits
 from torchrec_eval.pairwise.pairs import pair_counts
 from torchrec_eval.pairwise.ranks import rank_sums, strict_wins
 from torchrec_eval.pairwise.tie_groups import TieGroups
@@ -20,7 +24,7 @@ from torchrec_eval.pipeline.syncs import host_reads_free
 
 
 class SortedRows(TieGroups):
-    """One ascending sort of each row of candidate scores, shared by AUC, GAUC, MPR and FCP.
+    """One ascending sort of each row of candidate scores, shared by AUC, GAUC, MPR, FCP and pAUC@k.
 
     Attributes:
         values: [B, N] sorted scores (non-candidates, ``-inf``, first).
@@ -65,6 +69,11 @@ class SortedRows(TieGroups):
         """The (relevant, non-relevant) pairs ordered strictly right, per query (see :mod:`.ranks`); before
         :meth:`rank_sums`, which frees the permutation."""
         return strict_wins(self, self.candidates.relevant)
+
+    def partial_credits(self, ks: Sequence[int]) -> tuple[Tensor, Tensor]:
+        """R and, per cut-off k, the relevant items' partial-AUC credits summed per query (see
+        :mod:`.negatives_above`); before :meth:`rank_sums`, which frees the permutation."""
+        return partial_credits(self, self.candidates.relevant, ks)
 
     def pair_counts(self) -> tuple[Tensor, Tensor]:
         """FCP's concordant and discordant pairs per query (see :mod:`.pairs`)."""

@@ -1,7 +1,8 @@
 """Groups of equal values along the rows of an ascending [B, N] tensor: ties of a sorted row of scores.
 
 The first position of a group is the number of values strictly below it, which is what every rank and
-pair count of :mod:`torchrec_eval.pairwise` needs for tied scores.
+pair count of :mod:`torchrec_eval.pairwise` needs for tied scores; its last position bounds what lies
+strictly above it (partial AUC's non-relevant candidates above a relevant item).
 """
 
 from __future__ import annotations
@@ -42,6 +43,18 @@ class TieGroups:
         zero = torch.zeros((), dtype=running.dtype, device=running.device)
         return torch.where(self.starts, running, zero).cummax(1).values
 
+    def at_group_end(self, running: Tensor, overwrite: bool = False) -> Tensor:
+        """The value of a non-increasing, non-negative [B, N] tensor at the last position of each position's
+        group (``overwrite``: ``running`` is scratch space): the running maximum of the group ends, from the right."""
+        starts = self.starts
+        ends = torch.ones_like(starts)
+        ends[:, :-1] = starts[:, 1:]  # a position ends its group where the next one opens a new one
+        if overwrite:
+            running = running.mul_(ends)
+        else:
+            running = torch.where(ends, running, torch.zeros((), dtype=running.dtype, device=running.device))
+        return running.flip(1).cummax(1).values.flip(1)
+
     @property
     def group_start(self) -> Tensor:
         """[B, N] float64: the first position of each position's group = the number of values below it."""
@@ -65,6 +78,8 @@ class SortedCandidates(Protocol):
     def group_start(self) -> Tensor: ...
 
     def at_group_start(self, running: Tensor, overwrite: bool = False) -> Tensor: ...
+
+    def at_group_end(self, running: Tensor, overwrite: bool = False) -> Tensor: ...
 
     @property
     def order(self) -> Tensor: ...

@@ -1,13 +1,13 @@
 """What a validated batch is: the ranked (top-k) view, the full candidate view, the groups.
 
-Every top-k metric is a pure function of :class:`RankedTargets`; AUC, MPR, FCP and CTR read
+Every top-k metric is a pure function of :class:`RankedTargets`; AUC, GAUC, MPR, FCP and pAUC@k read
 :class:`Candidates`. :mod:`torchrec_eval.pipeline.prepare` builds both from any input form.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple, Protocol
 
@@ -169,7 +169,7 @@ class RankedTargets:
 
 @dataclass
 class Candidates:
-    """Every candidate of each query, for metrics over the whole ranking (AUC, GAUC, MPR, FCP).
+    """Every candidate of each query, for metrics over the whole ranking (AUC, GAUC, MPR, FCP, pAUC@k).
 
     The dense form holds the target of every item; the ids form keeps its target items only
     (``target_ids``), so that no [B, N] target is built: ``gains`` and ``relevant`` are then [B, T],
@@ -216,6 +216,8 @@ class CountedCandidates(Protocol):
     def rank_sums(self) -> tuple[Tensor, Tensor]: ...
 
     def strict_wins(self) -> Tensor: ...
+
+    def partial_credits(self, ks: Sequence[int]) -> tuple[Tensor, Tensor]: ...
 
     def pair_counts(self) -> tuple[Tensor, Tensor]: ...
 
