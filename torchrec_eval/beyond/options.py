@@ -172,6 +172,25 @@ def configure_propensity(family: str, options: dict[str, Any]) -> Configured:
     return Configured({}, weights, (f"{family}: `inverse_propensity` length", weights.numel()))
 
 
+def configure_intents(family: str, options: dict[str, Any]) -> Configured:
+    """``item_intents`` [num_items, I] of 0s and 1s (one- or multi-hot; bool, int or float, kept as float64) and
+    ``alpha``, the redundancy penalty in [0, 1] (0.5 by default, ndeval's)."""
+    intents = options["item_intents"]
+    if not isinstance(intents, Tensor) or intents.ndim != 2 or intents.numel() == 0 or intents.is_complex():
+        shape = tuple(intents.shape) if isinstance(intents, Tensor) else type(intents).__name__
+        raise ValueError(f"{family}: `item_intents` must be a non-empty 2-D tensor [num_items, intents] of 0s and 1s, "
+                         f"got {shape}")
+    table = intents.detach().to(torch.float64)
+    binary = (table == 0) | (table == 1)
+    if not bool(binary.all()):
+        raise ValueError(f"{family}: `item_intents` must hold only 0s and 1s (which intents each item has), got "
+                         f"{table[~binary][0].item()}")
+    alpha = options.get("alpha", 0.5)
+    if not (is_number(alpha) and 0 <= alpha <= 1):
+        raise ValueError(f"{family}: `alpha` must be a number in [0, 1], got {alpha!r}")
+    return Configured({"alpha": float(alpha)}, table, (f"{family}: `item_intents` rows", table.shape[0]))
+
+
 def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:
     """``item_popularity`` (kept as the long-tail indicator), and at most one of ``head_share`` (in [0, 1],
     0.8 by default) and ``tail_ratio`` (RecBole's: a share in (0, 1] or a count > 1)."""

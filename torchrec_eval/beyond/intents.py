@@ -1,0 +1,167 @@
+r"""Intent-aware diversity: alpha-nDCG@k (Clarke et al., SIGIR 2008), ERR-IA@k and nERR-IA@k (Chapelle et al.,
+CIKM 2009), as TREC's ``ndeval`` computes them (``src/ndeval.c``, version 4.5; ir-measures' ``alpha_nDCG``,
+``ERR_IA`` and ``nERR_IA`` through ``pyndeval``).
+
+Each item carries intents (``item_intents`` [num_items, I], 0/1: one- or multi-hot), and the item at rank
+i *covers* intent s for query q when it is relevant to q and :math:`T_{i s} = 1` (the intent-aware setting
+of RankSys; ndeval's subtopic judgments, each relevant document judged relevant to exactly its intents).
+With :math:`c_s(i)` the items among the first i that cover s, the gain of rank i is
+
+.. math:: G_i = \sum_s J_{i s} (1 - \alpha)^{c_s(i - 1)}
+
+(``alpha`` 0.5 by default: each further item on an intent already seen counts less), and
+
+.. math::
+    \alpha\text{-nDCG@k} = \frac{\sum_{i \le k} G_i / \log_2(i + 1)}{\sum_{i \le k} G^*_i / \log_2(i + 1)},
+    \quad \text{nERR-IA@k} = \frac{\sum_{i \le k} G_i / i}{\sum_{i \le k} G^*_i / i}, \quad
+    \text{ERR-IA@k} = \frac{\sum_{i \le k} G_i / i}{S \sum_{i \le k} (1 - \alpha)^{i - 1} / i}
+
+with :math:`G^*` the gains of ndeval's ideal list, built greedily over the query's relevant candidates: each
+rank takes the item of the largest marginal gain given the ranks above (ties: the larger item id, as
+ndeval's larger docno), and S the intents that some relevant candidate covers (ndeval's
+``actualSubtopics``: the intents are uniform, and the normalised measures do not depend on S). ERR-IA is
+ndeval's "collection-independent" normalisation, an *ideal ideal* whose every item covers all S intents;
+as ndeval, which starts that division at the second rank, ERR-IA@1 is not divided: it is :math:`G_1`, the
+number of intents the first item covers. A value is 0 where the list gains nothing (ndeval's guard), and
+so for a query whose relevant items cover no intent (S = 0); a query without a relevant item follows
+``empty_target_action``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.pipeline.tensor_cache import constant, filled
+
+#: the measures of :func:`intent_aware`
+MEASURES = ("alpha_ndcg", "err_ia", "nerr_ia")
+
+
+def intent_gains(cover: Tensor, alpha: float) -> Tensor:
+    """The gain of each rank, [B, K] float64, from what each ranked item covers, ``cover`` [B, K, I] (1.0 where the
+    item at that rank is relevant and has the intent): the sum over its intents of (1 - alpha)^(times seen above).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.beyond.intents import intent_gains
+        >>> cover = torch.tensor([[[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]]])  # intents {0, 1}, {0}, {0, 1}
+        >>> intent_gains(cover, 0.5)  # 1 + 1, 0.5, 0.25 + 0.5
+        tensor([[2.0000, 0.5000, 0.7500]], dtype=torch.float64)
+    """
+    cover = cover.to(torch.float64)
+    factor = 1.0 - alpha * (cover > 0).to(torch.float64)  # 1 - alpha where covered, as ndeval's double
+    before = torch.cumprod(torch.cat([torch.ones_like(factor[:, :1]), factor[:, :-1]], dim=1), dim=1)
+    return (cover * before).sum(2)
+
+
+def greedy_ideal_gains(items: Tensor, relevant: Tensor, table: Tensor, alpha: float, depth: int,
+                       via_table: bool | None = None) -> tuple[Tensor, Tensor]:
+    """ndeval's greedy ideal list over each query's relevant candidates, every query at once: the gains of its
+    first ``depth`` ranks [B, depth'] (depth' = min(depth, W)), and the intents the relevant candidates cover,
+    S [B] float64.
+
+    Each of the ``depth`` steps takes, for every query, the available relevant item of the largest marginal
+    gain (ties: the largest item id) and discounts its intents by (1 - alpha).
+
+    Args:
+        items: [B, W] long item ids, -1 = padding.
+        relevant: [B, W] bool, whether each is a relevant candidate.
+        table: [num_items, I] float64 intents (0/1).
+        alpha: the redundancy penalty in [0, 1].
+        depth: the ranks to fill.
+        via_table: read the marginal gains off ``g @ table.T`` [B, num_items] (fits a row that lists every item,
+            the dense form's) rather than off the relevant items' intents [B, W, I]; None: the smaller.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.beyond.intents import greedy_ideal_gains
+        >>> intents = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+        >>> greedy_ideal_gains(torch.tensor([[0, 1, 2, 3]]), torch.tensor([[True, True, True, False]]), intents, 0.5, 3)
+        (tensor([[2.0000, 1.0000, 0.5000]], dtype=torch.float64), tensor([3.], dtype=torch.float64))
+    """
+    rows, width = items.shape
+    table = table.to(torch.float64)  # (the family's table is float64 already: no copy)
+    num_items, num_intents = table.shape
+    available = relevant & (items >= 0)
+    ids = items.clamp(min=0)
+    if via_table is None:
+        via_table = width * num_intents >= num_items
+    cover = None if via_table else table[ids] * available.unsqueeze(2).to(table.dtype)  # [B, W, I]
+    if cover is None:
+        members = torch.zeros(rows, num_items, dtype=table.dtype, device=table.device)
+        members.scatter_add_(1, ids, available.to(table.dtype))
+        seen = members @ table  # [B, I]: the relevant candidates holding each intent
+    else:
+        seen = cover.sum(1)
+    subtopics = (seen > 0).sum(1, dtype=torch.float64)
+    remaining = torch.ones(rows, num_intents, dtype=torch.float64, device=table.device)  # (1 - alpha)^seen
+    none = filled((), -1.0, table.device)
+    gains = []
+    for _ in range(min(depth, width)):
+        if cover is None:
+            marginal = (remaining @ table.T).gather(1, ids)
+        else:
+            marginal = torch.bmm(cover, remaining.unsqueeze(2)).squeeze(2)
+        marginal = torch.where(available, marginal, none)
+        best = marginal.max(1, keepdim=True).values
+        pick = torch.where(available & (marginal == best), items, -1).argmax(1, keepdim=True)
+        taken = available.gather(1, pick)  # False where no relevant item is left
+        if cover is None:
+            intents = table[items.gather(1, pick).clamp(min=0).squeeze(1)] * taken.to(table.dtype)
+        else:
+            intents = cover.gather(1, pick.unsqueeze(2).expand(rows, 1, num_intents)).squeeze(1)
+        remaining = remaining * (1.0 - alpha * (intents > 0).to(torch.float64))
+        available = available.scatter(1, pick, False)
+        gains.append(best.squeeze(1).clamp(min=0.0))
+    if not gains:
+        return torch.zeros(rows, 0, dtype=torch.float64, device=table.device), subtopics
+    return torch.stack(gains, dim=1), subtopics
+
+
+def intent_aware(measure: str, ids: Tensor, relevant: Tensor, relevant_items: tuple[Tensor, Tensor],
+                 table: Tensor, alpha: float, k: int) -> Tensor:
+    """One of :data:`MEASURES` at cut-off ``k`` per query, float64 [B], as ndeval: from the top-k ``ids`` [B, K]
+    (-1 past a short list) and whether each is ``relevant`` [B, K], and every relevant candidate (ids [B, W],
+    relevant [B, W]) for the ideal.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.beyond.intents import greedy_ideal_gains, intent_aware
+        >>> intents = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+        >>> ids, relevant = torch.tensor([[0, 1, 2]]), torch.tensor([[True, True, True]])
+        >>> intent_aware("alpha_ndcg", ids, relevant, (ids, relevant), intents, 0.5, 3)  # gains 1, 0.5, 1
+        tensor([0.9652], dtype=torch.float64)
+        >>> greedy_ideal_gains(ids, relevant, intents, 0.5, 3)[0]  # items 2, 1 (the larger id of a tie), 0
+        tensor([[1.0000, 1.0000, 0.5000]], dtype=torch.float64)
+    """
+    ids, relevant, table = ids[:, :k], relevant[:, :k], table.to(torch.float64)
+    cover = table[ids.clamp(min=0)] * relevant.unsqueeze(2).to(table.dtype)
+    gains = intent_gains(cover, alpha)
+    discount = _discounts(measure, k, gains.device)
+    found = (gains * discount[: gains.shape[1]]).sum(1)
+    ideal, subtopics = greedy_ideal_gains(*relevant_items, table, alpha, k)
+    if measure == "err_ia":  # (found > 0 only where S > 0: the list's items are relevant candidates)
+        # ndeval's normalising loop starts at the second rank: ERR-IA@1 is G_1 itself
+        return found if k == 1 else found / (subtopics.clamp(min=1) * _ideal_ideal(alpha, k))
+    best = (ideal * discount[: ideal.shape[1]]).sum(1)
+    return torch.where(found > 0, found / best.clamp(min=1e-300), 0.0)
+
+
+def _discounts(measure: str, k: int, device: torch.device) -> Tensor:
+    """[k] float64 discounts of ranks 1..k: 1 / log2(i + 1) (alpha-nDCG) or 1 / i (ERR-IA)."""
+    if measure not in MEASURES:
+        raise ValueError(f"`measure` must be one of {MEASURES}, got {measure!r}")
+    logarithmic = measure == "alpha_ndcg"
+    return constant(("intent_discounts", logarithmic, k, device), lambda: 1.0 / (
+        torch.log2(torch.arange(2, k + 2, dtype=torch.float64, device=device)) if logarithmic
+        else torch.arange(1, k + 1, dtype=torch.float64, device=device)))
+
+
+def _ideal_ideal(alpha: float, k: int) -> float:
+    """ERR-IA's normaliser per intent: sum_{i <= k} (1 - alpha)^(i - 1) / i, summed as ndeval does."""
+    total, gain = 0.0, 1.0
+    for rank in range(1, k + 1):
+        total += gain / rank
+        gain *= 1.0 - alpha
+    return total
