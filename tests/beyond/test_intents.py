@@ -168,6 +168,26 @@ def test_the_greedy_ideal_reads_the_table_or_the_intents_alike():
             assert int(subtopics[q]) == len({s for item in chosen for s in intents[item]})
 
 
+def test_excluded_items_and_a_chunked_catalogue_give_the_masked_value():
+    """An excluded item is not a candidate, a relevant one included (it leaves the ideal); a catalogue streamed in
+    chunks reads the targets as the relevant items."""
+    preds, intents, target, mask = _data(seed=9)
+    expected = tre.NERRIA(k=[2, 5], item_intents=intents)
+    expected.update(preds, target, mask=mask)
+    excluded = torch.where(~mask, torch.arange(ITEMS), -1)
+    noise = torch.rand(target.shape, generator=torch.Generator().manual_seed(0)) < 0.3
+    relevant_or_excluded = torch.where(noise & ~mask | target, torch.arange(ITEMS), -1)
+    metric = tre.NERRIA(k=[2, 5], item_intents=intents)
+    metric.update(preds, target_ids=relevant_or_excluded, exclude_ids=excluded)
+    streamed = tre.NERRIA(k=[2, 5], item_intents=intents)
+    with streamed.catalogue(num_items=ITEMS, target_ids=torch.where(target, torch.arange(ITEMS), -1)) as chunks:
+        for start, stop in ((6, ITEMS), (0, 6)):
+            chunks.add(preds.masked_fill(~mask, -math.inf)[:, start:stop], start)
+    for other in (metric, streamed):
+        for key, value in expected.compute().items():
+            assert float(other.compute()[key]) == pytest.approx(float(value), abs=1e-12), key
+
+
 def _case(family: str) -> MetricCase:
     preds, intents, target, mask = _data(seed=3, rows=10)
     batches = [{"preds": preds[part], "target": target[part], "mask": mask[part]}
