@@ -150,6 +150,22 @@ def test_a_tie_in_the_greedy_ideal_goes_to_the_larger_id_as_ndevals_larger_docno
             peer[ir_measures.nERR_IA @ 5], abs=1e-12)
 
 
+def test_families_share_the_ideal_of_an_equal_table_only():
+    """A suite builds one greedy ideal per intents table (by content) and alpha, deepened for its deepest cut-off:
+    the values are each class's own, with equal or different tables."""
+    preds, intents, target, mask = _data(seed=2)
+    other = 1 - intents  # other intents: another ideal
+    suite = tre.RankingMetrics(["alpha_ndcg@3", "alpha_ndcg@8", "nerr_ia@5", "err_ia@8"],
+                               options={"alpha_ndcg": {"item_intents": intents}, "nerr_ia": {"item_intents": other},
+                                        "err_ia": {"item_intents": intents.clone(), "alpha": 0.3}})
+    out = suite(preds, target, mask=mask)
+    for name, metric in (("alpha_ndcg@3", tre.AlphaNDCG(k=3, item_intents=intents)),
+                         ("alpha_ndcg@8", tre.AlphaNDCG(k=8, item_intents=intents)),
+                         ("nerr_ia@5", tre.NERRIA(k=5, item_intents=other)),
+                         ("err_ia@8", tre.ERRIA(k=8, item_intents=intents, alpha=0.3))):
+        assert float(out[name]) == pytest.approx(float(metric(preds, target, mask=mask)), abs=1e-12), name
+
+
 def test_the_greedy_ideal_reads_the_table_or_the_intents_alike():
     """Both ways of reading the marginal gains (the catalogue row, the relevant items' intents) give the plain
     greedy's gains, ties to the larger id, and the intents covered."""

@@ -29,9 +29,13 @@ so for a query whose relevant items cover no intent (S = 0); a query without a r
 
 from __future__ import annotations
 
+import hashlib
+from typing import cast
+
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.batch import RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 
 #: the measures of :func:`intent_aware`
@@ -55,23 +59,75 @@ def intent_gains(cover: Tensor, alpha: float) -> Tensor:
     return (cover * before).sum(2)
 
 
-def greedy_ideal_gains(items: Tensor, relevant: Tensor, table: Tensor, alpha: float, depth: int,
-                       via_table: bool | None = None) -> tuple[Tensor, Tensor]:
-    """ndeval's greedy ideal list over each query's relevant candidates, every query at once: the gains of its
-    first ``depth`` ranks [B, depth'] (depth' = min(depth, W)), and the intents the relevant candidates cover,
-    S [B] float64.
+class GreedyIdeal:
+    """ndeval's greedy ideal list over each query's relevant candidates, built for every query at once and rank by
+    rank, as far as the deepest cut-off asks (:meth:`gains`); and the intents the relevant candidates cover.
 
-    Each of the ``depth`` steps takes, for every query, the available relevant item of the largest marginal
-    gain (ties: the largest item id) and discounts its intents by (1 - alpha).
+    Each step takes, for every query, the available relevant item of the largest marginal gain (ties: the largest
+    item id) and discounts its intents by (1 - alpha).
 
     Args:
         items: [B, W] long item ids, -1 = padding.
         relevant: [B, W] bool, whether each is a relevant candidate.
-        table: [num_items, I] float64 intents (0/1).
+        table: [num_items, I] intents (0/1).
         alpha: the redundancy penalty in [0, 1].
-        depth: the ranks to fill.
         via_table: read the marginal gains off ``g @ table.T`` [B, num_items] (fits a row that lists every item,
             the dense form's) rather than off the relevant items' intents [B, W, I]; None: the smaller.
+
+    Attributes:
+        subtopics: S [B] float64, the intents some relevant candidate covers (ndeval's ``actualSubtopics``).
+    """
+
+    def __init__(self, items: Tensor, relevant: Tensor, table: Tensor, alpha: float,
+                 via_table: bool | None = None) -> None:
+        self.table = table = table.to(torch.float64)  # (the family's table is float64 already: no copy)
+        rows, width = items.shape
+        num_items, num_intents = table.shape
+        self.items, self.alpha, self.width = items, alpha, width
+        self.available = relevant & (items >= 0)
+        self.ids = items.clamp(min=0)
+        if via_table is None:
+            via_table = width * num_intents >= num_items
+        self.cover = None if via_table else table[self.ids] * self.available.unsqueeze(2).to(table.dtype)  # [B, W, I]
+        if self.cover is None:
+            members = torch.zeros(rows, num_items, dtype=table.dtype, device=table.device)
+            seen = members.scatter_add_(1, self.ids, self.available.to(table.dtype)) @ table
+        else:
+            seen = self.cover.sum(1)
+        self.subtopics = (seen > 0).sum(1, dtype=torch.float64)
+        self.remaining = torch.ones(rows, num_intents, dtype=torch.float64, device=table.device)  # (1 - alpha)^seen
+        self.steps: list[Tensor] = []
+
+    def gains(self, depth: int) -> Tensor:
+        """The gains of the first ``depth`` ranks, [B, min(depth, W)] float64 (0 past the relevant items)."""
+        while len(self.steps) < min(depth, self.width):
+            self._step()
+        if not self.steps:
+            return torch.zeros(len(self.items), 0, dtype=torch.float64, device=self.table.device)
+        return torch.stack(self.steps[:depth], dim=1)
+
+    def _step(self) -> None:
+        table, cover, available = self.table, self.cover, self.available
+        if cover is None:
+            marginal = (self.remaining @ table.T).gather(1, self.ids)
+        else:
+            marginal = torch.bmm(cover, self.remaining.unsqueeze(2)).squeeze(2)
+        marginal = torch.where(available, marginal, filled((), -1.0, table.device))
+        best = marginal.max(1, keepdim=True).values
+        pick = torch.where(available & (marginal == best), self.items, -1).argmax(1, keepdim=True)
+        if cover is None:  # (taken: False where no relevant item is left)
+            taken = available.gather(1, pick)
+            intents = table[self.items.gather(1, pick).clamp(min=0).squeeze(1)] * taken.to(table.dtype)
+        else:
+            intents = cover.gather(1, pick.unsqueeze(2).expand(-1, 1, cover.shape[2])).squeeze(1)
+        self.remaining = self.remaining * (1.0 - self.alpha * (intents > 0).to(torch.float64))
+        self.available = available.scatter(1, pick, False)
+        self.steps.append(best.squeeze(1).clamp(min=0.0))
+
+
+def greedy_ideal_gains(items: Tensor, relevant: Tensor, table: Tensor, alpha: float, depth: int,
+                       via_table: bool | None = None) -> tuple[Tensor, Tensor]:
+    """The gains of the first ``depth`` ranks of :class:`GreedyIdeal` [B, min(depth, W)] and S [B].
 
     Example:
         >>> import torch
@@ -80,71 +136,53 @@ def greedy_ideal_gains(items: Tensor, relevant: Tensor, table: Tensor, alpha: fl
         >>> greedy_ideal_gains(torch.tensor([[0, 1, 2, 3]]), torch.tensor([[True, True, True, False]]), intents, 0.5, 3)
         (tensor([[2.0000, 1.0000, 0.5000]], dtype=torch.float64), tensor([3.], dtype=torch.float64))
     """
-    rows, width = items.shape
-    table = table.to(torch.float64)  # (the family's table is float64 already: no copy)
-    num_items, num_intents = table.shape
-    available = relevant & (items >= 0)
-    ids = items.clamp(min=0)
-    if via_table is None:
-        via_table = width * num_intents >= num_items
-    cover = None if via_table else table[ids] * available.unsqueeze(2).to(table.dtype)  # [B, W, I]
-    if cover is None:
-        members = torch.zeros(rows, num_items, dtype=table.dtype, device=table.device)
-        members.scatter_add_(1, ids, available.to(table.dtype))
-        seen = members @ table  # [B, I]: the relevant candidates holding each intent
-    else:
-        seen = cover.sum(1)
-    subtopics = (seen > 0).sum(1, dtype=torch.float64)
-    remaining = torch.ones(rows, num_intents, dtype=torch.float64, device=table.device)  # (1 - alpha)^seen
-    none = filled((), -1.0, table.device)
-    gains = []
-    for _ in range(min(depth, width)):
-        if cover is None:
-            marginal = (remaining @ table.T).gather(1, ids)
-        else:
-            marginal = torch.bmm(cover, remaining.unsqueeze(2)).squeeze(2)
-        marginal = torch.where(available, marginal, none)
-        best = marginal.max(1, keepdim=True).values
-        pick = torch.where(available & (marginal == best), items, -1).argmax(1, keepdim=True)
-        taken = available.gather(1, pick)  # False where no relevant item is left
-        if cover is None:
-            intents = table[items.gather(1, pick).clamp(min=0).squeeze(1)] * taken.to(table.dtype)
-        else:
-            intents = cover.gather(1, pick.unsqueeze(2).expand(rows, 1, num_intents)).squeeze(1)
-        remaining = remaining * (1.0 - alpha * (intents > 0).to(torch.float64))
-        available = available.scatter(1, pick, False)
-        gains.append(best.squeeze(1).clamp(min=0.0))
-    if not gains:
-        return torch.zeros(rows, 0, dtype=torch.float64, device=table.device), subtopics
-    return torch.stack(gains, dim=1), subtopics
+    ideal = GreedyIdeal(items, relevant, table, alpha, via_table)
+    return ideal.gains(depth), ideal.subtopics
 
 
-def intent_aware(measure: str, ids: Tensor, relevant: Tensor, relevant_items: tuple[Tensor, Tensor],
-                 table: Tensor, alpha: float, k: int) -> Tensor:
+def shared_ideal(ranked: RankedTargets, table: Tensor, alpha: float, digest: str) -> GreedyIdeal:
+    """The batch's :class:`GreedyIdeal` for an intents table (``digest``: its content's) and ``alpha``, built once
+    for every family and cut-off that reads it (deepened as they ask)."""
+    memo = ranked.__dict__.setdefault("_intent_ideals", {})
+    ideal = memo.get((digest, alpha))
+    if ideal is None:
+        ideal = memo[(digest, alpha)] = GreedyIdeal(*ranked.relevant_item_table(), table, alpha)
+    return cast(GreedyIdeal, ideal)
+
+
+def table_digest(table: Tensor) -> str:
+    """A short digest of an intents table's shape and content (families given equal tables share one ideal)."""
+    data = table.detach().to("cpu", torch.float64).contiguous()
+    return hashlib.sha256(repr(tuple(data.shape)).encode() + data.numpy().tobytes()).hexdigest()[:16]
+
+
+def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal, k: int) -> Tensor:
     """One of :data:`MEASURES` at cut-off ``k`` per query, float64 [B], as ndeval: from the top-k ``ids`` [B, K]
-    (-1 past a short list) and whether each is ``relevant`` [B, K], and every relevant candidate (ids [B, W],
-    relevant [B, W]) for the ideal.
+    (-1 past a short list), whether each is ``relevant`` [B, K], and the query's :class:`GreedyIdeal` (its table
+    and alpha).
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.beyond.intents import greedy_ideal_gains, intent_aware
+        >>> from torchrec_eval.beyond.intents import GreedyIdeal, intent_aware
         >>> intents = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
         >>> ids, relevant = torch.tensor([[0, 1, 2]]), torch.tensor([[True, True, True]])
-        >>> intent_aware("alpha_ndcg", ids, relevant, (ids, relevant), intents, 0.5, 3)  # gains 1, 0.5, 1
+        >>> ideal = GreedyIdeal(ids, relevant, intents, 0.5)
+        >>> intent_aware("alpha_ndcg", ids, relevant, ideal, 3)  # gains 1, 0.5, 1
         tensor([0.9652], dtype=torch.float64)
-        >>> greedy_ideal_gains(ids, relevant, intents, 0.5, 3)[0]  # items 2, 1 (the larger id of a tie), 0
+        >>> ideal.gains(3)  # items 2, 1 (the larger id of a tie), 0
         tensor([[1.0000, 1.0000, 0.5000]], dtype=torch.float64)
     """
-    ids, relevant, table = ids[:, :k], relevant[:, :k], table.to(torch.float64)
+    table, alpha = ideal.table, ideal.alpha
+    ids, relevant = ids[:, :k], relevant[:, :k]
     cover = table[ids.clamp(min=0)] * relevant.unsqueeze(2).to(table.dtype)
     gains = intent_gains(cover, alpha)
     discount = _discounts(measure, k, gains.device)
     found = (gains * discount[: gains.shape[1]]).sum(1)
-    ideal, subtopics = greedy_ideal_gains(*relevant_items, table, alpha, k)
     if measure == "err_ia":  # (found > 0 only where S > 0: the list's items are relevant candidates)
         # ndeval's normalising loop starts at the second rank: ERR-IA@1 is G_1 itself
-        return found if k == 1 else found / (subtopics.clamp(min=1) * _ideal_ideal(alpha, k))
-    best = (ideal * discount[: ideal.shape[1]]).sum(1)
+        return found if k == 1 else found / (ideal.subtopics.clamp(min=1) * _ideal_ideal(alpha, k))
+    best = ideal.gains(k)
+    best = (best * discount[: best.shape[1]]).sum(1)
     return torch.where(found > 0, found / best.clamp(min=1e-300), 0.0)
 
 

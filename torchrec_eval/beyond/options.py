@@ -16,6 +16,7 @@ from torch import Tensor
 
 from torchrec_eval.beyond.concentration import ENTROPY_NORMALIZATIONS
 from torchrec_eval.beyond.diversity import FEATURELESS, SINGLE_ITEM, unit_rows
+from torchrec_eval.beyond.intents import table_digest
 from torchrec_eval.beyond.long_tail import long_tail
 from torchrec_eval.beyond.popularity import COLD_ITEMS, popularity_rank, self_information
 from torchrec_eval.pipeline.arguments import check_int, check_probability, is_number
@@ -188,7 +189,8 @@ def configure_intents(family: str, options: dict[str, Any]) -> Configured:
     alpha = options.get("alpha", 0.5)
     if not (is_number(alpha) and 0 <= alpha <= 1):
         raise ValueError(f"{family}: `alpha` must be a number in [0, 1], got {alpha!r}")
-    return Configured({"alpha": float(alpha)}, table, (f"{family}: `item_intents` rows", table.shape[0]))
+    settings = {"alpha": float(alpha), "intents_digest": table_digest(table)}  # (families of one table share its ideal)
+    return Configured(settings, table, (f"{family}: `item_intents` rows", table.shape[0]))
 
 
 def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:

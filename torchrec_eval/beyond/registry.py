@@ -20,7 +20,7 @@ from torchrec_eval.beyond import options as opts
 from torchrec_eval.beyond.categories import category_entropy
 from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_from_counts, gini_from_counts
 from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
-from torchrec_eval.beyond.intents import intent_aware
+from torchrec_eval.beyond.intents import intent_aware, shared_ideal
 from torchrec_eval.beyond.long_tail import tail_items_in_list
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
 from torchrec_eval.beyond.propensity import propensity_scored
@@ -148,8 +148,8 @@ def _intent_aware(measure: str) -> PerQuery:
     def per_query(
         ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
     ) -> tuple[Tensor, Tensor]:
-        value = intent_aware(measure, ranked.listed_ids(), ranked.relevant, ranked.relevant_item_table(), table,
-                             settings["alpha"], k)
+        ideal = shared_ideal(ranked, table, settings["alpha"], settings["intents_digest"])
+        value = intent_aware(measure, ranked.listed_ids(), ranked.relevant, ideal, k)
         values, counted = apply_empty_target_action(value.unsqueeze(1), ranked.num_relevant, action)
         return values.squeeze(1), counted
 
