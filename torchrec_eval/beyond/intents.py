@@ -2,10 +2,10 @@ r"""Intent-aware diversity: alpha-nDCG@k (Clarke et al., SIGIR 2008), ERR-IA@k a
 CIKM 2009), as TREC's ``ndeval`` computes them (``src/ndeval.c``, version 4.5; ir-measures' ``alpha_nDCG``,
 ``ERR_IA`` and ``nERR_IA`` through ``pyndeval``).
 
-Each item carries intents (``item_intents`` [num_items, I], 0/1: one- or multi-hot), and the item at rank
-i *covers* intent s for query q when it is relevant to q and :math:`T_{i s} = 1` (the intent-aware setting
-of RankSys; ndeval's subtopic judgments, each relevant document judged relevant to exactly its intents).
-With :math:`c_s(i)` the items among the first i that cover s, the gain of rank i is
+Each item carries intents (``item_intents`` T [num_items, I], 0/1: one- or multi-hot), and the item d at rank
+i *covers* intent s for query q, :math:`J_{i s} = 1`, when it is relevant to q and :math:`T_{d s} = 1` (the
+intent-aware setting of RankSys; ndeval's subtopic judgments, each relevant document judged relevant to exactly
+its intents). With :math:`c_s(i)` the items among the first i that cover s, the gain of rank i is
 
 .. math:: G_i = \sum_s J_{i s} (1 - \alpha)^{c_s(i - 1)}
 
