@@ -12,6 +12,7 @@ import torch
 
 import torchrec_eval.beyond as beyond
 from tests.reference import beyond as ref
+from tests.reference import intents as ref_intents
 from tests.reference import propensity as ref_propensity
 from tests.reference import ranking as ref_ranking
 from torchrec_eval import (
@@ -230,6 +231,7 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     mask[1, 2] = True  # one candidate
     pop = popularity_vector()
     features = torch.randn(NUM_ITEMS, 3, generator=generator)
+    intents = features > 0.3  # multi-hot, some items without an intent
     k = 5
     suite = suites(
         [f"{f}@{k}" for f in beyond.REGISTRY] + ["precision@5"],
@@ -249,6 +251,9 @@ def test_dense_form_with_mask_gives_short_lists(suites):
             "rank_biased_entropy": {"item_categories": features.abs(), "patience": 0.6},
             "psp": {"inverse_propensity": pop + 1},
             "psndcg": {"inverse_propensity": pop + 1},
+            "alpha_ndcg": {"item_intents": intents, "alpha": 0.3},
+            "err_ia": {"item_intents": intents},
+            "nerr_ia": {"item_intents": intents},
         },
     )
     suite.update(preds, target, mask=mask)
@@ -280,6 +285,9 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     _close(result["rank_biased_entropy@5"], ref.lenskit_entropy(lists, genres, patience=0.6, smoothing=0.0))
     _close(result["long_tail_share@5"], ref.long_tail_share(lists, ref.elliot_long_tail(pop.tolist())))
     _close(result["long_tail_count@5"], ref.long_tail_count(lists, ref.recbole_tail(pop.tolist(), 3)))
+    item_intents = {item: {s for s in range(3) if intents[item, s]} for item in range(NUM_ITEMS)}
+    for family, alpha in (("alpha_ndcg", 0.3), ("err_ia", 0.5), ("nerr_ia", 0.5)):
+        _close(result[f"{family}@5"], ref_intents.mean(family, lists, relevant, item_intents, k, alpha))
 
 
 # ----------------------------------------------------------------------------------------------

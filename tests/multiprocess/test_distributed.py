@@ -177,6 +177,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
     }
     popularity = torch.arange(NUM_ITEMS, 0, -1).double()
     features = torch.eye(NUM_ITEMS)[:, :5] + 0.1
+    intents = torch.arange(NUM_ITEMS).unsqueeze(1) % torch.arange(2, 6) == 0  # multi-hot, item 1 has none
     metrics |= {
         "coverage": tre.Coverage(k=[3, 5], num_items=NUM_ITEMS),
         "gini": tre.GiniIndex(k=5, num_items=NUM_ITEMS),
@@ -193,6 +194,9 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "long_tail_count": tre.LongTailCount(k=5, item_popularity=popularity, tail_ratio=0.5),
         "psp": tre.PSP(k=[3, 5], inverse_propensity=popularity.reciprocal() + 1),
         "psndcg": tre.PSnDCG(k=5, inverse_propensity=popularity.reciprocal() + 1, num_groups=NUM_GROUPS),
+        "alpha_ndcg": tre.AlphaNDCG(k=[3, 5], item_intents=intents),
+        "err_ia": tre.ERRIA(k=5, item_intents=intents, num_groups=NUM_GROUPS),
+        "nerr_ia": tre.NERRIA(k=5, item_intents=intents, alpha=0.3),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():

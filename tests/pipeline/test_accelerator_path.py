@@ -47,7 +47,9 @@ OPTIONS = {"auc": {"tie_credit": 0.0},  # the pairs ordered strictly right: GAUC
            "long_tail_count": {"item_popularity": POPULARITY, "tail_ratio": 0.3},
            "category_entropy": {"item_categories": FEATURES}, "rank_biased_entropy": {"item_categories": FEATURES},
            "psp": {"inverse_propensity": POPULARITY.double().reciprocal()},
-           "psndcg": {"inverse_propensity": POPULARITY.double().reciprocal()}}
+           "psndcg": {"inverse_propensity": POPULARITY.double().reciprocal()},
+           "alpha_ndcg": {"item_intents": FEATURES > 0.5}, "err_ia": {"item_intents": FEATURES > 0.5},
+           "nerr_ia": {"item_intents": FEATURES > 0.5, "alpha": 0.3}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
     # rprecision@10: capped, no read; num_rel takes no cut-off

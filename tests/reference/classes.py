@@ -44,6 +44,9 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "LongTailCount": lambda: tre.LongTailCount(k=3, item_popularity=POPULARITY, tail_ratio=0.5),
     "PSP": lambda: tre.PSP(k=3, inverse_propensity=POPULARITY + 1),
     "PSnDCG": lambda: tre.PSnDCG(k=3, inverse_propensity=POPULARITY + 1),
+    "AlphaNDCG": lambda: tre.AlphaNDCG(k=3, item_intents=FEATURES > 0),
+    "ERRIA": lambda: tre.ERRIA(k=3, item_intents=FEATURES > 0),
+    "NERRIA": lambda: tre.NERRIA(k=3, item_intents=FEATURES > 0, alpha=0.3),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # the overlap of two models' lists: update(preds, reference_preds)
     "Intersection": lambda: tre.Intersection(k=3), "Jaccard": lambda: tre.Jaccard(k=3), "RBO": lambda: tre.RBO(k=3),

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from torchrec_eval.beyond.concentration import ENTROPY_NORMALIZATIONS
 from torchrec_eval.beyond.diversity import FEATURELESS, SINGLE_ITEM, unit_rows
+from torchrec_eval.beyond.intents import table_digest
 from torchrec_eval.beyond.long_tail import long_tail
 from torchrec_eval.beyond.popularity import COLD_ITEMS, popularity_rank, self_information
 from torchrec_eval.pipeline.arguments import check_int, check_probability, is_number
@@ -170,6 +171,26 @@ def configure_propensity(family: str, options: dict[str, Any]) -> Configured:
     :func:`~torchrec_eval.beyond.propensity.inverse_propensity`)."""
     weights = check_vector("inverse_propensity", options["inverse_propensity"], family)
     return Configured({}, weights, (f"{family}: `inverse_propensity` length", weights.numel()))
+
+
+def configure_intents(family: str, options: dict[str, Any]) -> Configured:
+    """``item_intents`` [num_items, I] of 0s and 1s (one- or multi-hot; bool, int or float, kept as float64) and
+    ``alpha``, the redundancy penalty in [0, 1] (0.5 by default, ndeval's)."""
+    intents = options["item_intents"]
+    if not isinstance(intents, Tensor) or intents.ndim != 2 or intents.numel() == 0 or intents.is_complex():
+        shape = tuple(intents.shape) if isinstance(intents, Tensor) else type(intents).__name__
+        raise ValueError(f"{family}: `item_intents` must be a non-empty 2-D tensor [num_items, intents] of 0s and 1s, "
+                         f"got {shape}")
+    table = intents.detach().to(torch.float64)
+    binary = (table == 0) | (table == 1)
+    if not bool(binary.all()):
+        raise ValueError(f"{family}: `item_intents` must hold only 0s and 1s (which intents each item has), got "
+                         f"{table[~binary][0].item()}")
+    alpha = options.get("alpha", 0.5)
+    if not (is_number(alpha) and 0 <= alpha <= 1):
+        raise ValueError(f"{family}: `alpha` must be a number in [0, 1], got {alpha!r}")
+    settings = {"alpha": float(alpha), "intents_digest": table_digest(table)}  # (families of one table share its ideal)
+    return Configured(settings, table, (f"{family}: `item_intents` rows", table.shape[0]))
 
 
 def configure_long_tail(family: str, options: dict[str, Any]) -> Configured:

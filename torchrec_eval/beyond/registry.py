@@ -20,6 +20,7 @@ from torchrec_eval.beyond import options as opts
 from torchrec_eval.beyond.categories import category_entropy
 from torchrec_eval.beyond.concentration import coverage_from_counts, entropy_from_counts, gini_from_counts
 from torchrec_eval.beyond.diversity import inter_list_diversity_from_counts, intra_list_diversity
+from torchrec_eval.beyond.intents import intent_aware, shared_ideal
 from torchrec_eval.beyond.long_tail import tail_items_in_list
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
 from torchrec_eval.beyond.propensity import propensity_scored
@@ -140,6 +141,22 @@ def _psndcg(
     return propensity_scored(ranked, k, weights, discounted=True)
 
 
+def _intent_aware(measure: str) -> PerQuery:
+    """alpha-nDCG, ERR-IA or nERR-IA as ndeval (table: item x intent); a query without a relevant item follows
+    ``empty_target_action``."""
+
+    def per_query(
+        ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
+    ) -> tuple[Tensor, Tensor]:
+        ideal = shared_ideal(ranked, table, settings["alpha"], settings["intents_digest"])
+        value = intent_aware(measure, ranked.listed_ids(), ranked.relevant, ideal, k)
+        values, counted = apply_empty_target_action(value.unsqueeze(1), ranked.num_relevant, action)
+        return values.squeeze(1), counted
+
+    per_query.__name__ = f"_{measure}"
+    return per_query
+
+
 def _coverage(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
     return coverage_from_counts(rows["count"])
 
@@ -163,6 +180,7 @@ def _inter_list(rows: dict[str, Tensor], settings: dict[str, Any]) -> Tensor:
 _CATALOGUE_SIZE = {"num_items": True}
 _POPULARITY = "item_popularity"
 _LONG_TAIL = {_POPULARITY: True, "head_share": False, "tail_ratio": False}
+_INTENTS = {"item_intents": True, "alpha": False}
 
 REGISTRY: dict[str, BeyondFamily] = {
     "coverage": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
@@ -200,4 +218,12 @@ REGISTRY: dict[str, BeyondFamily] = {
                         pooled=True, reads_relevant_items=True),
     "psndcg": BeyondFamily({"inverse_propensity": True}, opts.configure_propensity, per_query=_psndcg,
                            upper_bound=1.0, pooled=True, reads_relevant_items=True),
+    # intent-aware diversity (ndeval): the ideal list is built greedily over every relevant candidate; no upper
+    # bound (a list may beat the greedy ideal, and ERR-IA@1 is not normalised)
+    "alpha_ndcg": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("alpha_ndcg"),
+                               reads_relevant_items=True),
+    "err_ia": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("err_ia"),
+                           reads_relevant_items=True),
+    "nerr_ia": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("nerr_ia"),
+                            reads_relevant_items=True),
 }

@@ -1,0 +1,125 @@
+r"""Intent-aware diversity: AlphaNDCG, ERRIA and NERRIA (TREC's ``ndeval``: alpha-nDCG, ERR-IA and nERR-IA), thin
+classes over the beyond registry's formulas (:mod:`torchrec_eval.beyond.intents`), as
+:mod:`~torchrec_eval.metrics.beyond`'s."""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+from torch import Tensor
+
+from torchrec_eval.metrics.arguments import MetricArguments
+from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
+
+__all__ = ["AlphaNDCG", "ERRIA", "NERRIA"]
+
+
+class _IntentAware(_Beyond):
+    """A family over the items' intents, ``item_intents``, with ndeval's redundancy penalty ``alpha``."""
+
+    def __init__(self, k: IntOrSeq = 10, *, item_intents: Tensor, alpha: float | None = None,
+                 **kwargs: Unpack[MetricArguments]) -> None:
+        options: dict[str, object] = {"item_intents": item_intents}
+        if alpha is not None:
+            options["alpha"] = alpha
+        super().__init__(k, options, **kwargs)
+
+
+class AlphaNDCG(_IntentAware):
+    r"""alpha-nDCG@k (Clarke et al., SIGIR 2008), as TREC's ``ndeval`` (ir-measures' ``alpha_nDCG``): NDCG whose
+    gain at rank i counts each intent the item covers, (1 - alpha) less for every item above that covered it,
+    over the DCG of ndeval's greedy ideal list.
+
+    .. math:: G_i = \sum_s J_{i s} (1 - \alpha)^{c_s(i - 1)}, \quad
+        \alpha\text{-nDCG@k} = \frac{\sum_{i \le k} G_i / \log_2(i + 1)}{\sum_{i \le k} G^*_i / \log_2(i + 1)}
+
+    :math:`J_{i s} = 1` when the item at rank i is relevant and has intent s (``item_intents``), :math:`c_s(i -
+    1)` the items above it that cover s, and :math:`G^*` the gains of the ideal list, built as ndeval does: each
+    rank takes the relevant candidate of the largest marginal gain (ties: the larger item id). A query whose
+    relevant items cover no intent scores 0; one without a relevant item follows ``empty_target_action``. The
+    greedy ideal is an approximation (the exact one is NP-hard), so a list can score above 1.
+
+    Args:
+        k: cut-off(s) (ndeval reports 5, 10 and 20, and stops at 20).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents (subtopics, categories) of each item.
+        alpha: the redundancy penalty in [0, 1], 0.5 by default (ndeval's).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``alpha``, an item id out of range, and bad input in
+            ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import AlphaNDCG
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])  # item 3 has both intents
+        >>> metric = AlphaNDCG(k=2, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # gains 1, 0.5; the ideal's 1, 1 (items 2 and 1): (1 + 0.5 / log2(3)) / (1 + 1 / log2(3))
+        tensor(0.8066, dtype=torch.float64)
+    """
+
+    family = "alpha_ndcg"
+
+
+class ERRIA(_IntentAware):
+    r"""ERR-IA@k (Chapelle et al., CIKM 2009), as TREC's ``ndeval`` (ir-measures' ``ERR_IA``): :class:`AlphaNDCG`'s
+    gains discounted by 1 / i, over ndeval's "ideal ideal" (collection-independent normalisation): a list whose
+    every item covers all S intents the query's relevant items cover.
+
+    .. math:: \mathrm{ERR\text{-}IA@k} = \frac{\sum_{i \le k} G_i / i}{S \sum_{i \le k} (1 - \alpha)^{i - 1} / i}
+
+    As ndeval, whose normalising loop starts at the second rank, ERR-IA@1 is not divided: it is :math:`G_1`, the
+    number of intents the first item covers (it may exceed 1). A query whose relevant items cover no intent
+    scores 0; one without a relevant item follows ``empty_target_action``.
+
+    Args:
+        k: cut-off(s).
+        item_intents: ``[num_items, intents]`` 0s and 1s.
+        alpha: the redundancy penalty in [0, 1], 0.5 by default (ir-measures' ``ERR_IA`` fixes it at 0.5).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``alpha``, an item id out of range, and bad input in
+            ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import ERRIA
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = ERRIA(k=2, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # (1 + 0.5 / 2) / (2 (1 + 0.5 / 2))
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    family = "err_ia"
+
+
+class NERRIA(_IntentAware):
+    r"""nERR-IA@k, as TREC's ``ndeval`` (ir-measures' ``nERR_IA``): :class:`ERRIA`'s sum over that of ndeval's
+    greedy ideal list (collection-dependent normalisation, as :class:`AlphaNDCG`'s).
+
+    .. math:: \mathrm{nERR\text{-}IA@k} = \frac{\sum_{i \le k} G_i / i}{\sum_{i \le k} G^*_i / i}
+
+    Args:
+        k: cut-off(s).
+        item_intents: ``[num_items, intents]`` 0s and 1s.
+        alpha: the redundancy penalty in [0, 1], 0.5 by default.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``alpha``, an item id out of range, and bad input in
+            ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import NERRIA
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = NERRIA(k=2, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # (1 + 0.5 / 2) / (1 + 1 / 2)
+        tensor(0.8333, dtype=torch.float64)
+    """
+
+    family = "nerr_ia"
