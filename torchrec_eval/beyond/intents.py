@@ -143,7 +143,9 @@ def greedy_ideal_gains(items: Tensor, relevant: Tensor, table: Tensor, alpha: fl
 def shared_ideal(ranked: RankedTargets, table: Tensor, alpha: float, digest: str) -> GreedyIdeal:
     """The batch's :class:`GreedyIdeal` for an intents table (``digest``: its content's) and ``alpha``, built once
     for every family and cut-off that reads it (deepened as they ask)."""
-    memo = ranked.__dict__.setdefault("_intent_ideals", {})
+    memo = ranked.__dict__.get("_intent_ideals")  # get and set, not setdefault: torch 2.11's dynamo cannot trace it
+    if memo is None:
+        memo = ranked.__dict__["_intent_ideals"] = {}
     ideal = memo.get((digest, alpha))
     if ideal is None:
         ideal = memo[(digest, alpha)] = GreedyIdeal(*ranked.relevant_item_table(), table, alpha)
