@@ -37,7 +37,8 @@ POPULARITY = torch.arange(NUM_ITEMS, 0, -1).double()
 
 def every_family() -> dict[str, tre.metrics.base.MemberMetric]:
     """One metric object per family (defaults), and suites mixing members."""
-    metrics = {name: tre.RankingMetrics([f"{name}@5" if name != "rprecision" else name]) for name in REGISTRY}
+    metrics = {name: tre.RankingMetrics([f"{name}@5" if spec.cutoff == "k" else name])  # R-Precision, NumRel: bare
+               for name, spec in REGISTRY.items()}
     metrics |= {
         "auc": pairwise.AUC(),
         "gauc": pairwise.GAUC(),
@@ -518,10 +519,11 @@ def test_a_huge_k_allocates_nothing_for_it(convention):
     # Before: k=10**12 with binary gains built a table of k discounts (8 TB).
     scores, target = batch()
     huge, full = 10**12, NUM_ITEMS
-    suite = tre.RankingMetrics([f"{family}@{huge}" for family in REGISTRY], convention=convention)
+    cut = [family for family, spec in REGISTRY.items() if spec.cutoff != "none"]  # NumRel takes no cut-off
+    suite = tre.RankingMetrics([f"{family}@{huge}" for family in cut], convention=convention)
     suite.update(scores, target)
     values = suite.compute()
-    reference = tre.RankingMetrics([f"{family}@{full}" for family in REGISTRY], convention=convention)
+    reference = tre.RankingMetrics([f"{family}@{full}" for family in cut], convention=convention)
     reference.update(scores, target)
     for key, value in reference.compute().items():
         family = key.partition("@")[0]
