@@ -77,7 +77,7 @@ _GAIN = {"gain": get_args(Gain), "log_base": (Interval(1.0),), "discount": get_a
 # average_ties=True: this family's value is the expectation over all orders of tied scores (as
 # torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
 _AVERAGE = {"average_ties": (True, False)}
-_AVERAGED_BY = ("average_ties", True)
+_BY_TIES = ("average_ties", True)  # the option value that reads the averaged view (NDCG, DCG)
 _NORMALIZERS = get_args(Normalizer)
 _TOP_GRADE = {"max_grade": (Interval(1.0, closed=True),)}
 
@@ -151,9 +151,8 @@ REGISTRY: dict[str, TopKFamily] = {
     "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, "tie_rank": get_args(TieRank), **_LIST},
                       averaged_by=("tie_rank", "group_max")),
     "mar": TopKFamily(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
-    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": get_args(Ideal), **_AVERAGE, **_LIST}, needs_ideal=True,
-                       averaged_by=_AVERAGED_BY),
-    "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}, averaged_by=_AVERAGED_BY),
+    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": get_args(Ideal), **_AVERAGE, **_LIST}, needs_ideal=True, averaged_by=_BY_TIES),
+    "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}, averaged_by=_BY_TIES),
     "cg": TopKFamily(cg, {**_LIST}),
     # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
     # Recommenders' r_precision_at_k averages over the users with such a hit)
