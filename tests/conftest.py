@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from tests.processes import free_port
+
 # user code for the type checkers (tests/integration/test_typing.py), not for --doctest-modules to import:
 # misspelt_option.py fails on purpose
 collect_ignore = ["typing"]
@@ -11,6 +13,16 @@ collect_ignore = ["typing"]
 @pytest.fixture(autouse=True)
 def _seed_global_rng():
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def master_port(monkeypatch) -> int:
+    """``MASTER_PORT`` for a Lightning launch in this test, from :func:`tests.processes.free_port`
+    (Lightning's own choice is a port the OS picks and lets go, which a process beside, such as another
+    pytest-xdist worker, can take before the launch binds it); the variable is restored afterwards."""
+    port = free_port()
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    return port
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
