@@ -6,6 +6,11 @@ Qrels and a Run in a fresh environment, where numba's cache is empty). Every ran
 names its documents with three characters, as the string tables of ``tests/data/test_frames.py``
 (``i0`` to ``i29``) and ``benchmarks/bench_peers.py --quick`` (``d0`` to ``d99``) do, so that a fresh
 run compiles them once. The ids change nothing else: ranx matches documents by id only.
+
+Each process compiles (or loads from numba's cache) what it runs, so under pytest-xdist every test that
+runs ranx, or the command line's ranx tie order, is marked ``@pytest.mark.xdist_group("ranx")``: one
+worker compiles, in collection order (``tests/data/test_frames.py`` first), and no two workers compile
+the same functions side by side.
 """
 
 WIDTH = 3

@@ -188,6 +188,7 @@ def _ranx(queries, metrics):
 
 
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx_dense_and_short_lists():
     preds, target = _dense(seed=3)
     dense_queries = _dense_queries(preds, target)

@@ -250,6 +250,7 @@ def _ranx_eval(preds, target, metrics):
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx():
     preds, target = _graded_data(seed=11, B=80, N=20)
     ks = (1, 3, 10, 30)

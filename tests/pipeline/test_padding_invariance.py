@@ -46,6 +46,7 @@ def test_padding_columns_change_nothing(convention, gain_options, seed):
             assert torch.allclose(other[key], values[0][key], atol=1e-12, equal_nan=True), key
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_the_issue_example_against_ranx():
     ranx = pytest.importorskip("ranx")
     qrels = ranx.Qrels({"q": {doc_id(0): 1, doc_id(5): 3, doc_id(6): 3, doc_id(7): 3}})

@@ -69,6 +69,7 @@ def test_the_adjusted_p_values_are_statsmodels(ours, theirs):
         np.testing.assert_allclose([got[f"{name}/p_adjusted"] for name in names], want, rtol=0, atol=1e-12)
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_the_randomization_test_agrees_with_ranx():
     """ranx draws its permutations in numba's parallel threads, so its p at a seed depends on their number
     and scheduling: on one thread it is the same in every run, and this test with it."""

@@ -196,6 +196,7 @@ def ranx_values(run_path: Path, qrels_path: Path) -> dict[str, float]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx_convention_breaks_ties_as_ranx(tmp_path, capsys):
     """--convention ranx ranks a tied run as ranx.Run does (numba's quicksort of the negated scores,
     in the file's order): ranx's numbers, where trec_eval's tie order gives others."""
@@ -212,6 +213,7 @@ def test_ranx_convention_breaks_ties_as_ranx(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["ndcg@10"] != pytest.approx(expected["ndcg@10"], abs=1e-6)
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx_order_without_numba(tmp_path, capsys, monkeypatch):
     """Without numba, equal scores keep the file's order: ranx's own order for lists of up to 15
     documents (numba's quicksort sorts those by insertion, stably); longer tied lists get a warning."""
