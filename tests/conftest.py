@@ -1,9 +1,22 @@
-"""Every test starts from the same global random state, so a test never depends on the ones before it."""
+"""Every test starts from the same global random state, so a test never depends on the ones before it.
+
+Under pytest-xdist with several workers (the README's ``-n auto``), each worker and the processes its
+tests start run one thread (torch's intra-op pool, OpenMP, BLAS, numba): the workers already keep every
+core busy, and a second thread per process only waits for a core, spinning (a test of many small ops
+ran 4x slower, on 4x the CPU time, with 2 threads per worker on 2 busy cores). Variables set by the
+user are kept."""
+
+import os
 
 import pytest
 import torch
 
 from tests.processes import free_port
+
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")  # read by the processes the tests start (numba: by this one too)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 # user code for the type checkers (tests/integration/test_typing.py), not for --doctest-modules to import:
 # misspelt_option.py fails on purpose
@@ -30,3 +43,4 @@ def master_port(monkeypatch) -> int:
 def device(request) -> torch.device:
     """Every device a test can run on here: the CPU always, CUDA when present."""
     return torch.device(request.param)
+
