@@ -19,6 +19,14 @@ except ImportError:  # Windows: no POSIX record locks, the ports are only checke
 
 ROOT = Path(__file__).resolve().parents[1]
 START_METHOD = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+# A start method whose children do not inherit this process's state (a child forked from a test process
+# can inherit a locked intra-op thread pool and hang): "forkserver" where the platform has it, whose
+# children are forked from a server process that imported torch, the package and the harness once and
+# runs nothing else, so a child starts in a fraction of a second instead of importing them again (2-4 s
+# of CPU each); "spawn" elsewhere. Like "spawn", it pickles the target and its arguments.
+FRESH_START_METHOD = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+if FRESH_START_METHOD == "forkserver":
+    mp.set_forkserver_preload(["torchrec_eval", "tests.harness"])  # read when the server starts
 
 # The ports free_port hands out: below the ranges the OS assigns on its own (bind to port 0, outgoing
 # connections; Linux 32768-60999, macOS and Windows 49152-65535), so no socket of another test, worker

@@ -19,7 +19,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
-from tests.processes import free_port
+from tests.processes import FRESH_START_METHOD, free_port
 from torchrec_eval import collection
 from torchrec_eval import functional as F
 from torchrec_eval.statistics import student_t_two_sided_p
@@ -355,8 +355,8 @@ def _worker(rank, world, port, queue):
 def test_two_process_sync_equals_one_process():
     expected = {key: value.tolist() for key, value in _evaluate(_build(), torch.arange(24)).items()}
     port = free_port()
-    # spawn, not fork: a forked child can inherit a locked intra-op thread pool of the parent and hang
-    context = mp.get_context("spawn")
+    # not fork: a forked child can inherit a locked intra-op thread pool of the parent and hang
+    context = mp.get_context(FRESH_START_METHOD)
     queue = context.Queue()
     processes = [context.Process(target=_worker, args=(rank, 2, port, queue)) for rank in range(2)]
     for process in processes:
