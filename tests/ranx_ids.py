@@ -1,4 +1,5 @@
-"""Document ids for the tests' ranx oracles: three characters each, ``d00`` to ``d98``.
+"""Document ids for the tests' ranx oracles: three characters at most (``d00`` to ``d98`` in the dicts
+the tests build, base 36 in the TREC files ranx reads).
 
 ``ranx.Qrels`` and ``ranx.Run`` hold each query's document ids in a numpy array of dtype
 ``<U{longest id}``, and numba compiles ranx's typed containers once per such dtype (about 12 s for a
@@ -15,6 +16,19 @@ the same functions side by side.
 
 WIDTH = 3
 PLACEHOLDER = "d99"  # the one judged document of a query without a relevant one: in no run
+
+
+def file_doc_id(n: int) -> str:
+    """A document id for the TREC files ranx reads in the tests: ``n`` (0 to 36**3 - 1) in base 36, at
+    most three characters (so a file with an id of 1296 or more holds them as ``<U3``, as the others)."""
+    assert 0 <= n < 36**WIDTH, f"document {n}: the ranx oracles' ids have {WIDTH} characters"
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    while True:
+        n, digit = divmod(n, 36)
+        name = digits[digit] + name
+        if n == 0:
+            return name
 
 
 def doc_id(i: int) -> str:

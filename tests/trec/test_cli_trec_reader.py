@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.ranx_ids import file_doc_id
 from torchrec_eval import cli
 from torchrec_eval.trec import keys, order, ranking_order, read_qrels, read_run, to_ranked
 from torchrec_eval.trec import parse as trec_parse
@@ -172,7 +173,7 @@ def tied_files(folder: Path, lengths: list[int], seed: int = 0) -> tuple[Path, P
     rng = random.Random(seed)
     run_lines, qrels_lines = [], []
     for q, n in enumerate(lengths):
-        docs = list(dict.fromkeys(f"d{rng.randrange(5000)}" for _ in range(n)))
+        docs = list(dict.fromkeys(file_doc_id(rng.randrange(5000)) for _ in range(n)))  # ranx: tests/ranx_ids.py
         for i, d in enumerate(docs):
             run_lines.append(f"q{q} Q0 {d} {i + 1} {rng.choice([1.0, 2.0, 3.0])} r")
         for d in rng.sample(docs, max(1, len(docs) // 4)):
