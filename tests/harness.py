@@ -29,7 +29,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torchmetrics import Metric
 
-from tests.processes import free_port
+from tests.processes import FRESH_START_METHOD, free_port
 
 Batch = dict[str, torch.Tensor]
 
@@ -169,9 +169,10 @@ def _rank(rank: int, world: int, port: int, build: Callable[[str], MetricCase], 
 
 def check_processes(build: Callable[[str], MetricCase], names: list[str], out: str, world: int = 2) -> None:
     """Run ``build(name)``'s metric on ``world`` gloo processes (batches dealt round robin) for every
-    name in one spawn, and compare every rank's value with the oracle's. ``build`` must be a module-level
-    function (spawn pickles it)."""
-    mp.spawn(_rank, args=(world, free_port(), build, names, out), nprocs=world, join=True)
+    name in one start of the processes, and compare every rank's value with the oracle's. ``build`` must
+    be a module-level function (the start method, "forkserver" or "spawn", pickles it)."""
+    mp.start_processes(_rank, args=(world, free_port(), build, names, out), nprocs=world, join=True,
+                       start_method=FRESH_START_METHOD)
     for rank in range(world):
         results = torch.load(os.path.join(out, f"{rank}.pt"))
         for name in names:

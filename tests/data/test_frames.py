@@ -84,6 +84,7 @@ def _ranx(recs, rels, metrics):
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_ranx_preset_on_dataframes_equals_ranx(ids):
     """Both id kinds against ranx on the string ids (the same tables; ranx evaluated once: its first call

@@ -11,6 +11,7 @@ pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_bench_peers_and_scaling_quick(tmp_path):
     plot = tmp_path / "scaling.png"
     commands = {

@@ -62,9 +62,9 @@ def test_the_docs_renumbering_of_a_grouped_unsorted_flat_loader_equals_torchmetr
 def test_ci_runs_the_readme_test_command_in_a_fresh_venv():
     ci = (README.parent / ".ci" / "run").read_text()
     readme = README.read_text()
-    assert 'pip install torch==2.13.0 && pip install -e ".[test]" && python -m pytest -q' in readme
+    assert 'pip install torch==2.13.0 && pip install -e ".[test]" && python -m pytest -q -n auto --dist loadgroup' in readme
     lines = [line.strip() for line in ci.splitlines()]
     assert lines.index("rm -rf .venv") < lines.index("python3 -m venv .venv") < lines.index(". .venv/bin/activate")
     assert 'pip install --quiet torch==2.13.0 && pip install --quiet -U -e ".[test]"' in lines
-    assert "python -m pytest -q" in lines  # the README's command, as it is: no deselection in CI
-    assert lines.index(". .venv/bin/activate") < lines.index("python -m pytest -q")
+    assert "python -m pytest -q -n auto --dist loadgroup" in lines  # the README's command, as it is: no deselection
+    assert lines.index(". .venv/bin/activate") < lines.index("python -m pytest -q -n auto --dist loadgroup")

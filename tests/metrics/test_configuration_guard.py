@@ -18,7 +18,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
-from tests.processes import free_port
+from tests.processes import FRESH_START_METHOD, free_port
 from torchrec_eval.metrics import configuration_guard
 
 
@@ -196,7 +196,8 @@ def _rank_main(rank: int, port: int, suites: list[list[str]], out: str) -> None:
     [["ndcg@5", "map@5"], ["ndcg@5"]],  # other shapes: one rank failed in torch.stack, the other hung up
 ])
 def test_two_processes_of_different_configurations_both_raise(tmp_path, suites):
-    mp.spawn(_rank_main, args=(free_port(), suites, str(tmp_path)), nprocs=2, join=True)
+    mp.start_processes(_rank_main, args=(free_port(), suites, str(tmp_path)), nprocs=2, join=True,
+                       start_method=FRESH_START_METHOD)
     results = [torch.load(tmp_path / f"{rank}.pt") for rank in range(2)]
     assert all(isinstance(result, str) for result in results), results
     assert results[0] == results[1]  # every rank raises the same error

@@ -108,6 +108,7 @@ def test_log_dict_of_the_suite_object_syncs_once_per_epoch(data):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("master_port")
 def test_ddp_spawn_two_processes_log_the_same_values_as_one(data):
     _, val_loader = data
     model = TinyMF()
@@ -219,6 +220,7 @@ def _long_data() -> TensorDataset:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("master_port")
 def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
     """A default Trainer (2 CPU processes, bf16-mixed) fits, checkpoints, and the reloaded model
     validated on 2 processes logs the brute-force values of its own bf16 logits (ties by index), both

@@ -77,7 +77,7 @@ def assert_same_state(metric, before: dict[str, torch.Tensor]) -> None:
 # 1. padding samplers -----------------------------------------------------------------------------
 def _run_lightning(sampler: str, tmp_path: Path) -> dict:
     out = tmp_path / f"{sampler}.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MASTER_PORT": str(free_port())}  # Lightning's port
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tests/scripts/lightning_ddp_sampler.py"), sampler, str(out)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,

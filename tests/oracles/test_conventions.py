@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.ranx_ids import PLACEHOLDER, doc_id
 from tests.reference import conventions as ref
 from torchrec_eval import functional as F
 from torchrec_eval.conventions import PRESETS
@@ -180,13 +181,14 @@ def _ranx(queries, metrics):
     ranx = pytest.importorskip("ranx")
     qrels, run = {}, {}
     for b, (ranked, truth) in enumerate(queries):
-        qrels[f"q{b:03d}"] = {f"d{i:04d}": g for i, g in truth.items()} or {"d9999": 0}
-        run[f"q{b:03d}"] = {f"d{i:04d}": float(len(ranked) - r) for r, i in enumerate(ranked)}
+        qrels[f"q{b:03d}"] = {doc_id(i): g for i, g in truth.items()} or {PLACEHOLDER: 0}
+        run[f"q{b:03d}"] = {doc_id(i): float(len(ranked) - r) for r, i in enumerate(ranked)}
     res = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics, return_mean=False, make_comparable=True)
     return {m: [float(v) for v in res[m]] for m in metrics}
 
 
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx_dense_and_short_lists():
     preds, target = _dense(seed=3)
     dense_queries = _dense_queries(preds, target)

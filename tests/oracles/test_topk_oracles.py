@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.ranx_ids import PLACEHOLDER, doc_id
 from tests.reference import ranking as ref
 from torchrec_eval import functional as F
 
@@ -238,9 +239,9 @@ def _ranx_eval(preds, target, metrics):
     P, T = preds.tolist(), target.tolist()
     qrels = {}
     for b in range(B):
-        rel = {f"d{i:04d}": int(T[b][i]) for i in range(N) if T[b][i] > 0}
-        qrels[f"q{b:04d}"] = rel or {"unretrieved": 0}  # a query with nothing relevant
-    run = {f"q{b:04d}": {f"d{i:04d}": float(P[b][i]) for i in range(N)} for b in range(B)}
+        rel = {doc_id(i): int(T[b][i]) for i in range(N) if T[b][i] > 0}
+        qrels[f"q{b:04d}"] = rel or {PLACEHOLDER: 0}  # a query with nothing relevant
+    run = {f"q{b:04d}": {doc_id(i): float(P[b][i]) for i in range(N)} for b in range(B)}
     res = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics, return_mean=False)
     if len(metrics) == 1:
         res = {metrics[0]: res}
@@ -249,6 +250,7 @@ def _ranx_eval(preds, target, metrics):
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx():
     preds, target = _graded_data(seed=11, B=80, N=20)
     ks = (1, 3, 10, 30)

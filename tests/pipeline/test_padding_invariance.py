@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.ranx_ids import doc_id
 from torchrec_eval.ranking.registry import REGISTRY
 
 PRESETS = [None, "trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools"]
@@ -47,10 +48,11 @@ def test_padding_columns_change_nothing(convention, gain_options, seed):
             assert torch.allclose(other[key], values[0][key], atol=1e-12, equal_nan=True), key
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_the_issue_example_against_ranx():
     ranx = pytest.importorskip("ranx")
-    qrels = ranx.Qrels({"q": {"d0": 1, "d5": 3, "d6": 3, "d7": 3}})
-    run = ranx.Run({"q": {"d0": 3.0, "d1": 2.0, "d2": 1.0}})
+    qrels = ranx.Qrels({"q": {doc_id(0): 1, doc_id(5): 3, doc_id(6): 3, doc_id(7): 3}})
+    run = ranx.Run({"q": {doc_id(0): 3.0, doc_id(1): 2.0, doc_id(2): 1.0}})
     expected = ranx.evaluate(qrels, run, "ndcg@10")
     for pad in (0, 7):
         ranked = torch.tensor([[0, 1, 2] + [-1] * pad])

@@ -17,6 +17,7 @@ from ranx import metrics as ranx_metrics
 import torchrec_eval as tre
 
 F = tre.functional
+pytestmark = pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 RANX = {"precision": "precision", "recall": "recall", "map": "average_precision", "ndcg": "ndcg",
         "mrr": "reciprocal_rank", "hitrate": "hit_rate"}
 

@@ -16,7 +16,7 @@ import torch.multiprocessing as mp
 from scipy import stats
 
 import torchrec_eval as tre
-from tests.harness import free_port
+from tests.processes import FRESH_START_METHOD, free_port
 
 MODELS = ["a", "b", "c"]
 KEYS = ["ndcg@10", "mrr@10"]
@@ -69,6 +69,7 @@ def test_the_adjusted_p_values_are_statsmodels(ours, theirs):
         np.testing.assert_allclose([got[f"{name}/p_adjusted"] for name in names], want, rtol=0, atol=1e-12)
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_the_randomization_test_agrees_with_ranx():
     """ranx draws its permutations in numba's parallel threads, so its p at a seed depends on their number
     and scheduling: on one thread it is the same in every run, and this test with it."""
@@ -212,7 +213,8 @@ def _rank(rank: int, world: int, port: int, out: str) -> None:
 
 @pytest.mark.slow
 def test_three_processes_equal_one(tmp_path):
-    mp.spawn(_rank, args=(3, free_port(), str(tmp_path)), nprocs=3, join=True)
+    mp.start_processes(_rank, args=(3, free_port(), str(tmp_path)), nprocs=3, join=True,
+                       start_method=FRESH_START_METHOD)
     preds, target = _data(9)
     for test in ("student", "fisher", "bootstrap", "tukey"):
         alone = _run(test, preds, target, splits=(0, 240), replicates=200)

@@ -68,6 +68,7 @@ def test_the_trainer_logs_what_a_plain_loop_computes():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("master_port")
 def test_two_ddp_spawn_processes_log_what_one_does():
     _, val = interaction_datasets()
     loader = DataLoader(val, batch_size=BATCH)

@@ -11,7 +11,6 @@
 
 import math
 import os
-import socket
 import statistics
 
 import pytest
@@ -20,6 +19,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
+from tests.processes import FRESH_START_METHOD, free_port
 from torchrec_eval import collection
 from torchrec_eval import functional as F
 from torchrec_eval.statistics import student_t_two_sided_p
@@ -354,11 +354,9 @@ def _worker(rank, world, port, queue):
 @pytest.mark.slow
 def test_two_process_sync_equals_one_process():
     expected = {key: value.tolist() for key, value in _evaluate(_build(), torch.arange(24)).items()}
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    # spawn, not fork: a forked child can inherit a locked intra-op thread pool of the parent and hang
-    context = mp.get_context("spawn")
+    port = free_port()
+    # not fork: a forked child can inherit a locked intra-op thread pool of the parent and hang
+    context = mp.get_context(FRESH_START_METHOD)
     queue = context.Queue()
     processes = [context.Process(target=_worker, args=(rank, 2, port, queue)) for rank in range(2)]
     for process in processes:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.ranx_ids import file_doc_id
 from torchrec_eval import cli
 from torchrec_eval.trec import keys, order, ranking_order, read_qrels, read_run, to_ranked
 from torchrec_eval.trec import parse as trec_parse
@@ -172,7 +173,7 @@ def tied_files(folder: Path, lengths: list[int], seed: int = 0) -> tuple[Path, P
     rng = random.Random(seed)
     run_lines, qrels_lines = [], []
     for q, n in enumerate(lengths):
-        docs = list(dict.fromkeys(f"d{rng.randrange(5000)}" for _ in range(n)))
+        docs = list(dict.fromkeys(file_doc_id(rng.randrange(5000)) for _ in range(n)))  # ranx: tests/ranx_ids.py
         for i, d in enumerate(docs):
             run_lines.append(f"q{q} Q0 {d} {i + 1} {rng.choice([1.0, 2.0, 3.0])} r")
         for d in rng.sample(docs, max(1, len(docs) // 4)):
@@ -196,6 +197,7 @@ def ranx_values(run_path: Path, qrels_path: Path) -> dict[str, float]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx_convention_breaks_ties_as_ranx(tmp_path, capsys):
     """--convention ranx ranks a tied run as ranx.Run does (numba's quicksort of the negated scores,
     in the file's order): ranx's numbers, where trec_eval's tie order gives others."""
@@ -212,6 +214,7 @@ def test_ranx_convention_breaks_ties_as_ranx(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["ndcg@10"] != pytest.approx(expected["ndcg@10"], abs=1e-6)
 
 
+@pytest.mark.xdist_group("ranx")  # every test that runs ranx on one xdist worker: tests/ranx_ids.py
 def test_ranx_order_without_numba(tmp_path, capsys, monkeypatch):
     """Without numba, equal scores keep the file's order: ranx's own order for lists of up to 15
     documents (numba's quicksort sorts those by insertion, stably); longer tied lists get a warning."""
