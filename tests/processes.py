@@ -23,7 +23,9 @@ START_METHOD = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
 # can inherit a locked intra-op thread pool and hang): "forkserver" where the platform has it, whose
 # children are forked from a server process that imported torch, the package and the harness once and
 # runs nothing else, so a child starts in a fraction of a second instead of importing them again (2-4 s
-# of CPU each); "spawn" elsewhere. Like "spawn", it pickles the target and its arguments.
+# of CPU each); "spawn" elsewhere. Like "spawn", it pickles the target and its arguments. The server
+# starts at the first use in a process and keeps that moment's environment and standard streams for all
+# its children: a child sets its own variables (MASTER_ADDR ...) and reports through files or queues.
 FRESH_START_METHOD = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
 if FRESH_START_METHOD == "forkserver":
     mp.set_forkserver_preload(["torchrec_eval", "tests.harness"])  # read when the server starts
