@@ -110,6 +110,8 @@ class Needs:
         judged: which ranked items are judged and each query's judged items (bpref, Judged@k): a target id is a
             judgment, of a non-relevant item where its gain is not relevant, an item outside the target ids is
             unjudged; the dense form judges every candidate (``RankedTargets.judged``, ``num_judged``).
+        listed_ids: the ids of the ranked items (``RankedTargets.item_ids``: the beyond-accuracy and overlap
+            families); without it the ids form may rank its targets without a list (:mod:`counted_ranks`).
     """
 
     depth: int = 0
@@ -121,6 +123,7 @@ class Needs:
     non_relevant: bool = False
     relevant_items: bool = False
     judged: bool = False
+    listed_ids: bool = False
 
 
 @dataclass(frozen=True)
