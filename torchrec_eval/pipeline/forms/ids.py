@@ -156,8 +156,9 @@ def _judged_flags(table: TargetTable) -> Tensor:
 
 def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
     """[B, min(k, T)] the best target gains, descending, where NDCG's graded ideal list is needed: it does not
-    depend on the ranked list's width."""
-    if not needs.ideal:
+    depend on the ranked list's width. Binary gains need none: their ideal DCG is tabulated by R in the
+    ranking kernels, as the dense form's binary target's."""
+    if not needs.ideal or table.binary:
         return None
     take = min(needs.depth, table.gains.shape[1])
     return torch.topk(table.gains, take, dim=1).values if take else table.gains.new_zeros(table.gains.shape[0], 1)
@@ -236,15 +237,15 @@ _MAPPED, _COMPARED = 4, 1024
 
 def _mapped_ranks(idx: Tensor, target_ids: Tensor, num_items: int) -> Tensor:
     """[B, T] each target's position in the list ``idx`` [B, K] (K: not listed): the positions scattered over
-    a [B, N + 1] map of the row's items (one byte each for lists up to 255), read at the targets (padding -1
-    reads the spare column N)."""
+    a [B, N] map of the row's items (one byte each for lists up to 255), read at the targets (padding -1 reads
+    item 0's: its gain, relevance and judgment are 0, so whatever rank it gets adds nothing)."""
     rows, depth = idx.shape
     dtype = torch.uint8 if depth < 255 else torch.int32
     positions = constant(("positions", depth, dtype, idx.device),
                          lambda: torch.arange(depth, dtype=dtype, device=idx.device))
-    spread = torch.full((rows, num_items + 1), depth, dtype=dtype, device=idx.device)
+    spread = torch.full((rows, num_items), depth, dtype=dtype, device=idx.device)
     spread.scatter_(1, idx, positions.expand(rows, depth))
-    return spread.gather(1, torch.where(target_ids < 0, num_items, target_ids)).long()
+    return spread.gather(1, target_ids.clamp(min=0)).long()
 
 
 def _compared_ranks(values: Tensor, idx: Tensor, scores: Tensor, target_ids: Tensor, ties: str) -> Tensor:
