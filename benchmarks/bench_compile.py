@@ -7,14 +7,16 @@ Table 1: a 6-metric suite (``SUITE``), ids form, ``validate_args=False``, one up
 eager and after ``compile_update()`` (inductor, compiled before timing), as a multiple of a bare
 ``torch.topk(scores, 20)`` measured in the same run, interleaved; and its peak memory beyond the
 floor's, as a multiple of the scores' bytes. Shapes: a training loop's small batch (100 x 1,000),
-sampled evaluation's 1 + 100 candidates (1024 x 101) and a large batch (1024 x 20,000). On one CPU
+sampled evaluation's 1 + 100 candidates (1024 x 101, with 10 target ids per query as the other rows, and
+with the one held-out item it has) and a large batch (1024 x 20,000). On one CPU
 thread by default; ``--device cuda`` times the same rows on a GPU (synchronised), with the CUDA kernels
 of one update, and adds ``compile_update(mode="reduce-overhead")`` (the graph replayed as a CUDA graph).
 The compiled metrics' values are checked against the eager one's.
 
 Table 2: the aten ops one eager update dispatches (views excluded: they launch nothing), for each
 family of the suite alone and for the whole suite, in each input form (100 x 1,000): on a CPU each is
-a dispatch, on a GPU a kernel launch.
+a dispatch, on a GPU a kernel launch; in brackets those of the top-k selection itself (one ``torch.topk``, or
+the blocked top-k's six on CPU rows of 16 x k items or more, which cost 0.4-0.7x of one).
 """
 
 from __future__ import annotations
@@ -43,20 +45,22 @@ from bench_peers import peak_memory  # noqa: E402
 import torchrec_eval as tre  # noqa: E402
 
 SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20"]
-SHAPES = [(100, 1_000), (1024, 101), (1024, 20_000)]
+# (queries, items, target ids per query): sampled evaluation's 1 + 100 candidates hold one held-out item
+SHAPES = [(100, 1_000, 10), (1024, 101, 10), (1024, 101, 1), (1024, 20_000, 10)]
 # (eager, compiled) goals as multiples of the top-k; None: no goal but "compiled no slower than eager"
 GOALS: dict[tuple[int, int], tuple[float | None, float | None]] = {
-    (100, 1_000): (1.3, 1.1), (1024, 101): (1.3, 1.1), (1024, 20_000): (None, None)}
+    (100, 1_000): (1.3, 1.1), (1024, 101): (1.3, 1.1), (1024, 20_000): (None, None)}  # by (queries, items)
 COMPILED_MEMORY_GOAL = 0.5
 FLOOR, EAGER, COMPILED = "torch.topk(scores, 20) (floor)", "eager update", "compile_update()"
 GRAPHED = 'compile_update(mode="reduce-overhead")'  # CUDA graphs: one replay per update, on a GPU only
 
 
-def batch(queries: int, items: int, device: torch.device, form: str = "ids", seed: int = 0) -> dict[str, torch.Tensor]:
-    """One batch of random scores with 10 target ids per query (some padding), in ``form``."""
+def batch(queries: int, items: int, device: torch.device, form: str = "ids", seed: int = 0,
+          targets: int = 10) -> dict[str, torch.Tensor]:
+    """One batch of random scores with ``targets`` target ids per query (some padding where 10), in ``form``."""
     gen = torch.Generator().manual_seed(seed)
     scores = torch.randn(queries, items, generator=gen)
-    target_ids = torch.randint(0, items, (queries, 10), generator=gen)
+    target_ids = torch.randint(0, items, (queries, targets), generator=gen)
     target_ids = torch.where(target_ids == target_ids.roll(1, 1), -1, target_ids)
     if form == "dense":
         target = torch.zeros(queries, items, dtype=torch.bool).scatter_(1, target_ids.clamp(min=0), True)
@@ -72,8 +76,8 @@ def batch(queries: int, items: int, device: torch.device, form: str = "ids", see
 def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device,
                backend: str = "inductor") -> list[dict[str, object]]:
     rows = []
-    for queries, items in shapes:
-        inputs = batch(queries, items, device)
+    for queries, items, targets in shapes:
+        inputs = batch(queries, items, device, targets=targets)
         scores = inputs["preds"]
         eager = tre.RankingMetrics(SUITE, validate_args=False).to(device)
         compiled = {COMPILED: tre.RankingMetrics(SUITE, validate_args=False).to(device).compile_update(
@@ -101,7 +105,8 @@ def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device
             peak = peak_memory(cases[name], device)
             extra = None if peak is None else max(0, peak - floor_peak) / (scores.numel() * scores.element_size())
             launches = kernel_launches(cases[name], device) if name != FLOOR else None
-            rows.append({"shape": f"{queries} x {items:,}", "case": name, "ms": ms, "ratio": ms / times[FLOOR],
+            shape = f"{queries} x {items:,}" + (f", {targets} target" if targets == 1 else "")
+            rows.append({"shape": shape, "case": name, "ms": ms, "ratio": ms / times[FLOOR],
                          "goal": _goal(queries, items, name), "extra_mem": extra,
                          "kernels": None if launches is None else launches[0], "compile_s": compile_s.get(name)})
         for name, metric in compiled.items():  # every update added the same batch: the same means
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true", help="also profile one compiled update of the largest batch")
     args, device = parse_args(parser, argv)
     torch.set_num_threads(args.threads)
-    shapes = [(16, 500)] if args.quick else SHAPES
+    shapes = [(16, 500, 10)] if args.quick else SHAPES
     rows = timed_rows(shapes, args.repeats or (5 if args.quick else 21), device, args.backend)
     where = device_label(device, args.threads)
 
@@ -214,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
                   for row in ops],
                  ("metrics", "dense", "ids", "ranked")))
     if args.profile:
-        print(profile_compiled(*shapes[-1], device))
+        print(profile_compiled(*shapes[-1][:2], device))
     if args.json:
         args.json.write_text(json.dumps({"device": where, "rows": rows, "ops": ops, "compiled_call_ms": call},
                                         indent=1))

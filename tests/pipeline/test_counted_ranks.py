@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from tests.pipeline.test_ids_target_ranks import _batch, _dense
+from tests.pipeline.ids_batches import dense_form, ids_batch
 from tests.reference import ranking as ref
 from torchrec_eval.pipeline import counted_ranks as counting
 from torchrec_eval.pipeline.counted_ranks import counted_ranks, counting_is_cheaper
@@ -22,7 +22,7 @@ SUITE = ["ndcg@10", "map@10", "recall@10", "precision@5", "mrr@10", "hitrate@5",
 @pytest.mark.parametrize("ties", ["index", "reverse_index"])
 @pytest.mark.parametrize("scores", ["distinct", "ties", "-inf"])
 def test_a_counted_rank_is_the_position_in_the_reference_ranking(scores, ties):
-    batch = _batch(7, 30, 6, scores, seed=4)
+    batch = ids_batch(7, 30, 6, scores, seed=4)
     preds, target_ids = batch["preds"], batch["target_ids"]
     got = counted_ranks(preds, target_ids, preds.gather(1, target_ids.clamp(min=0)), ties)
     for row in range(preds.shape[0]):
@@ -45,12 +45,12 @@ def _values(suite: tre.RankingMetrics, batch: dict, counted: bool, monkeypatch, 
 @pytest.mark.parametrize("ties", ["index", "reverse_index"])
 @pytest.mark.parametrize("scores", ["distinct", "ties", "-inf"])
 def test_counted_ranks_give_the_lists_and_the_dense_forms_values(scores, ties, threshold, monkeypatch):
-    batch = _batch(9, 40, 6, scores, seed=len(scores))
+    batch = ids_batch(9, 40, 6, scores, seed=len(scores))
     suite = tre.RankingMetrics(SUITE, ties=ties, relevance_threshold=threshold, validate_args=False)
     got = _values(suite, batch, True, monkeypatch)
     references = [_values(suite, batch, False, monkeypatch)]
     if threshold is None or threshold > 0:  # (a dense target judges every item: bpref's differs there)
-        dense = suite.per_query(**_dense(batch))
+        dense = suite.per_query(**dense_form(batch))
         references.append({key: value for key, value in dense.items() if not key.startswith("bpref")})
     for want in references:
         for key in want:
@@ -58,7 +58,7 @@ def test_counted_ranks_give_the_lists_and_the_dense_forms_values(scores, ties, t
 
 
 def test_a_mask_counts_the_same(monkeypatch):
-    batch = _batch(9, 40, 6, "ties", seed=5)
+    batch = ids_batch(9, 40, 6, "ties", seed=5)
     mask = torch.rand(batch["preds"].shape, generator=torch.Generator().manual_seed(6)) < 0.5
     suite = tre.RankingMetrics(SUITE, validate_args=False)
     got, want = (_values(suite, batch, counted, monkeypatch, mask=mask) for counted in (True, False))

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.pipeline.ids_batches import dense_form, ids_batch
 from torchrec_eval.pipeline.forms import ids
 
 SUITE = ["ndcg@10", "map@10", "recall@10", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "coverage@10"]
@@ -21,28 +22,6 @@ SHAPES = {
     "search or comparison": (9, 3_000, 6),  # 60 pairs <= 1024
     "lookup": (5, 9_000, 120),  # 1,200 pairs > 1024, 9,000 items > 4 x 1,200
 }
-
-
-def _batch(rows: int, items: int, targets: int, scores: str, seed: int) -> dict[str, torch.Tensor]:
-    gen = torch.Generator().manual_seed(seed)
-    if scores == "distinct":
-        preds = torch.randn(rows, items, generator=gen)
-    else:  # few values: ties inside the list and at the cut
-        preds = torch.randint(0, 3, (rows, items), generator=gen).float()
-    if scores == "-inf":
-        preds[torch.rand(rows, items, generator=gen) < 0.7] = float("-inf")
-        preds[0] = float("-inf")  # a row without any candidate
-    target_ids = torch.stack([torch.randperm(items, generator=gen)[:targets] for _ in range(rows)])
-    target_ids[:, -2:] = -1  # padding
-    gains = torch.randint(0, 4, target_ids.shape, generator=gen).float()
-    return {"preds": preds, "target_ids": target_ids, "target_gains": gains}
-
-
-def _dense(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    rows, items = batch["preds"].shape
-    ids_, gains = batch["target_ids"], batch["target_gains"]
-    target = torch.zeros(rows, items + 1).scatter_(1, torch.where(ids_ < 0, items, ids_), gains)  # padding: column N
-    return {"preds": batch["preds"], "target": target[:, :items]}
 
 
 def _looked_up(suite: tre.RankingMetrics, batch: dict[str, torch.Tensor], monkeypatch) -> dict[str, torch.Tensor]:
@@ -61,30 +40,30 @@ def test_every_read_gives_the_dense_forms_values(shape, scores, ties, threshold,
     """A threshold at or below 0 makes every non-target item of a dense target relevant (its target, 0, is
     >= the threshold), which the ids form has no entry for: there the reference is the lookup."""
     rows, items, targets = SHAPES[shape]
-    batch = _batch(rows, items, targets, scores, seed=len(shape) + len(scores))
+    batch = ids_batch(rows, items, targets, scores, seed=len(shape) + len(scores))
     suite = tre.RankingMetrics(SUITE, ties=ties, relevance_threshold=threshold, validate_args=False,
                                options={"coverage": {"num_items": items}})
     got = suite.per_query(**batch)
     references = [_looked_up(suite, batch, monkeypatch)]
     if threshold is None or threshold > 0:
-        references.append(suite.per_query(**_dense(batch)))
+        references.append(suite.per_query(**dense_form(batch)))
     for want in references:
         for key in want:
             torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, equal_nan=True, msg=key)
     merged_ids, merged_dense = suite.clone(), suite.clone()
     merged_ids.update(**batch)
-    merged_dense.update(**_dense(batch))
+    merged_dense.update(**dense_form(batch))
     assert merged_ids.compute()["coverage@10"] == merged_dense.compute()["coverage@10"]  # the listed ids
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_a_mask_gives_the_dense_forms_values(shape):
     rows, items, targets = SHAPES[shape]
-    batch = _batch(rows, items, targets, "ties", seed=5)
+    batch = ids_batch(rows, items, targets, "ties", seed=5)
     mask = torch.rand(batch["preds"].shape, generator=torch.Generator().manual_seed(6)) < 0.5
     suite = tre.RankingMetrics(SUITE[:-1], validate_args=False)
     got = suite.per_query(**batch, mask=mask)
-    want = suite.per_query(**_dense(batch), mask=mask)
+    want = suite.per_query(**dense_form(batch), mask=mask)
     for key in want:
         torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, equal_nan=True, msg=key)
 
@@ -105,7 +84,7 @@ def test_the_shapes_take_the_read_they_are_named_for(monkeypatch):
     for shape, read in expected.items():
         for scores in ("distinct", "ties"):
             taken.clear()
-            suite.update(**_batch(*SHAPES[shape], scores, seed=1))
+            suite.update(**ids_batch(*SHAPES[shape], scores, seed=1))
             if read is None:  # a distinct list is searched; ties are compared
                 assert taken == ([] if scores == "distinct" else ["_compared_ranks"]), (shape, scores)
             else:

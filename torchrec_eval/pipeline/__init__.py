@@ -1,7 +1,8 @@
 """The batch pipeline: from the user's input tensors to one validated, ranked :class:`Batch`.
 
 :func:`prepare_batch` is the only entry that ranks and the only one that validates a metric's input,
-so a whole suite of metrics costs one ``torch.topk``. Its steps, one job per module:
+so a whole suite of metrics costs one top-k (or, where rows hold few target ids, one count of their ranks).
+Its steps, one job per module:
 
 * :mod:`~torchrec_eval.pipeline.arguments` -- checks of plain arguments (ints, probabilities), package-wide;
 * :mod:`~torchrec_eval.pipeline.validation` -- tensor checks, gathered so that they cost one host sync;
@@ -13,7 +14,10 @@ so a whole suite of metrics costs one ``torch.topk``. Its steps, one job per mod
 * :mod:`~torchrec_eval.pipeline.exclusion` -- ``exclude_ids`` kept as sorted ids, not a [B, N] mask;
 * :mod:`~torchrec_eval.pipeline.topk` -- the top k of each row, exact at the cut-off, with the help of
   :mod:`~torchrec_eval.pipeline.tie_order` (the tie keys) and :mod:`~torchrec_eval.pipeline.boundary_scan`
-  (the items tied at the cut-off);
+  (the items tied at the cut-off), reading long CPU rows through :mod:`~torchrec_eval.pipeline.blocked_topk`
+  (the maxima of blocks first: cheaper than ``torch.topk``'s branches);
+* :mod:`~torchrec_eval.pipeline.counted_ranks` -- the ids form's target ranks counted over each row, no top-k,
+  where that is cheaper (few targets a row: sampled evaluation, and a compiled update's one loop);
 * :mod:`~torchrec_eval.pipeline.average_ties` -- the tie-group statistics of ``ties="average"``;
 * :mod:`~torchrec_eval.pipeline.batch` -- what comes out: the ranked view, the candidate view, the groups;
 * :mod:`~torchrec_eval.pipeline.counting` -- ``count_true``, the row counts of bool tensors;
