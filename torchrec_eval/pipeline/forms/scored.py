@@ -27,16 +27,18 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
     ids_top_k = (target_ids is not None and inputs.mask is None and not (needs.candidates or averaging)
                  and rules.ties not in GAIN_AWARE_TIES and not needs.non_relevant)
     items = candidate_items(preds, inputs.mask, exclusions, checks, ids_top_k, needs.candidates or averaging)
-    judged = None  # the dense form judges every candidate
+    judged = pooled = None  # the dense form judges (and pools) every candidate
     if target_ids is None:
         target = required("target", inputs.target, "dense")
         check_dense_target(preds, target, inputs.target_gains, checks)
     else:
-        check_target_ids(target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks)
+        check_target_ids(target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks,
+                         unjudged=needs.judged)
         # the targets' own scores tell which are -inf (no mask says it), and rank them in a distinct list
         target_scores = preds.gather(1, target_ids.clamp(min=0)) if items.neg_inf else None
         valid_target = candidate_targets(target_ids, items, target_scores)
-        table = target_table(target_ids, inputs.target_gains, valid_target, rules.relevance_threshold, target_scores)
+        table = target_table(target_ids, inputs.target_gains, valid_target, rules.relevance_threshold, target_scores,
+                             unjudged=needs.judged)
         if checks is not None:
             checks.run()
         if not (averaging or rules.ties in GAIN_AWARE_TIES):  # the ids keep their form: no [B, N] target
@@ -46,7 +48,9 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
         target = _scattered_target(preds, table.ids, table.gains)
         if needs.judged and table.judged is not None:  # the target ids are the judged items, not every candidate
             judged = _scattered_target(preds, table.ids, table.judged.to(torch.float64)) > 0
-    ranked, candidates = dense_batch(preds, target, items, needs, rules, judged)
+            if needs.pooled and table.pooled is not None:  # and the pooled ones (judged or not)
+                pooled = _scattered_target(preds, table.ids, table.pooled.to(torch.float64)) > 0
+    ranked, candidates = dense_batch(preds, target, items, needs, rules, judged, pooled)
     return Batch(ranked, candidates, inputs.groups)
 
 
