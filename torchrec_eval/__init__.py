@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         FallOut,
         GiniIndex,
         HitRate,
+        InfAP,
         InterListDiversity,
         InterpolatedAP,
         Intersection,
@@ -97,8 +98,8 @@ _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "Expos
            "Serendipity", "PSP", "PSnDCG", "AlphaNDCG", "ERRIA", "NERRIA")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet", "NumRet",
-            "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision",
+            "Bpref", "ERR", "FallOut", "InfAP", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet",
+            "NumRet", "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision",
             "PartialAUC")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
@@ -162,6 +163,7 @@ __all__ = [
     "SetF",
     "Bpref",
     "HitRate",
+    "InfAP",
     "InterpolatedAP",
     "IPrec",
     "Judged",

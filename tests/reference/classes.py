@@ -24,6 +24,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "NumRel": lambda: tre.NumRel(),
     "IPrec": lambda: tre.IPrec(k=3, recall=0.5), "InterpolatedAP": lambda: tre.InterpolatedAP(k=3),
     "FallOut": lambda: tre.FallOut(k=3), "Bpref": lambda: tre.Bpref(k=3), "Judged": lambda: tre.Judged(k=3),
+    "InfAP": lambda: tre.InfAP(k=3),
     "PrecisionRecallCurve": lambda: tre.PrecisionRecallCurve(3),
     "RecallAtFixedPrecision": lambda: tre.RecallAtFixedPrecision(0.2, 3),
     "AUC": lambda: tre.AUC(), "GAUC": lambda: tre.GAUC(), "MPR": lambda: tre.MPR(), "FCP": lambda: tre.FCP(),

@@ -64,6 +64,7 @@ class TopKMember(Member):
         self.bases = tuple(basis for basis in BASIS_KINDS if basis == "relevant" or basis in self.value_bases)
         self.needs_non_relevant = any(spec.reads_non_relevant for spec in specs)
         self.needs_judged = any(spec.reads_judged for spec in specs)
+        self.needs_pooled = any(spec.reads_pooled for spec in specs)
 
     def configuration(self) -> dict[str, Any]:
         return {"kind": "top-k", "entries": [[entry.name, list(entry.ks), dict(entry.options)] for entry in self.entries]}
