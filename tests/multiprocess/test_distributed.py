@@ -141,6 +141,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "fallout": tre.FallOut(k=[3, 5], empty_target_action="pos"),
         "bpref": tre.Bpref(k=[3, 10], empty_target_action="neg"),
         "judged": tre.Judged(k=[1, 5]),
+        "infap": tre.InfAP(k=[3, 10], empty_target_action="neg"),
         "precision_recall_curve": tre.PrecisionRecallCurve(max_k=6, adaptive_k=True),
         "recall_at_fixed_precision": tre.RecallAtFixedPrecision(min_precision=0.2, max_k=6, num_groups=NUM_GROUPS),
         "collection": MetricCollection(
