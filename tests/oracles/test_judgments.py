@@ -440,3 +440,48 @@ def test_the_unjudged_gain_is_taken_where_the_judgments_are_read():
         F.infap(scores, torch.full_like(scores, -1.0), k=5)  # the dense form has no pool to tell apart
     with pytest.raises(ValueError, match="infap has no exact expectation over the orders of tied scores"):
         F.infap(scores, k=5, ties="average", **ids)
+
+
+def test_the_command_gives_infap_the_pool_of_trec_files(tmp_path, capsys):
+    """``torchrec-eval evaluate RUN QRELS -m infap@k``: the tensor metric over the qrels' pool (a line of -1 is a
+    target of gain -1, one of -2 too: trec_eval reads any negative judgement as pooled, not judged) equals the
+    command's trec_eval engine (``-m infAP``) and pytrec_eval, with tied scores in the run; cut at k, it is
+    trec_eval's infAP on the run cut at k (-M k). bpref and NDCG beside it do not move."""
+    from torchrec_eval.cli import command
+
+    batch = _pooled(seed=27, ties=True)
+    qrels, run = {}, {}
+    for q in range(len(batch["scores"])):
+        ids, gains = batch["target_ids"][q].tolist(), batch["target_gains"][q].tolist()
+        lines = {f"d{i:03d}": (-2 if q == 3 and g < 0 else int(g)) for i, g in zip(ids, gains, strict=True) if i >= 0}
+        if lines:
+            qrels[str(q)] = lines
+        listed = [i for i in batch["ranked_ids"][q].tolist() if i >= 0]
+        run[str(q)] = {f"d{i:03d}": float(batch["scores"][q, i]) for i in listed}
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 0 {s} sys\n" for q, docs in run.items() for d, s in docs.items()))
+
+    def evaluate(*names: str, qrels_file: str = "qrels", extra: tuple[str, ...] = ()) -> dict[str, float]:
+        assert command.main(["evaluate", str(tmp_path / "run"), str(tmp_path / qrels_file), "-m", *names, "--json",
+                             "--convention", "trec", *extra]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    def trec_mean(values: dict, measure: str) -> float:
+        return sum(v[measure] for v in values.values()) / len(values)
+
+    got = evaluate("infap@1000", "bpref@1000", "ndcg@5")
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"infAP", "bpref", "ndcg_cut_5"}).evaluate(run)
+    assert got["infap@1000"] == pytest.approx(trec_mean(trec, "infAP"), abs=1e-12)
+    assert got["bpref@1000"] == pytest.approx(trec_mean(trec, "bpref"), abs=1e-12)
+    assert got["ndcg@5"] == pytest.approx(trec_mean(trec, "ndcg_cut_5"), abs=1e-12)
+    assert evaluate("infAP")["infAP"] == pytest.approx(got["infap@1000"], abs=1e-12)  # the trec_eval engine
+    cut = evaluate("infap@5")["infap@5"]
+    assert evaluate("infAP", extra=("-M", "5"))["infAP"] == pytest.approx(cut, abs=1e-12)
+    assert cut != pytest.approx(got["infap@1000"])
+    # the -1 lines are read: without them trec_eval and the command agree on another value
+    pooled_only = {q: {d: r for d, r in docs.items() if r >= 0} for q, docs in qrels.items()}
+    (tmp_path / "judged").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in pooled_only.items() for d, r in docs.items()))
+    without = evaluate("infap@1000", qrels_file="judged")["infap@1000"]
+    trec_without = pytrec_eval.RelevanceEvaluator(pooled_only, {"infAP"}).evaluate(run)
+    assert without == pytest.approx(trec_mean(trec_without, "infAP"), abs=1e-12)
+    assert abs(without - got["infap@1000"]) > 1e-3
