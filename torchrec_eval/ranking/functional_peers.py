@@ -561,8 +561,7 @@ def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int |
           **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""infAP@k, inferred average precision (Yilmaz & Aslam 2006; trec_eval's ``infAP`` on the run cut at k):
     average precision estimated from a judged sample of the pool,
-    :math:`rac{1}{R} \sum_{r} rac{1}{i_r}\left(1 + a_r rac{h_r + \epsilon}{h_r + m_r + 2\epsilon}
-ight)`
+    :math:`\frac{1}{R} \sum_{r} \frac{1}{i_r}\left(1 + a_r \frac{h_r + \epsilon}{h_r + m_r + 2\epsilon}\right)`
     over the relevant items r of the top k at ranks :math:`i_r`, :math:`a_r` the pooled items above r (judged or
     not), :math:`h_r` and :math:`m_r` the judged relevant and non-relevant ones above, :math:`\epsilon = 10^{-5}`.
 
