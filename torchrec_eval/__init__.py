@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         RBP,
         RMSE,
         SDCG,
+        AlphaDCG,
         AlphaNDCG,
         AveragePopularity,
         Bpref,
@@ -95,7 +96,8 @@ __version__ = "0.1.0"
 
 _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "ExposureGini", "GiniIndex",
            "InterListDiversity", "IntraListDiversity", "LongTailCount", "LongTailShare", "Novelty", "RankBiasedEntropy",
-           "Serendipity", "PSP", "PSnDCG", "AlphaNDCG", "ERRIA", "NERRIA")
+           "Serendipity", "PSP", "PSnDCG", "AlphaDCG", "AlphaNDCG", "ERRIA",
+           "NERRIA")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
             "Bpref", "ERR", "FallOut", "InfAP", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet",
@@ -116,6 +118,7 @@ _HOMES = {
 __all__ = [
     "ARHR",
     "AUC",
+    "AlphaDCG",
     "AlphaNDCG",
     "AveragePopularity",
     "CategoryEntropy",

@@ -27,6 +27,7 @@ PUBLIC = {
     "torchrec_eval": [
         "ARHR",
         "AUC",
+        "AlphaDCG",
         "AlphaNDCG",
         "AveragePopularity",
         "BinaryAUC",
@@ -105,6 +106,8 @@ PUBLIC = {
     ],
     "torchrec_eval.comparison_report": ["ComparisonReport"],
     "torchrec_eval.functional": [
+        "alpha_dcg",
+        "alpha_ndcg",
         "arhr",
         "auc",
         "bpref",
@@ -112,6 +115,7 @@ PUBLIC = {
         "ctr",
         "dcg",
         "err",
+        "err_ia",
         "f1",
         "fallout",
         "fcp",
@@ -129,6 +133,7 @@ PUBLIC = {
         "mrr",
         "ncrr",
         "ndcg",
+        "nerr_ia",
         "num_rel",
         "num_rel_ret",
         "num_ret",
@@ -145,6 +150,7 @@ PUBLIC = {
     "torchrec_eval.metrics": [
         "ARHR",
         "AUC",
+        "AlphaDCG",
         "AlphaNDCG",
         "AveragePopularity",
         "Bpref",

@@ -47,6 +47,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "PSnDCG": lambda: tre.PSnDCG(k=3, inverse_propensity=POPULARITY + 1),
     "AlphaNDCG": lambda: tre.AlphaNDCG(k=3, item_intents=FEATURES > 0),
     "ERRIA": lambda: tre.ERRIA(k=3, item_intents=FEATURES > 0),
+    "AlphaDCG": lambda: tre.AlphaDCG(k=3, item_intents=FEATURES > 0),
     "NERRIA": lambda: tre.NERRIA(k=3, item_intents=FEATURES > 0, alpha=0.3),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # the overlap of two models' lists: update(preds, reference_preds)

@@ -1,6 +1,7 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
+from torchrec_eval.beyond.functional_intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.ranking.functional import (
     arhr,
@@ -35,6 +36,8 @@ from torchrec_eval.ranking.functional_peers import (
 )
 
 __all__ = [
+    "alpha_dcg",
+    "alpha_ndcg",
     "arhr",
     "auc",
     "bpref",
@@ -42,6 +45,7 @@ __all__ = [
     "ctr",
     "dcg",
     "err",
+    "err_ia",
     "f1",
     "fallout",
     "fcp",
@@ -59,6 +63,7 @@ __all__ = [
     "mrr",
     "ncrr",
     "ndcg",
+    "nerr_ia",
     "num_rel",
     "num_rel_ret",
     "num_ret",
