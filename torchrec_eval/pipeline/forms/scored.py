@@ -34,13 +34,13 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
     else:
         check_target_ids(target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks,
                          unjudged=needs.judged)
+        if checks is not None:  # before any read at the target ids (a mask's, the scores'): one id past N raises
+            checks.run()        # its ValueError, not an index error
         # the targets' own scores tell which are -inf (no mask says it), and rank them in a distinct list
         target_scores = preds.gather(1, target_ids.clamp(min=0)) if items.neg_inf else None
         valid_target = candidate_targets(target_ids, items, target_scores)
         table = target_table(target_ids, inputs.target_gains, valid_target, rules.relevance_threshold, target_scores,
                              unjudged=needs.judged)
-        if checks is not None:
-            checks.run()
         if not (averaging or rules.ties in GAIN_AWARE_TIES):  # the ids keep their form: no [B, N] target
             candidates = Candidates.from_ids(preds, items.valid, table.ids, table.gains, table.relevant) \
                 if needs.candidates else None
