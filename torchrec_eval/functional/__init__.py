@@ -1,7 +1,7 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
-from torchrec_eval.beyond.functional_intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia
+from torchrec_eval.functional.intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.ranking.functional import (
     arhr,

@@ -162,6 +162,6 @@ class NERRIA(_IntentAware):
     family = "nerr_ia"
 
 
-#: the class of each intent-aware family (the functions of :mod:`torchrec_eval.beyond.functional_intents`)
+#: the class of each intent-aware family (the functions of :mod:`torchrec_eval.functional.intents`)
 CLASSES: dict[str, type[_IntentAware]] = {"alpha_ndcg": AlphaNDCG, "alpha_dcg": AlphaDCG, "err_ia": ERRIA,
                                           "nerr_ia": NERRIA}

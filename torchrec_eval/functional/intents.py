@@ -14,6 +14,7 @@ from typing import Any, Unpack, overload
 
 from torch import Tensor
 
+from torchrec_eval.metrics.intents import CLASSES
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import CommonCall
 
@@ -34,8 +35,6 @@ def intent_values(family: str, preds: Tensor | None, target: Tensor | None, k: i
                   item_intents: Tensor, alpha: float | None, arguments: IntentCall) -> Tensor | dict[str, Tensor]:
     """The shared body of the functions: ``family``'s class built with the call's common arguments, evaluated on
     its one batch, on the device of the batch."""
-    from torchrec_eval.metrics.intents import CLASSES
-
     given: dict[str, Any] = dict(arguments)
     reduction = given.pop("reduction", "mean")
     if reduction not in ("mean", "none"):
