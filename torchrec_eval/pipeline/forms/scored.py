@@ -10,7 +10,7 @@ from torch import Tensor
 from torchrec_eval.pipeline.batch import Batch, Candidates
 from torchrec_eval.pipeline.candidate_mask import candidate_items, checked_exclusions
 from torchrec_eval.pipeline.forms.common import check_preds
-from torchrec_eval.pipeline.forms.dense import check_dense_target, dense_batch
+from torchrec_eval.pipeline.forms.dense import Judgments, check_dense_target, dense_batch
 from torchrec_eval.pipeline.forms.ids import candidate_targets, check_target_ids, ids_ranked, target_table
 from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
 from torchrec_eval.pipeline.validation import Checks, required
@@ -27,7 +27,7 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
     ids_top_k = (target_ids is not None and inputs.mask is None and not (needs.candidates or averaging)
                  and rules.ties not in GAIN_AWARE_TIES and not needs.non_relevant)
     items = candidate_items(preds, inputs.mask, exclusions, checks, ids_top_k, needs.candidates or averaging)
-    judged = pooled = None  # the dense form judges (and pools) every candidate
+    judgments = None  # the dense form judges (and pools) every candidate
     if target_ids is None:
         target = required("target", inputs.target, "dense")
         check_dense_target(preds, target, inputs.target_gains, checks)
@@ -47,10 +47,11 @@ def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | No
             return Batch(ids_ranked(preds, items, table, needs, rules), candidates, inputs.groups)
         target = _scattered_target(preds, table.ids, table.gains)
         if needs.judged and table.judged is not None:  # the target ids are the judged items, not every candidate
-            judged = _scattered_target(preds, table.ids, table.judged.to(torch.float64)) > 0
+            pooled = None
             if needs.pooled and table.pooled is not None:  # and the pooled ones (judged or not)
                 pooled = _scattered_target(preds, table.ids, table.pooled.to(torch.float64)) > 0
-    ranked, candidates = dense_batch(preds, target, items, needs, rules, judged, pooled)
+            judgments = Judgments(_scattered_target(preds, table.ids, table.judged.to(torch.float64)) > 0, pooled)
+    ranked, candidates = dense_batch(preds, target, items, needs, rules, judgments)
     return Batch(ranked, candidates, inputs.groups)
 
 
