@@ -129,19 +129,27 @@ def _goal(queries: int, items: int, case: str) -> str:
     return "<= eager" if case == COMPILED else ""
 
 
-def count_ops(metrics: list[str], form: str, device: torch.device) -> int:
-    """aten ops (views excluded) that the second eager update of ``metrics`` dispatches (the first builds caches)."""
+def count_ops(metrics: list[str], form: str, device: torch.device) -> tuple[int, int]:
+    """aten ops (views excluded) that the second eager update of ``metrics`` dispatches (the first builds caches),
+    and how many of them select the top k (``pipeline/blocked_topk.py``: one ``torch.topk``, or six ops of the
+    blocked top-k on CPU rows of 16 x k items or more)."""
     inputs = batch(100, 1_000, device, form)
     suite = tre.RankingMetrics(metrics, validate_args=False).to(device)
     suite.update(**inputs)
-    return aten_ops(lambda: suite.update(**inputs))
+    return (aten_ops(lambda: suite.update(**inputs)),
+            aten_ops(lambda: suite.update(**inputs), within="pipeline/blocked_topk.py"))
 
 
 def op_rows(device: torch.device, quick: bool = False) -> list[dict[str, object]]:
+    """For each family alone and the suite: the ops of each form, and (``top-k ...``) the top-k selection's."""
     members = ([] if quick else [[name] for name in SUITE]) + [SUITE]
-    return [{"metrics": "the 6-metric suite" if len(metrics) > 1 else metrics[0],
-             **{form: count_ops(metrics, form, device) for form in ("dense", "ids", "ranked")}}
-            for metrics in members]
+    rows = []
+    for metrics in members:
+        counts = {form: count_ops(metrics, form, device) for form in ("dense", "ids", "ranked")}
+        rows.append({"metrics": "the 6-metric suite" if len(metrics) > 1 else metrics[0],
+                     **{form: total for form, (total, _) in counts.items()},
+                     **{f"top-k {form}": selection for form, (_, selection) in counts.items()}})
+    return rows
 
 
 def profile_compiled(queries: int, items: int, device: torch.device) -> str:
@@ -201,8 +209,9 @@ def main(argv: list[str] | None = None) -> None:
     ops = op_rows(device, args.quick)
     print()
     print(_table(f"aten ops (views excluded) of one eager update, 100 x 1,000, validate_args=False, {device.type} "
-                 "(goal: <= 30 for the suite)",
-                 [(row["metrics"], str(row["dense"]), str(row["ids"]), str(row["ranked"])) for row in ops],
+                 "(goal: <= 30 for the suite); in brackets those of the top-k selection",
+                 [(row["metrics"], *(f"{row[form]} ({row[f'top-k {form}']})" for form in ("dense", "ids", "ranked")))
+                  for row in ops],
                  ("metrics", "dense", "ids", "ranked")))
     if args.profile:
         print(profile_compiled(*shapes[-1], device))

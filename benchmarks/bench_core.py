@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,17 +67,27 @@ def kernel_launches(fn: Callable[[], object], device: torch.device) -> tuple[int
     return len(names) - copies, copies
 
 
-def aten_ops(fn: Callable[[], object]) -> int:
+def aten_ops(fn: Callable[[], object], within: str | None = None) -> int:
     """aten ops one call of ``fn`` dispatches, views excluded (they launch nothing) and in-place ops counted:
-    on a CPU each is a dispatch, on a GPU a kernel launch."""
+    on a CPU each is a dispatch, on a GPU a kernel launch. With ``within`` (a source file's name), only the
+    ops dispatched while a function of that file runs."""
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    def inside() -> bool:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.endswith(within):
+                return True
+            frame = frame.f_back
+        return False
 
     class Count(TorchDispatchMode):
         calls = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             schema = func._schema
-            if schema.is_mutable or not any(ret.alias_info is not None for ret in schema.returns):
+            viewing = not schema.is_mutable and any(ret.alias_info is not None for ret in schema.returns)
+            if not viewing and (within is None or inside()):
                 Count.calls += 1
             return func(*args, **(kwargs or {}))
 

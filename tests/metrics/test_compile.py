@@ -267,24 +267,32 @@ def _graph_of(metric, inputs: dict) -> list:
 
 @pytest.mark.parametrize("ties", ["index", "reverse_index"])
 @pytest.mark.parametrize("form", ["ids", "exclude_ids"])
-def test_the_graph_ranks_with_the_librarys_operator_and_works_on_k_columns(form, ties):
+def test_the_graph_ranks_with_the_librarys_operator_or_counts_and_works_on_k_columns(form, ties):
     """The top-k and its tie repair are the library's own kernel inside the graph (the operator
     ``torchrec_eval::top_indices``), not inductor's sort and top-k with a repair masked over every row
-    (4x the scores' memory, 7.9x a top-k on 1024 x 20,000): no traced op makes a [B, N] tensor, except a
-    one-byte map of list positions where rows are short (N <= 4 x T x K). (The gain-aware tie orders need
-    every candidate's gain: the ids form then builds a dense target.)"""
-    for items, short in ((N, True), (3_000, False)):
+    (4x the scores' memory, 7.9x a top-k on 1024 x 20,000), and no traced op makes a [B, N] tensor but a
+    one-byte map of list positions where rows are short (N <= 4 x T x K). Where
+    rows hold few targets the ids form counts their ranks instead (pipeline/counted_ranks.py): no operator,
+    and the only wide values are the [B, T, N] comparisons and the [B, N] flags of finite scores, which
+    inductor sums in its loops (the benchmark measures no extra memory for them). (The gain-aware
+    tie orders need every candidate's gain: the ids form then builds a dense target.)"""
+    for items, targets in ((N, 5), (3_000, 5), (3_000, 64)):
         inputs = _inputs(form, 0)
         gen = torch.Generator().manual_seed(1)
-        inputs["preds"] = torch.randint(0, 4, (inputs["preds"].shape[0], items), generator=gen).float()
         rows = inputs["preds"].shape[0]
+        inputs["preds"] = torch.randint(0, 4, (rows, items), generator=gen).float()
+        inputs["target_ids"] = torch.stack([torch.randperm(items, generator=gen)[:targets] for _ in range(rows)])
         nodes = _graph_of(_suite(SUITES["top-k"][:6], ties=ties), inputs)
-        targets = [node.target for node in nodes if node.op == "call_function"]
-        assert torch.ops.torchrec_eval.top_indices.default in targets
-        wide = [value for node in nodes if node.op == "call_function"
-                and isinstance(value := node.meta.get("example_value"), torch.Tensor) and value.numel() >= rows * items]
-        if short and form == "ids":  # the map: one byte per item
-            assert len(wide) == 1 and wide[0].dtype == torch.uint8
+        functions = [node for node in nodes if node.op == "call_function"]
+        wide = [(node, value) for node in functions
+                if isinstance(value := node.meta.get("example_value"), torch.Tensor) and value.numel() >= rows * items]
+        counted = form == "ids" and targets == 5
+        assert (torch.ops.torchrec_eval.top_indices.default in [node.target for node in functions]) != counted
+        if counted:
+            assert wide and all(value.shape in ((rows, targets, items), (rows, items)) and value.dtype == torch.bool
+                                for _, value in wide)
+        elif form == "ids":  # many targets on short rows (N <= 4 x T x K): a one-byte map of list positions
+            assert [value.dtype for _, value in wide] == [torch.uint8]
         else:
             assert wide == []
 

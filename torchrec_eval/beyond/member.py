@@ -56,6 +56,7 @@ class BeyondMember(Member):
     to_num_relevant = False
     needs_candidates = False
     needs_relevant_items = False
+    needs_listed_ids = True  # every value reads the ids of the listed items
 
     def __init__(
         self, requests: Sequence[tuple[str, int | None]], options: dict[str, dict[str, Any]]

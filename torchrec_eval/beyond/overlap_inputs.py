@@ -77,7 +77,7 @@ def _side(names: tuple[str, str], scores: object, ids: object, mask: Tensor | No
             rows = ranked.shape[0] if ranked.ndim else 0
             inputs = Inputs(ranked_ids=ranked, target_ids=_no_targets(rows, ranked.device), exclude_ids=exclude_ids,
                             groups=groups)
-        return prepare_batch(inputs, Needs(depth=depth), rules).top_k()
+        return prepare_batch(inputs, Needs(depth=depth, listed_ids=True), rules).top_k()
     except ValueError as error:
         if names == OWN:
             raise

@@ -78,6 +78,7 @@ class OverlapMember(Member):
     needs_ideal = False
     to_num_relevant = False
     needs_candidates = False
+    needs_listed_ids = True  # every value reads the ids of the listed items
     supports_weights = True  # every value is a mean over queries
     paired = False  # a paired comparison feeds one ranking per model, not two per model
 

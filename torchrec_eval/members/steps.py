@@ -44,6 +44,7 @@ def needs_of(members: Sequence[Member]) -> Needs:
         relevant_items=any(member.needs_relevant_items for member in members),
         judged=any(member.needs_judged for member in members),
         pooled=any(member.needs_pooled for member in members),
+        listed_ids=any(member.needs_listed_ids for member in members),
     )
 
 

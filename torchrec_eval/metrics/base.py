@@ -26,7 +26,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.members.conventions import preset, resolve_common
 from torchrec_eval.members.interface import Member
-from torchrec_eval.members.steps import check_common, prepare
+from torchrec_eval.members.steps import check_common, needs_of
 from torchrec_eval.metrics.arguments import (
     check_weighted,
     checked_groups,
@@ -45,7 +45,7 @@ from torchrec_eval.metrics.configuration_guard import fixed_shapes
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_repr
-from torchrec_eval.pipeline import TIES, Batch, Inputs, Rules, check_flat
+from torchrec_eval.pipeline import TIES, Batch, Inputs, Rules, check_flat, prepare_batch
 from torchrec_eval.pipeline.arguments import check_optional_int
 
 __all__ = ["MemberMetric", "fingerprint"]
@@ -120,6 +120,7 @@ class MemberMetric(StatefulMetric):
             raise ValueError(f"`ties` must be one of {TIES}, got {ties!r}")
         num_groups = check_optional_int("num_groups", num_groups, 1)
         self.members = list(members)
+        self._needs = needs_of(self.members)  # what every batch's ranking must hold, worked out once
         self.value_keys = [key for member in self.members for key in member.keys]
         if len(set(self.value_keys)) != len(self.value_keys):
             raise ValueError(f"A metric is requested twice: {self.value_keys}")
@@ -199,7 +200,7 @@ class MemberMetric(StatefulMetric):
         """Validate and rank one batch once for every member, with this metric's settings and groups."""
         require_groups(groups, self.num_groups)
         rules = Rules(self.ties, self._ranking_threshold(), self.validate_args, self.duplicates)
-        batch = prepare(self.members, Inputs.of({**inputs, "preds": preds, "target": target, "groups": groups}), rules)
+        batch = prepare_batch(Inputs.of({**inputs, "preds": preds, "target": target, "groups": groups}), self._needs, rules)
         batch.groups = self._checked_groups(batch.groups)
         return batch
 

@@ -114,6 +114,8 @@ class Needs:
         pooled: which ranked items are pooled (infAP): found among the target ids, judged or not (a gain of -1:
             pooled, not judged); every listed candidate in the dense form (``RankedTargets.pooled``). Asked
             with ``judged``.
+        listed_ids: the ids of the ranked items (``RankedTargets.item_ids``: the beyond-accuracy and overlap
+            families); without it the ids form may rank its targets without a list (:mod:`counted_ranks`).
     """
 
     depth: int = 0
@@ -126,6 +128,7 @@ class Needs:
     relevant_items: bool = False
     judged: bool = False
     pooled: bool = False
+    listed_ids: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.blocked_topk import top_scores
 from torchrec_eval.pipeline.boundary_scan import gain_levels, resolve_boundary
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.syncs import host_reads_free
@@ -93,7 +94,7 @@ def top_indices(
     # so that most tie groups at the cut lie whole inside the list
     take = min(k + 1 + _tie_margin(scores), num_items)
     if exclusions is None:
-        values, idx = torch.topk(scores, take, dim=1)
+        values, idx = top_scores(scores, take)
     else:
         values, idx = _topk_excluding(scores, take, exclusions)
     following = values[:, k] if take > k else values.new_full((values.shape[0],), float("-inf"))
@@ -201,7 +202,7 @@ def _topk_excluding(scores: Tensor, take: int, exclusions: Exclusions) -> tuple[
     num_items = scores.shape[1]
 
     def read(part: Tensor, excluded: Exclusions, depth: int) -> tuple[Tensor, Tensor, Tensor]:
-        values, idx = torch.topk(part, min(depth, num_items), dim=1)
+        values, idx = top_scores(part, min(depth, num_items))
         dropped = excluded.contains(idx)
         values = values.masked_fill(dropped, float("-inf"))
         order = torch.sort(values, dim=1, descending=True, stable=True).indices

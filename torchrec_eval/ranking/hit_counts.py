@@ -55,4 +55,6 @@ def fallout(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 
 def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return summed(rt.first_hit, ks)
+    if rt.tie_groups is not None or len(ks) > 1:  # the expectation over tie orders: a first hit's probability
+        return summed(rt.first_hit, ks)
+    return rt.hits[:, : min(ks[0], rt.depth)].amax(1, keepdim=True)  # 0/1 hits: whether one lies in the top k

@@ -65,6 +65,9 @@ class TopKMember(Member):
         self.needs_non_relevant = any(spec.reads_non_relevant for spec in specs)
         self.needs_judged = any(spec.reads_judged for spec in specs)
         self.needs_pooled = any(spec.reads_pooled for spec in specs)
+        # each entry's (kernel, cut-offs, the kernel's options, whether it reads the tie-averaged view), worked
+        # out once: an update of a small batch costs its Python as much as its ops
+        self._kernel_calls = [_kernel_call(entry) for entry in self.entries]
 
     def configuration(self) -> dict[str, Any]:
         return {"kind": "top-k", "entries": [[entry.name, list(entry.ks), dict(entry.options)] for entry in self.entries]}
@@ -97,13 +100,9 @@ class TopKMember(Member):
 
     def evaluate(self, ranked: RankedTargets) -> Tensor:
         columns = []
-        for entry in self.entries:
-            options = {name: value for name, value in entry.options if name not in MEMBER_OPTIONS}
-            spec = REGISTRY[entry.name]
-            averaged = spec.reads_averaged(options) and ranked.averaged is not None  # ranked form: no ties
-            options.pop("average_ties", None)  # the view says it
-            view = ranked.averaged if averaged else ranked
-            columns.append(spec.kernel(view, list(entry.ks), **options))
+        for kernel, ks, options, reads_averaged in self._kernel_calls:
+            averaged = reads_averaged and ranked.averaged is not None  # ranked form: no ties
+            columns.append(kernel(ranked.averaged if averaged else ranked, ks, **options))
         return torch.cat(columns, dim=1)
 
     def counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
@@ -205,3 +204,11 @@ class TopKMember(Member):
         for j, kind in zero_kinds(tuple(self.entries)):
             means[:, j] = torch.where(counts[:, kinds.index(kind)] == 0, 0.0, means[:, j])
         return means
+
+
+def _kernel_call(entry: Entry) -> tuple[Callable[..., Tensor], list[Any], dict[str, Any], bool]:
+    spec = REGISTRY[entry.name]
+    options = {name: value for name, value in entry.options if name not in MEMBER_OPTIONS}
+    reads_averaged = spec.reads_averaged(options)
+    options.pop("average_ties", None)  # the view says it
+    return spec.kernel, list(entry.ks), options, reads_averaged

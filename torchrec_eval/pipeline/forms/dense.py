@@ -9,6 +9,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.average_ties import tie_statistics
 from torchrec_eval.pipeline.batch import Candidates, RankedTargets
+from torchrec_eval.pipeline.blocked_topk import top_scores
 from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.exclusion import Exclusions
@@ -74,7 +75,7 @@ def dense_batch(
     ideal: Tensor | None
     if relevant_all is None:  # from_ideal
         depth = min(k, num_items)
-        top_gains = torch.topk(target, depth, dim=1).values
+        top_gains = top_scores(target, depth)[0]
         num_relevant = _relevant_from_ideal(target, top_gains, relevance_threshold)
         ideal = top_gains.to(torch.float64)
     else:
@@ -161,7 +162,7 @@ def _ideal_gains(target: Tensor, exclusions: Exclusions | None, depth: int) -> T
     target needs no ideal list: its ideal DCG is tabulated by R, in the ranking kernels)."""
     if exclusions is not None:
         return exclusions.top_values(target, depth).to(torch.float64)
-    return torch.topk(target, depth, dim=1).values.to(torch.float64)
+    return top_scores(target, depth)[0].to(torch.float64)
 
 
 def _relevant_from_ideal(target: Tensor, ideal: Tensor, relevance_threshold: float | None) -> Tensor:

@@ -13,6 +13,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.batch import RankedTargets
 from torchrec_eval.pipeline.candidate_mask import CandidateItems
+from torchrec_eval.pipeline.counted_ranks import TIE_ORDERS, counted_ranks, counting_is_cheaper
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
@@ -177,8 +178,9 @@ def _pooled_flags(table: TargetTable) -> Tensor:
 
 def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
     """[B, min(k, T)] the best target gains, descending, where NDCG's graded ideal list is needed: it does not
-    depend on the ranked list's width."""
-    if not needs.ideal:
+    depend on the ranked list's width. Binary gains need none: their ideal DCG is tabulated by R in the
+    ranking kernels, as the dense form's binary target's."""
+    if not needs.ideal or table.binary:
         return None
     take = min(needs.depth, table.gains.shape[1])
     return torch.topk(table.gains, take, dim=1).values if take else table.gains.new_zeros(table.gains.shape[0], 1)
@@ -199,6 +201,8 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     if valid is not None:
         preds = preds.masked_fill(~valid, float("-inf"))
     depth = ranking_depth(needs.depth, preds.shape[1], table.relevant.sum(1) if needs.to_num_relevant else None)
+    if _counted(preds, table, needs, rules, exclusions is None):
+        return _counted_placed(preds, items, table, needs, rules, depth)
     top = ranked_top(preds, depth, rules.ties, None, exclusions)
     idx = top.indices
     values = top.values if top.values is not None else preds.gather(1, idx)  # the list's scores, read once
@@ -211,7 +215,8 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
             num_candidates = filled((idx.shape[0],), float(depth), preds.device)
         else:
             num_candidates = listed.sum(1, dtype=torch.float64)
-        return _placed(ranks, idx if listed is None else idx.masked_fill(~listed, -1), table, needs, num_candidates)
+        return _placed(ranks, idx if listed is None else idx.masked_fill(~listed, -1), depth, table, needs,
+                       num_candidates)
     if items.neg_inf:
         listed = values > float("-inf")
         if exclusions is not None:
@@ -254,15 +259,15 @@ _MAPPED, _COMPARED = 4, 1024
 
 def _mapped_ranks(idx: Tensor, target_ids: Tensor, num_items: int) -> Tensor:
     """[B, T] each target's position in the list ``idx`` [B, K] (K: not listed): the positions scattered over
-    a [B, N + 1] map of the row's items (one byte each for lists up to 255), read at the targets (padding -1
-    reads the spare column N)."""
+    a [B, N] map of the row's items (one byte each for lists up to 255), read at the targets (padding -1 reads
+    item 0's: its gain, relevance and judgment are 0, so whatever rank it gets adds nothing)."""
     rows, depth = idx.shape
     dtype = torch.uint8 if depth < 255 else torch.int32
     positions = constant(("positions", depth, dtype, idx.device),
                          lambda: torch.arange(depth, dtype=dtype, device=idx.device))
-    spread = torch.full((rows, num_items + 1), depth, dtype=dtype, device=idx.device)
+    spread = torch.full((rows, num_items), depth, dtype=dtype, device=idx.device)
     spread.scatter_(1, idx, positions.expand(rows, depth))
-    return spread.gather(1, torch.where(target_ids < 0, num_items, target_ids)).long()
+    return spread.gather(1, target_ids.clamp(min=0)).long()
 
 
 def _compared_ranks(values: Tensor, idx: Tensor, scores: Tensor, target_ids: Tensor, ties: str) -> Tensor:
@@ -275,11 +280,34 @@ def _compared_ranks(values: Tensor, idx: Tensor, scores: Tensor, target_ids: Ten
     return ((listed > own) | ((listed == own) & earlier)).sum(2)
 
 
-def _placed(ranks: Tensor, item_ids: Tensor, table: TargetTable, needs: Needs, num_candidates: Tensor) -> RankedTargets:
-    """The top-k view of the list ``item_ids`` [B, K] (-1: not a candidate) from the rank [B, T] of each target
-    (K: not listed): each target's gain and relevance land at its rank (padding and targets below the list
-    share ranks, so they are added, never written over; their gains are 0)."""
-    rows, depth = item_ids.shape
+def _counted(preds: Tensor, table: TargetTable, needs: Needs, rules: Rules, no_exclusions: bool) -> bool:
+    """Whether the targets' ranks are counted over their rows (:mod:`counted_ranks`) instead of read from a
+    top-k list: where no family reads the list's ids, the tie order is one a count tells, and it is cheaper."""
+    return (no_exclusions and not needs.listed_ids and rules.ties in TIE_ORDERS
+            and counting_is_cheaper(table.ids.shape[1], preds.shape[1], needs.depth + 1))
+
+
+def _counted_placed(preds: Tensor, items: CandidateItems, table: TargetTable, needs: Needs, rules: Rules,
+                    depth: int) -> RankedTargets:
+    """The top-k view from the targets' ranks counted over their rows; the list's candidates number
+    min(depth, candidates) (``-inf`` scores and masked items, already -inf in ``preds``, rank last)."""
+    scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
+    ranks = counted_ranks(preds, table.ids, scores, rules.ties).clamp_(max=depth)
+    if needs.non_relevant:
+        num_candidates = count_candidates(preds, items.valid, None)
+    elif items.neg_inf or items.valid is not None:
+        num_candidates = count_true(preds > float("-inf"), torch.float64).clamp_(max=depth)
+    else:
+        num_candidates = filled((preds.shape[0],), float(depth), preds.device)
+    return _placed(ranks, None, depth, table, needs, num_candidates)
+
+
+def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTable, needs: Needs,
+            num_candidates: Tensor) -> RankedTargets:
+    """The top-k view of the list ``item_ids`` [B, depth] (-1: not a candidate; None: not kept) from the rank
+    [B, T] of each target (depth: not listed): each target's gain and relevance land at its rank (padding and
+    targets below the list share ranks, so they are added, never written over; their gains are 0)."""
+    rows = ranks.shape[0]
     gains = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.gains)[:, :depth]
     threshold = table.relevance_threshold
     if threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains

@@ -1,0 +1,88 @@
+"""The ids form's ranks counted over each row (pipeline/counted_ranks.py), with no top-k list: each target's
+rank is its position in the brute-force reference's ranking, and every value equals the dense form's and the
+list's read, for ties at and inside the cut, ``-inf`` scores, a mask, padding, graded gains, thresholds, both
+index tie orders, and the families that read more than the list (FallOut's candidates, bpref's judgments)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchrec_eval as tre
+from tests.pipeline.test_ids_target_ranks import _batch, _dense
+from tests.reference import ranking as ref
+from torchrec_eval.pipeline import counted_ranks as counting
+from torchrec_eval.pipeline.counted_ranks import counted_ranks, counting_is_cheaper
+from torchrec_eval.pipeline.forms import ids
+
+SUITE = ["ndcg@10", "map@10", "recall@10", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "err@5",
+         "rbp@10", "fallout@5", "bpref@10", "num_rel"]
+
+
+@pytest.mark.parametrize("ties", ["index", "reverse_index"])
+@pytest.mark.parametrize("scores", ["distinct", "ties", "-inf"])
+def test_a_counted_rank_is_the_position_in_the_reference_ranking(scores, ties):
+    batch = _batch(7, 30, 6, scores, seed=4)
+    preds, target_ids = batch["preds"], batch["target_ids"]
+    got = counted_ranks(preds, target_ids, preds.gather(1, target_ids.clamp(min=0)), ties)
+    for row in range(preds.shape[0]):
+        order = ref.rank(preds[row], ties=ties)  # every item, -inf ones last
+        for column, item in enumerate(target_ids[row].tolist()):
+            if item >= 0:
+                assert got[row, column] == order.index(item), (row, item)
+
+
+def _values(suite: tre.RankingMetrics, batch: dict, counted: bool, monkeypatch, **extra) -> dict:
+    with monkeypatch.context() as patch:
+        patch.setattr(ids, "counting_is_cheaper", lambda *args: counted)
+        if not counted:  # the list read the longest: looked up in the sorted targets
+            patch.setattr(ids, "_MAPPED", 0)
+            patch.setattr(ids, "_COMPARED", 0)
+        return suite.per_query(**batch, **extra)
+
+
+@pytest.mark.parametrize("threshold", [None, 2, 0])
+@pytest.mark.parametrize("ties", ["index", "reverse_index"])
+@pytest.mark.parametrize("scores", ["distinct", "ties", "-inf"])
+def test_counted_ranks_give_the_lists_and_the_dense_forms_values(scores, ties, threshold, monkeypatch):
+    batch = _batch(9, 40, 6, scores, seed=len(scores))
+    suite = tre.RankingMetrics(SUITE, ties=ties, relevance_threshold=threshold, validate_args=False)
+    got = _values(suite, batch, True, monkeypatch)
+    references = [_values(suite, batch, False, monkeypatch)]
+    if threshold is None or threshold > 0:  # (a dense target judges every item: bpref's differs there)
+        dense = suite.per_query(**_dense(batch))
+        references.append({key: value for key, value in dense.items() if not key.startswith("bpref")})
+    for want in references:
+        for key in want:
+            torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, equal_nan=True, msg=key)
+
+
+def test_a_mask_counts_the_same(monkeypatch):
+    batch = _batch(9, 40, 6, "ties", seed=5)
+    mask = torch.rand(batch["preds"].shape, generator=torch.Generator().manual_seed(6)) < 0.5
+    suite = tre.RankingMetrics(SUITE, validate_args=False)
+    got, want = (_values(suite, batch, counted, monkeypatch, mask=mask) for counted in (True, False))
+    for key in want:
+        torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, equal_nan=True, msg=key)
+
+
+def test_the_cheaper_ranking_is_taken(monkeypatch):
+    """Sampled evaluation's rows (1 + 100 candidates, one target) are counted; ten targets a row, a list of
+    the ids (coverage) or a gain-aware tie order take the top-k."""
+    taken = []
+    monkeypatch.setattr(ids, "counted_ranks", lambda *args: taken.append(True) or counted_ranks(*args))
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(64, 101, generator=gen)
+    one, ten = torch.randint(0, 101, (64, 1), generator=gen), torch.randperm(101, generator=gen)[:10].expand(64, -1)
+    cases = [(["ndcg@10"], one, "index", True), (["ndcg@10"], ten, "index", False),
+             (["ndcg@10", "coverage@10"], one, "index", False), (["ndcg@10"], one, "pessimistic", False)]
+    for metrics, target_ids, ties, counted in cases:
+        taken.clear()
+        options = {"coverage": {"num_items": 101}} if "coverage@10" in metrics else None
+        suite = tre.RankingMetrics(metrics, ties=ties, validate_args=False, options=options)
+        suite.update(scores, target_ids=target_ids)
+        assert taken == ([True] if counted else []), (metrics, target_ids.shape, ties)
+    assert counting_is_cheaper(1, 101, 11) and not counting_is_cheaper(10, 101, 11)
+    monkeypatch.setattr(counting.torch.compiler, "is_compiling", lambda: True)  # one fused loop: 15x cheaper
+    assert counting_is_cheaper(10, 101, 11) and counting_is_cheaper(10, 1_000, 21)
+    assert not counting_is_cheaper(10, 20_000, 21)  # the blocked top-k of long rows is cheaper
