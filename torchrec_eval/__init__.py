@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         RBP,
         RMSE,
         SDCG,
+        AlphaDCG,
         AlphaNDCG,
         AveragePopularity,
         Bpref,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         FallOut,
         GiniIndex,
         HitRate,
+        InfAP,
         InterListDiversity,
         InterpolatedAP,
         Intersection,
@@ -94,11 +96,12 @@ __version__ = "0.1.0"
 
 _BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "ExposureGini", "GiniIndex",
            "InterListDiversity", "IntraListDiversity", "LongTailCount", "LongTailShare", "Novelty", "RankBiasedEntropy",
-           "Serendipity", "PSP", "PSnDCG", "AlphaNDCG", "ERRIA", "NERRIA")
+           "Serendipity", "PSP", "PSnDCG", "AlphaDCG", "AlphaNDCG", "ERRIA",
+           "NERRIA")
 _METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
             "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "Bpref", "ERR", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet", "NumRet",
-            "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision",
+            "Bpref", "ERR", "FallOut", "InfAP", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet",
+            "NumRet", "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision",
             "PartialAUC")
 _OVERLAP = ("Intersection", "Jaccard", "RBO")
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
@@ -115,6 +118,7 @@ _HOMES = {
 __all__ = [
     "ARHR",
     "AUC",
+    "AlphaDCG",
     "AlphaNDCG",
     "AveragePopularity",
     "CategoryEntropy",
@@ -162,6 +166,7 @@ __all__ = [
     "SetF",
     "Bpref",
     "HitRate",
+    "InfAP",
     "InterpolatedAP",
     "IPrec",
     "Judged",

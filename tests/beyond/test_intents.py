@@ -1,4 +1,4 @@
-"""alpha-nDCG, ERR-IA and nERR-IA against TREC's ndeval (pyndeval, through ir-measures and directly for an alpha
+"""alpha-nDCG, alpha-DCG, ERR-IA and nERR-IA against TREC's ndeval (pyndeval, through ir-measures and directly for an alpha
 other than 0.5), with each relevant item judged relevant to exactly its intents; in every input form, with
 queries without relevant items, relevant items without intents and lists shorter than k; against the plain
 reference (``tests/reference/intents.py``); through the harness; and their option checks."""
@@ -19,9 +19,9 @@ ir_measures = pytest.importorskip("ir_measures")
 pyndeval = pytest.importorskip("pyndeval")
 
 ITEMS, INTENTS = 16, 4
-FAMILIES = ("alpha_ndcg", "err_ia", "nerr_ia")
-CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA}
-PEERS = {"alpha_ndcg": "alpha-nDCG", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA"}
+FAMILIES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
+CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "alpha_dcg": tre.AlphaDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA}
+PEERS = {"alpha_ndcg": "alpha-nDCG", "alpha_dcg": "alpha-DCG", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA"}
 
 
 @pytest.fixture(autouse=True)
@@ -85,8 +85,8 @@ def _reference(family: str, intents, target, mask, preds, k: int, alpha: float =
 def test_every_form_equals_pyndeval_through_ir_measures(k):
     preds, intents, target, mask = _data(seed=k)
     qrels, run = _judgments(intents, target, mask, preds)
-    measures = {"alpha_ndcg": ir_measures.alpha_nDCG @ k, "err_ia": ir_measures.ERR_IA @ k,
-                "nerr_ia": ir_measures.nERR_IA @ k}
+    measures = {"alpha_ndcg": ir_measures.alpha_nDCG @ k, "alpha_dcg": ir_measures.alpha_DCG @ k,
+                "err_ia": ir_measures.ERR_IA @ k, "nerr_ia": ir_measures.nERR_IA @ k}
     peer = {family: {} for family in FAMILIES}
     names = {measure: family for family, measure in measures.items()}
     for metric in ir_measures.pyndeval.iter_calc(list(measures.values()), qrels, run):
@@ -113,8 +113,9 @@ def test_every_form_equals_pyndeval_through_ir_measures(k):
             assert float(per_query[f"{family}@{k}"][q]) == pytest.approx(value, abs=1e-12), (family, q)
             assert expected[q] == pytest.approx(value, abs=1e-12), (family, q)  # the reference reads ndeval right
     assert float(per_query[f"err_ia@{k}"][1]) == 0.0  # relevant items without intents
-    if k == 1:  # ndeval leaves ERR-IA@1 undivided: the intents of the first item
+    if k == 1:  # ndeval leaves ERR-IA@1 and alpha-DCG@1 undivided: the intents of the first item
         assert float(per_query["err_ia@1"].nan_to_num().max()) > 1
+        torch.testing.assert_close(per_query["alpha_dcg@1"], per_query["err_ia@1"], rtol=0, atol=0, equal_nan=True)
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.3, 1.0])
@@ -251,3 +252,31 @@ def test_bad_options_and_ids_out_of_range_leave_the_state():
     with pytest.raises(ValueError, match="out of range for alpha_ndcg: `item_intents` rows=4"):
         metric.update(ranked_ids=torch.tensor([[0, 1]]), target_ids=torch.tensor([[7]]))
     assert torch.equal(metric.beyond_stats, before)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_functions_equal_the_classes_and_pyndeval(family):
+    """``functional.<family>`` evaluates its class on one batch: the mean, each query's value (NaN: not counted),
+    several cut-offs at once, every input form, ``empty_target_action`` and ``alpha``; against pyndeval too."""
+    preds, intents, target, mask = _data(seed=12)
+    function = getattr(tre.functional, family)
+    qrels, run = _judgments(intents, target, mask, preds)
+    peer = pyndeval.ndeval([(q.query_id, q.iteration, q.doc_id, q.relevance) for q in qrels],
+                           [(q, doc, score) for q, docs in run.items() for doc, score in docs.items()],
+                           measures=[f"{PEERS[family]}@5"], alpha=0.3)
+    expected = torch.tensor([peer[str(q)][f"{PEERS[family]}@5"] if str(q) in peer else math.nan
+                             for q in range(len(preds))], dtype=torch.float64)
+    assert expected.isnan().tolist() == [q == 0 for q in range(len(preds))]
+    for form, inputs in _forms(preds, target, mask).items():
+        values = function(k=5, item_intents=intents, alpha=0.3, reduction="none", **inputs)
+        torch.testing.assert_close(values, expected, rtol=0, atol=1e-12, equal_nan=True, msg=form)
+        assert float(function(k=5, item_intents=intents, alpha=0.3, **inputs)) == pytest.approx(
+            float(expected.nanmean()), abs=1e-12)
+    inputs = _forms(preds, target, mask)["dense"]
+    metric = CLASSES[family](k=[1, 5], item_intents=intents, empty_target_action="neg")
+    metric.update(**inputs)
+    assert function(k=[1, 5], item_intents=intents, empty_target_action="neg", **inputs) == metric.compute()
+    with pytest.raises(ValueError, match="`reduction` must be 'mean' or 'none', got 'sum'"):
+        function(k=5, item_intents=intents, reduction="sum", **inputs)
+    with pytest.raises(ValueError, match=f"{family}\\(\\) got an unexpected keyword argument 'num_groups'"):
+        function(k=5, item_intents=intents, num_groups=2, **inputs)

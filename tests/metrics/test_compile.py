@@ -27,7 +27,8 @@ SUITES = {
     "full ranking": ["auc", "gauc", "mpr", "pauc@3", "ndcg@5", "fallout@5"],  # FallOut reads every candidate too
     "beyond": ["coverage@5", "novelty@5", "recall@5", "psndcg@5"],
     "peers": ["err@5", "rbp@10", "sdcg@5", "ncrr@10", "setf@5", "num_ret@5", "num_rel_ret@5", "iprec@10",
-              "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5", "bpref@10", "judged@5"],
+              "interpolated_ap@10", "exposure_gini@5", "long_tail_share@5", "category_entropy@5", "bpref@10", "judged@5",
+              "infap@10"],
 }
 
 
@@ -81,6 +82,9 @@ def test_fullgraph_update_equals_eager(suite, form, ties):
     eager = _suite(SUITES[suite], ties=ties)
     for seed in (0, 1):
         inputs = _inputs(form, seed)
+        if suite == "peers":  # bpref, Judged and infAP read the judgments: graded, judged non-relevant, pooled (-1)
+            ids = inputs["target_ids"]
+            inputs["target_gains"] = torch.arange(ids.shape[1]).remainder(4).sub(1).expand_as(ids) * (ids >= 0)
         compiled.update(**inputs)
         eager.update(**inputs)
     _assert_same(compiled, eager)

@@ -141,6 +141,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "fallout": tre.FallOut(k=[3, 5], empty_target_action="pos"),
         "bpref": tre.Bpref(k=[3, 10], empty_target_action="neg"),
         "judged": tre.Judged(k=[1, 5]),
+        "infap": tre.InfAP(k=[3, 10], empty_target_action="neg"),
         "precision_recall_curve": tre.PrecisionRecallCurve(max_k=6, adaptive_k=True),
         "recall_at_fixed_precision": tre.RecallAtFixedPrecision(min_precision=0.2, max_k=6, num_groups=NUM_GROUPS),
         "collection": MetricCollection(
@@ -196,6 +197,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "psndcg": tre.PSnDCG(k=5, inverse_propensity=popularity.reciprocal() + 1, num_groups=NUM_GROUPS),
         "alpha_ndcg": tre.AlphaNDCG(k=[3, 5], item_intents=intents),
         "err_ia": tre.ERRIA(k=5, item_intents=intents, num_groups=NUM_GROUPS),
+        "alpha_dcg": tre.AlphaDCG(k=[1, 5], item_intents=intents),
         "nerr_ia": tre.NERRIA(k=5, item_intents=intents, alpha=0.3),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -162,47 +163,91 @@ def test_catalogue_in_a_validation_step_logs_the_dense_values(tmp_path):
 
 
 LONG_ITEMS, LONG_USERS = 20_000, 48  # rows long enough for the deeper read of coarse (bf16) scores
+RELEVANT, JUDGED, POOLED = 5, 3, 3  # per user: relevant targets (gains 1..3), judged non-relevant (0), pooled (-1)
 LONG_SUITE = ["ndcg@10", "recall@20", "mrr@10", "map@10", "err@10", "rbp@20", "sdcg@10", "ncrr@10", "setf@20",
-              "interpolated_ap@20"]  # the peers' families too: bf16 ties, a failed update, a checkpoint, 2 processes
+              "interpolated_ap@20",  # the peers' families too: bf16 ties, a failed update, a checkpoint, 2 processes
+              # issue 37's later families: every candidate (FallOut, pAUC), the judgments and the pool (bpref,
+              # Judged, infAP), R alone, propensities (pooled ratios), intents (a greedy ideal per batch)
+              "fallout@20", "pauc@20", "num_rel", "bpref@20", "judged@10", "infap@20", "psp@10", "psndcg@10",
+              "alpha_ndcg@10", "alpha_dcg@10", "err_ia@10", "nerr_ia@10"]
+OVERLAP = {"intersection@10": lambda: tre.Intersection(k=10), "jaccard@10": lambda: tre.Jaccard(k=10),
+           "rbo@10": lambda: tre.RBO(k=10)}  # against a second model's bf16 lists
+CURVE_K, MIN_PRECISION = 5, 0.05
+
+
+def _long_tables() -> tuple[torch.Tensor, torch.Tensor]:
+    """Each item's intents (4, multi-hot) and inverse propensity, seeded (the same in every process)."""
+    gen = torch.Generator().manual_seed(11)
+    return (torch.rand(LONG_ITEMS, 4, generator=gen) < 0.35).long(), 1 + 3 * torch.rand(LONG_ITEMS, generator=gen)
+
+
+def _long_options() -> dict[str, dict[str, Any]]:
+    intents, propensity = _long_tables()
+    return {"psp": {"inverse_propensity": propensity}, "psndcg": {"inverse_propensity": propensity},
+            **{family: {"item_intents": intents} for family in ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")}}
 
 
 class _Bf16Catalogue(L.LightningModule):
     """bf16 logits under autocast over 20,000 items; each validation step first makes a bad update
     (ids out of range: a ValueError the step catches), then the good one, into two suites logged the
     two ways: ``suite``'s values at the epoch's end, ``logged``'s objects at each step (Lightning computes,
-    syncs and resets it itself), under ``obj/``."""
+    syncs and resets it itself), under ``obj/``; and the metrics outside a suite at the epoch's end: the
+    overlap with a second model's lists, the precision-recall curve and the recall read off it."""
 
     def __init__(self) -> None:
         super().__init__()
         gen = torch.Generator().manual_seed(9)
         self.user = nn.Parameter(torch.randn(LONG_USERS, 8, generator=gen))
         self.item = nn.Parameter(torch.randn(LONG_ITEMS, 8, generator=gen))
-        self.suite = tre.RankingMetrics(LONG_SUITE)
-        self.logged = tre.RankingMetrics(LONG_SUITE, prefix="obj/")
+        # the reference model's items, near the model's (lists that overlap in part); fixed: no parameter without a
+        # gradient under DDP, rebuilt (not checkpointed)
+        other = self.item.detach() + 0.3 * torch.randn(LONG_ITEMS, 8, generator=gen)
+        self.register_buffer("other", other, persistent=False)
+        self.suite = tre.RankingMetrics(LONG_SUITE, options=_long_options())
+        self.logged = tre.RankingMetrics(LONG_SUITE, prefix="obj/", options=_long_options())
+        self.overlap = nn.ModuleDict({name.replace("@", "_at_"): make() for name, make in OVERLAP.items()})
+        self.curve = tre.PrecisionRecallCurve(max_k=CURVE_K)
+        self.at_precision = tre.RecallAtFixedPrecision(MIN_PRECISION, max_k=20)
         self.dump_to: Any = None  # a folder: each step saves the logits the metric saw (the oracle's input)
 
     def forward(self, users: torch.Tensor) -> torch.Tensor:
         return self.user[users] @ self.item.T
 
     def training_step(self, batch, batch_idx):
-        users, targets, _ = batch
+        users, targets, _, _ = batch
         return nn.functional.cross_entropy(self(users).float(), targets[:, 0])
 
     def validation_step(self, batch, batch_idx):
-        users, targets, excluded = batch
-        scores = self(users)
-        assert scores.dtype == torch.bfloat16  # the logits the metric sees are bf16, with many ties
+        users, targets, gains, excluded = batch
+        scores, others = self(users), self.user[users] @ self.other.T
+        assert scores.dtype == others.dtype == torch.bfloat16  # the logits the metrics see are bf16, with many ties
         for suite in (self.suite, self.logged):
             with pytest.raises(ValueError, match="target_ids"):
-                suite.update(scores, target_ids=targets + LONG_ITEMS, exclude_ids=excluded)
-            suite.update(scores, target_ids=targets, exclude_ids=excluded)
+                suite.update(scores, target_ids=targets + LONG_ITEMS, target_gains=gains, exclude_ids=excluded)
+            suite.update(scores, target_ids=targets, target_gains=gains, exclude_ids=excluded)
         self.log_dict(self.logged, batch_size=len(users))
+        for metric in self.overlap.values():
+            metric.update(scores, others, exclude_ids=excluded)
+        for metric in (self.curve, self.at_precision):  # (no judgment read: the relevant targets only)
+            metric.update(scores, target_ids=targets[:, :RELEVANT], target_gains=gains[:, :RELEVANT],
+                          exclude_ids=excluded)
         if self.dump_to is not None:
-            torch.save((users, scores), self.dump_to / f"{self.global_rank}-{batch_idx}.pt")
+            torch.save((users, scores, others), self.dump_to / f"{self.global_rank}-{batch_idx}.pt")
 
     def on_validation_epoch_end(self):
         self.log_dict(self.suite.compute())
         self.suite.reset()
+        for name, metric in zip(OVERLAP, self.overlap.values(), strict=True):
+            self.log(name, metric.compute())
+            metric.reset()
+        precision, recall, _ = self.curve.compute()
+        for k in range(1, CURVE_K + 1):
+            self.log(f"curve/precision@{k}", precision[k - 1])
+            self.log(f"curve/recall@{k}", recall[k - 1])
+        best, cutoff = self.at_precision.compute()
+        self.log_dict({"fixed_precision/recall": best, "fixed_precision/k": cutoff.double()})
+        self.curve.reset()
+        self.at_precision.reset()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.0)
@@ -210,13 +255,84 @@ class _Bf16Catalogue(L.LightningModule):
 
 def _long_data() -> TensorDataset:
     """Targets and excluded items among each user's 60 best under the initial weights (lr = 0 keeps
-    them), where bf16 ties at the cut-offs decide which of them are counted."""
+    them), where bf16 ties at the cut-offs decide which of them are counted: 5 relevant (gains 1..3), 3 judged
+    non-relevant (0) and 3 pooled but not judged (-1), 10 excluded."""
     users = torch.arange(LONG_USERS)
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         best = _Bf16Catalogue()(users).float().topk(60).indices
     gen = torch.Generator().manual_seed(10)
-    picked = best.gather(1, torch.stack([torch.randperm(60, generator=gen) for _ in users])[:, :15])
-    return TensorDataset(users, picked[:, :5], picked[:, 5:])
+    picked = best.gather(1, torch.stack([torch.randperm(60, generator=gen) for _ in users])[:, :15 + JUDGED + POOLED])
+    targets = torch.cat([picked[:, :RELEVANT], picked[:, 15:]], dim=1)
+    gains = torch.cat([torch.randint(1, 4, (LONG_USERS, RELEVANT), generator=gen), torch.zeros(LONG_USERS, JUDGED),
+                       torch.full((LONG_USERS, POOLED), -1)], dim=1).double()
+    return TensorDataset(users, targets, gains, picked[:, RELEVANT:15])
+
+
+def _long_reference(scores: torch.Tensor, others: torch.Tensor, targets: torch.Tensor, gains: torch.Tensor,
+                    excluded: torch.Tensor) -> dict[str, float]:
+    """Every logged value, from the brute-force references of tests/reference on the bf16 logits: one sorted
+    list per user (ties by the lower index, excluded items removed), and the peers' definitions on it."""
+    from tests.reference import intents as ref_intents
+    from tests.reference import overlap as ref_overlap
+    from tests.reference import pairwise as ref_pairwise
+    from tests.reference import ranking as ref
+
+    keep = torch.ones(LONG_USERS, LONG_ITEMS, dtype=torch.bool).scatter_(1, excluded, False)
+    relevance = torch.zeros(LONG_USERS, LONG_ITEMS, dtype=torch.float64).scatter_(1, targets, gains.clamp(min=0))
+    lists = [ref.rank(scores[u], mask=keep[u]) for u in range(LONG_USERS)]
+    other_lists = [ref.rank(others[u], mask=keep[u]) for u in range(LONG_USERS)]
+    rows = relevance.tolist()
+    queries = [([rows[u][i] for i in order], [rows[u][i] for i in order]) for u, order in enumerate(lists)]
+    top = [order[:20] for order in lists]
+    pooled = ref.ids_queries(top, targets, gains, pooled=True)
+    judged = ref.ids_queries(top, targets, gains)  # a gain of -1 is no judgment to bpref and Judged
+    relevant = [{int(i) for i, g in zip(targets[u], gains[u], strict=True) if g > 0} for u in range(LONG_USERS)]
+    intents, weights = _long_tables()
+    intent_sets = {i: set(row.nonzero().flatten().tolist()) for i, row in enumerate(intents)}
+    expected = {}
+    for key in LONG_SUITE:
+        name, _, cut = key.partition("@")
+        k = int(cut) if cut else None
+        if name in ("bpref", "judged", "infap"):
+            values = ref.evaluate_queries(name, pooled if name == "infap" else judged, k)
+        elif name == "pauc":
+            values = [ref_pairwise.partial_auc(scores[u][keep[u]], relevance[u][keep[u]], k) for u in range(LONG_USERS)]
+            values = [math.nan if v is None else v for v in values]
+        elif name in ("psp", "psndcg"):
+            expected[key] = _propensity_scored(lists, relevant, weights.tolist(), k, discounted=name == "psndcg")
+            continue
+        elif name in ref_intents.MEASURES:
+            expected[key] = ref_intents.mean(name, [order[:k] for order in lists], relevant, intent_sets, k)
+            continue
+        else:
+            values = ref.evaluate_queries(name, queries, k)
+        expected[key] = ref.mean(values)
+    for key in OVERLAP:
+        name, _, k = key.partition("@")
+        measure = {"intersection": ref_overlap.rectools_intersection, "jaccard": ref_overlap.jaccard,
+                   "rbo": ref_overlap.rbo}[name]
+        expected[key] = ref_overlap.mean([measure(own, other, int(k)) for own, other in zip(lists, other_lists, strict=True)])
+    curve = {(name, k): ref.mean(ref.evaluate_queries(name, queries, k))
+             for name in ("precision", "recall") for k in range(1, 21)}
+    for k in range(1, CURVE_K + 1):
+        expected[f"curve/precision@{k}"], expected[f"curve/recall@{k}"] = curve["precision", k], curve["recall", k]
+    reached = [(curve["recall", k], k) for k in range(1, 21) if curve["precision", k] >= MIN_PRECISION]
+    expected["fixed_precision/recall"], expected["fixed_precision/k"] = max(reached) if reached else (0.0, 20)
+    return expected
+
+
+def _propensity_scored(lists: list[list[int]], relevant: list[set[int]], weights: list[float], k: int,
+                       discounted: bool) -> float:
+    """pyxclib's PSP@k (PSnDCG@k with ``discounted``), pooled: the sum over users of the propensity weights of the
+    relevant items in the top k (each over log2(rank + 1)), over the sum of the best the relevant items reach,
+    each user's terms over its binary IDCG@min(R, k) (PSnDCG)."""
+    found = best = 0.0
+    for order, items in zip(lists, relevant, strict=True):
+        share = [1 / math.log2(j + 2) if discounted else 1.0 for j in range(k)]
+        norm = sum(share[: min(len(items), k)]) if discounted else 1.0
+        found += sum(weights[i] * share[j] for j, i in enumerate(order[:k]) if i in items) / norm
+        best += sum(w * share[j] for j, w in enumerate(sorted((weights[i] for i in items), reverse=True)[:k])) / norm
+    return found / best
 
 
 @pytest.mark.slow
@@ -224,9 +340,8 @@ def _long_data() -> TensorDataset:
 def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
     """A default Trainer (2 CPU processes, bf16-mixed) fits, checkpoints, and the reloaded model
     validated on 2 processes logs the brute-force values of its own bf16 logits (ties by index), both
-    as values it computes and as metric objects Lightning computes."""
-    from tests.reference import ranking as ref
-
+    as values it computes and as metric objects Lightning computes: every top-k, full-ranking, judgment,
+    propensity and intent family of the suite, the overlap with a second model, the precision-recall curve."""
     data = _long_data()  # once: its bf16 top-60 depends on the thread count, which Lightning may change
     loader = DataLoader(data, batch_size=8)
     kwargs = dict(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="bf16-mixed",
@@ -240,18 +355,21 @@ def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
 
     # the bf16 logits of every step, as each process computed them (a GEMM's rounding may depend on
     # which users share its batch)
-    _, targets, excluded = data.tensors
-    scores, seen = torch.zeros(LONG_USERS, LONG_ITEMS), []
+    _, targets, gains, excluded = data.tensors
+    scores, others, seen = torch.zeros(LONG_USERS, LONG_ITEMS), torch.zeros(LONG_USERS, LONG_ITEMS), []
     for path in tmp_path.glob("*-*.pt"):
-        users, part = torch.load(path)
-        scores[users] = part.float()
+        users, part, other = torch.load(path)
+        scores[users], others[users] = part.float(), other.float()
         seen.append(users)
     assert torch.equal(torch.cat(seen).sort().values, torch.arange(LONG_USERS))  # every user once
-    target = torch.zeros(LONG_USERS, LONG_ITEMS).scatter_(1, targets, 1.0)
-    keep = torch.ones(LONG_USERS, LONG_ITEMS, dtype=torch.bool).scatter_(1, excluded, False)
     assert (scores.topk(21).values[:, :-1] == scores.topk(21).values[:, 1:]).any()  # ties in the lists
+    expected = _long_reference(scores, others, targets, gains, excluded)
     for key in LONG_SUITE:
-        name, k = key.split("@")
-        expected = ref.mean(ref.evaluate_dense(name, scores, target, int(k), mask=keep))
-        assert logged[key] == pytest.approx(expected, abs=1e-6), key
-        assert logged[f"obj/{key}"] == pytest.approx(expected, abs=1e-6), key
+        assert logged[key] == pytest.approx(expected[key], abs=1e-6), key  # logged values are float32
+        assert logged[f"obj/{key}"] == pytest.approx(expected[key], abs=1e-6), key
+    for key in [*OVERLAP, *(f"curve/{name}@{k}" for k in range(1, CURVE_K + 1) for name in ("precision", "recall")),
+                "fixed_precision/recall", "fixed_precision/k"]:
+        assert logged[key] == pytest.approx(expected[key], abs=1e-6), key
+    # the oracle saw values
+    assert all(0 < expected[key] < 1 for key in [*LONG_SUITE, *OVERLAP, "fixed_precision/recall"] if key != "num_rel")
+    assert expected["num_rel"] == RELEVANT

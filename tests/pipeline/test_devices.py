@@ -120,10 +120,10 @@ def test_the_documented_exceptions_do_sync(device, name, metrics):
 
 
 # the families of issue 37 that read more than the top-k view: every candidate (FallOut, AUC's strict pairs,
-# cornac's MAP by tie groups), every relevant item (PSP), the judgments (bpref, Judged), the curve's 2K values
+# cornac's MAP by tie groups), every relevant item (PSP), the judgments (bpref, Judged, infAP's pool), the curve's 2K values
 ROUND_37 = {
     "scored": ["fallout@5", "auc", "map@20", "psp@5", "psndcg@5", "num_rel", "err@5", "sdcg@5", "iprec@10"],
-    "ranked": ["bpref@10", "judged@10", "num_rel", "psp@5", "rbp@5", "ncrr@10"],
+    "ranked": ["bpref@10", "judged@10", "infap@10", "num_rel", "psp@5", "rbp@5", "ncrr@10"],
 }
 ROUND_37_OPTIONS = {"auc": {"tie_credit": 0.0}, "map": {"tie_rank": "group_max", "normalizer": "r"},
                     "psp": {"inverse_propensity": torch.linspace(1, 3, N)},

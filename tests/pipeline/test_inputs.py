@@ -77,6 +77,19 @@ def test_bad_input_raises_a_value_error_that_names_the_argument(kwargs, match):
         _update(**kwargs)
 
 
+@pytest.mark.parametrize("extra", [{"mask": torch.ones(2, 4, dtype=torch.bool)}, {"exclude_ids": torch.tensor([[1], [2]])},
+                                   {"preds": P.masked_fill(T == 1, float("-inf"))}])
+def test_a_target_id_past_the_items_is_a_value_error_with_a_mask_exclusions_or_neg_inf(extra):
+    """The ids form reads a mask, the full ranking's candidates or the scores at the target ids only after their
+    checks: an id past N is the named ValueError, not an index error, and the state stays as it was."""
+    suite = tre.RankingMetrics(["auc", "ndcg@2"])
+    suite.update(P, target_ids=torch.tensor([[0, 1], [1, -1]]))
+    before = {name: value.clone() for name, value in suite.metric_state.items()}
+    with pytest.raises(ValueError, match=r"`target_ids` must be item ids < 4 .*got 7"):
+        suite.update(**{"preds": P, "target_ids": torch.tensor([[0, 7], [1, -1]]), **extra})
+    assert all(torch.equal(suite.metric_state[name], value) for name, value in before.items())
+
+
 @pytest.mark.parametrize(
     "build, match",
     [

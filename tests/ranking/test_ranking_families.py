@@ -18,7 +18,8 @@ CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": 
            "arhr": "ARHR", "map": "MAP", "mar": "MAR", "dcg": "DCG", "ndcg": "NDCG", "cg": "CG",
            "rprecision": "RPrecision", "ncrr": "NCRR", "err": "ERR", "rbp": "RBP", "sdcg": "SDCG", "setf": "SetF",
            "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "iprec": "IPrec",
-           "interpolated_ap": "InterpolatedAP", "fallout": "FallOut", "bpref": "Bpref", "judged": "Judged"}
+           "interpolated_ap": "InterpolatedAP", "fallout": "FallOut", "bpref": "Bpref", "judged": "Judged",
+           "infap": "InfAP"}
 K = 4
 # options beside the defaults: graded targets up to 3 need SDCG's top grade; RBP normalized, SetF with beta
 OPTIONS = {"sdcg": {"max_grade": 3}, "rbp": {"p": 0.7, "normalize": True}, "setf": {"beta": 0.5}, "iprec": {"recall": 0.4}}

@@ -24,6 +24,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "NumRel": lambda: tre.NumRel(),
     "IPrec": lambda: tre.IPrec(k=3, recall=0.5), "InterpolatedAP": lambda: tre.InterpolatedAP(k=3),
     "FallOut": lambda: tre.FallOut(k=3), "Bpref": lambda: tre.Bpref(k=3), "Judged": lambda: tre.Judged(k=3),
+    "InfAP": lambda: tre.InfAP(k=3),
     "PrecisionRecallCurve": lambda: tre.PrecisionRecallCurve(3),
     "RecallAtFixedPrecision": lambda: tre.RecallAtFixedPrecision(0.2, 3),
     "AUC": lambda: tre.AUC(), "GAUC": lambda: tre.GAUC(), "MPR": lambda: tre.MPR(), "FCP": lambda: tre.FCP(),
@@ -46,6 +47,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "PSnDCG": lambda: tre.PSnDCG(k=3, inverse_propensity=POPULARITY + 1),
     "AlphaNDCG": lambda: tre.AlphaNDCG(k=3, item_intents=FEATURES > 0),
     "ERRIA": lambda: tre.ERRIA(k=3, item_intents=FEATURES > 0),
+    "AlphaDCG": lambda: tre.AlphaDCG(k=3, item_intents=FEATURES > 0),
     "NERRIA": lambda: tre.NERRIA(k=3, item_intents=FEATURES > 0, alpha=0.3),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # the overlap of two models' lists: update(preds, reference_preds)

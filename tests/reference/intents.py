@@ -1,4 +1,4 @@
-"""alpha-nDCG, ERR-IA and nERR-IA in plain Python, from TREC's ``ndeval.c`` (seanmacavaney/pyndeval, commit
+"""alpha-nDCG, alpha-DCG, ERR-IA and nERR-IA in plain Python, from TREC's ``ndeval.c`` (seanmacavaney/pyndeval, commit
 acde21d, ``src/ndeval.c`` version 4.5): ``computeDCG``, ``computeERR``, ``idealResult`` and ``renormalize``,
 with each relevant item judged relevant to exactly its intents.
 
@@ -71,7 +71,17 @@ def err_ia(ranked, relevant, intents, k, alpha=0.5) -> float:
     return found / (subtopics * sum((1.0 - alpha) ** (rank - 1) / rank for rank in range(1, k + 1)))
 
 
-MEASURES = {"alpha_ndcg": alpha_ndcg, "err_ia": err_ia, "nerr_ia": nerr_ia}
+def alpha_dcg(ranked, relevant, intents, k, alpha=0.5) -> float:
+    """ndeval's reported alpha-DCG: computeDCG's sum over the "ideal ideal" S * sum_{i <= k} (1 - alpha)^(i - 1)
+    times ndeval's discount (1 at the first rank, log 2 / log(i + 1) after); not divided at k = 1."""
+    found = _discounted(gains(ranked, relevant, intents, alpha), k, _log2)
+    subtopics = len({intent for item in relevant for intent in intents[item]})
+    if k == 1 or not subtopics:
+        return found
+    return found / (subtopics * sum((1.0 - alpha) ** (rank - 1) * _log2(rank) for rank in range(1, k + 1)))
+
+
+MEASURES = {"alpha_ndcg": alpha_ndcg, "alpha_dcg": alpha_dcg, "err_ia": err_ia, "nerr_ia": nerr_ia}
 
 
 def mean(measure: str, lists, relevant, intents, k, alpha=0.5) -> float:

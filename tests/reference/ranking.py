@@ -18,7 +18,9 @@ and :func:`mean` then apply ``empty_target_action``.
 Incomplete judgments (bpref, Judged): an item of ``ranked`` is ``None`` where it is unjudged (not among the
 target ids), and ``gains`` then holds the judged items only (a gain that is not relevant: judged
 non-relevant); :func:`ids_queries` builds such queries from the ids of the ranked form. The dense form
-judges every candidate (no ``None``). The other functions take judged queries only.
+judges every candidate (no ``None``). The other functions take judged queries only. infAP tells a third kind
+apart: an item of ``ranked`` is :data:`POOLED` (-1.0) where it is pooled but not judged (a target gain of -1),
+``None`` where it is not pooled; ``gains`` holds the judged items only (``ids_queries(..., pooled=True)``).
 """
 
 import itertools
@@ -345,6 +347,38 @@ def judged(ranked, gains, k, threshold=None):
     return sum(g is not None for g in top) / len(top) if top else 0.0
 
 
+POOLED = -1.0  # a ranked item that is pooled but not judged (a qrels line of -1)
+
+
+def infap(ranked, gains, k, threshold=None):
+    """trec_eval's m_infAP.c on the list cut at k, its loop over the ranks as written there: an unpooled item
+    (None) is skipped, a pooled unjudged one (POOLED) counted, each relevant item at 0-based rank j adds 1 at
+    j = 0, else 1/(j+1) + (j/(j+1)) ((rel-1 + nonrel + pooled) / j) ((rel-1 + e) / (rel-1 + nonrel + 2e)),
+    the counts including it; the sum over R (None where R = 0)."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    epsilon, total = 1e-5, 0.0
+    rel_so_far = nonrel_so_far = pool_unjudged_so_far = 0
+    for j, g in enumerate(ranked[:k]):
+        if g is None:
+            continue
+        if g == POOLED:
+            pool_unjudged_so_far += 1
+            continue
+        if not is_relevant(g, threshold):
+            nonrel_so_far += 1
+            continue
+        rel_so_far += 1
+        if j == 0:
+            total += 1.0
+        else:
+            fj = float(j)
+            total += (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel_so_far - 1 + nonrel_so_far + pool_unjudged_so_far) / fj)
+                      * ((rel_so_far - 1 + epsilon) / (rel_so_far - 1 + nonrel_so_far + 2 * epsilon)))
+    return total / R
+
+
 def _iprec(r, R, k, level):
     """trec_eval 9: the most precision at or after the c-th relevant item, c = (long)(level R + 0.9)."""
     needed = int(level * R + 0.9)
@@ -375,7 +409,7 @@ FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitr
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
              "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,
-             "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged}
+             "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged, "infap": infap}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -405,15 +439,18 @@ def evaluate_queries(metric, queries, k, empty_target_action="skip", **options):
                        empty_target_action)
 
 
-def ids_queries(ranked_ids, target_ids, target_gains=None):
+def ids_queries(ranked_ids, target_ids, target_gains=None, pooled=False):
     """The ranked form [B, L] with its targets [B, T] (-1 = padding) -> (ranked gains, None where an item is not
-    a target id: unjudged; the gains of the target ids) per query."""
+    a target id: unjudged; the gains of the target ids) per query. A target gain of -1 (pooled, not judged) is
+    no judgment: None in ``ranked`` (POOLED with ``pooled``, for infAP), left out of the gains."""
     ranked_ids, target_ids = _list(ranked_ids), _list(target_ids)
     target_gains = [[1.0] * len(row) for row in target_ids] if target_gains is None else _list(target_gains)
     out = []
     for items, ids, row_gains in zip(ranked_ids, target_ids, target_gains, strict=True):
         table = {i: float(g) for i, g in zip(ids, row_gains, strict=True) if i >= 0}
-        out.append(([table.get(i) for i in items if i >= 0], list(table.values())))
+        if not pooled:
+            table = {i: g for i, g in table.items() if g != POOLED}
+        out.append(([table.get(i) for i in items if i >= 0], [g for g in table.values() if g != POOLED]))
     return out
 
 

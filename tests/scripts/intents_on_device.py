@@ -19,7 +19,7 @@ import torch
 
 import torchrec_eval as tre
 
-FAMILIES = ("alpha_ndcg", "err_ia", "nerr_ia")
+FAMILIES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
 NAMES = [f"{family}@{k}" for family in FAMILIES for k in (5, 10, 20)]
 
 

@@ -1,6 +1,6 @@
-r"""Intent-aware diversity: alpha-nDCG@k (Clarke et al., SIGIR 2008), ERR-IA@k and nERR-IA@k (Chapelle et al.,
-CIKM 2009), as TREC's ``ndeval`` computes them (``src/ndeval.c``, version 4.5; ir-measures' ``alpha_nDCG``,
-``ERR_IA`` and ``nERR_IA`` through ``pyndeval``).
+r"""Intent-aware diversity: alpha-nDCG@k and alpha-DCG@k (Clarke et al., SIGIR 2008), ERR-IA@k and nERR-IA@k
+(Chapelle et al., CIKM 2009), as TREC's ``ndeval`` computes them (``src/ndeval.c``, version 4.5; ir-measures'
+``alpha_nDCG``, ``alpha_DCG``, ``ERR_IA`` and ``nERR_IA`` through ``pyndeval``).
 
 Each item carries intents (``item_intents`` T [num_items, I], 0/1: one- or multi-hot), and the item d at rank
 i *covers* intent s for query q, :math:`J_{i s} = 1`, when it is relevant to q and :math:`T_{d s} = 1` (the
@@ -14,15 +14,17 @@ its intents). With :math:`c_s(i)` the items among the first i that cover s, the 
 .. math::
     \alpha\text{-nDCG@k} = \frac{\sum_{i \le k} G_i / \log_2(i + 1)}{\sum_{i \le k} G^*_i / \log_2(i + 1)},
     \quad \text{nERR-IA@k} = \frac{\sum_{i \le k} G_i / i}{\sum_{i \le k} G^*_i / i}, \quad
-    \text{ERR-IA@k} = \frac{\sum_{i \le k} G_i / i}{S \sum_{i \le k} (1 - \alpha)^{i - 1} / i}
+    \text{ERR-IA@k} = \frac{\sum_{i \le k} G_i / i}{S \sum_{i \le k} (1 - \alpha)^{i - 1} / i}, \quad
+    \alpha\text{-DCG@k} = \frac{\sum_{i \le k} G_i / \log_2(i + 1)}{S \sum_{i \le k} (1 - \alpha)^{i - 1} / \log_2(i + 1)}
 
 with :math:`G^*` the gains of ndeval's ideal list, built greedily over the query's relevant candidates: each
 rank takes the item of the largest marginal gain given the ranks above (ties: the larger item id, as
 ndeval's larger docno), and S the intents that some relevant candidate covers (ndeval's
-``actualSubtopics``: the intents are uniform, and the normalised measures do not depend on S). ERR-IA is
-ndeval's "collection-independent" normalisation, an *ideal ideal* whose every item covers all S intents;
-as ndeval, which starts that division at the second rank, ERR-IA@1 is not divided: it is :math:`G_1`, the
-number of intents the first item covers. A value is 0 where the list gains nothing (ndeval's guard), and
+``actualSubtopics``: the intents are uniform, and the normalised measures do not depend on S). ERR-IA and
+alpha-DCG are ndeval's "collection-independent" normalisation, an *ideal ideal* whose every item covers all S
+intents (no greedy ideal: the DCG of ndeval's ``computeDCG`` before its ``renormalize``); as ndeval, which starts
+that division at the second rank, ERR-IA@1 and alpha-DCG@1 are not divided: they are :math:`G_1`, the number of
+intents the first item covers. A value is 0 where the list gains nothing (ndeval's guard), and
 so for a query whose relevant items cover no intent (S = 0); a query without a relevant item follows
 ``empty_target_action``.
 """
@@ -30,6 +32,7 @@ so for a query whose relevant items cover no intent (S = 0); a query without a r
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import cast
 
 import torch
@@ -39,7 +42,9 @@ from torchrec_eval.pipeline.batch import RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 
 #: the measures of :func:`intent_aware`
-MEASURES = ("alpha_ndcg", "err_ia", "nerr_ia")
+MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
+#: the measures over ndeval's "ideal ideal" (S intents at every rank), not over its greedy ideal list
+IDEAL_IDEAL = ("alpha_dcg", "err_ia")
 
 
 def intent_gains(cover: Tensor, alpha: float) -> Tensor:
@@ -180,28 +185,33 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
     gains = intent_gains(cover, alpha)
     discount = _discounts(measure, k, gains.device)
     found = (gains * discount[: gains.shape[1]]).sum(1)
-    if measure == "err_ia":  # (found > 0 only where S > 0: the list's items are relevant candidates)
-        # ndeval's normalising loop starts at the second rank: ERR-IA@1 is G_1 itself
-        return found if k == 1 else found / (ideal.subtopics.clamp(min=1) * _ideal_ideal(alpha, k))
+    if measure in IDEAL_IDEAL:  # (found > 0 only where S > 0: the list's items are relevant candidates)
+        # ndeval's normalising loop starts at the second rank: ERR-IA@1 and alpha-DCG@1 are G_1 itself
+        ideal_ideal = _ideal_ideal(alpha, k, logarithmic=measure == "alpha_dcg")
+        return found if k == 1 else found / (ideal.subtopics.clamp(min=1) * ideal_ideal)
     best = ideal.gains(k)
     best = (best * discount[: best.shape[1]]).sum(1)
     return torch.where(found > 0, found / best.clamp(min=1e-300), 0.0)
 
 
 def _discounts(measure: str, k: int, device: torch.device) -> Tensor:
-    """[k] float64 discounts of ranks 1..k: 1 / log2(i + 1) (alpha-nDCG) or 1 / i (ERR-IA)."""
+    """[k] float64 discounts of ranks 1..k: 1 / log2(i + 1) (alpha-nDCG, alpha-DCG) or 1 / i (ERR-IA, nERR-IA)."""
     if measure not in MEASURES:
         raise ValueError(f"`measure` must be one of {MEASURES}, got {measure!r}")
-    logarithmic = measure == "alpha_ndcg"
+    logarithmic = measure in ("alpha_ndcg", "alpha_dcg")
     return constant(("intent_discounts", logarithmic, k, device), lambda: 1.0 / (
         torch.log2(torch.arange(2, k + 2, dtype=torch.float64, device=device)) if logarithmic
         else torch.arange(1, k + 1, dtype=torch.float64, device=device)))
 
 
-def _ideal_ideal(alpha: float, k: int) -> float:
-    """ERR-IA's normaliser per intent: sum_{i <= k} (1 - alpha)^(i - 1) / i, summed as ndeval does."""
+def _ideal_ideal(alpha: float, k: int, logarithmic: bool = False) -> float:
+    """The "ideal ideal" per intent: sum_{i <= k} (1 - alpha)^(i - 1) d_i, summed as ndeval does, with d_i = 1 / i
+    (ERR-IA) or ndeval's ``discount``, log(2) / log(i + 1) past the first rank (alpha-DCG)."""
     total, gain = 0.0, 1.0
     for rank in range(1, k + 1):
-        total += gain / rank
+        if logarithmic:
+            total += gain * (math.log(2.0) / math.log(rank + 1.0) if rank > 1 else 1.0)
+        else:
+            total += gain / rank
         gain *= 1.0 - alpha
     return total

@@ -142,8 +142,8 @@ def _psndcg(
 
 
 def _intent_aware(measure: str) -> PerQuery:
-    """alpha-nDCG, ERR-IA or nERR-IA as ndeval (table: item x intent); a query without a relevant item follows
-    ``empty_target_action``."""
+    """alpha-nDCG, alpha-DCG, ERR-IA or nERR-IA as ndeval (table: item x intent); a query without a relevant item
+    follows ``empty_target_action``."""
 
     def per_query(
         ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
@@ -224,6 +224,9 @@ REGISTRY: dict[str, BeyondFamily] = {
                                reads_relevant_items=True),
     "err_ia": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("err_ia"),
                            reads_relevant_items=True),
+    # ndeval's alpha-DCG: over the "ideal ideal" as ERR-IA (S, the intents covered, from the relevant items)
+    "alpha_dcg": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("alpha_dcg"),
+                              reads_relevant_items=True),
     "nerr_ia": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("nerr_ia"),
                             reads_relevant_items=True),
 }

@@ -73,6 +73,7 @@ class CatalogueBatch:
                 f"tie group whole and is not supported here (metric ties={metric.ties!r})"
             )
         self.checks = Checks() if metric.validate_args else None
+        self.needs = needs_of(metric.members)
         self.target_ids, self.target_gains = self._targets(target_ids, target_gains)
         self.exclusions = None if exclude_ids is None else self._exclusions(exclude_ids)
         self.groups = self._groups(groups)
@@ -86,8 +87,8 @@ class CatalogueBatch:
         device = self.target_ids.device
         present = self.target_ids >= 0
         self.valid_target = present if self.exclusions is None else present & ~self.exclusions.contains(self.target_ids)
-        self.needs = needs_of(metric.members)
-        relevant = target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold).relevant
+        relevant = target_table(self.target_ids, target_gains, self.valid_target, metric.relevance_threshold,
+                                unjudged=self.needs.judged).relevant
         k = self.needs.depth
         self.depth = ranking_depth(k, self.num_items, relevant.sum(1) if self.needs.to_num_relevant else None) if k else 0
         self.top_values = torch.full((rows, self.depth), float("-inf"), dtype=torch.float64, device=device)
@@ -112,8 +113,10 @@ class CatalogueBatch:
             require_tensor("target_gains", target_gains)
         ids, target_gains = one_column_at_least(as_long(target_ids), target_gains)
         target_ids = required("target_ids", ids, "catalogue")
-        # the ids form's checks (ids in range, no repeat, gains >= 0), run with the others
-        check_target_ids(target_ids, target_gains, (target_ids.shape[0], self.num_items), self.checks)
+        # the ids form's checks (ids in range, no repeat, gains >= 0 or -1 where a metric reads the judgments),
+        # run with the others
+        check_target_ids(target_ids, target_gains, (target_ids.shape[0], self.num_items), self.checks,
+                         unjudged=self.needs.judged)
         return target_ids, target_gains
 
     def _exclusions(self, exclude_ids: Tensor) -> Exclusions:
@@ -235,7 +238,8 @@ class CatalogueBatch:
         scores = (self.target_scores.to(self.dtype or torch.float64).to(torch.float64)
                   if self.target_scores is not None else shards.seen_scores)
         valid = self.valid_target & (scores > float("-inf"))
-        table = target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold)
+        table = target_table(self.target_ids, self.target_gains, valid, metric.relevance_threshold,
+                             unjudged=self.needs.judged)
         gains, relevant = table.gains, table.relevant
         num_valid = shards.num_valid + valid.sum(1)
         ranked = None

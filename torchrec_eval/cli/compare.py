@@ -37,7 +37,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     progress = progress_factory(args.progress, large=sum(os.path.getsize(run) for run in args.runs) >= (1 << 20))
     runs, qrels = read_runs(args.runs, args.qrels, progress, "last" if args.convention == "ranx" else "error")
     names = split_metric_names(args.metrics, default=DEFAULT_METRICS)
-    judged = reads_judgments(names)  # bpref, Judged@k: the judged non-relevant documents are targets too
+    judged = reads_judgments(names)  # bpref, Judged@k, infAP: the judged non-relevant (and pooled) documents too
     ranked = _ranked_runs(runs, qrels, args, judged)
     targets = ranked[0].target_ids >= 0
     if judged:  # (their gain is 0, where a relevant document's is not but under -l 0)
@@ -74,7 +74,8 @@ def _model_names(runs: Sequence[str], names: Sequence[str] | None) -> list[str]:
 
 def _ranked_runs(runs: list[Run], qrels: Qrels, args: argparse.Namespace, judged: bool = False) -> list[TrecRanked]:
     """Every run ranked on the same queries with the same document ids: the judged queries any run retrieves
-    for (with ``-c``, every judged query); with ``judged``, the judged non-relevant documents are targets too."""
+    for (with ``-c``, every judged query); with ``judged``, the judged non-relevant (gain 0) and pooled but unjudged
+    (gain -1) documents are targets too."""
     import numpy as np
 
     from torchrec_eval.trec import to_ranked

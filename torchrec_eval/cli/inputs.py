@@ -141,7 +141,8 @@ class Inputs:
 
 def load_trec(run: Run, qrels: Qrels, args: argparse.Namespace, judged: bool = False) -> Inputs:
     """The run ranked into the library's input form (``ranked_ids``, ``target_ids``, ``target_gains``); with
-    ``judged`` (a metric reads the judgments: bpref, Judged@k) the judged non-relevant documents are targets too."""
+    ``judged`` (a metric reads the judgments: bpref, Judged@k, infAP) the judged non-relevant documents are targets
+    too (gain 0), and the pooled but unjudged ones (gain -1)."""
     from torchrec_eval.trec import to_ranked
 
     data = to_ranked(run, qrels, complete=args.complete, relevance_level=args.relevance_level,

@@ -66,8 +66,8 @@ def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DE
 
 
 def reads_judgments(names: Sequence[str]) -> bool:
-    """Whether a metric of ``names`` reads which documents are judged (bpref, Judged@k): the TREC files' judged
-    non-relevant documents are then targets too."""
+    """Whether a metric of ``names`` reads which documents are judged (bpref, Judged@k, infAP): the TREC files'
+    judged non-relevant documents (and the pooled but unjudged ones) are then targets too."""
     from torchrec_eval.ranking.registry import REGISTRY
 
     families = (metric_family(name)[0] for name in names)

@@ -1,6 +1,7 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
+from torchrec_eval.functional.intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.ranking.functional import (
     arhr,
@@ -20,6 +21,7 @@ from torchrec_eval.ranking.functional_peers import (
     bpref,
     err,
     fallout,
+    infap,
     interpolated_ap,
     iprec,
     judged,
@@ -34,6 +36,8 @@ from torchrec_eval.ranking.functional_peers import (
 )
 
 __all__ = [
+    "alpha_dcg",
+    "alpha_ndcg",
     "arhr",
     "auc",
     "bpref",
@@ -41,11 +45,13 @@ __all__ = [
     "ctr",
     "dcg",
     "err",
+    "err_ia",
     "f1",
     "fallout",
     "fcp",
     "gauc",
     "hitrate",
+    "infap",
     "interpolated_ap",
     "intersection",
     "iprec",
@@ -57,6 +63,7 @@ __all__ = [
     "mrr",
     "ncrr",
     "ndcg",
+    "nerr_ia",
     "num_rel",
     "num_rel_ret",
     "num_ret",

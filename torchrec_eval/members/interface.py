@@ -38,6 +38,7 @@ class Member(Protocol):
         needs_non_relevant: it reads each query's non-relevant candidates (FallOut), counted exactly.
         needs_relevant_items: it reads every relevant candidate of each query, ranked or not (PSP's best sum).
         needs_judged: it reads which ranked items are judged and each query's judged items (bpref, Judged@k).
+        needs_pooled: it reads which ranked items are pooled, judged or not (infAP); with ``needs_judged``.
         needs_listed_ids: it reads the ids of the ranked items (beyond-accuracy and overlap families).
         supports_weights: whether every value is a mean or a ratio of sums over queries, so that a
             per-query weight applies (``weighted=True``).
@@ -60,6 +61,7 @@ class Member(Protocol):
     needs_non_relevant: bool = False
     needs_relevant_items: bool = False
     needs_judged: bool = False
+    needs_pooled: bool = False
     needs_listed_ids: bool = False
     supports_weights: bool = False
     paired: bool = True

@@ -43,6 +43,7 @@ def needs_of(members: Sequence[Member]) -> Needs:
         non_relevant=any(member.needs_non_relevant for member in members),
         relevant_items=any(member.needs_relevant_items for member in members),
         judged=any(member.needs_judged for member in members),
+        pooled=any(member.needs_pooled for member in members),
         listed_ids=any(member.needs_listed_ids for member in members),
     )
 

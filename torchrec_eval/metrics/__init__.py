@@ -22,7 +22,7 @@ from torchrec_eval.metrics.beyond import (
 )
 from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
 from torchrec_eval.metrics.curves import PrecisionRecallCurve, RecallAtFixedPrecision
-from torchrec_eval.metrics.intents import ERRIA, NERRIA, AlphaNDCG
+from torchrec_eval.metrics.intents import ERRIA, NERRIA, AlphaDCG, AlphaNDCG
 from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
 from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR, PartialAUC
 from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
@@ -50,6 +50,7 @@ from torchrec_eval.metrics.topk_peers import (
     SDCG,
     Bpref,
     FallOut,
+    InfAP,
     InterpolatedAP,
     IPrec,
     Judged,
@@ -91,6 +92,7 @@ __all__ = [
     "MSE",
     "NDCG",
     "RMSE",
+    "AlphaDCG",
     "AlphaNDCG",
     "AveragePopularity",
     "Coverage",
@@ -98,6 +100,7 @@ __all__ = [
     "ExposureGini",
     "GiniIndex",
     "HitRate",
+    "InfAP",
     "InterpolatedAP",
     "Intersection",
     "IPrec",

@@ -1,5 +1,5 @@
-r"""Intent-aware diversity: AlphaNDCG, ERRIA and NERRIA (TREC's ``ndeval``: alpha-nDCG, ERR-IA and nERR-IA), thin
-classes over the beyond registry's formulas (:mod:`torchrec_eval.beyond.intents`), as
+r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA and NERRIA (TREC's ``ndeval``: alpha-nDCG, alpha-DCG, ERR-IA
+and nERR-IA), thin classes over the beyond registry's formulas (:mod:`torchrec_eval.beyond.intents`), as
 :mod:`~torchrec_eval.metrics.beyond`'s."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
 
-__all__ = ["AlphaNDCG", "ERRIA", "NERRIA"]
+__all__ = ["CLASSES", "AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA"]
 
 
 class _IntentAware(_Beyond):
@@ -60,6 +60,43 @@ class AlphaNDCG(_IntentAware):
     """
 
     family = "alpha_ndcg"
+
+
+class AlphaDCG(_IntentAware):
+    r"""alpha-DCG@k (Clarke et al., SIGIR 2008), as TREC's ``ndeval`` reports it (ir-measures' ``alpha_DCG``):
+    :class:`AlphaNDCG`'s discounted gains over ndeval's "ideal ideal" (its collection-independent normalisation,
+    as :class:`ERRIA`'s), a list whose every item covers all S intents the query's relevant items cover, not over
+    the greedy ideal list.
+
+    .. math:: \alpha\text{-DCG@k} = \frac{\sum_{i \le k} G_i / \log_2(i + 1)}
+        {S \sum_{i \le k} (1 - \alpha)^{i - 1} / \log_2(i + 1)}, \quad
+        G_i = \sum_s J_{i s} (1 - \alpha)^{c_s(i - 1)}
+
+    As ndeval, whose normalising loop starts at the second rank, alpha-DCG@1 is not divided: it is :math:`G_1`,
+    the number of intents the first item covers (it may exceed 1). A query whose relevant items cover no intent
+    scores 0; one without a relevant item follows ``empty_target_action``.
+
+    Args:
+        k: cut-off(s) (ndeval reports 5, 10 and 20, and stops at 20).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1], 0.5 by default (ndeval's).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``alpha``, an item id out of range, and bad input in
+            ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import AlphaDCG
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = AlphaDCG(k=[1, 3], item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # @1: G_1 = 1; @3: (1 + 0.5 / log2(3) + 1 / 2) / (2 (1 + 0.5 / log2(3) + 0.25 / 2))
+        {'alpha_dcg@1': tensor(1., dtype=torch.float64), 'alpha_dcg@3': tensor(0.6302, dtype=torch.float64)}
+    """
+
+    family = "alpha_dcg"
 
 
 class ERRIA(_IntentAware):
@@ -123,3 +160,8 @@ class NERRIA(_IntentAware):
     """
 
     family = "nerr_ia"
+
+
+#: the class of each intent-aware family (the functions of :mod:`torchrec_eval.functional.intents`)
+CLASSES: dict[str, type[_IntentAware]] = {"alpha_ndcg": AlphaNDCG, "alpha_dcg": AlphaDCG, "err_ia": ERRIA,
+                                          "nerr_ia": NERRIA}

@@ -1,6 +1,6 @@
 """The top-k classes of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet and NumRelRet
-(the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut (torchmetrics'), Bpref and Judged
-(incomplete judgments: trec_eval's bpref, ir-measures' Judged@k). Thin classes over the registry's
+(the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut (torchmetrics'), Bpref, Judged and
+InfAP (incomplete judgments: trec_eval's bpref and infAP, ir-measures' Judged@k). Thin classes over the registry's
 formulas, as :mod:`~torchrec_eval.metrics.topk`'s; their functions are in
 :mod:`torchrec_eval.ranking.functional_peers`."""
 
@@ -11,8 +11,8 @@ from typing import Unpack
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, _TopK
 
-__all__ = ["ERR", "NCRR", "RBP", "SDCG", "Bpref", "FallOut", "InterpolatedAP", "IPrec", "Judged", "NumRel", "NumRelRet", "NumRet",
-           "SetF"]
+__all__ = ["ERR", "NCRR", "RBP", "SDCG", "Bpref", "FallOut", "InfAP", "InterpolatedAP", "IPrec", "Judged", "NumRel",
+           "NumRelRet", "NumRet", "SetF"]
 
 
 
@@ -392,6 +392,47 @@ class Judged(_TopK):
     """
 
     name = "judged"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+class InfAP(_TopK):
+    r"""infAP@k, inferred average precision (Yilmaz & Aslam 2006): average precision estimated from a judged
+    random sample of the pool, as trec_eval's ``infAP`` computes it on the run cut at k.
+
+    .. math:: \mathrm{infAP@k} = \frac{1}{R} \sum_{r \text{ relevant}, i_r \le k}
+        \frac{1}{i_r} \left(1 + a_r \frac{h_r + \epsilon}{h_r + m_r + 2\epsilon}\right)
+
+    with :math:`i_r` the rank of r, :math:`a_r` the pooled items ranked above it (judged or not), :math:`h_r` and
+    :math:`m_r` the judged relevant and non-relevant ones above, :math:`\epsilon = 10^{-5}` and R the query's
+    relevant items (1 at rank 1). The targets say what is pooled and judged: a target gain of -1 is a pooled
+    item that is not judged (trec_eval's qrels line of -1), any other target id is a judgment (non-relevant
+    where its gain is not relevant), an item outside the target ids is not pooled. The dense form pools and
+    judges every candidate. The other metrics of a suite read a gain of -1 as 0. trec_eval scores a query
+    without a relevant item 0: ``empty_target_action="neg"`` (or ``convention="trec"``).
+
+    Args:
+        k: cut-off(s); a k as long as the lists gives trec_eval's ``infAP``.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``
+            (the estimate is not linear in the relevance of the ranks above).
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input in ``update`` (a negative target gain
+            other than -1, among others).
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.InfAP(k=[1, 10])
+        >>> # ranked 0, 5, 1, 2, 6: 0 and 2 relevant, 1 judged non-relevant, 5 pooled but not judged, 6 not pooled
+        >>> metric.update(ranked_ids=torch.tensor([[0, 5, 1, 2, 6]]), target_ids=torch.tensor([[0, 1, 2, 5]]),
+        ...               target_gains=torch.tensor([[1, 0, 2, -1]]))
+        >>> metric.compute()  # @10: (1 + (1 + 3 (1 + e) / (2 + 2e)) / 4) / 2, trec_eval's 0.8125
+        {'infap@1': tensor(0.5000, dtype=torch.float64), 'infap@10': tensor(0.8125, dtype=torch.float64)}
+    """
+
+    name = "infap"
 
     def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
         super().__init__(k, None, **kwargs)

@@ -64,6 +64,9 @@ class RankedTargets:
             dense form; False past the list. Kept only where a family reads it (``Needs.judged``).
         num_judged: [B] float64, the query's judged items among its candidates (R and the judged
             non-relevant ones: its target ids; every candidate in the dense form), with ``judged``.
+        pooled: [B, K] bool, whether the item at each rank is pooled: found among the target ids, judged or not
+            (a gain of -1: pooled, not judged), every listed candidate in the dense form; False past the list.
+            Kept only where a family reads it (``Needs.pooled``: infAP).
     """
 
     gains: Tensor
@@ -80,6 +83,7 @@ class RankedTargets:
     relevant_items: tuple[Tensor, Tensor] | None = None
     judged: Tensor | None = None
     num_judged: Tensor | None = None
+    pooled: Tensor | None = None
 
     def with_tie_statistics(
         self, size: Tensor, hits: Tensor, gain_sum: Tensor, offset: Tensor
@@ -107,11 +111,18 @@ class RankedTargets:
             raise ValueError("this ranked view keeps no relevant items: its metric did not ask for them "
                              f"(Needs.relevant_items), got relevant_items={self.relevant_items}")
         return self.relevant_items
+
     def judged_items(self) -> Tensor:
         """[B, K] :attr:`judged`, which a family that reads the judgments asked for (``Needs.judged``)."""
         if self.judged is None:
             raise ValueError(f"this ranked view keeps no judgments (Needs.judged), got judged={self.judged}")
         return self.judged
+
+    def pooled_items(self) -> Tensor:
+        """[B, K] :attr:`pooled`, which a family that reads the pool asked for (``Needs.pooled``: infAP)."""
+        if self.pooled is None:
+            raise ValueError(f"this ranked view keeps no pool (Needs.pooled), got pooled={self.pooled}")
+        return self.pooled
 
     @cached
     def judged_non_relevant(self) -> Tensor:

@@ -109,7 +109,11 @@ class Needs:
             family that weighs items: PSP, PSnDCG).
         judged: which ranked items are judged and each query's judged items (bpref, Judged@k): a target id is a
             judgment, of a non-relevant item where its gain is not relevant, an item outside the target ids is
-            unjudged; the dense form judges every candidate (``RankedTargets.judged``, ``num_judged``).
+            unjudged; the dense form judges every candidate (``RankedTargets.judged``, ``num_judged``). A target
+            gain of -1 is then taken: a pooled item that is not judged (a qrels line of -1), of gain 0.
+        pooled: which ranked items are pooled (infAP): found among the target ids, judged or not (a gain of -1:
+            pooled, not judged); every listed candidate in the dense form (``RankedTargets.pooled``). Asked
+            with ``judged``.
         listed_ids: the ids of the ranked items (``RankedTargets.item_ids``: the beyond-accuracy and overlap
             families); without it the ids form may rank its targets without a list (:mod:`counted_ranks`).
     """
@@ -123,6 +127,7 @@ class Needs:
     non_relevant: bool = False
     relevant_items: bool = False
     judged: bool = False
+    pooled: bool = False
     listed_ids: bool = False
 
 

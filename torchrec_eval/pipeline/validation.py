@@ -130,13 +130,29 @@ def check_finite(checks: Checks, name: str, x: Tensor) -> None:
     )
 
 
-def check_target_values(checks: Checks, name: str, target: Tensor) -> None:
+#: the target gain of a pooled item that is not judged (a qrels line of -1: infAP's pool), where a metric reads
+#: the judgments (``Needs.judged``)
+UNJUDGED_GAIN = -1
+
+
+def check_target_values(checks: Checks, name: str, target: Tensor, unjudged: bool = False) -> None:
+    """Relevance values >= 0 (and finite); with ``unjudged``, -1 too (:data:`UNJUDGED_GAIN`: pooled, not judged)."""
     if target.dtype == torch.bool:
         return
-    low = target.min()
-    checks.add(low < 0, lambda: f"`{name}` must be >= 0 (relevance), got a minimum of {low.item()}")
+    if unjudged:
+        low = torch.where(target == UNJUDGED_GAIN, 0, target).min()
+        checks.add(low < 0, lambda: f"`{name}` must be >= 0 (relevance) or -1 (pooled, not judged), got a "
+                                    f"minimum of {low.item()} besides -1")
+    else:
+        low = target.min()
+        checks.add(low < 0, lambda: f"`{name}` must be >= 0 (relevance), got a minimum of {low.item()}"
+                                    + (_UNJUDGED_HINT if name == "target_gains" and low.item() == UNJUDGED_GAIN else ""))
     if target.is_floating_point():
         check_finite(checks, name, target)
+
+
+_UNJUDGED_HINT = (" (a gain of -1, a pooled item that is not judged, is taken where a metric reads the judgments: "
+                  "infAP, bpref, Judged)")
 
 
 def check_gain_bound(checks: Checks, name: str, gains: Tensor | None, bound: float) -> None:

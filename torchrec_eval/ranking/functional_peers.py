@@ -1,6 +1,6 @@
 """Functional top-k metrics of the peers' families: ERR, RBP, SDCG and NCRR (user models), SetF, NumRet
-and NumRelRet (the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut, bpref and
-Judged (incomplete judgments). The same calls as :mod:`torchrec_eval.ranking.functional`."""
+and NumRelRet (the top k as a set), IPrec and InterpolatedAP (interpolated precision), FallOut, bpref,
+Judged and infAP (incomplete judgments). The same calls as :mod:`torchrec_eval.ranking.functional`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.curves import curve_points, curve_requests
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, compute_named_metrics
 
-__all__ = ["bpref", "err", "fallout", "interpolated_ap", "iprec", "judged", "ncrr", "num_rel", "num_rel_ret", "num_ret",
+__all__ = ["bpref", "err", "fallout", "infap", "interpolated_ap", "iprec", "judged", "ncrr", "num_rel", "num_rel_ret", "num_ret",
            "precision_recall_curve", "rbp", "sdcg", "setf"]
 
 
@@ -544,6 +544,51 @@ def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: int 
         {'judged@2': tensor(0.5000, dtype=torch.float64), 'judged@10': tensor(0.6667, dtype=torch.float64)}
     """
     return compute_named_metric("judged", preds, target, k, {}, arguments)
+
+
+@overload
+def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+          **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+          **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""infAP@k, inferred average precision (Yilmaz & Aslam 2006; trec_eval's ``infAP`` on the run cut at k):
+    average precision estimated from a judged sample of the pool,
+    :math:`\frac{1}{R} \sum_{r} \frac{1}{i_r}\left(1 + a_r \frac{h_r + \epsilon}{h_r + m_r + 2\epsilon}\right)`
+    over the relevant items r of the top k at ranks :math:`i_r`, :math:`a_r` the pooled items above r (judged or
+    not), :math:`h_r` and :math:`m_r` the judged relevant and non-relevant ones above, :math:`\epsilon = 10^{-5}`.
+
+    A target gain of -1 is a pooled item that is not judged (a qrels line of -1), any other target id a
+    judgment (non-relevant where its gain is not relevant), an item outside the target ids is not pooled. The
+    dense form pools and judges every candidate. A k as long as the lists gives trec_eval's ``infAP``.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids`` (and ``target_gains``), or another input
+            form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"infap@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, a negative target gain other than -1, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import infap
+        >>> # ranked 0, 5, 1, 2, 6: 0 and 2 relevant, 1 judged non-relevant, 5 pooled but not judged, 6 not pooled
+        >>> infap(ranked_ids=torch.tensor([[0, 5, 1, 2, 6]]), target_ids=torch.tensor([[0, 1, 2, 5]]),
+        ...       target_gains=torch.tensor([[1, 0, 2, -1]]), k=5)  # (1 + (1 + 3 * 0.5) / 4) / 2, trec_eval's
+        tensor(0.8125, dtype=torch.float64)
+    """
+    return compute_named_metric("infap", preds, target, k, {}, arguments)
 
 
 @keywords_checked_by(TopKCall)

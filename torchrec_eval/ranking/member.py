@@ -64,6 +64,7 @@ class TopKMember(Member):
         self.bases = tuple(basis for basis in BASIS_KINDS if basis == "relevant" or basis in self.value_bases)
         self.needs_non_relevant = any(spec.reads_non_relevant for spec in specs)
         self.needs_judged = any(spec.reads_judged for spec in specs)
+        self.needs_pooled = any(spec.reads_pooled for spec in specs)
         # each entry's (kernel, cut-offs, the kernel's options, whether it reads the tie-averaged view), worked
         # out once: an update of a small batch costs its Python as much as its ops
         self._kernel_calls = [_kernel_call(entry) for entry in self.entries]

@@ -17,7 +17,19 @@ from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import EmptyListAction
 
 
-class TopKCall(FormInputs, total=False):
+class CommonCall(FormInputs, total=False):
+    """The common arguments of a functional metric over a ranking (a top-k family's, an intent-aware family's:
+    :class:`TopKCall`'s but ``empty_list_action``) and the other input forms."""
+
+    reduction: Reduction
+    convention: Convention | None
+    empty_target_action: EmptyTargetAction | None
+    relevance_threshold: float | None
+    ties: Ties | None
+    validate_args: bool
+
+
+class TopKCall(CommonCall, total=False):
     """The keywords every functional top-k metric takes in ``**arguments``, besides ``preds``, ``target``,
     ``k`` and its family's options: the common arguments (their defaults: ``reduction="mean"``,
     ``validate_args=True``, the others None) and the other input forms.
@@ -52,12 +64,6 @@ class TopKCall(FormInputs, total=False):
     out of range; a misspelt keyword names the function and the keywords it takes.
     """
 
-    reduction: Reduction
-    convention: Convention | None
-    empty_target_action: EmptyTargetAction | None
-    relevance_threshold: float | None
-    ties: Ties | None
-    validate_args: bool
     empty_list_action: EmptyListAction | None
 
 

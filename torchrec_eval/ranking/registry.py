@@ -19,7 +19,7 @@ from torchrec_eval.ranking.cascades import err, rbp
 from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.hit_counts import f1, fallout, hitrate, precision, recall
 from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
-from torchrec_eval.ranking.judgments import bpref, judged
+from torchrec_eval.ranking.judgments import bpref, infap, judged
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
 from torchrec_eval.ranking.set_measures import num_rel, num_rel_ret, num_ret, setf
@@ -105,7 +105,10 @@ class TopKFamily:
         averaged_by: (option, value): with that option value the formula reads the view averaged over tie
             orders, its tie groups (``average_ties=True``; MAP's ``tie_rank="group_max"``).
         reads_judged: the formula reads which ranked items are judged and the query's judged items (bpref,
-            Judged@k): an item outside the target ids is unjudged (the dense form judges every candidate).
+            Judged@k, infAP): an item outside the target ids is unjudged (the dense form judges every candidate);
+            a target gain of -1 is then taken, a pooled item that is not judged (gain 0 to every family).
+        reads_pooled: the formula also reads which ranked items are pooled, judged or not (infAP: a target id
+            of any gain, -1 too); with ``reads_judged``.
         empty_unjudged: the query that ``empty_target_action`` resolves is the one without a judged item
             (Judged@k: ir-measures evaluates every query with a judgment), not the one without a relevant item.
     """
@@ -124,6 +127,7 @@ class TopKFamily:
         """Whether an entry with these options reads the view averaged over tie orders."""
         return self.averaged_by is not None and options.get(self.averaged_by[0]) == self.averaged_by[1]
     reads_judged: bool = False
+    reads_pooled: bool = False
     empty_unjudged: bool = False
 
     @property
@@ -176,6 +180,8 @@ REGISTRY: dict[str, TopKFamily] = {
     # above, and the averaged view keeps no judgments of tied items: one order of the tied scores each
     "bpref": TopKFamily(bpref, {**_LIST}, exact_under_average_ties=False, reads_judged=True),
     "judged": TopKFamily(judged, {**_LIST}, exact_under_average_ties=False, reads_judged=True, empty_unjudged=True),
+    # infAP's estimate a (h + e) / (h + m + 2e) is not linear in the relevance of the ranks above
+    "infap": TopKFamily(infap, {**_LIST}, exact_under_average_ties=False, reads_judged=True, reads_pooled=True),
 }
 
 

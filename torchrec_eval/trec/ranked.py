@@ -62,9 +62,9 @@ class TrecRanked:
         qids: the evaluated query ids, in string order (row ``i`` is ``qids[i]``).
         ranked_ids: [Q, L] long, each query's retrieved documents in ranked order, -1 padded.
         target_ids: [Q, T] long, each query's relevant documents (and, ranked with ``judged=True``, its judged
-            non-relevant ones), -1 padded (T >= 1).
+            non-relevant and its pooled but unjudged ones), -1 padded (T >= 1).
         target_gains: [Q, T] float64, their relevance values (0 for padding and for a judged non-relevant
-            document).
+            document, -1 for a pooled but unjudged one).
         run_only: query ids of the run without judgements (not evaluated).
         qrels_only: judged query ids absent from the run (not evaluated unless ``complete``).
         docids: (property) item id ``j`` is the document ``docids[j]``: the run's entries, then the
@@ -152,9 +152,10 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
             every run ranked against these qrels has the same ``target_ids``; by default the run entry
             that retrieved it. ``docids`` then does not apply.
         judged: also list each query's judged non-relevant documents (a judgement >= 0 that is not relevant) as
-            targets of gain 0, for the families that read the judgments (bpref, Judged@k); the others read a
-            target of gain 0 as they read a document without a target. A negative judgement (trec_eval's
-            pooled but unjudged document) is no judgment there, as in trec_eval's bpref.
+            targets of gain 0, and its pooled but unjudged ones (a negative judgement, as trec_eval reads it) as
+            targets of gain -1, for the families that read the judgments (bpref, Judged@k, infAP): infAP's pool,
+            no judgment to bpref and Judged (as in trec_eval's bpref); the others read a target of gain 0 or -1
+            as they read a document without a target.
     """
     import torch
 
@@ -162,8 +163,14 @@ def to_ranked(run: Run, qrels: Qrels, *, complete: bool = False, relevance_level
     order, rows, _ = _ranked_entries(run, run_rows, ties, max_docs)
     rel = _relevance(qrels, integer_relevance)
     relevant = (qrels_rows >= 0) & ((rel >= relevance_level) if relevance_level is not None else (rel > 0))
-    listed_targets = relevant | ((qrels_rows >= 0) & (rel >= 0)) if judged else relevant
-    gains = np.where(relevant, rel, 0.0)[listed_targets]
+    if judged:  # every qrels line: a negative one is pooled, not judged (never relevant, as in trec_eval)
+        unjudged = rel < 0
+        relevant &= ~unjudged
+        listed_targets = qrels_rows >= 0
+        gains = np.where(relevant, rel, np.where(unjudged, -1.0, 0.0))[listed_targets]
+    else:
+        listed_targets = relevant
+        gains = np.where(relevant, rel, 0.0)[listed_targets]
     entry_of_run = judging_entries(run, qrels)
     if shared_ids:  # a judged document is its qrels entry; an unjudged one an id of its own past them
         listed = np.where(entry_of_run >= 0, entry_of_run, len(qrels) + np.arange(len(run)))[order]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor
 
@@ -35,13 +37,21 @@ def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | Non
         checks.run()
 
 
+class Judgments(NamedTuple):
+    """The ids form's judgments scattered over the rows: ``judged`` [B, N] bool, its target ids; ``pooled`` [B, N]
+    bool, every target id, judged or not (a gain of -1), where a family reads the pool (None: the judged ones)."""
+
+    judged: Tensor
+    pooled: Tensor | None = None
+
+
 def dense_batch(
-    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules, judged: Tensor | None = None
+    preds: Tensor, target: Tensor, items: CandidateItems, needs: Needs, rules: Rules, judgments: Judgments | None = None
 ) -> tuple[RankedTargets | None, Candidates | None]:
     """The dense form's top-k view (to depth ``needs.depth``; none for 0) and full candidate view (if
     ``needs.candidates``): one ``torch.topk`` of the scores, the target read at the ranked items.
 
-    With ``needs.judged``, every candidate is judged, unless ``judged`` [B, N] bool says which items are (the
+    With ``needs.judged``, every candidate is judged (and pooled), unless ``judgments`` say which items are (the
     ids form's target ids, scattered over the row for a tie order that reads every candidate's gain)."""
     valid, exclusions, k, ties = items.valid, items.exclusions, needs.depth, rules.ties
     relevance_threshold, averaging = rules.relevance_threshold, rules.averaging(needs)
@@ -93,8 +103,12 @@ def dense_batch(
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary,
                            relevant_items=relevant_items)
     if needs.judged:
+        judged = None if judgments is None else judgments.judged
         _judge(ranked, judged if judged is None or valid is None else judged & valid, exclusions, top.indices,
                in_list if restricted else None)
+        pooled = None if judgments is None else judgments.pooled
+        if needs.pooled:
+            ranked.pooled = ranked.judged if pooled is None else _listed(pooled, top.indices, in_list if restricted else None)
     return ranked if tie_stats is None else _with_averaged_view(ranked, tie_stats, ties), candidates
 
 
@@ -125,9 +139,14 @@ def _judge(ranked: RankedTargets, judged: Tensor | None, exclusions: Exclusions 
         ranked.judged = in_list if in_list is not None else torch.ones_like(ranked.relevant)
         ranked.num_judged = ranked.num_candidates
         return
-    listed = judged.gather(1, idx)
-    ranked.judged = listed if in_list is None else listed & in_list
+    ranked.judged = _listed(judged, idx, in_list)
     ranked.num_judged = _relevant_count(judged, exclusions)
+
+
+def _listed(flags: Tensor, idx: Tensor, in_list: Tensor | None) -> Tensor:
+    """[B, K] ``flags`` [B, N] read at the ranked items ``idx`` [B, K], False past the list (``in_list``)."""
+    listed = flags.gather(1, idx)
+    return listed if in_list is None else listed & in_list
 
 
 def _relevant_count(relevant_all: Tensor, exclusions: Exclusions | None) -> Tensor:

@@ -21,6 +21,7 @@ from torchrec_eval.pipeline.tensor_cache import constant, filled
 from torchrec_eval.pipeline.topk import TopK
 from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import (
+    UNJUDGED_GAIN,
     Checks,
     check_id_range,
     check_target_values,
@@ -55,7 +56,9 @@ class TargetTable:
     padding and for items that are not candidates), ``relevant`` [B, T] bool, and the targets' own
     ``scores`` [B, T] where they were read (padding reads item 0's). ``judged`` [B, T] bool: the targets that
     are judgments (not padding, candidates), relevant or not; ``judged_ids``: the ids they are found by where
-    ``ids`` hides some rows (ranx's counting lists the relevant rows only), else None (``ids``)."""
+    ``ids`` hides some rows (ranx's counting lists the relevant rows only), else None (``ids``). ``pooled`` [B, T]
+    bool: the targets that are pooled, judged or not (a gain of -1: pooled, not judged), where the table was
+    read with ``unjudged`` (else the judged ones)."""
 
     ids: Tensor
     gains: Tensor
@@ -65,6 +68,7 @@ class TargetTable:
     binary: bool = False  # gains 1.0 exactly for the relevant targets (RankedTargets.binary)
     judged: Tensor | None = None
     judged_ids: Tensor | None = None
+    pooled: Tensor | None = None
 
 
 def target_table(
@@ -73,14 +77,23 @@ def target_table(
     valid_target: Tensor | None,
     relevance_threshold: float | None,
     scores: Tensor | None = None,
+    unjudged: bool = False,
 ) -> TargetTable:
-    """The table of target ids: their gains (0 for padding and for items that are not candidates) and relevance."""
+    """The table of target ids: their gains (0 for padding and for items that are not candidates) and relevance.
+
+    With ``unjudged`` (a metric reads the judgments), a gain of -1 is a pooled item that is not judged: gain 0,
+    not relevant, not judged, but pooled (infAP)."""
     present = target_ids >= 0
     if valid_target is not None:
         present = present & valid_target
     if target_gains is None:  # every present target has gain 1
         gains = present.to(torch.float64)
         relevant = present if relevance_threshold is None else is_relevant(gains, relevance_threshold) & present
+    elif unjudged:
+        judged = present & (target_gains != UNJUDGED_GAIN)
+        gains = torch.where(judged, target_gains.to(torch.float64), 0.0)
+        relevant = is_relevant(gains, relevance_threshold) & judged
+        return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, judged=judged, pooled=present)
     else:
         gains = torch.where(present, target_gains.to(torch.float64), 0.0)
         relevant = is_relevant(gains, relevance_threshold) & present
@@ -94,8 +107,10 @@ def check_target_ids(
     shape: tuple[int, int | None],
     checks: Checks | None,
     unique: bool = True,
+    unjudged: bool = False,
 ) -> None:
-    """Check the ids form's targets against a batch of ``shape`` (rows, items; items None: any id >= 0)."""
+    """Check the ids form's targets against a batch of ``shape`` (rows, items; items None: any id >= 0); with
+    ``unjudged`` a gain of -1 (pooled, not judged) is taken."""
     rows, num_items = shape
     require_ids("target_ids", target_ids, rows)
     if target_gains is not None:
@@ -109,7 +124,7 @@ def check_target_ids(
         if unique:
             check_unique_ids(checks, "target_ids", target_ids)
         if target_gains is not None:
-            check_target_values(checks, "target_gains", target_gains)
+            check_target_values(checks, "target_gains", target_gains, unjudged)
 
 
 def candidate_targets(target_ids: Tensor, items: CandidateItems, target_scores: Tensor | None = None) -> Tensor | None:
@@ -133,15 +148,17 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     found, pos, order = lookup(item_ids, table.ids)
     gains = read_found(table.gains, found, pos, order)
     relevant = gains > 0 if table.binary else read_found(table.relevant, found, pos, order)
-    judged = num_judged = None
+    judged = num_judged = pooled = None
     if needs.judged:  # a listed item is judged where it is found among the target ids, whatever its gain
         flags = _judged_flags(table)
         if table.judged_ids is not None:
             found, pos, order = lookup(item_ids, table.judged_ids)
         judged, num_judged = read_found(flags, found, pos, order), flags.sum(1, dtype=torch.float64)
+        if needs.pooled:  # (and pooled where found at all: a gain of -1 is pooled, not judged)
+            pooled = read_found(_pooled_flags(table), found, pos, order)
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
-                         relevant_items=_relevant_items(table, needs))
+                         relevant_items=_relevant_items(table, needs), pooled=pooled)
 
 
 def _relevant_items(table: TargetTable, needs: Needs) -> tuple[Tensor, Tensor] | None:
@@ -152,6 +169,11 @@ def _relevant_items(table: TargetTable, needs: Needs) -> tuple[Tensor, Tensor] |
 def _judged_flags(table: TargetTable) -> Tensor:
     """[B, T] the table's judged targets (a table built by hand may leave them out: then the present ids)."""
     return table.judged if table.judged is not None else table.ids >= 0
+
+
+def _pooled_flags(table: TargetTable) -> Tensor:
+    """[B, T] the table's pooled targets: judged or not (without a gain of -1: the judged ones)."""
+    return table.pooled if table.pooled is not None else _judged_flags(table)
 
 
 def _ideal_gains(table: TargetTable, needs: Needs) -> Tensor | None:
@@ -294,11 +316,14 @@ def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTab
         spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.to(torch.float64))
         relevant = spread[:, :depth] > 0
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
-    judged = num_judged = None
+    judged = num_judged = pooled = None
     if needs.judged:  # the judged targets land at their ranks as the gains do (padding adds nothing)
         flags = _judged_flags(table)
         spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, flags.to(torch.float64))
         judged, num_judged = spread[:, :depth] > 0, flags.sum(1, dtype=torch.float64)
+        if needs.pooled:
+            spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, _pooled_flags(table).to(torch.float64))
+            pooled = spread[:, :depth] > 0
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
-                         relevant_items=_relevant_items(table, needs))
+                         relevant_items=_relevant_items(table, needs), pooled=pooled)

@@ -63,8 +63,8 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
         check_id_range(checks, "ranked_ids", ranked_ids, None)
         if not repeats:
             check_unique_ids(checks, "ranked_ids", ranked_ids)
-    check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats)
-    table = target_table(target_ids, inputs.target_gains, None, rules.relevance_threshold)
+    check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats, unjudged=needs.judged)
+    table = target_table(target_ids, inputs.target_gains, None, rules.relevance_threshold, unjudged=needs.judged)
     if repeats:  # as ranx: a ranked item takes the gain of its first relevant row (-2: matches no id, not
         # even the list's padding -1, which a lookup finds at the targets' padding of gain 0); it is judged
         # where any row lists it
@@ -82,7 +82,8 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
         if needs.judged and table.judged is not None:  # an excluded target is no judgment of the list
             if table.judged_ids is not None:
                 excluded_targets, _, _ = lookup(table.judged_ids, exclude_ids)
-            table = replace(table, judged=table.judged & ~excluded_targets)
+            table = replace(table, judged=table.judged & ~excluded_targets,
+                            pooled=None if table.pooled is None else table.pooled & ~excluded_targets)
     if checks is not None:
         checks.run()
     present = ranked_ids >= 0

@@ -1,0 +1,209 @@
+r"""The intent-aware families as functions of one batch (public as :mod:`torchrec_eval.functional`):
+``alpha_ndcg``, ``alpha_dcg``, ``err_ia`` and ``nerr_ia``, TREC's ``ndeval`` measures over an ``item_intents``
+table (definitions: :mod:`torchrec_eval.beyond.intents`).
+
+Each function evaluates its class (:class:`~torchrec_eval.AlphaNDCG`, :class:`~torchrec_eval.AlphaDCG`,
+:class:`~torchrec_eval.ERRIA`, :class:`~torchrec_eval.NERRIA`) on the batch, so both give the same values: the
+mean over the counted queries, or each query's value (``reduction="none"``, NaN where a query is not counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Unpack, overload
+
+from torch import Tensor
+
+from torchrec_eval.metrics.intents import CLASSES
+from torchrec_eval.pipeline import keywords_checked_by
+from torchrec_eval.ranking.named_metric import CommonCall
+
+__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia"]
+
+
+class IntentCall(CommonCall, total=False):
+    """The keywords an intent-aware function takes in ``**arguments`` besides ``preds``, ``target``, ``k``,
+    ``item_intents`` and ``alpha``: the input forms and the common arguments of
+    :class:`~torchrec_eval.ranking.named_metric.CommonCall` (``reduction``: ``"mean"`` over the counted queries, or
+    ``"none"``: per-query values [B], NaN where a query is not counted)."""
+
+
+_COMMON = ("convention", "empty_target_action", "relevance_threshold", "ties", "validate_args")
+
+
+def intent_values(family: str, preds: Tensor | None, target: Tensor | None, k: int | Sequence[int],
+                  item_intents: Tensor, alpha: float | None, arguments: IntentCall) -> Tensor | dict[str, Tensor]:
+    """The shared body of the functions: ``family``'s class built with the call's common arguments, evaluated on
+    its one batch, on the device of the batch."""
+    given: dict[str, Any] = dict(arguments)
+    reduction = given.pop("reduction", "mean")
+    if reduction not in ("mean", "none"):
+        raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
+    common = {name: given.pop(name) for name in _COMMON if name in given}
+    metric = CLASSES[family](k, item_intents=item_intents, alpha=alpha, **common)
+    inputs = {"preds": preds, "target": target, **given}
+    device = next((value.device for value in inputs.values() if isinstance(value, Tensor)), None)
+    if device is not None:
+        metric = metric.to(device)
+    if reduction == "none":
+        values: Tensor | dict[str, Tensor] = metric.per_query(**inputs)
+        return values
+    metric.update(**inputs)
+    result: Tensor | dict[str, Tensor] = metric.compute()
+    return result
+
+
+@overload
+def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
+               alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+
+@overload
+def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
+               alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(IntentCall)
+def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+               item_intents: Tensor, alpha: float | None = None,
+               **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""alpha-nDCG@k as ndeval (:class:`~torchrec_eval.AlphaNDCG`):
+    :math:`\sum_{i \le k} G_i / \log_2(i + 1)` over the same sum of ndeval's greedy ideal list,
+    :math:`G_i = \sum_s J_{is} (1 - \alpha)^{c_s(i - 1)}`.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"alpha_ndcg@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1] (None: 0.5, ndeval's).
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha`` or ``reduction``, an item id out of range, and bad
+            input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import alpha_ndcg
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> alpha_ndcg(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=2, item_intents=intents)
+        tensor(0.8066, dtype=torch.float64)
+    """
+    return intent_values("alpha_ndcg", preds, target, k, item_intents, alpha, arguments)
+
+
+@overload
+def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
+              alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+
+@overload
+def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
+              alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(IntentCall)
+def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+              item_intents: Tensor, alpha: float | None = None,
+              **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""alpha-DCG@k as ndeval reports it (:class:`~torchrec_eval.AlphaDCG`):
+    :math:`\sum_{i \le k} G_i / \log_2(i + 1)` over ndeval's "ideal ideal"
+    :math:`S \sum_{i \le k} (1 - \alpha)^{i - 1} / \log_2(i + 1)`, S the intents the query's relevant items
+    cover; alpha-DCG@1 is :math:`G_1`, undivided (as ndeval).
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"alpha_dcg@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1] (None: 0.5, ndeval's).
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha`` or ``reduction``, an item id out of range, and bad
+            input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import alpha_dcg
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> alpha_dcg(ranked_ids=torch.tensor([[0, 1, 2], [3, 2, -1]]), target_ids=torch.tensor([[0, 1, 2], [2, 3, -1]]),
+        ...           k=[1, 2], item_intents=intents, reduction="none")  # @2: (1 + 0.5 / log2(3)) / (2 (1 + 0.5 / log2(3)))
+        {'alpha_dcg@1': tensor([1., 2.], dtype=torch.float64), 'alpha_dcg@2': tensor([0.5000, 0.8801], dtype=torch.float64)}
+    """
+    return intent_values("alpha_dcg", preds, target, k, item_intents, alpha, arguments)
+
+
+@overload
+def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
+           alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+
+@overload
+def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
+           alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(IntentCall)
+def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+           item_intents: Tensor, alpha: float | None = None,
+           **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""ERR-IA@k as ndeval (:class:`~torchrec_eval.ERRIA`): :math:`\sum_{i \le k} G_i / i` over ndeval's "ideal
+    ideal" :math:`S \sum_{i \le k} (1 - \alpha)^{i - 1} / i`; ERR-IA@1 is :math:`G_1`, undivided (as ndeval).
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"err_ia@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1] (None: 0.5, ndeval's).
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha`` or ``reduction``, an item id out of range, and bad
+            input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import err_ia
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> err_ia(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=2, item_intents=intents)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return intent_values("err_ia", preds, target, k, item_intents, alpha, arguments)
+
+
+@overload
+def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
+            alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+
+@overload
+def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
+            alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(IntentCall)
+def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+            item_intents: Tensor, alpha: float | None = None,
+            **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""nERR-IA@k as ndeval (:class:`~torchrec_eval.NERRIA`): :math:`\sum_{i \le k} G_i / i` over the same sum of
+    ndeval's greedy ideal list.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"nerr_ia@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1] (None: 0.5, ndeval's).
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha`` or ``reduction``, an item id out of range, and bad
+            input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import nerr_ia
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> nerr_ia(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=2, item_intents=intents)
+        tensor(0.8333, dtype=torch.float64)
+    """
+    return intent_values("nerr_ia", preds, target, k, item_intents, alpha, arguments)
