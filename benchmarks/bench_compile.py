@@ -61,7 +61,8 @@ def batch(queries: int, items: int, device: torch.device, form: str = "ids", see
     gen = torch.Generator().manual_seed(seed)
     scores = torch.randn(queries, items, generator=gen)
     target_ids = torch.randint(0, items, (queries, targets), generator=gen)
-    target_ids = torch.where(target_ids == target_ids.roll(1, 1), -1, target_ids)
+    if targets > 1:  # a repeated id becomes padding (one id is never repeated)
+        target_ids = torch.where(target_ids == target_ids.roll(1, 1), -1, target_ids)
     if form == "dense":
         target = torch.zeros(queries, items, dtype=torch.bool).scatter_(1, target_ids.clamp(min=0), True)
         target &= (target_ids >= 0).any(1, keepdim=True)
