@@ -11,9 +11,11 @@ import torch
 import torchrec_eval as tre
 from tests.pipeline.ids_batches import dense_form, ids_batch
 from tests.reference import ranking as ref
+from tests.reference.host_reads import NoHostReads
 from torchrec_eval.pipeline import counted_ranks as counting
 from torchrec_eval.pipeline.counted_ranks import counted_ranks, counting_is_cheaper
 from torchrec_eval.pipeline.forms import ids
+from torchrec_eval.syncs import simulate_accelerator
 
 SUITE = ["ndcg@10", "map@10", "recall@10", "precision@5", "mrr@10", "hitrate@5", "rprecision@10", "err@5",
          "rbp@10", "fallout@5", "bpref@10", "num_rel"]
@@ -86,3 +88,26 @@ def test_the_cheaper_ranking_is_taken(monkeypatch):
     monkeypatch.setattr(counting.torch.compiler, "is_compiling", lambda: True)  # one fused loop: 15x cheaper
     assert counting_is_cheaper(10, 101, 11) and counting_is_cheaper(10, 1_000, 21)
     assert not counting_is_cheaper(10, 20_000, 21)  # the blocked top-k of long rows is cheaper
+
+
+def test_counted_ranks_read_nothing_on_the_host_on_the_accelerator_path(monkeypatch):
+    """Sampled evaluation's rows on the accelerator path (the CPU answering as CUDA does): counted, no host
+    read (tests/reference/host_reads.py fails on any), and the CPU path's values."""
+    gen = torch.Generator().manual_seed(3)
+    scores = torch.randint(0, 4, (64, 101), generator=gen).float()  # ties with the held-out item
+    scores[:, 7] = float("-inf")
+    target_ids = torch.randint(0, 101, (64, 1), generator=gen)
+    suite = tre.RankingMetrics(["ndcg@10", "map@10", "recall@20", "mrr@10", "hitrate@5", "fallout@10"],
+                               validate_args=False)
+    want = suite.clone()
+    want.update(scores, target_ids=target_ids)
+    taken = []
+    monkeypatch.setattr(ids, "counted_ranks", lambda *args: taken.append(True) or counted_ranks(*args))
+    with simulate_accelerator():
+        suite.clone().update(scores, target_ids=target_ids)  # constants built once, from the host
+        with NoHostReads():
+            suite.update(scores, target_ids=target_ids)
+    assert taken == [True, True]
+    got, expected = suite.compute(), want.compute()
+    for key in expected:
+        torch.testing.assert_close(got[key], expected[key], rtol=0, atol=1e-12, msg=key)

@@ -115,7 +115,8 @@ class StatefulMetric(Metric):
             inputs = {**inputs, **ready}
         apply = self._stage(inputs)
         apply()
-        self._flat = stream
+        if stream is not self._flat:  # (a module's attribute write costs microseconds: only a flat call moves it)
+            self._flat = stream
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         """Validate a flat-form call in full before any of its rows is held back."""

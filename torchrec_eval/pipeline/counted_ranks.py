@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.blocked_topk import ranking_cost
+from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.tensor_cache import constant
 
 # ns per (target, item) pair: one fused loop under torch.compile, six passes over [B, T, N] in eager mode
@@ -55,4 +56,6 @@ def counted_ranks(scores: Tensor, target_ids: Tensor, target_scores: Tensor, tie
     items = constant(("item_indices", num_items, device), lambda: torch.arange(num_items, device=device))
     row, own, target = scores.unsqueeze(1), target_scores.unsqueeze(2), target_ids.unsqueeze(2)
     first = items < target if ties == "index" else items > target  # [B, T, N]: ahead of the target among equals
-    return ((row > own) | ((row == own) & first)).sum(2)
+    above = (row > own).logical_or_((row == own).logical_and_(first))
+    # counted without a sum's int64 copy of every flag (8 bytes each: twice float32 scores per target)
+    return count_true(above.view(-1, num_items)).view(target_ids.shape)

@@ -122,8 +122,10 @@ def prepare_batch(inputs: Inputs, needs: Needs, rules: Rules) -> Batch:
         require_tensor(name, value)  # the forms read their shapes and dtypes next
     # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
     target_ids, gains = one_column_at_least(as_long(inputs.target_ids), inputs.target_gains)
-    inputs = inputs.replace(target_ids=target_ids, target_gains=gains, ranked_ids=as_long(inputs.ranked_ids),
-                            exclude_ids=as_long(inputs.exclude_ids))
+    ids = {"target_ids": target_ids, "target_gains": gains, "ranked_ids": as_long(inputs.ranked_ids),
+           "exclude_ids": as_long(inputs.exclude_ids)}
+    if any(value is not getattr(inputs, name) for name, value in ids.items()):
+        inputs = inputs.replace(**ids)
     _, make_batch = FORM_TABLE[_form(inputs)]
     checks = Checks() if rules.validate_args else None
     if checks is not None and needs.max_gain is not None:
