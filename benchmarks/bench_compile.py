@@ -13,7 +13,10 @@ thread by default; ``--device cuda`` times the same rows on a GPU (synchronised)
 of one update, and adds ``compile_update(mode="reduce-overhead")`` (the graph replayed as a CUDA graph).
 The compiled metrics' values are checked against the eager one's.
 
-Table 2: the aten ops one eager update dispatches (views excluded: they launch nothing), for each
+Table 2: the top 21 of random scores by the library's selection (the blocked top-k of long CPU rows) as a
+multiple of ``torch.topk`` itself.
+
+Table 3: the aten ops one eager update dispatches (views excluded: they launch nothing), for each
 family of the suite alone and for the whole suite, in each input form (100 x 1,000): on a CPU each is
 a dispatch, on a GPU a kernel launch; in brackets those of the top-k selection itself (one ``torch.topk``, or
 the blocked top-k's six on CPU rows of 16 x k items or more, which cost 0.4-0.7x of one).
@@ -43,6 +46,7 @@ from bench_core import (  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
+from torchrec_eval.pipeline.blocked_topk import top_scores  # noqa: E402
 
 SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20"]
 # (queries, items, target ids per query): sampled evaluation's 1 + 100 candidates hold one held-out item
@@ -114,6 +118,18 @@ def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device
             got, want = metric.compute(), eager.compute()
             for key in want:
                 torch.testing.assert_close(got[key], want[key], rtol=1e-9, atol=1e-12, msg=f"{name}: {key}")
+    return rows
+
+
+def selection_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device) -> list[tuple[str, float]]:
+    """The top 21 of random scores by the library's selection (``pipeline/blocked_topk.py``: blocks on CPU rows
+    of 16 x k items or more, else ``torch.topk`` itself) as a multiple of ``torch.topk``, side by side."""
+    rows = []
+    for queries, items in shapes:
+        scores = torch.randn(queries, items, generator=torch.Generator().manual_seed(1)).to(device)
+        times = _interleaved({"topk": lambda s=scores: torch.topk(s, 21, dim=1),
+                              "blocked": lambda s=scores: top_scores(s, 21)}, repeats, device)
+        rows.append((f"{queries} x {items:,}", times["blocked"] / times["topk"]))
     return rows
 
 
@@ -212,6 +228,11 @@ def main(argv: list[str] | None = None) -> None:
         first_floor = next(row["ms"] for row in rows if row["case"] == FLOOR)
         print(f"torch.compile's own cost of a call (a compiled x + 1 on one element): {call:.3f} ms, "
               f"{call / first_floor:.2f}x the top-k of {rows[0]['shape']}")
+    if not args.quick:
+        selection = selection_rows([(100, 1_000), (1024, 1_000), (1024, 20_000)], args.repeats or 21, device)
+        print()
+        print(_table(f"The top 21 of each row by the library's selection, vs torch.topk, {where}",
+                     [(shape, f"{ratio:.2f}x") for shape, ratio in selection], ("batch", "vs torch.topk")))
     ops = op_rows(device, args.quick)
     print()
     print(_table(f"aten ops (views excluded) of one eager update, 100 x 1,000, validate_args=False, {device.type} "

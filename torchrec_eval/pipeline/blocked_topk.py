@@ -5,8 +5,8 @@ On the CPU ``torch.topk`` selects with data-dependent branches; on rows shorter 
 where a vectorised maximum costs under 1 ns. :func:`top_scores` reads such rows in two stages: the
 maximum of each of ``blocks`` blocks of 8 scores (item j in block j mod ``blocks``, so that the maxima
 are taken over contiguous columns), the ``take`` blocks of the highest maxima, and ``torch.topk`` over
-their ``8 x take`` scores and the row's last items that fill no block. On 100 x 1,000 that is 0.42x a
-``torch.topk`` and on 1024 x 20,000 0.65x (``benchmarks/bench_compile.py``, one thread).
+their ``8 x take`` scores and the row's last items that fill no block. On 100 x 1,000 that is 0.48x a
+``torch.topk`` and on 1024 x 20,000 0.63x (``benchmarks/bench_compile.py``, one thread).
 
 It is exact: the ``take`` chosen blocks hold ``take`` scores >= m, the smallest chosen maximum, so the
 ``take``-th best score of the row is >= m, and every score outside them is <= m. So the values of the

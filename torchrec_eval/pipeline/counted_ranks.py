@@ -56,6 +56,8 @@ def counted_ranks(scores: Tensor, target_ids: Tensor, target_scores: Tensor, tie
     items = constant(("item_indices", num_items, device), lambda: torch.arange(num_items, device=device))
     row, own, target = scores.unsqueeze(1), target_scores.unsqueeze(2), target_ids.unsqueeze(2)
     first = items < target if ties == "index" else items > target  # [B, T, N]: ahead of the target among equals
+    if torch.compiler.is_compiling():  # one fused loop: no flag is stored (an int64 sum vectorises best there)
+        return ((row > own) | ((row == own) & first)).sum(2)
+    # eager: flags combined in place, counted without a sum's int64 copy of each (twice the float32 scores)
     above = (row > own).logical_or_((row == own).logical_and_(first))
-    # counted without a sum's int64 copy of every flag (8 bytes each: twice float32 scores per target)
     return count_true(above.view(-1, num_items)).view(target_ids.shape)
