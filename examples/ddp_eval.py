@@ -178,11 +178,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         dist.init_process_group(backend)
-    try:
-        return evaluate(args)
-    finally:
-        if launched:
-            dist.destroy_process_group()
+    results = evaluate(args)  # an error leaves the group to the launcher: a rank that fails never waits below
+    if launched:
+        # every rank is past its last collective before any tears its connections down: gloo aborts a rank
+        # whose peer closes while it still reads (seen once, under load, as SIGABRT after correct results)
+        dist.barrier()
+        dist.destroy_process_group()
+    return results
 
 
 if __name__ == "__main__":

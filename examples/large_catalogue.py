@@ -102,6 +102,7 @@ def main() -> None:
         if args.json:
             print("json: " + json.dumps(values))
     if distributed:
+        dist.barrier()  # every rank past its last collective before any closes its connections (gloo aborts)
         dist.destroy_process_group()
 
 
