@@ -52,10 +52,11 @@ def test_the_ranking_is_the_references(kind, ties):
         assert got[row, : min(k, finite)].tolist() == want[: min(k, finite)], row
 
 
-def test_small_batches_and_short_rows_take_torch_topk(monkeypatch):
+def test_small_batches_short_rows_and_short_lists_take_torch_topk(monkeypatch):
     calls = []
     monkeypatch.setattr(blocked_topk.torch, "topk", lambda *args, **kwargs: calls.append(args[0].shape) or
                         torch.return_types.topk((torch.zeros(1), torch.zeros(1, dtype=torch.long))))
     top_scores(torch.zeros(4, 1_000), 21)  # 4,000 scores: a few dispatches more would cost more than they save
     top_scores(torch.zeros(1_000, 300), 21)  # rows shorter than 16 x take: no block to skip
-    assert calls == [(4, 1_000), (1_000, 300)]
+    top_scores(torch.zeros(256, 5_000), 11)  # torch.topk's heap pass over a short list: as cheap as the maxima
+    assert calls == [(4, 1_000), (1_000, 300), (256, 5_000)]

@@ -27,7 +27,13 @@ _MIN_ELEMENTS = 1 << 15  # smaller batches cost a few dispatches more than the b
 
 
 def _blocked(num_items: int, take: int) -> bool:
-    return num_items >= 2 * _WIDTH * take
+    """Whether the blocks beat ``torch.topk`` (one CPU thread, ``benchmarks/bench_compile.py`` table 2): always
+    where it would take its ``nth_element`` (rows shorter than 64 x take); where it takes its heap pass, for
+    lists of 16 items or more or rows of 1,024 x take items or more (a short list's heap pass over a row of a
+    few thousand items is as cheap as the blocks' maxima)."""
+    if num_items < 2 * _WIDTH * take:  # too few blocks to leave any out
+        return False
+    return num_items < 64 * take or take >= 16 or num_items >= 1024 * take
 
 
 def ranking_cost(num_items: int, take: int) -> float:
@@ -35,7 +41,7 @@ def ranking_cost(num_items: int, take: int) -> float:
     :func:`top_scores`): an ``nth_element`` of 7-12 ns per item, or a vectorised maximum of each block and
     two such selections on its fraction of the row."""
     if not _blocked(num_items, take):
-        return 10.0 * num_items
+        return 10.0 * num_items if num_items < 64 * take else 1.3 * num_items
     return 0.6 * num_items + 7.0 * (num_items / _WIDTH + _WIDTH * take)
 
 
