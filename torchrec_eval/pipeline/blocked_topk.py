@@ -2,7 +2,8 @@
 
 On the CPU ``torch.topk`` selects with data-dependent branches; on rows shorter than 64 x k it takes an
 ``nth_element`` over the whole row, about 7 ns a score on rows of 1,000 items (12 ns on rows of 100),
-where a vectorised maximum costs under 1 ns. :func:`top_scores` reads such rows in two stages: the
+where a vectorised maximum costs under 1 ns (longer rows take a heap pass, cheaper, which the blocks
+still beat for lists of 16 items or more). :func:`top_scores` reads such rows in two stages: the
 maximum of each of ``blocks`` blocks of 8 scores (item j in block j mod ``blocks``, so that the maxima
 are taken over contiguous columns), the ``take`` blocks of the highest maxima, and ``torch.topk`` over
 their ``8 x take`` scores and the row's last items that fill no block. On 100 x 1,000 that is 0.48x a
