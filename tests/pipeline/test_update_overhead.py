@@ -92,9 +92,9 @@ def test_one_update_of_the_suite_dispatches_few_ops():
     suite.update(scores, target)
     with Count():
         top_scores(scores, 11)
-    blocked = len(names)  # the blocked top-k's ops, which replace one torch.topk on rows this long
+    selection = len(names)  # the top-k's ops: one torch.topk, or the blocked top-k's where those cost less
     names.clear()
     with Count():
         suite.update(scores, target)
-    assert blocked > 1 and len(names) <= 48 + blocked - 1, names
+    assert selection >= 1 and len(names) <= 48 + selection - 1, names
     assert "aten.arange.start" not in names and "aten.log1p.default" not in names  # constants are cached
