@@ -310,7 +310,9 @@ def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTab
     rows = ranks.shape[0]
     gains = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.gains)[:, :depth]
     threshold = table.relevance_threshold
-    if threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
+    if table.binary:  # gains 1.0 or 0.0: relevant where not 0 (a cast, cheaper than a comparison)
+        relevant = gains.bool()
+    elif threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
         relevant = is_relevant(gains, threshold)
     else:
         spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.to(torch.float64))
