@@ -107,7 +107,7 @@ def top_indices(
         return _ordered(listed_scores(scores, idx, exclusions), idx, ties, tie_gains, following)
     # the common case on the CPU: the k + 1 scores strictly decrease (no tie at all, no -inf in the list). One
     # float reduction of the steps: two equal scores step by 0, -inf to -inf by NaN, and neither is > 0
-    if host_reads_free(values) and bool((values[:, :k] - values[:, 1 : k + 1]).amin() > 0):
+    if host_reads_free(values) and float((values[:, :k] - values[:, 1 : k + 1]).amin()) > 0:
         return TopK(idx[:, :k], following, values[:, :k], distinct=True)
     repeats = values[:, 1 : k + 1] == values[:, :k]  # [B, k]: a score equal to the next one
     boundary = values[:, k - 1]
