@@ -27,6 +27,12 @@ _WIDTH = 8  # scores per block: the fastest of 4, 8, 16 and 32 on rows of 1,000 
 _MIN_ELEMENTS = 1 << 15  # smaller batches cost a few dispatches more than the branches they save
 
 
+def _heap_pass(num_items: int, take: int) -> bool:
+    """Whether ``torch.topk`` on the CPU takes its heap pass (``std::partial_sort``) over a row, not its
+    ``nth_element``: its own rule, ``k * 64 <= n``."""
+    return 64 * take <= num_items
+
+
 def _blocked(num_items: int, take: int) -> bool:
     """Whether the blocks beat ``torch.topk`` (one CPU thread, ``benchmarks/bench_compile.py`` table 2): always
     where it would take its ``nth_element`` (rows shorter than 64 x take); where it takes its heap pass, for
@@ -34,15 +40,15 @@ def _blocked(num_items: int, take: int) -> bool:
     few thousand items is as cheap as the blocks' maxima)."""
     if num_items < 2 * _WIDTH * take:  # too few blocks to leave any out
         return False
-    return num_items < 64 * take or take >= 16 or num_items >= 1024 * take
+    return not _heap_pass(num_items, take) or take >= 16 or num_items >= 1024 * take
 
 
 def ranking_cost(num_items: int, take: int) -> float:
     """About the ns that the top ``take`` of a row of ``num_items`` costs on one CPU thread (by
-    :func:`top_scores`): an ``nth_element`` of 7-12 ns per item, or a vectorised maximum of each block and
-    two such selections on its fraction of the row."""
+    :func:`top_scores`): ``torch.topk``'s heap pass of about 1.3 ns per item or its ``nth_element`` of 7-12, or
+    a vectorised maximum of each block and two selections on its fraction of the row."""
     if not _blocked(num_items, take):
-        return 10.0 * num_items if num_items < 64 * take else 1.3 * num_items
+        return 1.3 * num_items if _heap_pass(num_items, take) else 10.0 * num_items
     return 0.6 * num_items + 7.0 * (num_items / _WIDTH + _WIDTH * take)
 
 

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.ranking.rank_sums import at_cutoffs, summed
+from torchrec_eval.ranking.rank_sums import at_cutoffs, first_hit_weights
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
 
 
@@ -55,6 +55,4 @@ def fallout(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 
 def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    if rt.tie_groups is not None or len(ks) > 1:  # the expectation over tie orders: a first hit's probability
-        return summed(rt.first_hit, ks)
-    return rt.hits[:, : min(ks[0], rt.depth)].amax(1, keepdim=True)  # 0/1 hits: whether one lies in the top k
+    return first_hit_weights(rt, ks)

@@ -11,16 +11,12 @@ from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.pipeline.batch import TieGroups
 from torchrec_eval.pipeline.tensor_cache import ranks
 from torchrec_eval.ranking.hit_counts import hits_within, listed_within
-from torchrec_eval.ranking.rank_sums import best_sums, rank_weights, summed
+from torchrec_eval.ranking.rank_sums import best_sums, first_hit_weights, summed
 from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    if rt.tie_groups is not None or len(ks) > 1:  # the expectation over tie orders: a first hit's probability
-        return summed(rt.first_hit, ks, "reciprocal")
-    # 0/1 hits: the largest h_i / i is 1 / (the first hit's rank), the very weight the sum would pick
-    depth = min(ks[0], rt.depth)
-    return (rt.hits[:, :depth] * rank_weights(depth, "reciprocal", 2.0, rt.gains.device)).amax(1, keepdim=True)
+    return first_hit_weights(rt, ks, "reciprocal")
 
 
 def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
