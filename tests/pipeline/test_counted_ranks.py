@@ -38,7 +38,7 @@ def _values(suite: tre.RankingMetrics, batch: dict, counted: bool, monkeypatch, 
     with monkeypatch.context() as patch:
         patch.setattr(ids, "counting_is_cheaper", lambda *args: counted)
         if not counted:  # the list read the longest: looked up in the sorted targets
-            patch.setattr(ids, "_MAPPED", 0)
+            patch.setattr(ids, "_target_ranks", lambda *args: None)
             patch.setattr(ids, "_COMPARED", 0)
         return suite.per_query(**batch, **extra)
 

@@ -1,9 +1,9 @@
-"""The ids form places each target at its rank in the list by one of four reads, chosen by the row's shape:
-a map of list positions over the row's items (short rows), a binary search of the targets' scores (a
-list whose scores strictly decrease, on the CPU), a comparison of (score, tie key) pairs (few targets and a
-short list), or a lookup of the list in the sorted targets (the rest). Each must give what the dense form
-gives (its own path: the target read at each ranked item), per query, for ties at and inside the cut, -inf
-scores, a mask, both index tie orders, graded gains, padding and relevance thresholds at or below 0."""
+"""The ids form finds its targets in the list by one of four reads, chosen by the row's shape: a comparison of
+every (listed item, target id) pair (few pairs), a map of list positions over the row's items (short rows), a
+binary search of the targets' scores (a list whose scores strictly decrease, on the CPU), or a lookup of the
+list in the sorted targets (the rest). Each must give what the dense form gives (its own path: the target read
+at each ranked item), per query, for ties at and inside the cut, -inf scores, a mask, both index tie orders,
+graded gains, padding and relevance thresholds at or below 0."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ SUITE = ["ndcg@10", "map@10", "recall@10", "precision@5", "mrr@10", "hitrate@5",
 
 # (rows, items, targets per row): which read the suite's depth 10 takes
 SHAPES = {
-    "map": (9, 40, 6),  # 40 items <= 4 x 6 x 10
-    "search or comparison": (9, 3_000, 6),  # 60 pairs <= 1024
-    "lookup": (5, 9_000, 120),  # 1,200 pairs > 1024, 9,000 items > 4 x 1,200
+    "comparison": (9, 3_000, 6),  # 60 pairs <= 1024
+    "map": (5, 3_000, 120),  # 1,200 pairs > 1024, 3,000 items <= 4 x 1,200
+    "search or lookup": (5, 9_000, 120),  # 9,000 items > 4 x 1,200
 }
 
 
 def _looked_up(suite: tre.RankingMetrics, batch: dict[str, torch.Tensor], monkeypatch) -> dict[str, torch.Tensor]:
     """The values through the lookup of the list in the sorted targets, the read every shape once took."""
     with monkeypatch.context() as patch:
-        patch.setattr(ids, "_MAPPED", 0)
+        patch.setattr(ids, "_target_ranks", lambda *args: None)
         patch.setattr(ids, "_COMPARED", 0)
         return suite.per_query(**batch)
 
@@ -71,7 +71,7 @@ def test_a_mask_gives_the_dense_forms_values(shape):
 def test_the_shapes_take_the_read_they_are_named_for(monkeypatch):
     """Each shape above reaches its read (a read that raises shows which one ran)."""
     taken = []
-    for name in ("_mapped_ranks", "_compared_ranks", "table_ranked"):
+    for name in ("_mapped_ranks", "table_ranked", "lookup"):
         original = getattr(ids, name)
 
         def spy(*args, original=original, name=name, **kwargs):
@@ -80,12 +80,13 @@ def test_the_shapes_take_the_read_they_are_named_for(monkeypatch):
 
         monkeypatch.setattr(ids, name, spy)
     suite = tre.RankingMetrics(SUITE[:-1], validate_args=False)
-    expected = {"map": "_mapped_ranks", "search or comparison": None, "lookup": "table_ranked"}
-    for shape, read in expected.items():
-        for scores in ("distinct", "ties"):
+    expected = {  # (distinct scores, ties): a distinct list is searched where it is not compared or mapped
+        "comparison": (["table_ranked"], ["table_ranked"]),
+        "map": (["_mapped_ranks"], ["_mapped_ranks"]),
+        "search or lookup": ([], ["table_ranked", "lookup"]),
+    }
+    for shape, reads in expected.items():
+        for scores, read in zip(("distinct", "ties"), reads, strict=True):
             taken.clear()
             suite.update(**ids_batch(*SHAPES[shape], scores, seed=1))
-            if read is None:  # a distinct list is searched; ties are compared
-                assert taken == ([] if scores == "distinct" else ["_compared_ranks"]), (shape, scores)
-            else:
-                assert taken == [read], (shape, scores, taken)
+            assert taken == read, (shape, scores, taken)

@@ -1,11 +1,13 @@
 """The ids form: ``preds`` [B, N] and ``target_ids`` [B, T] (optional ``target_gains``), without a dense target.
 
-The ranked items are looked up in each row's target ids (a sort and a binary search, no [B, K, T]
-tensor); the ranked form reads its lists through the same table.
+The ranked items are found among each row's target ids by comparing every (item, target) pair where a row
+holds few (one fused loop compiled), else by a sort and a binary search (no [B, K, T] tensor); the ranked form
+reads its lists through the same table.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -50,6 +52,32 @@ def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Ten
     return read & found if read.dtype == torch.bool else read * found
 
 
+def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[Tensor], Tensor]:
+    """A read of values [B, T] attached to the row-wise ``ids`` [B, T] at the listed ``items`` [B, K]: the value of
+    the id equal to each item, 0 (False) where none is (an item -1 reads the ids' padding, whose values are 0).
+
+    Rows of at most ``_COMPARED`` (item, id) pairs compare every pair over [B, K, T] flags (one fused loop
+    compiled; a flag read: the ids it holds True for, compared with the items): fewer ops than a sort and a
+    search. Longer rows, and ids that may repeat (``repeats``: the first row of an id is read), take
+    :func:`lookup`.
+    """
+    if repeats or items.shape[1] * ids.shape[1] > _COMPARED:
+        found, pos, order = lookup(items, ids)
+        return lambda values: read_found(values, found, pos, order)
+    listed = items.unsqueeze(2)  # [B, K, 1]
+
+    def compared(values: Tensor) -> Tensor:
+        if values.dtype == torch.bool:  # -2 matches no item, not even the list's padding -1
+            return (listed == torch.where(values, ids, -2).unsqueeze(1)).any(2)
+        return torch.where(listed == ids.unsqueeze(1), values.unsqueeze(1), 0.0).sum(2)  # one id per item, or 0
+
+    return compared
+
+
+# Rows of at most this many (listed item, target id) pairs find the list's targets by comparing every pair
+_COMPARED = 1024
+
+
 @dataclass(frozen=True)
 class TargetTable:
     """The targets of a batch as ids: ``ids`` [B, T] (-1 = padding), their float64 ``gains`` [B, T] (0 for
@@ -69,6 +97,7 @@ class TargetTable:
     judged: Tensor | None = None
     judged_ids: Tensor | None = None
     pooled: Tensor | None = None
+    repeats: bool = False  # ids may repeat: a listed item reads its id's first row (ranx's counting)
 
 
 def target_table(
@@ -145,17 +174,20 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     """The top-k view of ranked ``item_ids`` [B, K] (-1 = none) read through the target table: each
     item's gain and relevance, R, and the best min(k, T) target gains as the ideal list."""
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
-    found, pos, order = lookup(item_ids, table.ids)
-    gains = read_found(table.gains, found, pos, order)
-    relevant = gains > 0 if table.binary else read_found(table.relevant, found, pos, order)
+    read = list_reader(item_ids, table.ids, table.repeats)
+    if table.binary:  # gains 1.0 where relevant: one read, and a cast
+        relevant = read(table.relevant)
+        gains = relevant.to(torch.float64)
+    else:
+        gains, relevant = read(table.gains), read(table.relevant)
     judged = num_judged = pooled = None
     if needs.judged:  # a listed item is judged where it is found among the target ids, whatever its gain
         flags = _judged_flags(table)
         if table.judged_ids is not None:
-            found, pos, order = lookup(item_ids, table.judged_ids)
-        judged, num_judged = read_found(flags, found, pos, order), flags.sum(1, dtype=torch.float64)
+            read = list_reader(item_ids, table.judged_ids, repeats=True)
+        judged, num_judged = read(flags), flags.sum(1, dtype=torch.float64)
         if needs.pooled:  # (and pooled where found at all: a gain of -1 is pooled, not judged)
-            pooled = read_found(_pooled_flags(table), found, pos, order)
+            pooled = read(_pooled_flags(table))
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
                          relevant_items=_relevant_items(table, needs), pooled=pooled)
@@ -206,8 +238,7 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
     top = ranked_top(preds, depth, rules.ties, None, exclusions)
     idx = top.indices
     values = top.values if top.values is not None else preds.gather(1, idx)  # the list's scores, read once
-    ranks = None if exclusions is not None else _target_ranks(preds, top, values, table, rules.ties)
-    if ranks is not None:
+    if exclusions is None:  # the list reads its targets, or each target's rank places it
         listed = None if top.distinct else values > float("-inf")  # distinct: no -inf in the list
         if needs.non_relevant:
             num_candidates = count_candidates(preds, valid, exclusions)
@@ -215,46 +246,43 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
             num_candidates = filled((idx.shape[0],), float(depth), preds.device)
         else:
             num_candidates = listed.sum(1, dtype=torch.float64)
-        return _placed(ranks, idx if listed is None else idx.masked_fill(~listed, -1), depth, table, needs,
-                       num_candidates)
+        item_ids = idx if listed is None else idx.masked_fill(~listed, -1)
+        ranks = _target_ranks(preds, top, values, table)
+        if ranks is None:
+            return table_ranked(item_ids, table, num_candidates, needs)
+        return _placed(ranks, item_ids, depth, table, needs, num_candidates)
     if items.neg_inf:
         listed = values > float("-inf")
-        if exclusions is not None:
-            listed &= ~exclusions.contains(idx)
+        listed &= ~exclusions.contains(idx)
         return table_ranked(idx.masked_fill(~listed, -1), table, count_true(listed, torch.float64), needs)
     num_candidates = count_candidates(preds, valid, exclusions)
-    if valid is not None or exclusions is not None:
-        idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
+    idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
     return table_ranked(idx, table, num_candidates, needs)
 
 
-def _target_ranks(preds: Tensor, top: TopK, values: Tensor, table: TargetTable, ties: str) -> Tensor | None:
-    """[B, T] each target's rank in the list ``top`` of scores ``values`` (K: not listed), by the cheapest read
-    of the row's shape, or None where the lookup of the list in the sorted targets is cheaper (long lists of
-    many targets).
+def _target_ranks(preds: Tensor, top: TopK, values: Tensor, table: TargetTable) -> Tensor | None:
+    """[B, T] each target's rank in the list ``top`` of scores ``values`` (K: not listed), where a read from the
+    targets' side is the cheapest, else None: the list then reads its targets (:func:`table_ranked`), by
+    comparing every pair where a row holds few (:func:`list_reader`), else by a lookup in the sorted targets.
 
     A target's rank is the number of listed items that precede it, so its gain then lands at its rank with
-    one scatter. Short rows read a map of list positions over the row's items; a list whose scores strictly
-    decrease (``TopK.distinct``, known on the CPU) a binary search of each target's score; other rows with
-    few (target, list position) pairs compare each target's (score, tie key) with the list's.
+    one scatter. Short rows read a map of list positions over the row's items; rows of many pairs whose list's
+    scores strictly decrease (``TopK.distinct``, known on the CPU) a binary search of each target's score.
     """
     idx, depth = top.indices, top.indices.shape[1]
     pairs, num_items = table.ids.shape[1] * depth, preds.shape[1]
     if num_items <= _MAPPED * pairs:
         return _mapped_ranks(idx, table.ids, num_items)
-    if pairs > _COMPARED:
+    if pairs <= _COMPARED or not top.distinct:
         return None
     scores = table.scores if table.scores is not None else preds.gather(1, table.ids.clamp(min=0))
-    if top.distinct:
-        return depth - torch.searchsorted(values.flip(1), scores.to(values.dtype), right=True)
-    return _compared_ranks(values, idx, scores, table.ids, ties)
+    return depth - torch.searchsorted(values.flip(1), scores.to(values.dtype), right=True)
 
 
-# How a row's targets find their list positions, by the cheapest read: rows of at most _MAPPED x T x K items
-# through a map of positions over all the row's items ([B, N] bytes: a fast write, where N is small);
-# else rows of at most _COMPARED (target, list position) pairs by comparison ([B, T, K] flags, fused
-# into one loop under torch.compile); else the list is looked up in the sorted targets.
-_MAPPED, _COMPARED = 4, 1024
+# Rows of at most _MAPPED x T x K items find their targets' list positions through a map of positions over all
+# the row's items ([B, N] bytes: a fast write, where N is small; on the CPU several times cheaper than comparing
+# every pair, whose [B, K, T] flags cost a dispatch of broadcast work each)
+_MAPPED = 4
 
 
 def _mapped_ranks(idx: Tensor, target_ids: Tensor, num_items: int) -> Tensor:
@@ -268,16 +296,6 @@ def _mapped_ranks(idx: Tensor, target_ids: Tensor, num_items: int) -> Tensor:
     spread = torch.full((rows, num_items), depth, dtype=dtype, device=idx.device)
     spread.scatter_(1, idx, positions.expand(rows, depth))
     return spread.gather(1, target_ids.clamp(min=0)).long()
-
-
-def _compared_ranks(values: Tensor, idx: Tensor, scores: Tensor, target_ids: Tensor, ties: str) -> Tensor:
-    """[B, T] each target's rank in the exact list ``idx`` [B, K] of scores ``values``: the listed items ranked
-    above it, by score and then by the tie order (``"index"``: lower id first; ``"reverse_index"``: higher).
-    The list holds the first K items of that order, so a target is listed exactly where its rank is < K."""
-    listed, own = values.unsqueeze(1), scores.unsqueeze(2)  # [B, 1, K], [B, T, 1]
-    ids, targets = idx.unsqueeze(1), target_ids.unsqueeze(2)
-    earlier = ids > targets if ties == "reverse_index" else ids < targets
-    return ((listed > own) | ((listed == own) & earlier)).sum(2)
 
 
 def _counted(preds: Tensor, table: TargetTable, needs: Needs, rules: Rules, no_exclusions: bool) -> bool:

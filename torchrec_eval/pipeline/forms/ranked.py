@@ -69,7 +69,7 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
         # even the list's padding -1, which a lookup finds at the targets' padding of gain 0); it is judged
         # where any row lists it
         table = replace(table, ids=target_ids.masked_fill(~table.relevant, -2),
-                        judged_ids=target_ids if needs.judged else None)
+                        judged_ids=target_ids if needs.judged else None, repeats=True)
     if exclude_ids is not None:
         require_ids("exclude_ids", exclude_ids, rows)
         if checks is not None:
