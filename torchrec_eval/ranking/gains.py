@@ -11,7 +11,7 @@ from torch import Tensor
 from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.ranking.discount_sum import discount_sum
 from torchrec_eval.ranking.rank_sums import best_sums, summed, weight_sums
-from torchrec_eval.ranking.ratios import as_row, divide
+from torchrec_eval.ranking.ratios import Ratio, as_row
 
 
 def cg(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -28,16 +28,16 @@ def dcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: fl
 
 
 def ndcg(rt: RankedTargets, ks: Sequence[int], gain: str = "linear", log_base: float = 2.0, ideal: str = "cut",
-         discount: str = "log") -> Tensor:
-    return divide(dcg(rt, ks, gain, log_base, discount), _ideal_dcg(rt, ks, gain, log_base, ideal, discount))
+         discount: str = "log") -> Ratio:
+    return Ratio(dcg(rt, ks, gain, log_base, discount), _ideal_dcg(rt, ks, gain, log_base, ideal, discount))
 
 
-def sdcg(rt: RankedTargets, ks: Sequence[int], max_grade: float | None = None, log_base: float = 2.0) -> Tensor:
+def sdcg(rt: RankedTargets, ks: Sequence[int], max_grade: float | None = None, log_base: float = 2.0) -> Ratio:
     # DCG@k of the gains scaled to [0, 1] by the top grade, over the DCG of k items of the top grade: the
     # query's own relevant items do not bound it (cwl_eval's SDCG, ir-measures' SDCG(max_rel=max_grade));
     # without a top grade, of the binary relevance (cwl_eval's max_rel=1, where a grade >= 1 counts 1)
     best = as_row([(max_grade or 1.0) * discount_sum(k, log_base) for k in ks], rt.gains)
-    return dcg(rt, ks, "linear" if max_grade else "binary", log_base) / best
+    return Ratio(dcg(rt, ks, "linear" if max_grade else "binary", log_base), best)
 
 
 def _gains(rt: RankedTargets, gain: str) -> Tensor:

@@ -10,7 +10,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.ranking.rank_sums import at_cutoffs, first_hit_weights
-from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
+from torchrec_eval.ranking.ratios import Ratio, as_row, divide, per_capped_count, quotient
 
 
 def hits_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -27,23 +27,23 @@ def listed_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return torch.minimum(as_row(ks, rt.gains), rt.num_candidates.unsqueeze(1))
 
 
-def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Tensor:
+def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> Ratio:
     hits = hits_within(rt, ks)
     if denominator == "k":
-        return hits / as_row(ks, rt.gains)
+        return Ratio(hits, as_row(ks, rt.gains))
     if denominator == "retrieved":
-        return divide(hits, listed_within(rt, ks))
+        return Ratio(hits, listed_within(rt, ks))
     return per_capped_count(hits, rt.relevant_column, ks)  # "min_k_r"
 
 
-def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Tensor:
+def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Ratio:
     if denominator == "min_k_r":
         return per_capped_count(hits_within(rt, ks), rt.relevant_column, ks)
-    return per_count(hits_within(rt, ks), rt.relevant_column)
+    return Ratio(hits_within(rt, ks), rt.relevant_column)  # 0 hits where R = 0
 
 
 def f1(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    p, r = precision(rt, ks), recall(rt, ks)
+    p, r = quotient(precision(rt, ks)), quotient(recall(rt, ks))
     return divide(2 * p * r, p + r)
 
 

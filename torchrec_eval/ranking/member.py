@@ -17,9 +17,10 @@ from torchrec_eval.members.empty_targets import counted_values, kept_queries
 from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.pipeline import Batch, RankedTargets
-from torchrec_eval.pipeline.tensor_cache import constant
+from torchrec_eval.pipeline.tensor_cache import constant, filled
 from torchrec_eval.ranking.count_layout import BASIS_KINDS, KIND_BASIS, count_layout, zero_kinds
 from torchrec_eval.ranking.entries import Entry
+from torchrec_eval.ranking.ratios import Ratio, divide
 from torchrec_eval.ranking.registry import MEMBER_OPTIONS, REGISTRY
 
 
@@ -99,11 +100,23 @@ class TopKMember(Member):
                              f"(got ties={ties!r})")
 
     def evaluate(self, ranked: RankedTargets) -> Tensor:
-        columns = []
+        """[B, P] every entry's values: the families' :class:`~torchrec_eval.ranking.ratios.Ratio` divided at once
+        (one op for a suite, where each family would divide its own; bit for bit their quotients)."""
+        numerators: list[Tensor] = []
+        denominators: list[Tensor | None] = []
         for kernel, ks, options, reads_averaged in self._kernel_calls:
             averaged = reads_averaged and ranked.averaged is not None  # ranked form: no ties
-            columns.append(kernel(ranked.averaged if averaged else ranked, ks, **options))
-        return torch.cat(columns, dim=1)
+            value = kernel(ranked.averaged if averaged else ranked, ks, **options)
+            numerator, denominator = value if isinstance(value, Ratio) else (value, None)
+            numerators.append(numerator)
+            denominators.append(denominator)
+        values = torch.cat(numerators, dim=1)
+        if all(denominator is None for denominator in denominators):
+            return values
+        one = filled((1, 1), 1.0, values.device)
+        return divide(values, torch.cat([_broadcast(one if denominator is None else denominator, numerator.shape)
+                                         for numerator, denominator in zip(numerators, denominators, strict=True)],
+                                        dim=1))
 
     def counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
@@ -206,9 +219,14 @@ class TopKMember(Member):
         return means
 
 
-def _kernel_call(entry: Entry) -> tuple[Callable[..., Tensor], list[Any], dict[str, Any], bool]:
+def _kernel_call(entry: Entry) -> tuple[Callable[..., Tensor | Ratio], list[Any], dict[str, Any], bool]:
     spec = REGISTRY[entry.name]
     options = {name: value for name, value in entry.options if name not in MEMBER_OPTIONS}
     reads_averaged = spec.reads_averaged(options)
     options.pop("average_ties", None)  # the view says it
     return spec.kernel, list(entry.ks), options, reads_averaged
+
+
+def _broadcast(tensor: Tensor, shape: torch.Size) -> Tensor:
+    """``tensor`` as ``shape`` (a view; most denominators already have it, and an expand costs a dispatch)."""
+    return tensor if tensor.shape == shape else tensor.expand(shape)

@@ -1,8 +1,10 @@
-"""Safe divisions of the top-k formulas: by a cut-off row, a count of relevant items, min(R, k)."""
+"""Safe divisions of the top-k formulas: by a cut-off row, a count of relevant items, min(R, k); and the
+:class:`Ratio` a formula returns to leave its division to the member, which divides every family's at once."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -13,6 +15,20 @@ from torchrec_eval.pipeline.tensor_cache import row
 def as_row(values: Sequence[float], like: Tensor) -> Tensor:
     """``values`` as a float64 row on ``like``'s device (built once per device)."""
     return row(tuple(float(v) for v in values), like.device)
+
+
+class Ratio(NamedTuple):
+    """A formula's value as ``numerator`` [B, P] / ``denominator`` (broadcast to [B, P]), 0 where the denominator is 0
+    (:func:`divide`'s rule: every numerator here is 0 there). The top-k member divides the ratios of all its
+    families in one op, where each would divide its own."""
+
+    numerator: Tensor
+    denominator: Tensor
+
+
+def quotient(value: Tensor | Ratio) -> Tensor:
+    """A formula's value as a tensor: a :class:`Ratio` divided (as the member divides it), a tensor as it is."""
+    return divide(*value) if isinstance(value, Ratio) else value
 
 
 def divide(numerator: Tensor, denominator: Tensor) -> Tensor:
@@ -28,8 +44,8 @@ def per_count(numerator: Tensor, count: Tensor) -> Tensor:
     return numerator / count.clamp(min=1)
 
 
-def per_capped_count(numerator: Tensor, relevant: Tensor, ks: Sequence[int]) -> Tensor:
+def per_capped_count(numerator: Tensor, relevant: Tensor, ks: Sequence[int]) -> Ratio:
     """numerator / min(R, k) for each cut-off (R as a column [B, 1]); 0 where R = 0, as :func:`per_count`."""
     if len(ks) == 1:
-        return numerator / relevant.clamp(1, ks[0])
-    return per_count(numerator, torch.minimum(as_row(ks, relevant), relevant))
+        return Ratio(numerator, relevant.clamp(max=ks[0]))
+    return Ratio(numerator, torch.minimum(as_row(ks, relevant), relevant))

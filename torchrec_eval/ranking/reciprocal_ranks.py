@@ -12,7 +12,7 @@ from torchrec_eval.pipeline.batch import TieGroups
 from torchrec_eval.pipeline.tensor_cache import ranks
 from torchrec_eval.ranking.hit_counts import hits_within, listed_within
 from torchrec_eval.ranking.rank_sums import best_sums, first_hit_weights, summed
-from torchrec_eval.ranking.ratios import as_row, divide, per_capped_count, per_count
+from torchrec_eval.ranking.ratios import Ratio, as_row, per_capped_count, per_count
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -23,13 +23,13 @@ def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return summed(rt.hits, ks, "reciprocal")
 
 
-def ncrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+def ncrr(rt: RankedTargets, ks: Sequence[int]) -> Ratio:
     # ARHR over its most with the query's relevant items, sum_{i <= min(R, k, list length)} 1 / i (cornac)
-    return divide(arhr(rt, ks), best_sums(rt, ks, "reciprocal"))
+    return Ratio(arhr(rt, ks), best_sums(rt, ks, "reciprocal"))
 
 
 def average_precision(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r",
-                      tie_rank: str = "position") -> Tensor:
+                      tie_rank: str = "position") -> Ratio:
     groups = rt.tie_groups  # None in the ranked form: every item has a rank of its own
     if tie_rank == "group_max" and groups is not None:
         return _average(rt, ks, _precision_at_group_end(rt, groups), normalizer)
@@ -46,19 +46,19 @@ def _precision_at_group_end(rt: RankedTargets, groups: TieGroups) -> Tensor:
     return hits * through_group / group_end
 
 
-def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Tensor:
+def average_recall(rt: RankedTargets, ks: Sequence[int], normalizer: str = "min_k_r") -> Ratio:
     return _average(rt, ks, per_count(rt.hits_before_and_at, rt.relevant_column), normalizer)
 
 
-def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str, weight: str = "one") -> Tensor:
-    """sum_{i<=k} per_rank_i w_i / D, where per_rank already carries the relevance of rank i."""
+def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer: str, weight: str = "one") -> Ratio:
+    """sum_{i<=k} per_rank_i w_i / D, where per_rank already carries the relevance of rank i (0 where D is 0)."""
     total = summed(per_rank, ks, weight)
     if normalizer == "min_k_r":
         return per_capped_count(total, rt.relevant_column, ks)
     if normalizer == "r":
-        return per_count(total, rt.relevant_column)
+        return Ratio(total, rt.relevant_column)
     if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
-        return divide(total, hits_within(rt, ks))
+        return Ratio(total, hits_within(rt, ks))
     if normalizer == "min_list_r":  # LensKit: min(R, the list's length within k)
-        return per_count(total, torch.minimum(rt.relevant_column, listed_within(rt, ks)))
-    return total / as_row(ks, rt.gains)  # "k"
+        return Ratio(total, torch.minimum(rt.relevant_column, listed_within(rt, ks)))
+    return Ratio(total, as_row(ks, rt.gains))  # "k"

@@ -20,6 +20,7 @@ from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.hit_counts import f1, fallout, hitrate, precision, recall
 from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
 from torchrec_eval.ranking.judgments import bpref, infap, judged
+from torchrec_eval.ranking.ratios import Ratio
 from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
 from torchrec_eval.ranking.rprecision import rprecision
 from torchrec_eval.ranking.set_measures import num_rel, num_rel_ret, num_ret, setf
@@ -87,7 +88,8 @@ class TopKFamily:
     """One top-k family.
 
     Attributes:
-        kernel: ``(ranked, ks, **options) -> [B, len(ks)]`` per-query values.
+        kernel: ``(ranked, ks, **options) -> [B, len(ks)]`` per-query values, or their
+            :class:`~torchrec_eval.ranking.ratios.Ratio` (numerator, denominator), which the member divides.
         options: option name -> its allowed values (``(Interval(low, high),)``: a number in that interval).
         cutoff: ``"k"``: an int ``k`` is required; ``"k_or_r"``: ``k`` may be None, a cut at the query's
             number of relevant items R (the batch is then ranked down to its largest R); ``"none"``: it takes
@@ -113,7 +115,7 @@ class TopKFamily:
             (Judged@k: ir-measures evaluates every query with a judgment), not the one without a relevant item.
     """
 
-    kernel: Callable[..., Tensor]
+    kernel: Callable[..., Tensor | Ratio]
     options: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     cutoff: str = "k"
     needs_ideal: bool = False
