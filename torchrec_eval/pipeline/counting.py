@@ -26,3 +26,10 @@ def count_true(flags: Tensor, dtype: torch.dtype = torch.int64) -> Tensor:
         lanes = torch.cat([lanes, packed[:, full:].sum(1, keepdim=True)], dim=1)
     shifts = torch.arange(0, 64, 8, device=flags.device)
     return ((lanes.unsqueeze(-1) >> shifts) & 0xFF).sum((1, 2)).to(dtype)
+
+
+def hit_dtype() -> torch.dtype:
+    """The dtype of 0/1 hits at each rank of a binary target: float64 eager (the formulas' matrix products take
+    one dtype), float32 compiled, where they are exact (as is every count of them below 2^24) at half the bytes of
+    the graph's [B, K] buffers, and every sum over them accumulates in float64 inside its fused kernel."""
+    return torch.float32 if torch.compiler.is_compiling() else torch.float64

@@ -35,9 +35,11 @@ def summed(
     weight (see :func:`rank_weights`; ``parameter``: its log base or patience).
 
     One matrix product with a cached [K, len(ks)] table of the weights within each cut-off, for every
-    cut-off at once: few dispatches, which dominate small batches. Values that may be infinite
-    (``finite=False``: exponential gains overflow past 1023) take a running sum instead, where an
-    infinite gain past a cut-off cannot reach it (inf x 0 would be NaN).
+    cut-off at once: few dispatches, which dominate small batches. Compiled, a product and a sum instead,
+    which the graph fuses with what makes ``per_rank`` (a matrix product is an extern kernel whose input is a
+    [B, K] buffer). Values that may be infinite (``finite=False``: exponential gains
+    overflow past 1023) take a running sum instead, where an infinite gain past a cut-off cannot reach it
+    (inf x 0 would be NaN).
     """
     depth, device = per_rank.shape[1], per_rank.device
     if not finite and len(ks) > 1:
@@ -49,7 +51,10 @@ def summed(
         within = ranks(depth, device).unsqueeze(1) <= row(tuple(float(k) for k in ks), device)
         return rank_weights(depth, weight, parameter, device).unsqueeze(1) * within
 
-    return per_rank @ constant(("summed", depth, tuple(ks), weight, parameter, device), build)
+    table = constant(("summed", depth, tuple(ks), weight, parameter, device), build)
+    if torch.compiler.is_compiling():  # float32 hits (counting.hit_dtype) sum in float64 here
+        return (per_rank.unsqueeze(2) * table).sum(1)
+    return per_rank @ table
 
 
 def first_hit_weights(rt: RankedTargets, ks: Sequence[int], weight: str = "one") -> Tensor:

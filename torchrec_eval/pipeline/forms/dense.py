@@ -11,7 +11,7 @@ from torchrec_eval.pipeline.average_ties import tie_statistics
 from torchrec_eval.pipeline.batch import Candidates, RankedTargets
 from torchrec_eval.pipeline.blocked_topk import top_scores
 from torchrec_eval.pipeline.candidate_mask import CandidateItems
-from torchrec_eval.pipeline.counting import count_true
+from torchrec_eval.pipeline.counting import count_true, hit_dtype
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
@@ -87,7 +87,7 @@ def dense_batch(
     idx = top.indices
     restricted = valid is not None or exclusions is not None
     raw_gains = target.gather(1, idx)
-    gains = raw_gains.to(torch.float64)
+    gains = raw_gains.to(hit_dtype() if target.dtype == torch.bool else torch.float64)
     relevant = is_relevant(raw_gains, relevance_threshold)
     if restricted:
         in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)

@@ -16,7 +16,7 @@ from torch import Tensor
 from torchrec_eval.pipeline.batch import RankedTargets
 from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counted_ranks import TIE_ORDERS, counted_ranks, counting_is_cheaper
-from torchrec_eval.pipeline.counting import count_true
+from torchrec_eval.pipeline.counting import count_true, hit_dtype
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.tensor_cache import constant, filled
@@ -177,7 +177,7 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     read = list_reader(item_ids, table.ids, table.repeats)
     if table.binary:  # gains 1.0 where relevant: one read, and a cast
         relevant = read(table.relevant)
-        gains = relevant.to(torch.float64)
+        gains = relevant.to(hit_dtype())
     else:
         gains, relevant = read(table.gains), read(table.relevant)
     judged = num_judged = pooled = None
@@ -325,8 +325,8 @@ def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTab
     """The top-k view of the list ``item_ids`` [B, depth] (-1: not a candidate; None: not kept) from the rank
     [B, T] of each target (depth: not listed): each target's gain and relevance land at its rank (padding and
     targets below the list share ranks, so they are added, never written over; their gains are 0)."""
-    rows = ranks.shape[0]
-    gains = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.gains)[:, :depth]
+    rows, dtype = ranks.shape[0], hit_dtype() if table.binary else table.gains.dtype
+    gains = table.gains.new_zeros(rows, depth + 1, dtype=dtype).scatter_add_(1, ranks, table.gains.to(dtype))[:, :depth]
     threshold = table.relevance_threshold
     if table.binary:  # gains 1.0 or 0.0: relevant where not 0 (a cast, cheaper than a comparison)
         relevant = gains.bool()
