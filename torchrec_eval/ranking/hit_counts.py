@@ -54,5 +54,8 @@ def fallout(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     return divide(listed - hits_within(rt, ks), (rt.num_candidates - rt.num_relevant).unsqueeze(1))
 
 
-def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return first_hit_weights(rt, ks)
+def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor | Ratio:
+    if rt.tie_groups is not None:  # the probability that a relevant item lies within k
+        return first_hit_weights(rt, ks)
+    hits = hits_within(rt, ks)  # hits / hits: 1 with a hit, 0 without (divide's rule), with no op of its own
+    return Ratio(hits, hits)

@@ -68,10 +68,15 @@ def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[
 
     def compared(values: Tensor) -> Tensor:
         if values.dtype == torch.bool:  # -2 matches no item, not even the list's padding -1
-            return (listed == torch.where(values, ids, -2).unsqueeze(1)).any(2)
+            return (listed == torch.where(values, ids, _no_id(ids.device)).unsqueeze(1)).any(2)
         return torch.where(listed == ids.unsqueeze(1), values.unsqueeze(1), 0.0).sum(2)  # one id per item, or 0
 
     return compared
+
+
+def _no_id(device: torch.device) -> Tensor:
+    """-2 as a 0-d id tensor (built once: a Python number would be made into a tensor at every read)."""
+    return constant(("no_id", device), lambda: torch.tensor(-2, device=device))
 
 
 # Rows of at most this many (listed item, target id) pairs find the list's targets by comparing every pair
@@ -89,15 +94,25 @@ class TargetTable:
     read with ``unjudged`` (else the judged ones)."""
 
     ids: Tensor
-    gains: Tensor
+    graded_gains: Tensor | None  # None: a binary table, whose gains are its relevance (:attr:`gains`)
     relevant: Tensor
     scores: Tensor | None = None
     relevance_threshold: float | None = None
-    binary: bool = False  # gains 1.0 exactly for the relevant targets (RankedTargets.binary)
     judged: Tensor | None = None
     judged_ids: Tensor | None = None
     pooled: Tensor | None = None
     repeats: bool = False  # ids may repeat: a listed item reads its id's first row (ranx's counting)
+
+    @property
+    def binary(self) -> bool:
+        """Gains 1.0 exactly for the relevant targets, 0.0 for the others (RankedTargets.binary)."""
+        return self.graded_gains is None
+
+    @property
+    def gains(self) -> Tensor:
+        """[B, T] float64 gains: a binary table's relevance as 1.0 or 0.0, cast where a read needs it (the reads of
+        a binary table take the relevance itself)."""
+        return self.relevant.to(torch.float64) if self.graded_gains is None else self.graded_gains
 
 
 def target_table(
@@ -116,8 +131,10 @@ def target_table(
     if valid_target is not None:
         present = present & valid_target
     if target_gains is None:  # every present target has gain 1
+        if relevance_threshold is None or 0 < relevance_threshold <= 1:  # binary: relevant where present
+            return TargetTable(target_ids, None, present, scores, relevance_threshold, judged=present)
         gains = present.to(torch.float64)
-        relevant = present if relevance_threshold is None else is_relevant(gains, relevance_threshold) & present
+        relevant = is_relevant(gains, relevance_threshold) & present
     elif unjudged:
         judged = present & (target_gains != UNJUDGED_GAIN)
         gains = torch.where(judged, target_gains.to(torch.float64), 0.0)
@@ -126,8 +143,7 @@ def target_table(
     else:
         gains = torch.where(present, target_gains.to(torch.float64), 0.0)
         relevant = is_relevant(gains, relevance_threshold) & present
-    binary = target_gains is None and (relevance_threshold is None or 0 < relevance_threshold <= 1)
-    return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, binary, judged=present)
+    return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, judged=present)
 
 
 def check_target_ids(
@@ -325,24 +341,25 @@ def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTab
     """The top-k view of the list ``item_ids`` [B, depth] (-1: not a candidate; None: not kept) from the rank
     [B, T] of each target (depth: not listed): each target's gain and relevance land at its rank (padding and
     targets below the list share ranks, so they are added, never written over; their gains are 0)."""
-    rows, dtype = ranks.shape[0], hit_dtype() if table.binary else table.gains.dtype
-    gains = table.gains.new_zeros(rows, depth + 1, dtype=dtype).scatter_add_(1, ranks, table.gains.to(dtype))[:, :depth]
+    rows = ranks.shape[0]
+    placed = table.relevant.to(hit_dtype()) if table.graded_gains is None else table.graded_gains
+    gains = placed.new_zeros(rows, depth + 1).scatter_add_(1, ranks, placed)[:, :depth]
     threshold = table.relevance_threshold
     if table.binary:  # gains 1.0 or 0.0: relevant where not 0 (a cast, cheaper than a comparison)
         relevant = gains.bool()
     elif threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
         relevant = is_relevant(gains, threshold)
     else:
-        spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.to(torch.float64))
+        spread = ranks.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.long())
         relevant = spread[:, :depth] > 0
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
     judged = num_judged = pooled = None
     if needs.judged:  # the judged targets land at their ranks as the gains do (padding adds nothing)
         flags = _judged_flags(table)
-        spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, flags.to(torch.float64))
+        spread = ranks.new_zeros(rows, depth + 1).scatter_add_(1, ranks, flags.long())
         judged, num_judged = spread[:, :depth] > 0, flags.sum(1, dtype=torch.float64)
         if needs.pooled:
-            spread = table.gains.new_zeros(rows, depth + 1).scatter_add_(1, ranks, _pooled_flags(table).to(torch.float64))
+            spread = ranks.new_zeros(rows, depth + 1).scatter_add_(1, ranks, _pooled_flags(table).long())
             pooled = spread[:, :depth] > 0
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,

@@ -77,8 +77,8 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
         dropped, _, _ = lookup(ranked_ids, exclude_ids)
         ranked_ids = ranked_ids.masked_fill(dropped, -1)
         excluded_targets, _, _ = lookup(table.ids, exclude_ids)
-        table = replace(table, gains=table.gains.masked_fill(excluded_targets, 0),
-                        relevant=table.relevant & ~excluded_targets)
+        graded = None if table.graded_gains is None else table.graded_gains.masked_fill(excluded_targets, 0)
+        table = replace(table, graded_gains=graded, relevant=table.relevant & ~excluded_targets)
         if needs.judged and table.judged is not None:  # an excluded target is no judgment of the list
             if table.judged_ids is not None:
                 excluded_targets, _, _ = lookup(table.judged_ids, exclude_ids)
