@@ -102,9 +102,9 @@ def test_one_update_of_the_suite_dispatches_few_ops():
 
 # benchmarks/bench_compile.py's suite and its ops after the top-k selection in each input form (100 x 1,000, 10
 # target ids, validate_args=False): 35, 41 and 39 before the list read its targets by comparison, the families
-# returned ratios and HitRate divided its hits by themselves
+# returned ratios, HitRate divided its hits by themselves and AP and the ideal DCG shared min(R, k)
 BENCH_SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20"]
-FORM_BUDGETS = {"dense": 29, "ids": 33, "ranked": 29}
+FORM_BUDGETS = {"dense": 28, "ids": 32, "ranked": 28}
 
 
 def _ops(step) -> int:

@@ -33,12 +33,12 @@ def precision(rt: RankedTargets, ks: Sequence[int], denominator: str = "k") -> R
         return Ratio(hits, as_row(ks, rt.gains))
     if denominator == "retrieved":
         return Ratio(hits, listed_within(rt, ks))
-    return per_capped_count(hits, rt.relevant_column, ks)  # "min_k_r"
+    return per_capped_count(hits, rt, ks)  # "min_k_r"
 
 
 def recall(rt: RankedTargets, ks: Sequence[int], denominator: str = "r") -> Ratio:
     if denominator == "min_k_r":
-        return per_capped_count(hits_within(rt, ks), rt.relevant_column, ks)
+        return per_capped_count(hits_within(rt, ks), rt, ks)
     return Ratio(hits_within(rt, ks), rt.relevant_column)  # 0 hits where R = 0
 
 

@@ -15,6 +15,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant, geometric, ranks, row
+from torchrec_eval.ranking.ratios import capped_relevant
 
 
 def at_cutoffs(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
@@ -107,7 +108,9 @@ def best_sums(rt: RankedTargets, ks: Sequence[int], weight: str, parameter: floa
     query's relevant items (NCRR, normalized RBP; the binary ideal DCG, whose ideal list is not cut at the list)."""
     bound, device = min(max(rt.max_relevant, 1), max(ks)), rt.gains.device
     table = weight_sums(bound, weight, parameter, device)
-    reachable = (torch.minimum(rt.num_relevant, rt.num_candidates) if within_list else rt.num_relevant).long()
+    if not within_list:  # min(R, k) <= min(max_relevant, k): within the table
+        return table[capped_relevant(rt, ks).long()]
+    reachable = torch.minimum(rt.num_relevant, rt.num_candidates).long()
     if len(ks) == 1:
         return table[reachable.clamp(max=min(ks[0], bound))].unsqueeze(1)
     capped = tuple(min(k, bound) for k in ks)

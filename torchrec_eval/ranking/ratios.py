@@ -9,6 +9,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.pipeline.tensor_cache import row
 
 
@@ -44,8 +45,18 @@ def per_count(numerator: Tensor, count: Tensor) -> Tensor:
     return numerator / count.clamp(min=1)
 
 
-def per_capped_count(numerator: Tensor, relevant: Tensor, ks: Sequence[int]) -> Ratio:
-    """numerator / min(R, k) for each cut-off (R as a column [B, 1]); 0 where R = 0, as :func:`per_count`."""
-    if len(ks) == 1:
-        return Ratio(numerator, relevant.clamp(max=ks[0]))
-    return Ratio(numerator, torch.minimum(as_row(ks, relevant), relevant))
+def capped_relevant(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    """[B, len(ks)] float64 min(R, k) for each cut-off, read once per batch (AP divides by it, and the binary ideal
+    DCG is tabulated by it)."""
+    slot = "_capped_relevant_" + "_".join(map(str, ks))
+    capped = rt.__dict__.get(slot)  # get and set, not setdefault: torch 2.11's dynamo cannot trace that
+    if capped is None:
+        relevant = rt.relevant_column
+        capped = relevant.clamp(max=ks[0]) if len(ks) == 1 else torch.minimum(as_row(ks, relevant), relevant)
+        rt.__dict__[slot] = capped
+    return capped
+
+
+def per_capped_count(numerator: Tensor, rt: RankedTargets, ks: Sequence[int]) -> Ratio:
+    """numerator / min(R, k) for each cut-off; 0 where R = 0, as :func:`per_count`."""
+    return Ratio(numerator, capped_relevant(rt, ks))

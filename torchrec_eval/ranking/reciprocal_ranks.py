@@ -54,7 +54,7 @@ def _average(rt: RankedTargets, ks: Sequence[int], per_rank: Tensor, normalizer:
     """sum_{i<=k} per_rank_i w_i / D, where per_rank already carries the relevance of rank i (0 where D is 0)."""
     total = summed(per_rank, ks, weight)
     if normalizer == "min_k_r":
-        return per_capped_count(total, rt.relevant_column, ks)
+        return per_capped_count(total, rt, ks)
     if normalizer == "r":
         return Ratio(total, rt.relevant_column)
     if normalizer == "hits":  # an expected number of hits under averaged ties may lie in (0, 1)
