@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+import torch
 from torch import Tensor
 
 from torchrec_eval.members.empty_targets import EMPTY_TARGET_ACTIONS
@@ -53,9 +54,19 @@ def prepare(members: Sequence[Member], inputs: Inputs, rules: Rules) -> Batch:
     return prepare_batch(inputs, needs_of(members), rules)
 
 
-def accumulate(state: Tensor, rows: Tensor, groups: Tensor | None, weights: Tensor | None = None) -> None:
+def accumulate(state: Tensor, rows: Tensor | Sequence[Tensor], groups: Tensor | None,
+               weights: Tensor | None = None) -> None:
     """Add per-query rows [B, C] into a [G, C] state, by group (G = 1 without groups); with ``weights``
-    [B], each row times its query's weight (a weighted sum, numerators and denominators alike)."""
+    [B], each row times its query's weight (a weighted sum, numerators and denominators alike).
+
+    ``rows`` may come as parts [B, C_1], [B, C_2], ... whose columns lie side by side in the state: a compiled
+    update without groups or weights then sums each part on its own (inductor makes a concatenation a
+    [B, C] buffer of its own; the sums of the parts are a few numbers)."""
+    if not isinstance(rows, Tensor):
+        if groups is None and weights is None and torch.compiler.is_compiling():
+            state += torch.cat([part.sum(0) for part in rows]).unsqueeze(0)
+            return
+        rows = torch.cat(list(rows), dim=1)
     if weights is not None:
         rows = rows * weights.unsqueeze(1)
     if groups is None:

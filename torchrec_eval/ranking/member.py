@@ -195,7 +195,7 @@ class TopKMember(Member):
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """Compute the batch's statistics (may raise); the returned call adds them to the state."""
         values, counts = self.counted(batch.top_k(), metric.empty_target_action)
-        rows = torch.cat([values, values * values, counts], dim=1)
+        rows = [values, values * values, counts]
         return lambda: accumulate(metric.stats, rows, batch.groups, batch.weights)
 
     def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
