@@ -110,13 +110,14 @@ class TopKMember(Member):
             numerator, denominator = value if isinstance(value, Ratio) else (value, None)
             numerators.append(numerator)
             denominators.append(denominator)
-        values = torch.cat(numerators, dim=1)
         if all(denominator is None for denominator in denominators):
-            return values
-        one = filled((1, 1), 1.0, values.device)
-        return divide(values, torch.cat([_broadcast(one if denominator is None else denominator, numerator.shape)
-                                         for numerator, denominator in zip(numerators, denominators, strict=True)],
-                                        dim=1))
+            return torch.cat(numerators, dim=1)  # (a copy even of one: a formula may return a view of the batch's)
+        if len(numerators) == 1 and denominators[0] is not None:  # one ratio: its own division, no columns to join
+            return divide(numerators[0], _broadcast(denominators[0], numerators[0].shape))
+        one = filled((1, 1), 1.0, numerators[0].device)
+        return divide(torch.cat(numerators, dim=1),
+                      torch.cat([_broadcast(one if denominator is None else denominator, numerator.shape)
+                                 for numerator, denominator in zip(numerators, denominators, strict=True)], dim=1))
 
     def counted(self, ranked: RankedTargets, empty_target_action: str) -> tuple[Tensor, Tensor]:
         """Per-query values [B, P] (0 where not counted) and counts [B, C] (float64 0 or 1)."""
