@@ -13,6 +13,9 @@ thread by default; ``--device cuda`` times the same rows on a GPU (synchronised)
 of one update, and adds ``compile_update(mode="reduce-overhead")`` (the graph replayed as a CUDA graph).
 The compiled metrics' values are checked against the eager one's.
 
+Table 1b: the eager update alone against the floor (table 1 interleaves the compiled metric's calls with
+them, which share the caches and the allocator).
+
 Table 2: the top k of random scores by the library's selection (the blocked top-k of long CPU rows where
 it is cheaper, else ``torch.topk``) as a multiple of ``torch.topk`` itself.
 
@@ -118,6 +121,20 @@ def timed_rows(shapes: list[tuple[int, int]], repeats: int, device: torch.device
             got, want = metric.compute(), eager.compute()
             for key in want:
                 torch.testing.assert_close(got[key], want[key], rtol=1e-9, atol=1e-12, msg=f"{name}: {key}")
+    return rows
+
+
+def alone_rows(shapes: list[tuple[int, int, int]], repeats: int, device: torch.device) -> list[tuple[str, float]]:
+    """The eager update against the floor with no compiled metric between their calls (table 1 interleaves all
+    three cases, which share the caches and the allocator): (batch, multiple of the floor)."""
+    rows = []
+    for queries, items, targets in shapes:
+        inputs = batch(queries, items, device, targets=targets)
+        eager = tre.RankingMetrics(SUITE, validate_args=False).to(device)
+        times = _interleaved({FLOOR: lambda scores=inputs["preds"]: torch.topk(scores, 20, dim=1),
+                              EAGER: lambda inputs=inputs, eager=eager: eager.update(**inputs)}, repeats, device)
+        shape = f"{queries} x {items:,}" + (f", {targets} target" if targets == 1 else "")
+        rows.append((shape, times[EAGER] / times[FLOOR]))
     return rows
 
 
@@ -229,9 +246,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"torch.compile's own cost of a call (a compiled x + 1 on one element): {call:.3f} ms, "
               f"{call / first_floor:.2f}x the top-k of {rows[0]['shape']}")
     if not args.quick:
-        shapes = [(100, 1_000, 21), (1024, 1_000, 21), (1024, 20_000, 21), (256, 5_000, 11), (256, 5_000, 51),
-                  (256, 20_000, 101)]
-        selection = selection_rows(shapes, args.repeats or 21, device)
+        alone = alone_rows(SHAPES, args.repeats or 21, device)
+        print()
+        print(_table(f"The eager update alone (no compiled metric between its calls), vs torch.topk, {where}",
+                     [(shape, f"{ratio:.2f}x") for shape, ratio in alone], ("batch", "vs topk")))
+        selections = [(100, 1_000, 21), (1024, 1_000, 21), (1024, 20_000, 21), (256, 5_000, 11), (256, 5_000, 51),
+                      (256, 20_000, 101)]
+        selection = selection_rows(selections, args.repeats or 21, device)
         print()
         print(_table(f"The top k of each row by the library's selection, vs torch.topk, {where}",
                      [(shape, f"{ratio:.2f}x") for shape, ratio in selection], ("batch", "vs torch.topk")))
@@ -243,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
                   for row in ops],
                  ("metrics", "dense", "ids", "ranked")))
     if args.profile:
-        print(profile_compiled(*shapes[-1][:2], device))
+        print(profile_compiled(*shapes[-1][:2], device))  # the largest batch of table 1
     if args.json:
         args.json.write_text(json.dumps({"device": where, "rows": rows, "ops": ops, "compiled_call_ms": call},
                                         indent=1))
