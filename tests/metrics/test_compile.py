@@ -317,6 +317,34 @@ def test_the_graph_sums_over_ranks_without_a_matrix_product_and_keeps_binary_hit
                 and value.shape == (rows, 2 * values + 1)]
 
 
+@pytest.mark.parametrize("gains", [False, True])
+@pytest.mark.parametrize("form", ["ids", "ranked"])
+def test_the_graph_compares_a_few_targets_one_column_at_a_time(form, gains):
+    """Compiled, the list reads a row's few targets (at most 16) one target column at a time: one fused loop
+    over [B, K], where inductor's CPU loop reducing a [B, K, T] comparison over its T elements cost 12x as much
+    (the compiled update's work after its top-k on 1024 x 20,000: 1.15 -> 0.6 ms, eager's 0.55). Equal to eager
+    with binary and graded targets."""
+    inputs = _inputs(form, 3)
+    rows = inputs.pop("groups").shape[0]
+    if form == "ids":  # rows too long for the map of list positions, and to count ten targets over: the list reads them
+        inputs["preds"] = torch.randn(rows, 20_000, generator=torch.Generator().manual_seed(5))
+        inputs["target_ids"] = torch.stack([torch.randperm(20_000)[:10] for _ in range(rows)])
+    if gains:
+        inputs["target_gains"] = torch.randint(0, 4, inputs["target_ids"].shape,
+                                               generator=torch.Generator().manual_seed(4)).float()
+    metrics = ["ndcg@10", "map@10", "recall@20", "precision@5", "mrr@10", "hitrate@5"]
+    nodes = _graph_of(tre.RankingMetrics(metrics, validate_args=False), inputs)
+    targets = inputs["target_ids"].shape[1]
+    assert not [value for node in nodes if isinstance(value := node.meta.get("example_value"), torch.Tensor)
+                and value.ndim == 3 and value.shape[0] == rows and value.shape[2] == targets]
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(metrics, validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(metrics, validate_args=False)
+    for metric in (compiled, eager):
+        metric.update(**inputs)
+    _assert_same(compiled, eager)
+
+
 @pytest.mark.parametrize("rows", [1, 2])
 def test_a_batch_of_one_row_stays_compiled(rows):
     """The operator's outputs are slices of one top-k result; for a single row a slice is contiguous yet still a

@@ -7,6 +7,7 @@ reads its lists through the same table.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -65,11 +66,20 @@ def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[
         found, pos, order = lookup(items, ids)
         return lambda values: read_found(values, found, pos, order)
     listed = items.unsqueeze(2)  # [B, K, 1]
+    # compiled, a few targets are compared one column at a time: one fused loop over [B, K] (inductor's CPU loop
+    # reducing a dimension of a few elements costs more than 10x as much: 0.43 against 0.035 ms on 1024 x 20 x 10)
+    columns = range(ids.shape[1]) if torch.compiler.is_compiling() and ids.shape[1] <= _UNROLLED else None
 
     def compared(values: Tensor) -> Tensor:
         if values.dtype == torch.bool:  # -2 matches no item, not even the list's padding -1
-            return (listed == torch.where(values, ids, _no_id(ids.device)).unsqueeze(1)).any(2)
-        return torch.where(listed == ids.unsqueeze(1), values.unsqueeze(1), 0.0).sum(2)  # one id per item, or 0
+            found = torch.where(values, ids, _no_id(ids.device))
+            if columns is not None:
+                return functools.reduce(torch.logical_or, [items == found[:, t : t + 1] for t in columns])
+            return (listed == found.unsqueeze(1)).any(2)
+        if columns is not None:  # one id per item, or 0
+            return functools.reduce(torch.add, [torch.where(items == ids[:, t : t + 1], values[:, t : t + 1], 0.0)
+                                                for t in columns])
+        return torch.where(listed == ids.unsqueeze(1), values.unsqueeze(1), 0.0).sum(2)
 
     return compared
 
@@ -79,8 +89,9 @@ def _no_id(device: torch.device) -> Tensor:
     return constant(("no_id", device), lambda: torch.tensor(-2, device=device))
 
 
-# Rows of at most this many (listed item, target id) pairs find the list's targets by comparing every pair
-_COMPARED = 1024
+# Rows of at most this many (listed item, target id) pairs find the list's targets by comparing every pair, one
+# target column at a time when compiled and the rows hold at most _UNROLLED targets
+_COMPARED, _UNROLLED = 1024, 16
 
 
 @dataclass(frozen=True)
