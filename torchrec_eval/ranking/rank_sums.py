@@ -38,9 +38,8 @@ def summed(
     One matrix product with a cached [K, len(ks)] table of the weights within each cut-off, for every
     cut-off at once: few dispatches, which dominate small batches. Compiled, a product and a sum instead,
     which the graph fuses with what makes ``per_rank`` (a matrix product is an extern kernel whose input is a
-    [B, K] buffer). Values that may be infinite (``finite=False``: exponential gains
-    overflow past 1023) take a running sum instead, where an infinite gain past a cut-off cannot reach it
-    (inf x 0 would be NaN).
+    [B, K] buffer). Values that may be infinite (``finite=False``: exponential gains overflow past 1023)
+    take a running sum instead, where an infinite gain past a cut-off cannot reach it (inf x 0 would be NaN).
     """
     depth, device = per_rank.shape[1], per_rank.device
     if not finite and len(ks) > 1:

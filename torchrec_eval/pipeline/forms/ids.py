@@ -57,10 +57,10 @@ def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[
     """A read of values [B, T] attached to the row-wise ``ids`` [B, T] at the listed ``items`` [B, K]: the value of
     the id equal to each item, 0 (False) where none is (an item -1 reads the ids' padding, whose values are 0).
 
-    Rows of at most ``_COMPARED`` (item, id) pairs compare every pair over [B, K, T] flags (one fused loop
-    compiled; a flag read: the ids it holds True for, compared with the items): fewer ops than a sort and a
-    search. Longer rows, and ids that may repeat (``repeats``: the first row of an id is read), take
-    :func:`lookup`.
+    Rows of at most ``_COMPARED`` (item, id) pairs compare every pair over [B, K, T] flags (a flag read: the
+    ids it holds True for, compared with the items): fewer ops than a sort and a search; compiled, rows of at
+    most ``_UNROLLED`` ids compare one id column at a time, one fused loop over [B, K]. Longer rows, and ids that
+    may repeat (``repeats``: the first row of an id is read), take :func:`lookup`.
     """
     if repeats or items.shape[1] * ids.shape[1] > _COMPARED:
         found, pos, order = lookup(items, ids)
