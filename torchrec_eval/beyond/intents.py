@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import cast
 
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.batch import RankedTargets
+from torchrec_eval.pipeline.batch import RankedTargets, once_per_view
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 
 #: the measures of :func:`intent_aware`
@@ -148,13 +147,11 @@ def greedy_ideal_gains(items: Tensor, relevant: Tensor, table: Tensor, alpha: fl
 def shared_ideal(ranked: RankedTargets, table: Tensor, alpha: float, digest: str) -> GreedyIdeal:
     """The batch's :class:`GreedyIdeal` for an intents table (``digest``: its content's) and ``alpha``, built once
     for every family and cut-off that reads it (deepened as they ask)."""
-    memo = ranked.__dict__.get("_intent_ideals")  # get and set, not setdefault: torch 2.11's dynamo cannot trace it
-    if memo is None:
-        memo = ranked.__dict__["_intent_ideals"] = {}
+    memo: dict[tuple[str, float], GreedyIdeal] = once_per_view(ranked, "_intent_ideals", dict)
     ideal = memo.get((digest, alpha))
     if ideal is None:
         ideal = memo[(digest, alpha)] = GreedyIdeal(*ranked.relevant_item_table(), table, alpha)
-    return cast(GreedyIdeal, ideal)
+    return ideal
 
 
 def table_digest(table: Tensor) -> str:

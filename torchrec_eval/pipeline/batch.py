@@ -9,10 +9,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar, cast
 
 import torch
 from torch import Tensor
+
+T = TypeVar("T")
 
 
 class TieGroups(NamedTuple):
@@ -24,16 +26,23 @@ class TieGroups(NamedTuple):
     offset: Tensor
 
 
+def once_per_view(view: RankedTargets, slot: str, compute: Callable[[], T]) -> T:
+    """``compute()``, worked out once per ranked view and kept in it under ``slot`` (a family that reads it
+    reads the same tensor as the others). Get and set, not ``setdefault`` nor ``functools.cached_property``'s
+    lock, which ``torch.compile`` (torch 2.11's dynamo) cannot trace."""
+    value = view.__dict__.get(slot)
+    if value is None:
+        value = view.__dict__[slot] = compute()
+    return cast(T, value)
+
+
 def cached(compute: Callable[[RankedTargets], Tensor]) -> property:
-    """``functools.cached_property`` without its lock (Python 3.11), which ``torch.compile`` cannot trace."""
+    """A property of :class:`RankedTargets` worked out once (:func:`once_per_view`)."""
     slot = "_cached_" + compute.__name__
 
     @functools.wraps(compute)
     def read(self: RankedTargets) -> Tensor:
-        value = self.__dict__.get(slot)
-        if value is None:
-            value = self.__dict__[slot] = compute(self)
-        return value
+        return once_per_view(self, slot, lambda: compute(self))
 
     return property(read)
 

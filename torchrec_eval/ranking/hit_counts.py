@@ -9,17 +9,14 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.ranking.rank_sums import at_cutoffs, first_hit_weights
+from torchrec_eval.pipeline.batch import once_per_view
+from torchrec_eval.ranking.rank_sums import at_cutoffs, summed
 from torchrec_eval.ranking.ratios import Ratio, as_row, divide, per_capped_count, quotient
 
 
 def hits_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     """[B, len(ks)] relevant items within each cut-off (read once per batch: several families use it)."""
-    slot = "_hits_within_" + "_".join(map(str, ks))
-    hits = rt.__dict__.get(slot)  # get and set, not setdefault: torch 2.11's dynamo cannot trace that
-    if hits is None:
-        hits = rt.__dict__[slot] = at_cutoffs(rt.cum_hits, ks)
-    return hits
+    return once_per_view(rt, "_hits_within_" + "_".join(map(str, ks)), lambda: at_cutoffs(rt.cum_hits, ks))
 
 
 def listed_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
@@ -56,6 +53,6 @@ def fallout(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
 
 def hitrate(rt: RankedTargets, ks: Sequence[int]) -> Tensor | Ratio:
     if rt.tie_groups is not None:  # the probability that a relevant item lies within k
-        return first_hit_weights(rt, ks)
+        return summed(rt.first_hit, ks)
     hits = hits_within(rt, ks)  # hits / hits: 1 with a hit, 0 without (divide's rule), with no op of its own
     return Ratio(hits, hits)

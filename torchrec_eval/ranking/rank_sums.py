@@ -57,22 +57,6 @@ def summed(
     return per_rank @ table
 
 
-def first_hit_weights(rt: RankedTargets, ks: Sequence[int], weight: str = "one") -> Tensor:
-    """[B, len(ks)]: the rank weight (``"one"`` or ``"reciprocal"``) of the first relevant item within each cut-off,
-    0 without one: HitRate's hit and MRR's reciprocal rank. Under averaged ties, its expectation (the sum of the
-    first hit's probability at each rank times the weight); with 0/1 hits, the largest h_i w_i up to each cut-off,
-    bit for bit the weight that sum picks (the weights do not increase), with no first-hit tensor."""
-    if rt.tie_groups is not None:
-        return summed(rt.first_hit, ks, weight)
-    depth = min(max(ks), rt.depth)
-    hits = rt.hits[:, :depth]
-    if weight != "one":
-        hits = hits * rank_weights(depth, weight, 2.0, hits.device)
-    if len(ks) == 1:
-        return hits.amax(1, keepdim=True)
-    return at_cutoffs(hits.cummax(1).values, ks)
-
-
 def rank_weights(depth: int, weight: str, parameter: float, device: torch.device) -> Tensor:
     """[depth] weights of ranks i = 1..depth (built once per device): ``"one"``, ``"reciprocal"`` 1 / i,
     ``"discount"`` 1 / log_b(i + 1) and ``"clipped_discount"`` 1 / log_b(max(i, 2)) (``parameter`` = b),

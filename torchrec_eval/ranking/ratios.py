@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
+from torchrec_eval.pipeline.batch import once_per_view
 from torchrec_eval.pipeline.tensor_cache import row
 
 
@@ -48,13 +49,11 @@ def per_count(numerator: Tensor, count: Tensor) -> Tensor:
 def capped_relevant(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
     """[B, len(ks)] float64 min(R, k) for each cut-off, read once per batch (AP divides by it, and the binary ideal
     DCG is tabulated by it)."""
-    slot = "_capped_relevant_" + "_".join(map(str, ks))
-    capped = rt.__dict__.get(slot)  # get and set, not setdefault: torch 2.11's dynamo cannot trace that
-    if capped is None:
+    def capped() -> Tensor:
         relevant = rt.relevant_column
-        capped = relevant.clamp(max=ks[0]) if len(ks) == 1 else torch.minimum(as_row(ks, relevant), relevant)
-        rt.__dict__[slot] = capped
-    return capped
+        return relevant.clamp(max=ks[0]) if len(ks) == 1 else torch.minimum(as_row(ks, relevant), relevant)
+
+    return once_per_view(rt, "_capped_relevant_" + "_".join(map(str, ks)), capped)
 
 
 def per_capped_count(numerator: Tensor, rt: RankedTargets, ks: Sequence[int]) -> Ratio:

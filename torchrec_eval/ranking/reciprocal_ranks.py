@@ -11,12 +11,19 @@ from torchrec_eval.pipeline import RankedTargets
 from torchrec_eval.pipeline.batch import TieGroups
 from torchrec_eval.pipeline.tensor_cache import ranks
 from torchrec_eval.ranking.hit_counts import hits_within, listed_within
-from torchrec_eval.ranking.rank_sums import best_sums, first_hit_weights, summed
+from torchrec_eval.ranking.rank_sums import at_cutoffs, best_sums, rank_weights, summed
 from torchrec_eval.ranking.ratios import Ratio, as_row, per_capped_count, per_count
 
 
 def mrr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
-    return first_hit_weights(rt, ks, "reciprocal")
+    # 1 / the rank of the first relevant item within each cut-off, 0 without one. Under averaged ties its
+    # expectation (the first hit's probability at each rank over the rank); with 0/1 hits the largest h_i / i up to
+    # each cut-off, bit for bit what that sum picks (1 / i decreases), with no first-hit tensor
+    if rt.tie_groups is not None:
+        return summed(rt.first_hit, ks, "reciprocal")
+    depth = min(max(ks), rt.depth)
+    weighted = rt.hits[:, :depth] * rank_weights(depth, "reciprocal", 2.0, rt.hits.device)
+    return weighted.amax(1, keepdim=True) if len(ks) == 1 else at_cutoffs(weighted.cummax(1).values, ks)
 
 
 def arhr(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
