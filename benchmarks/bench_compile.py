@@ -16,6 +16,10 @@ The compiled metrics' values are checked against the eager one's.
 Table 1b: the eager update alone against the floor (table 1 interleaves the compiled metric's calls with
 them, which share the caches and the allocator).
 
+Table 1c: the reads by which a list finds its targets (``pipeline/forms/ids.py``), whose times set its rules: the
+map of list positions before the comparison on short rows in eager mode, and a compiled comparison of a few
+targets taken one target column at a time.
+
 Table 2: the top k of random scores by the library's selection (the blocked top-k of long CPU rows where
 it is cheaper, else ``torch.topk``) as a multiple of ``torch.topk`` itself.
 
@@ -179,6 +183,49 @@ def count_ops(metrics: list[str], form: str, device: torch.device) -> tuple[int,
             aten_ops(lambda: suite.update(**inputs), within="pipeline/blocked_topk.py"))
 
 
+def read_rows(repeats: int, device: torch.device, rows: int = 1024, items: int = 101, depth: int = 20,
+              targets: int = 10) -> list[tuple[str, float, float | None]]:
+    """How a list of ``depth`` items finds a row's ``targets`` relevant target ids (``pipeline/forms/ids.py``), the
+    reads its rules choose between: (read, ms, peak extra memory in the scores' bytes). Eager: the one-byte map of
+    list positions and the gains placed at the ranks (short rows), or the [B, K, T] comparison reduced over the
+    targets; compiled (inductor): that reduction, or one target column at a time."""
+    from torchrec_eval.pipeline.forms import ids
+
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(rows, items, generator=gen).to(device)
+    listed = torch.topk(scores, depth, dim=1).indices
+    target_ids = torch.randint(0, items, (rows, targets), generator=gen).to(device)
+    relevant = torch.rand(rows, targets, generator=gen).to(device) < 0.8
+
+    def mapped() -> torch.Tensor:
+        ranks = ids._mapped_ranks(listed, target_ids, items)
+        return relevant.to(torch.float64).new_zeros(rows, depth + 1).scatter_add_(1, ranks, relevant.to(torch.float64))
+
+    def read(target_ids: torch.Tensor, relevant: torch.Tensor) -> torch.Tensor:
+        return ids.list_reader(listed, target_ids)(relevant)
+
+    def compiled(unrolled: int):
+        def step() -> torch.Tensor:
+            ids._UNROLLED = unrolled  # a guarded global: each setting its own graph
+            return compiled_read(target_ids, relevant)
+        compiled_read = torch.compile(read, fullgraph=True)
+        step()
+        return step
+
+    unrolled = ids._UNROLLED
+    try:
+        cases = {"eager: map of list positions, gains placed": mapped,
+                 "eager: [B, K, T] comparison, reduced": lambda: read(target_ids, relevant),
+                 "compiled: [B, K, T] comparison, reduced": compiled(0),
+                 "compiled: one target column at a time": compiled(unrolled)}
+        times = _interleaved(cases, repeats, device)
+        memory = {name: peak_memory(fn, device) for name, fn in cases.items()}
+    finally:
+        ids._UNROLLED = unrolled
+    size = scores.numel() * scores.element_size()
+    return [(name, ms, None if memory[name] is None else memory[name] / size) for name, ms in times.items()]
+
+
 def op_rows(device: torch.device, quick: bool = False) -> list[dict[str, object]]:
     """For each family alone and the suite: the ops of each form, and (``top-k ...``) the top-k selection's."""
     members = ([] if quick else [[name] for name in SUITE]) + [SUITE]
@@ -250,6 +297,11 @@ def main(argv: list[str] | None = None) -> None:
         print()
         print(_table(f"The eager update alone (no compiled metric between its calls), vs torch.topk, {where}",
                      [(shape, f"{ratio:.2f}x") for shape, ratio in alone], ("batch", "vs topk")))
+        reads = read_rows(args.repeats or 21, device)
+        print()
+        print(_table(f"How a list of 20 items finds a row's 10 target ids, 1024 rows of 101 items, {where}",
+                     [(name, f"{ms:.3f}", fmt(memory)) for name, ms, memory in reads],
+                     ("read", "ms", "extra mem vs scores")))
         selections = [(100, 1_000, 21), (1024, 1_000, 21), (1024, 20_000, 21), (256, 5_000, 11), (256, 5_000, 51),
                       (256, 20_000, 101)]
         selection = selection_rows(selections, args.repeats or 21, device)

@@ -67,7 +67,8 @@ def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[
         return lambda values: read_found(values, found, pos, order)
     listed = items.unsqueeze(2)  # [B, K, 1]
     # compiled, a few targets are compared one column at a time: one fused loop over [B, K] (inductor's CPU loop
-    # reducing a dimension of a few elements costs more than 10x as much: 0.43 against 0.035 ms on 1024 x 20 x 10)
+    # reducing a dimension of a few elements costs 3.5x as much: 0.43 against 0.12 ms on 1024 x 20 x 10,
+    # benchmarks/bench_compile.py table 1c)
     columns = range(ids.shape[1]) if torch.compiler.is_compiling() and ids.shape[1] <= _UNROLLED else None
 
     def compared(values: Tensor) -> Tensor:
