@@ -20,6 +20,11 @@ Table 1c: the reads by which a list finds its targets (``pipeline/forms/ids.py``
 map of list positions before the comparison on short rows in eager mode, and a compiled comparison of a few
 targets taken one target column at a time.
 
+Table 1d: the ranks of a row's targets counted over the row (``pipeline/counted_ranks.py``), each way beside the
+library's top 21 of the same scores, and what the cost model (``counting_is_cheaper``, ``counting_way``) takes
+there: eager, five passes over the pairs (flags) or one comparison of integer ranking keys (keys); compiled, one
+fused loop.
+
 Table 2: the top k of random scores by the library's selection (the blocked top-k of long CPU rows where
 it is cheaper, else ``torch.topk``) as a multiple of ``torch.topk`` itself.
 
@@ -35,6 +40,7 @@ import argparse
 import json
 import sys
 import time
+import unittest.mock
 from pathlib import Path
 
 import torch
@@ -226,6 +232,45 @@ def read_rows(repeats: int, device: torch.device, rows: int = 1024, items: int =
     return [(name, ms, None if memory[name] is None else memory[name] / size) for name, ms in times.items()]
 
 
+COUNTED_SHAPES = [(1024, 101, 1), (1024, 101, 3), (1024, 101, 10), (1024, 300, 3), (100, 1_000, 1),
+                  (1024, 1_000, 1), (1024, 1_000, 3), (100, 1_000, 10)]  # (rows, items, targets)
+
+
+def count_rows(repeats: int, device: torch.device) -> list[tuple[str, str, float, float, str]]:
+    """Each way to count a row's targets' ranks over the row (``pipeline/counted_ranks.py``), each timed beside the
+    library's top 21 of the same float32 scores (``top_scores``) with nothing else between their calls: (batch,
+    way, ms, multiple of the top-k, what the cost model takes there: the way, or the top-k)."""
+    return [row for shape in COUNTED_SHAPES for row in _count_shape(*shape, repeats, device)]
+
+
+def _count_shape(queries: int, items: int, targets: int, repeats: int,
+                 device: torch.device) -> list[tuple[str, str, float, float, str]]:
+    from torchrec_eval.pipeline.counted_ranks import (
+        counting_is_cheaper,
+        counting_way,
+        flagged_count,
+        keyed_count,
+    )
+
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(queries, items, generator=gen).to(device)
+    target_ids = torch.randint(0, items, (queries, targets), generator=gen).to(device)
+    own = scores.gather(1, target_ids)
+    fused = torch.compile(lambda: flagged_count(scores, target_ids, own, "index", fused=True), fullgraph=True)
+    fused()
+    ways = {"flags": lambda: flagged_count(scores, target_ids, own, "index", fused=False),
+            "keys": lambda: keyed_count(scores, target_ids, "index"), "fused": fused}
+    rows = []
+    for way, count in ways.items():
+        times = _interleaved({"top 21": lambda: top_scores(scores, 21), way: count}, repeats, device)
+        with unittest.mock.patch.object(torch.compiler, "is_compiling", lambda way=way: way == "fused"):
+            taken = counting_way(targets, scores.dtype) if counting_is_cheaper(targets, items, 21) else "top-k"
+        rows.append((f"{queries} x {items:,}, {targets} target{'s' if targets > 1 else ''}",
+                     "compiled: one fused loop" if way == "fused" else f"eager: {way}", times[way],
+                     times[way] / times["top 21"], taken))
+    return rows
+
+
 def op_rows(device: torch.device, quick: bool = False) -> list[dict[str, object]]:
     """For each family alone and the suite: the ops of each form, and (``top-k ...``) the top-k selection's."""
     members = ([] if quick else [[name] for name in SUITE]) + [SUITE]
@@ -302,6 +347,11 @@ def main(argv: list[str] | None = None) -> None:
         print(_table(f"How a list of 20 items finds a row's 10 target ids, 1024 rows of 101 items, {where}",
                      [(name, f"{ms:.3f}", fmt(memory)) for name, ms, memory in reads],
                      ("read", "ms", "extra mem vs scores")))
+        counts = count_rows(args.repeats or 21, device)
+        print()
+        print(_table(f"Targets' ranks counted over their rows, vs the library's top 21, {where}",
+                     [(shape, way, f"{ms:.3f}", f"{ratio:.2f}x", taken) for shape, way, ms, ratio, taken in counts],
+                     ("batch", "way", "ms", "vs top 21", "cost model takes")))
         selections = [(100, 1_000, 21), (1024, 1_000, 21), (1024, 20_000, 21), (256, 5_000, 11), (256, 5_000, 51),
                       (256, 20_000, 101)]
         selection = selection_rows(selections, args.repeats or 21, device)

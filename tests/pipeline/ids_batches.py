@@ -10,6 +10,9 @@ def ids_batch(rows: int, items: int, targets: int, scores: str, seed: int) -> di
     gen = torch.Generator().manual_seed(seed)
     if scores == "distinct":
         preds = torch.randn(rows, items, generator=gen)
+    elif scores == "signed":  # ties among negative scores, and zeros of both signs (equal scores)
+        preds = torch.randint(-2, 3, (rows, items), generator=gen) * 0.5
+        preds[(preds == 0) & (torch.rand(rows, items, generator=gen) < 0.5)] = -0.0
     else:  # few values: ties inside the list and at the cut
         preds = torch.randint(0, 3, (rows, items), generator=gen).float()
     if scores == "-inf":

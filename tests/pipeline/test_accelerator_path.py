@@ -140,7 +140,10 @@ def test_update_reads_nothing_and_equals_the_cpu_path(family, form, ties, dtype,
     def make():
         return _suite(metrics, ties=ties, num_groups=2)
 
-    if form != "ranked" and ties in ("reverse_index", "pessimistic", "optimistic"):
+    # 6 target ids among 48 items: ranks counted over the rows (pipeline/counted_ranks.py), with no list to repair,
+    # where no family reads the list's ids
+    counted = form in ("ids", "exclude_ids") and family != "beyond"
+    if form != "ranked" and (ties in ("pessimistic", "optimistic") or (ties == "reverse_index" and not counted)):
         # documented: a non-default tie order repairs the cut-off row by row (it reads which rows tie)
         with simulate_accelerator(), NoHostReads(), pytest.raises(HostRead, match="_local_scalar_dense"):
             update(make())
@@ -326,7 +329,7 @@ def test_the_switch_sends_cpu_tensors_down_the_accelerator_path():
 def test_without_the_switch_the_cpu_path_reads():
     """The CPU path reads on the host to skip work, so the simulation is what makes the checks pass;
     and with ``validate_args=True`` the checks themselves read, on every device."""
-    batch = _inputs("ids", 64, torch.float32, True)
+    batch = _inputs("dense", 64, torch.float32, True)  # (the ids form's counted ranks read nothing on any path)
     with NoHostReads(), pytest.raises(HostRead):
         _suite(["ndcg@10"]).update(**batch)
     checked = tre.RankingMetrics(["ndcg@10"])

@@ -330,7 +330,7 @@ def _counted(preds: Tensor, table: TargetTable, needs: Needs, rules: Rules, no_e
     """Whether the targets' ranks are counted over their rows (:mod:`counted_ranks`) instead of read from a
     top-k list: where no family reads the list's ids, the tie order is one a count tells, and it is cheaper."""
     return (no_exclusions and not needs.listed_ids and rules.ties in TIE_ORDERS
-            and counting_is_cheaper(table.ids.shape[1], preds.shape[1], needs.depth + 1))
+            and counting_is_cheaper(table.ids.shape[1], preds.shape[1], needs.depth + 1, preds.dtype))
 
 
 def _counted_placed(preds: Tensor, items: CandidateItems, table: TargetTable, needs: Needs, rules: Rules,
