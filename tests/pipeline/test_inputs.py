@@ -199,6 +199,8 @@ def test_count_true_matches_sum(cols):
     assert torch.equal(count_true(big), big.sum(1))
     assert torch.equal(count_true(big[1:2]), big[1:2].sum(1))  # one row of a wider tensor
     assert torch.equal(count_true(flags[:, ::2]), flags[:, ::2].sum(1))  # non-contiguous input
+    full = torch.ones((1 << 20) // cols + 3, cols, dtype=torch.bool)  # every byte lane of every word at its most
+    assert torch.equal(count_true(full), torch.full((full.shape[0],), cols))
 
 
 def test_integer_float_and_bool_targets_agree():
