@@ -27,12 +27,15 @@ def kept_queries(num_relevant: Tensor, action: str) -> Tensor:
     return filled(tuple(num_relevant.shape), 1.0, num_relevant.device)
 
 
-def counted_values(values: Tensor, num_relevant: Tensor, action: str,
-                   empty: str = "no relevant item") -> tuple[Tensor, Tensor]:
+def counted_values(values: Tensor, num_relevant: Tensor, action: str, empty: str = "no relevant item",
+                   zero_when_empty: bool = False) -> tuple[Tensor, Tensor]:
     """Resolve queries with no relevant item, given R as [B], as a column [B, 1] or per value [B, P] (``empty``
     names what a query lacks, in the error). Returns (values [B, P], counted: float64 1 or 0 per query, of R's
-    shape)."""
+    shape). ``zero_when_empty``: every value of such a query is 0 already (a binary view's gains are 0 there, and
+    so is every value built from them), which ``"skip"`` and ``"neg"`` then leave as it is."""
     counted = kept_queries(num_relevant, action)
+    if zero_when_empty and action in ("skip", "neg"):
+        return values, counted
     if action == "skip":
         return values * (counted if counted.ndim == 2 else counted.unsqueeze(1)), counted
     lacking = num_relevant == 0

@@ -13,6 +13,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.tensor_cache import positions
 from torchrec_eval.pipeline.topk import TopK
 
 
@@ -30,11 +31,11 @@ def tie_statistics(
     idx, following, (gains, relevant) = top.indices, top.following, ranked
     values = scores.gather(1, idx)
     depth = values.shape[1]
-    positions = torch.arange(depth, device=idx.device).expand_as(idx)
+    places = positions(depth, idx.device).expand_as(idx)
     starts = torch.ones_like(idx, dtype=torch.bool)
     starts[:, 1:] = values[:, 1:] != values[:, :-1]
     group = starts.long().cumsum(1) - 1
-    offset = positions - torch.where(starts, positions, 0).cummax(1).values
+    offset = places - torch.where(starts, places, 0).cummax(1).values
     in_list = values > float("-inf")
     ones = in_list.to(torch.float64)
     size = torch.zeros_like(ones).scatter_add_(1, group, ones).gather(1, group)

@@ -53,7 +53,8 @@ class RankedTargets:
 
     Attributes:
         gains: [B, K] float64 gain (target value) of the item at each rank; 0 past the list.
-        relevant: [B, K] bool, whether the item at each rank is relevant.
+        relevance: [B, K] bool, whether the item at each rank is relevant; None in a binary view, whose
+            :attr:`relevant` is read off its gains where a family asks (most read the gains only).
         num_relevant: [B] float64, ``R``: relevant items of the query among its candidates.
         num_candidates: [B] float64, valid candidates of the query (the list length for ``ranked``;
             the ids form without a mask counts them within the list: min(K, candidates), as every
@@ -79,7 +80,7 @@ class RankedTargets:
     """
 
     gains: Tensor
-    relevant: Tensor
+    relevance: Tensor | None
     num_relevant: Tensor
     num_candidates: Tensor
     ideal_gains: Tensor | None = None
@@ -102,7 +103,7 @@ class RankedTargets:
         Each position then holds the mean gain and the mean relevance of its tie group; metrics that
         are not linear in the relevance (HitRate, MRR, MAP, MAR) also read the group statistics.
         """
-        return replace(self, gains=gain_sum / size, tie_groups=TieGroups(size, hits, offset))
+        return replace(self, gains=gain_sum / size, relevance=self.relevant, tie_groups=TieGroups(size, hits, offset))
 
     @property
     def depth(self) -> int:
@@ -132,6 +133,11 @@ class RankedTargets:
         if self.pooled is None:
             raise ValueError(f"this ranked view keeps no pool (Needs.pooled), got pooled={self.pooled}")
         return self.pooled
+
+    @cached
+    def relevant(self) -> Tensor:
+        """[B, K] bool, whether the item at each rank is relevant (:attr:`relevance`, or a binary view's gains > 0)."""
+        return self.gains > 0 if self.relevance is None else self.relevance
 
     @cached
     def judged_non_relevant(self) -> Tensor:

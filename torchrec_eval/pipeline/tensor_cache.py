@@ -44,6 +44,11 @@ def constant(key: Hashable, build: Callable[[], Tensor]) -> Tensor:
     return value
 
 
+def positions(length: int, device: torch.device) -> Tensor:
+    """[length] int64 list positions 0..length - 1."""
+    return constant(("list_positions", length, device), lambda: torch.arange(length, device=device))
+
+
 def ranks(length: int, device: torch.device) -> Tensor:
     """[length] float64 ranks 1..length."""
     return constant(

@@ -32,6 +32,7 @@ from torchrec_eval.pipeline.blocked_topk import top_scores
 from torchrec_eval.pipeline.boundary_scan import gain_levels, resolve_boundary
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.tensor_cache import constant, positions
 from torchrec_eval.pipeline.tie_order import TieRule, exact_top, gains_of, order_ties, tie_keys
 
 
@@ -233,8 +234,7 @@ def _boundary_without_sync(scores: Tensor, values: Tensor, idx: Tensor, k: int, 
     """
     ties = rule.ties
     if rule.exclusions is not None:
-        every_row = torch.arange(scores.shape[0], device=scores.device)
-        masked = rule.exclusions.masked_rows(scores, every_row)
+        masked = rule.exclusions.masked_rows(scores, positions(scores.shape[0], scores.device))  # every row
         return top_indices(masked, k, ties, rule.gains, sync_free=True).indices
     if tie_keys(ties)[1] is not None:  # gain-aware orders: a stable sort of every row
         return exact_top(scores, k, ties, rule.gains)
@@ -242,11 +242,13 @@ def _boundary_without_sync(scores: Tensor, values: Tensor, idx: Tensor, k: int, 
     above = values[:, :k] > boundary
     need = k - above.sum(1, keepdim=True)
     running = (scores == boundary).cumsum(1, dtype=torch.int32)  # [B, N]: items scored v up to each column
-    nth = torch.arange(1, k + 1, device=scores.device, dtype=torch.int32).expand(scores.shape[0], k)
+    rows, device = scores.shape[0], scores.device
+    nth = constant(("nth_tied", rows, k, device),  # 1..k in every row, contiguous for the search (built once)
+                   lambda: torch.arange(1, k + 1, device=device, dtype=torch.int32).expand(rows, k).contiguous())
     if ties == "reverse_index":  # the j-th from the row's end
         nth = running[:, -1:] + 1 - nth
-    picked = torch.searchsorted(running, nth.contiguous()).clamp_(max=scores.shape[1] - 1)
+    picked = torch.searchsorted(running, nth).clamp_(max=scores.shape[1] - 1)
     merged = torch.cat([idx[:, :k], picked], dim=1)
-    keep = torch.cat([above, torch.arange(k, device=scores.device) < need], dim=1)
+    keep = torch.cat([above, positions(k, device) < need], dim=1)
     first = torch.sort((~keep).to(torch.uint8), dim=1, stable=True).indices[:, :k]
     return merged.gather(1, first)

@@ -66,6 +66,7 @@ class TopKMember(Member):
         self.needs_non_relevant = any(spec.reads_non_relevant for spec in specs)
         self.needs_judged = any(spec.reads_judged for spec in specs)
         self.needs_pooled = any(spec.reads_pooled for spec in specs)
+        self.nonzero_without_relevant = any(spec.nonzero_without_relevant for spec in specs)
         # each entry's (kernel, cut-offs, the kernel's options, whether it reads the tie-averaged view), worked
         # out once: an update of a small batch costs its Python as much as its ops
         self._kernel_calls = [_kernel_call(entry) for entry in self.entries]
@@ -124,7 +125,9 @@ class TopKMember(Member):
         raw = self.evaluate(ranked)
         kinds = self.count_kinds
         if self.bases == ("relevant",):
-            values, counted = counted_values(raw, ranked.relevant_column, empty_target_action)
+            zero_when_empty = ranked.binary and not self.nonzero_without_relevant
+            values, counted = counted_values(raw, ranked.relevant_column, empty_target_action,
+                                             zero_when_empty=zero_when_empty)
             if len(kinds) == 1:
                 return values, counted
             kept_by_basis = {"relevant": counted}

@@ -16,6 +16,7 @@ from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.tensor_cache import positions
 from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import Checks, check_target_values, describe, describe_any
 
@@ -90,7 +91,7 @@ def dense_batch(
     gains = raw_gains.to(hit_dtype() if target.dtype == torch.bool else torch.float64)
     relevant = is_relevant(raw_gains, relevance_threshold)
     if restricted:
-        in_list = torch.arange(depth, device=preds.device) < num_candidates.unsqueeze(1)
+        in_list = positions(depth, preds.device) < num_candidates.unsqueeze(1)
         gains, relevant = gains * in_list, relevant & in_list
     tie_stats = None
     if averaging and relevant_all is not None:  # (averaging never reads R from the ideal list)

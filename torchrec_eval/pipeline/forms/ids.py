@@ -20,7 +20,7 @@ from torchrec_eval.pipeline.counted_ranks import TIE_ORDERS, counted_ranks, coun
 from torchrec_eval.pipeline.counting import count_true, hit_dtype
 from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
 from torchrec_eval.pipeline.inputs import Needs, Rules
-from torchrec_eval.pipeline.tensor_cache import constant, filled
+from torchrec_eval.pipeline.tensor_cache import constant, filled, positions
 from torchrec_eval.pipeline.topk import TopK
 from torchrec_eval.pipeline.topk_op import ranked_top
 from torchrec_eval.pipeline.validation import (
@@ -53,9 +53,11 @@ def read_found(values: Tensor, found: Tensor, pos: Tensor, order: Tensor) -> Ten
     return read & found if read.dtype == torch.bool else read * found
 
 
-def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[Tensor], Tensor]:
+def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[..., Tensor]:
     """A read of values [B, T] attached to the row-wise ``ids`` [B, T] at the listed ``items`` [B, K]: the value of
-    the id equal to each item, 0 (False) where none is (an item -1 reads the ids' padding, whose values are 0).
+    the id equal to each item, 0 (False) where none is (an item -1 reads the ids' padding, whose values are 0);
+    ``read(flags, dtype)`` reads bool flags as ``dtype``, 1 where True (the ids are distinct: checked with
+    ``validate_args``).
 
     Rows of at most ``_COMPARED`` (item, id) pairs compare every pair over [B, K, T] flags (a flag read: the
     ids it holds True for, compared with the items): fewer ops than a sort and a search; compiled, rows of at
@@ -64,19 +66,26 @@ def list_reader(items: Tensor, ids: Tensor, repeats: bool = False) -> Callable[[
     """
     if repeats or items.shape[1] * ids.shape[1] > _COMPARED:
         found, pos, order = lookup(items, ids)
-        return lambda values: read_found(values, found, pos, order)
+
+        def looked_up(values: Tensor, dtype: torch.dtype | None = None) -> Tensor:
+            read = read_found(values, found, pos, order)
+            return read if dtype is None else read.to(dtype)
+
+        return looked_up
     listed = items.unsqueeze(2)  # [B, K, 1]
     # compiled, a few targets are compared one column at a time: one fused loop over [B, K] (inductor's CPU loop
     # reducing a dimension of a few elements costs 3.5x as much: 0.43 against 0.12 ms on 1024 x 20 x 10,
     # benchmarks/bench_compile.py table 1c)
     columns = range(ids.shape[1]) if torch.compiler.is_compiling() and ids.shape[1] <= _UNROLLED else None
 
-    def compared(values: Tensor) -> Tensor:
+    def compared(values: Tensor, dtype: torch.dtype | None = None) -> Tensor:
         if values.dtype == torch.bool:  # -2 matches no item, not even the list's padding -1
             found = torch.where(values, ids, _no_id(ids.device))
             if columns is not None:
-                return functools.reduce(torch.logical_or, [items == found[:, t : t + 1] for t in columns])
-            return (listed == found.unsqueeze(1)).any(2)
+                flags = functools.reduce(torch.logical_or, [items == found[:, t : t + 1] for t in columns])
+                return flags if dtype is None else flags.to(dtype)
+            matches = listed == found.unsqueeze(1)
+            return matches.any(2) if dtype is None else matches.sum(2, dtype=dtype)  # one match at most: 1 or 0
         if columns is not None:  # one id per item, or 0
             return functools.reduce(torch.add, [torch.where(items == ids[:, t : t + 1], values[:, t : t + 1], 0.0)
                                                 for t in columns])
@@ -203,9 +212,9 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
     item's gain and relevance, R, and the best min(k, T) target gains as the ideal list."""
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
     read = list_reader(item_ids, table.ids, table.repeats)
-    if table.binary:  # gains 1.0 where relevant: one read, and a cast
-        relevant = read(table.relevant)
-        gains = relevant.to(hit_dtype())
+    relevant: Tensor | None = None
+    if table.binary:  # gains 1.0 where relevant, read as such: the view reads its relevance off them if asked
+        gains = read(table.relevant, hit_dtype())
     else:
         gains, relevant = read(table.gains), read(table.relevant)
     judged = num_judged = pooled = None
@@ -284,7 +293,7 @@ def ids_ranked(preds: Tensor, items: CandidateItems, table: TargetTable, needs: 
         listed &= ~exclusions.contains(idx)
         return table_ranked(idx.masked_fill(~listed, -1), table, count_true(listed, torch.float64), needs)
     num_candidates = count_candidates(preds, valid, exclusions)
-    idx = idx.masked_fill(torch.arange(depth, device=idx.device) >= num_candidates.unsqueeze(1), -1)
+    idx = idx.masked_fill(positions(depth, idx.device) >= num_candidates.unsqueeze(1), -1)
     return table_ranked(idx, table, num_candidates, needs)
 
 
@@ -348,6 +357,16 @@ def _counted_placed(preds: Tensor, items: CandidateItems, table: TargetTable, ne
     return _placed(ranks, None, depth, table, needs, num_candidates)
 
 
+def _placed_relevance(gains: Tensor, ranks: Tensor, table: TargetTable, depth: int) -> Tensor:
+    """[B, depth] whether the target placed at each rank is relevant, for graded gains (a binary view reads its
+    relevance off its gains, 1.0 or 0.0, where a family asks)."""
+    threshold = table.relevance_threshold
+    if threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
+        return is_relevant(gains, threshold)
+    spread = ranks.new_zeros(ranks.shape[0], depth + 1).scatter_add_(1, ranks, table.relevant.long())
+    return spread[:, :depth] > 0
+
+
 def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTable, needs: Needs,
             num_candidates: Tensor) -> RankedTargets:
     """The top-k view of the list ``item_ids`` [B, depth] (-1: not a candidate; None: not kept) from the rank
@@ -356,14 +375,7 @@ def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTab
     rows = ranks.shape[0]
     placed = table.relevant.to(hit_dtype()) if table.graded_gains is None else table.graded_gains
     gains = placed.new_zeros(rows, depth + 1).scatter_add_(1, ranks, placed)[:, :depth]
-    threshold = table.relevance_threshold
-    if table.binary:  # gains 1.0 or 0.0: relevant where not 0 (a cast, cheaper than a comparison)
-        relevant = gains.bool()
-    elif threshold is None or threshold > 0:  # an empty rank (gain 0) is not relevant: read relevance off the gains
-        relevant = is_relevant(gains, threshold)
-    else:
-        spread = ranks.new_zeros(rows, depth + 1).scatter_add_(1, ranks, table.relevant.long())
-        relevant = spread[:, :depth] > 0
+    relevant = None if table.binary else _placed_relevance(gains, ranks, table, depth)
     num_relevant = table.relevant.sum(1, dtype=torch.float64)
     judged = num_judged = pooled = None
     if needs.judged:  # the judged targets land at their ranks as the gains do (padding adds nothing)
