@@ -38,7 +38,8 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.forms.ids import lookup
-from torchrec_eval.pipeline.tensor_cache import constant, geometric, ranks
+from torchrec_eval.pipeline.tensor_cache import geometric, ranks
+from torchrec_eval.pipeline.tensor_cache import positions as list_positions
 
 __all__ = ["ABSENT", "intersection", "jaccard", "overlap_at_depths", "rank_biased_overlap", "reference_positions"]
 
@@ -106,8 +107,7 @@ def overlap_at_depths(positions: Tensor, depth: int) -> Tensor:
         tensor([[0., 2., 2.]], dtype=torch.float64)
     """
     rows, width = positions.shape
-    own = constant(("overlap_own_positions", width, positions.device),
-                   lambda: torch.arange(width, device=positions.device))
+    own = list_positions(width, positions.device)
     deepest = torch.maximum(positions, own)[:, :depth].clamp(max=depth)  # depth: a spare column, never read
     counts = torch.zeros(rows, depth + 1, dtype=torch.float64, device=positions.device)
     counts.scatter_add_(1, deepest, torch.ones_like(deepest, dtype=torch.float64))

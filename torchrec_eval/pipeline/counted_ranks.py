@@ -21,7 +21,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.blocked_topk import ranking_cost
 from torchrec_eval.pipeline.counting import count_true
-from torchrec_eval.pipeline.tensor_cache import constant
+from torchrec_eval.pipeline.tensor_cache import constant, positions
 
 TIE_ORDERS = ("index", "reverse_index")  # the orders a count can tell (the gain-aware ones read every gain)
 _KEYED = (torch.float32, torch.float16, torch.bfloat16)  # scores whose float32 bits and a tie key fit in an int64
@@ -97,7 +97,7 @@ def flagged_count(scores: Tensor, target_ids: Tensor, target_scores: Tensor, tie
     one loop that stores no flag (an int64 sum vectorises best there), else flags combined in place and counted
     without a sum's int64 copy of each (twice the float32 scores)."""
     num_items, device = scores.shape[1], scores.device
-    items = constant(("item_indices", num_items, device), lambda: torch.arange(num_items, device=device))
+    items = positions(num_items, device)
     row, own, target = scores.unsqueeze(1), target_scores.unsqueeze(2), target_ids.unsqueeze(2)
     first = items < target if ties == "index" else items > target  # [B, T, N]: ahead of the target among equals
     if fused:
@@ -124,6 +124,7 @@ def ranking_keys(scores: Tensor, ties: str) -> Tensor:
     negative = keys < 0
     keys.abs_().add_(negative, alpha=-(1 << 31))  # -m for a negative float of magnitude bits m: -0.0 is 0.0's 0
     keys <<= 32  # in place from the first buffer on: each new [B, N] buffer is an allocation, and page faults
-    return keys.bitwise_or_(constant(("tie_keys", num_items, ties, device),
-                                     lambda: torch.arange(num_items, device=device).flip(0) if ties == "index"
-                                     else torch.arange(num_items, device=device)))
+    if ties == "reverse_index":  # a higher index first: the index itself
+        return keys.bitwise_or_(positions(num_items, device))
+    return keys.bitwise_or_(constant(("reversed_positions", num_items, device),
+                                     lambda: positions(num_items, device).flip(0)))
