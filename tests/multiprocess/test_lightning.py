@@ -373,3 +373,90 @@ def test_bf16_logits_two_processes_checkpoint_and_a_failed_update(tmp_path):
     # the oracle saw values
     assert all(0 < expected[key] < 1 for key in [*LONG_SUITE, *OVERLAP, "fixed_precision/recall"] if key != "num_rel")
     assert expected["num_rel"] == RELEVANT
+
+
+SAMPLED_USERS, SAMPLED_ITEMS, CANDIDATES, TARGETS = 48, 500, 101, 10
+SAMPLED_SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20", "num_ret@5"]
+
+
+class _SampledCandidates(L.LightningModule):
+    """Sampled evaluation in a validation step: each user's bf16 logits over 1 + 100 candidates and up to ten target
+    columns among them, whose ranks are counted by integer keys with no top-k (pipeline/counted_ranks.py); a bad
+    update (a column past the candidates) first, then the good one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(12)
+        self.user = nn.Parameter(torch.randn(SAMPLED_USERS, 4, generator=gen))
+        self.item = nn.Parameter(torch.randn(SAMPLED_ITEMS, 4, generator=gen))
+        self.suite = tre.RankingMetrics(SAMPLED_SUITE)
+        self.dump_to: Any = None
+
+    def forward(self, users: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bd,bcd->bc", self.user[users], self.item[candidates])
+
+    def training_step(self, batch, batch_idx):
+        users, candidates, columns = batch
+        return nn.functional.cross_entropy(self(users, candidates).float(), columns[:, 0].clamp(min=0))
+
+    def validation_step(self, batch, batch_idx):
+        users, candidates, columns = batch
+        scores = self(users, candidates)
+        assert scores.dtype == torch.bfloat16
+        with pytest.raises(ValueError, match="target_ids"):  # a column past the candidates: the state as it was
+            self.suite.update(scores, target_ids=columns + CANDIDATES)
+        self.suite.update(scores, target_ids=columns)
+        if self.dump_to is not None:
+            torch.save((users, scores), self.dump_to / f"{self.global_rank}-{batch_idx}.pt")
+
+    def on_validation_epoch_end(self):
+        self.log_dict(self.suite.compute())
+        self.suite.reset()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.0)
+
+
+def _sampled_data() -> TensorDataset:
+    """101 candidates a user and ten target columns among them, some padding; the first user has none."""
+    gen = torch.Generator().manual_seed(13)
+    candidates = torch.stack([torch.randperm(SAMPLED_ITEMS, generator=gen)[:CANDIDATES] for _ in range(SAMPLED_USERS)])
+    columns = torch.stack([torch.randperm(CANDIDATES, generator=gen)[:TARGETS] for _ in range(SAMPLED_USERS)])
+    columns[::3, -3:] = -1
+    columns[0] = -1
+    return TensorDataset(torch.arange(SAMPLED_USERS), candidates, columns)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("master_port")
+def test_sampled_candidates_in_bf16_on_two_processes_after_a_checkpoint(tmp_path):
+    """A default Trainer (2 CPU processes, ddp_spawn, bf16-mixed) fits and checkpoints; the reloaded model validated
+    on 2 processes logs the brute-force values of its own bf16 logits over each user's candidates (ties by the
+    lower column), with a user without a relevant item skipped."""
+    from tests.reference import ranking as ref
+    from torchrec_eval.pipeline.counted_ranks import counting_is_cheaper, counting_way
+
+    assert counting_way(TARGETS, torch.bfloat16) == "keys" and counting_is_cheaper(TARGETS, CANDIDATES, 21, torch.bfloat16)
+    data = _sampled_data()
+    loader = DataLoader(data, batch_size=8)
+    kwargs = dict(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="bf16-mixed",
+                  enable_progress_bar=False, enable_model_summary=False, logger=False)
+    trainer = L.Trainer(max_epochs=1, default_root_dir=tmp_path, **kwargs)
+    trainer.fit(_SampledCandidates(), loader, loader)
+    model = _SampledCandidates.load_from_checkpoint(next((tmp_path / "checkpoints").glob("*.ckpt")))
+    model.dump_to = tmp_path
+    logged = L.Trainer(**kwargs).validate(model, dataloaders=loader, verbose=False)[0]
+
+    scores, seen = torch.zeros(SAMPLED_USERS, CANDIDATES), []
+    for path in tmp_path.glob("*-*.pt"):
+        users, part = torch.load(path)
+        scores[users] = part.float()
+        seen.append(users)
+    assert torch.equal(torch.cat(seen).sort().values, torch.arange(SAMPLED_USERS))  # every user once
+    assert (scores.sort(1).values.diff(1) == 0).any()  # bf16 ties among the candidates
+    columns = data.tensors[2]
+    target = torch.zeros(SAMPLED_USERS, CANDIDATES + 1).scatter_(1, torch.where(columns < 0, CANDIDATES, columns), 1.0)
+    for key in SAMPLED_SUITE:
+        name, _, k = key.partition("@")
+        expected = ref.mean(ref.evaluate_dense(name, scores, target[:, :CANDIDATES], int(k)))
+        assert logged[key] == pytest.approx(expected, abs=1e-6), key  # logged values are float32
