@@ -26,8 +26,10 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
+import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, cast
@@ -66,6 +68,31 @@ def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwar
         raise ValueError(f"{where} got an unexpected keyword argument {unknown[0]!r}; valid arguments: {valid}")
 
 
+def constructor_keywords(cls: type) -> list[str]:
+    """The keyword arguments ``cls(...)`` takes: its ``__init__``'s named parameters, the keys of the
+    ``TypedDict`` its ``**kwargs`` unpacks (``Unpack[MetricArguments]``), and torchmetrics' arguments."""
+    init = cast(Callable[..., Any], getattr(cls, "__init__"))
+    named = [name for name, p in inspect.signature(init).parameters.items() if name != "self"
+             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    unpacked = typing.get_type_hints(init, include_extras=True).get("kwargs")
+    typed = [arg for arg in typing.get_args(unpacked) if typing.is_typeddict(arg)]
+    common = [name for name in typed[0].__annotations__ if name not in TorchmetricsArguments.__annotations__] \
+        if typed else []
+    return list(dict.fromkeys([*named, *common, *TorchmetricsArguments.__annotations__]))
+
+
+def check_constructor_keywords(cls: type, kwargs: Mapping[str, Any]) -> None:
+    """Raise a ``ValueError`` naming ``cls`` and the keywords it takes when ``kwargs`` holds one that neither it
+    nor torchmetrics' ``Metric`` takes (torchmetrics' own message names neither the class nor the valid ones)."""
+    unknown = [name for name in kwargs if name not in TorchmetricsArguments.__annotations__]
+    if unknown:
+        valid = constructor_keywords(cls)
+        close = {name: difflib.get_close_matches(name, valid, n=1) for name in unknown}
+        hints = "".join(f" (did you mean {match[0]!r} for {name!r}?)" for name, match in close.items() if match)
+        raise ValueError(f"{cls.__name__}() got unexpected keyword argument(s) {unknown}{hints}; "
+                         f"it takes: {valid}")
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -94,6 +121,7 @@ class StatefulMetric(Metric):
     _FLAT_COLUMNS: tuple[str, ...] = ()  # the 1-D arguments that travel with `indexes` in the flat form
 
     def __init__(self, **kwargs: Any) -> None:
+        check_constructor_keywords(type(self), kwargs)
         kwargs.setdefault("compute_with_cache", False)
         super().__init__(**kwargs)
         self._flat = FlatStream()
