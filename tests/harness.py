@@ -9,6 +9,8 @@
 * a persistent ``state_dict``, ``merge_state`` of two halves, ``pickle`` and ``copy.deepcopy`` keep the
   value, and the copies go on updating;
 * dtype moves (``.float()``, ``.half()``, ``.double()``) keep float64 states and the value;
+* two copies in torchmetrics' ``MetricCollection`` (a prefix, the same keys in both members, with and
+  without ``compute_groups``, ``update`` and ``forward``) each give the value;
 
 and :func:`check_processes` that 2 gloo processes, each with its share of the batches, compute the
 one-process value on every rank. A family's tests give it cases; no test module imports another's
@@ -27,7 +29,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from torchmetrics import Metric
+from torchmetrics import Metric, MetricCollection
 
 from tests.processes import FRESH_START_METHOD, free_port
 
@@ -94,6 +96,7 @@ def check_metric(case: MetricCase) -> None:
     _check_forward(case, keys, want)
     _check_copies(case, keys, want)
     _check_moves(case, keys, want)
+    _check_collection(case, keys, want)
 
 
 def _check_functional(case: MetricCase, keys: list[str]) -> None:
@@ -148,6 +151,19 @@ def _check_moves(case: MetricCase, keys: list[str], want: dict[str, float]) -> N
             if isinstance(state, torch.Tensor) and state.is_floating_point():
                 assert state.dtype == torch.float64, (case.name, name, state.dtype)
         assert_values(values(metric.compute(), keys), want, case.atol, f"{case.name} after a dtype move")
+
+
+def _check_collection(case: MetricCase, keys: list[str], want: dict[str, float]) -> None:
+    single = not isinstance(updated(case, case.batches[:1]).compute(), dict)
+    for groups in (True, False):
+        for call in ("update", "forward"):
+            collection = MetricCollection({"a": case.make(), "b": case.make()}, prefix="val/", compute_groups=groups)
+            for batch in case.batches:
+                (collection.update if call == "update" else collection)(**batch)
+            result = collection.compute()
+            for member in ("a", "b"):  # torchmetrics' keys: the member's name before a key that both members give
+                got = {key: float(result[f"val/{member}" if single else f"val/{member}_{key}"]) for key in keys}
+                assert_values(got, want, case.atol, f"{case.name} in a MetricCollection ({call}, groups={groups})")
 
 
 # ------------------------------------------------------------------------------------------- processes

@@ -108,7 +108,8 @@ class RankingMetrics(MemberMetric):
         members = build_members(requested, options, kwargs.get("convention"), kwargs.get("ties"))
         super().__init__(members, **kwargs)
         self.order = order
-        self.prefix, self.postfix = prefix, postfix
+        # strings, never None: torchmetrics' MetricCollection strips them from its keys with str.replace
+        self.prefix, self.postfix = prefix or "", postfix or ""
         directions = {_direction(key) for key in order}
         # a class constant in torchmetrics; a suite is better when higher only if each of its values is
         self.__dict__["higher_is_better"] = directions.pop() if len(directions) == 1 else None
@@ -154,7 +155,7 @@ class RankingMetrics(MemberMetric):
 
     def result_key(self, key: str) -> str:
         """The result key of a metric: ``prefix + key + postfix``."""
-        return f"{self.prefix or ''}{key}{self.postfix or ''}"
+        return f"{self.prefix}{key}{self.postfix}"
 
     def _ordered_keys(self) -> list[str]:
         return self.order

@@ -56,6 +56,24 @@ def build(family: str) -> MetricCase:
                       expected={key: expected}, functional=functional, atol=1e-12)
 
 
+def build_suite() -> MetricCase:
+    """Every family in one ``RankingMetrics`` suite (one top-k), each against its own reference."""
+    batches = _batches(seed=0)
+    whole = {name: torch.cat([b[name] for b in batches]) for name in batches[0]}
+    expected = {}
+    for family in sorted(REGISTRY):
+        k = None if REGISTRY[family].optional_k else K
+        per_query = ref.evaluate_dense(family, whole["preds"].tolist(), whole["target"].tolist(), k,
+                                       **OPTIONS.get(family, {}))
+        expected[family if k is None else f"{family}@{k}"] = ref.mean(per_query)
+    return MetricCase(name="suite", make=lambda: tre.RankingMetrics(list(expected), options=OPTIONS),
+                      batches=batches, expected=expected, atol=1e-12)
+
+
+def test_every_family_in_one_suite():
+    check_metric(build_suite())
+
+
 def test_every_family_has_a_case():
     assert set(CLASSES) == set(REGISTRY)
 

@@ -71,7 +71,7 @@ def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwar
 def constructor_keywords(cls: type) -> list[str]:
     """The keyword arguments ``cls(...)`` takes: its ``__init__``'s named parameters, the keys of the
     ``TypedDict`` its ``**kwargs`` unpacks (``Unpack[MetricArguments]``), and torchmetrics' arguments."""
-    init = cast(Callable[..., Any], getattr(cls, "__init__"))
+    init = cast(Callable[..., Any], inspect.getattr_static(cls, "__init__"))
     named = [name for name, p in inspect.signature(init).parameters.items() if name != "self"
              and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
     unpacked = typing.get_type_hints(init, include_extras=True).get("kwargs")

@@ -1,0 +1,81 @@
+"""Our classes inside torchmetrics' ``MetricCollection`` with keys that two members share (``ndcg@5`` in two
+suites, a suite and a sampled suite, two comparisons): torchmetrics names each duplicated key after its member,
+with or without ``compute_groups`` and a prefix, and each value is the member's value alone. (The harness,
+``tests/harness.py``, puts every case of every family through the same collection of two copies.)"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torchmetrics import MetricCollection
+
+import torchrec_eval as tre
+from torchrec_eval.uncertainty import PairedComparison
+
+
+def _dense(seed: int, rows: int = 6, width: int = 11) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    target = torch.zeros(rows, width, dtype=torch.bool)
+    target[:, 0] = True  # one held-out item per row, as sampled evaluation has it
+    return torch.randn(rows, width, generator=gen), target
+
+
+def _alone(make, batches, **extra):
+    metric = make()
+    for preds, target in batches:
+        metric.update(preds, target, **extra)
+    return metric.compute()
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("prefix", [None, "val/"])
+def test_two_suites_and_a_sampled_suite_sharing_keys(groups, prefix):
+    makers = {
+        "full": lambda: tre.RankingMetrics(["ndcg@5", "mrr@10"]),
+        "named": lambda: tre.RankingMetrics(["ndcg@5", "recall@5"], prefix="x/"),
+        "sampled": lambda: tre.SampledMetrics(["ndcg@5", "mrr"], num_items=1000, num_negatives=10),
+    }
+    batches = [_dense(0), _dense(1, rows=3)]
+    collection = MetricCollection({name: make() for name, make in makers.items()}, prefix=prefix,
+                                  compute_groups=groups)
+    for preds, target in batches:
+        collection.update(preds, target)
+    got = collection.compute()
+    # a key that two members give names every key after its member (torchmetrics' rule)
+    want = {f"{prefix or ''}{name}_{key}": value for name, make in makers.items()
+            for key, value in _alone(make, batches).items()}
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=key)
+
+
+def test_two_paired_comparisons_sharing_keys():
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(8, 20, generator=gen), torch.randn(8, 20, generator=gen)
+    target = torch.rand(8, 20, generator=gen) < 0.3
+    makers = {"p": lambda: PairedComparison(["ndcg@5", "mrr@5"]), "q": lambda: PairedComparison(["ndcg@5"])}
+    collection = MetricCollection({name: make() for name, make in makers.items()}, prefix="cmp/")
+    collection.update(preds_a=a, preds_b=b, target=target)
+    got = collection.compute()
+    for name, make in makers.items():
+        alone = make()
+        alone.update(preds_a=a, preds_b=b, target=target)
+        for key, value in alone.compute().items():
+            torch.testing.assert_close(got[f"cmp/{name}_{key}"], value, rtol=0, atol=0)
+
+
+def test_two_model_comparisons_sharing_keys():
+    gen = torch.Generator().manual_seed(4)
+    preds = [torch.randn(8, 20, generator=gen) for _ in range(3)]
+    target = torch.rand(8, 20, generator=gen) < 0.3
+    ids = torch.arange(8)
+    makers = {"t": lambda: tre.ModelComparison(["ndcg@5"], models=["a", "b", "c"]),
+              "f": lambda: tre.ModelComparison(["ndcg@5"], models=["a", "b", "c"], test="fisher", replicates=64)}
+    collection = MetricCollection({name: make() for name, make in makers.items()})
+    collection.update(preds=preds, target=target, query_ids=ids)
+    got = collection.compute()
+    for name, make in makers.items():
+        alone = make()
+        alone.update(preds=preds, target=target, query_ids=ids)
+        for key, value in alone.compute().items():
+            torch.testing.assert_close(got[f"{name}_{key}"], value, rtol=0, atol=0, equal_nan=True)
