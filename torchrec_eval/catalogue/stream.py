@@ -229,6 +229,7 @@ class CatalogueBatch:
         self.closed = True
         metric = self.metric
         apply = metric._stage_batch(batch) if shards.owner else (lambda: None)
+        metric._leave_inference_states()
         apply()
         metric._update_count += 1
         metric._computed = None

@@ -142,6 +142,7 @@ class StatefulMetric(Metric):
                 return
             inputs = {**inputs, **ready}
         apply = self._stage(inputs)
+        self._leave_inference_states()
         apply()
         if stream is not self._flat:  # (a module's attribute write costs microseconds: only a flat call moves it)
             self._flat = stream
@@ -153,8 +154,22 @@ class StatefulMetric(Metric):
     def _drain(self) -> None:
         """Evaluate the held-back flat query (at ``compute``: the stream ends there)."""
         if self._flat.pending is not None:
-            self._stage(dict(self._flat.pending))()
+            apply = self._stage(dict(self._flat.pending))
+            self._leave_inference_states()
+            apply()
             self._flat = self._flat.drained()
+
+    def _leave_inference_states(self) -> None:
+        """Before states are added into in place outside ``torch.inference_mode``: replace each state that is an
+        inference tensor by a normal copy (exact). A state made under inference mode (a ``reset``,
+        ``load_state_dict`` or ``merge_state`` in Lightning's evaluation loops, which run in it) is an
+        inference tensor, which torch lets no one update in place outside that mode (torchmetrics' #1993)."""
+        if torch.is_inference_mode_enabled():
+            return  # in place on an inference or a normal tensor: both allowed here
+        for name in self._defaults:
+            state = getattr(self, name)
+            if isinstance(state, Tensor) and state.is_inference():
+                setattr(self, name, state.clone())
 
     # readers of the state: each sees the held-back flat query -----------------------------------
     def sync(self, *args: Any, **kwargs: Any) -> None:
