@@ -43,11 +43,13 @@ def _qrels_and_run(preds: torch.Tensor, target: torch.Tensor, cut: int | None = 
     return qrels, run
 
 
-def _peer(measure, preds: torch.Tensor, target: torch.Tensor, cut: int | None = None) -> torch.Tensor:
-    """The peer's per-query values, NaN for a query without a relevant item (skipped by default here)."""
+def _peer(measure, preds: torch.Tensor, target: torch.Tensor, cut: int | None = None,
+          reads_relevance: bool = True) -> torch.Tensor:
+    """The peer's per-query values, NaN for a query without a relevant item (skipped by default here) where the
+    measure reads relevance (NumRet counts every judged query: trec_eval's and ir-measures' rule)."""
     qrels, run = _qrels_and_run(preds, target, cut)
     values = {int(m.query_id): m.value for m in ir_measures.iter_calc([measure], qrels, run)}
-    relevant = (target.masked_fill(preds == float("-inf"), 0) > 0).any(1)
+    relevant = (target.masked_fill(preds == float("-inf"), 0) > 0).any(1) | (not reads_relevance)
     return torch.tensor([values[q] if relevant[q] else math.nan for q in range(len(preds))], dtype=torch.float64)
 
 
@@ -87,7 +89,8 @@ def test_set_measures_equal_trec_eval(k):
     for beta in (0.5, 1.0, 2.0):  # trec_eval's set_F.x weighs with x = beta^2
         _close(F.setf(preds, target, k=k, beta=beta, reduction="none"),
                _peer(ir_measures.SetF(rel=1, beta=beta**2), preds, target, cut=k))
-    _close(F.num_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet, preds, target, cut=k))
+    _close(F.num_ret(preds, target, k=k, reduction="none"),
+           _peer(ir_measures.NumRet, preds, target, cut=k, reads_relevance=False))
     _close(F.num_rel_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet(rel=1), preds, target, cut=k))
     _close(F.num_rel(preds, target, reduction="none"), _peer(ir_measures.NumRel(rel=1), preds, target, cut=k))
 

@@ -58,7 +58,7 @@ class TopKMember(Member):
         grades = [dict(entry.options).get("max_grade", spec.max_grade) for spec, entry in zip(specs, self.entries, strict=True)]
         self.max_gain = min([grade for grade in grades if grade is not None], default=None)
         # what makes each value's query empty: no relevant item, but no non-relevant candidate for FallOut and
-        # no judged item for Judged@k (the counts of the queries they keep are their own)
+        # no judged item for Judged@k and NumRet (the counts of the queries they keep are their own)
         self.value_bases = tuple(spec.empty_basis for spec, entry in zip(specs, self.entries, strict=True)
                                  for _ in entry.ks)
         # (R's always: the state's first count column counts the queries with a relevant item)
@@ -66,7 +66,6 @@ class TopKMember(Member):
         self.needs_non_relevant = any(spec.reads_non_relevant for spec in specs)
         self.needs_judged = any(spec.reads_judged for spec in specs)
         self.needs_pooled = any(spec.reads_pooled for spec in specs)
-        self.nonzero_without_relevant = any(spec.nonzero_without_relevant for spec in specs)
         # each entry's (kernel, cut-offs, the kernel's options, whether it reads the tie-averaged view), worked
         # out once: an update of a small batch costs its Python as much as its ops
         self._kernel_calls = [_kernel_call(entry) for entry in self.entries]
@@ -125,9 +124,8 @@ class TopKMember(Member):
         raw = self.evaluate(ranked)
         kinds = self.count_kinds
         if self.bases == ("relevant",):
-            zero_when_empty = ranked.binary and not self.nonzero_without_relevant
             values, counted = counted_values(raw, ranked.relevant_column, empty_target_action,
-                                             zero_when_empty=zero_when_empty)
+                                             zero_when_empty=ranked.binary)
             if len(kinds) == 1:
                 return values, counted
             kept_by_basis = {"relevant": counted}
@@ -170,7 +168,7 @@ class TopKMember(Member):
 
     def _empty_query_names(self) -> str:
         """What an empty query lacks, for the error of ``empty_target_action="error"``."""
-        lacks = {"non_relevant": "for FallOut: no non-relevant candidate", "judged": "for Judged: no judged item"}
+        lacks = {"non_relevant": "for FallOut: no non-relevant candidate", "judged": "for Judged and NumRet: no judged item"}
         notes = [lacks[basis] for basis in self.bases if basis in lacks]
         return f"no relevant item ({'; '.join(notes)})" if notes else "no relevant item"
 

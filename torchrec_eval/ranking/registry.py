@@ -111,12 +111,10 @@ class TopKFamily:
             a target gain of -1 is then taken, a pooled item that is not judged (gain 0 to every family).
         reads_pooled: the formula also reads which ranked items are pooled, judged or not (infAP: a target id
             of any gain, -1 too); with ``reads_judged``.
-        empty_unjudged: the query that ``empty_target_action`` resolves is the one without a judged item
-            (Judged@k: ir-measures evaluates every query with a judgment), not the one without a relevant item.
-        nonzero_without_relevant: the formula may be nonzero on a query without a relevant item in a binary view,
-            where every gain is 0 (NumRet counts the listed items): the member then zeroes the values of the
-            queries that ``empty_target_action`` skips or scores 0. Every other family is 0 there already
-            (``tests/ranking/test_empty_targets.py`` holds each to it).
+        empty_unjudged: the query that ``empty_target_action`` resolves is the one without a judged item, not the
+            one without a relevant item: the formula does not read relevance (Judged@k, NumRet: trec_eval and
+            ir-measures evaluate every query with a judgment at its value). Every other family is 0 on a query
+            without a relevant item in a binary view (``tests/ranking/test_empty_targets.py`` holds each to it).
     """
 
     kernel: Callable[..., Tensor | Ratio]
@@ -135,7 +133,6 @@ class TopKFamily:
     reads_judged: bool = False
     reads_pooled: bool = False
     empty_unjudged: bool = False
-    nonzero_without_relevant: bool = False
 
     @property
     def optional_k(self) -> bool:
@@ -176,7 +173,7 @@ REGISTRY: dict[str, TopKFamily] = {
     "rbp": TopKFamily(rbp, {"p": (Interval(0.0, 1.0),), "normalize": (True, False), **_LIST}),
     "sdcg": TopKFamily(sdcg, {**_TOP_GRADE, "log_base": (Interval(1.0),), **_LIST}),
     "setf": TopKFamily(setf, {"beta": (Interval(0.0),), **_LIST}),
-    "num_ret": TopKFamily(num_ret, {**_LIST}, nonzero_without_relevant=True),
+    "num_ret": TopKFamily(num_ret, {**_LIST}, reads_judged=True, empty_unjudged=True),
     "num_rel_ret": TopKFamily(num_rel_ret, {**_LIST}),
     "num_rel": TopKFamily(num_rel, cutoff="none"),  # reads no list: no empty_list_action
     # the most precision past a recall level: a maximum over ranks, not exact on the averaged view
