@@ -107,3 +107,45 @@ def test_refusals_are_named(tmp_path, capsys, extra, negatives, match):
     sampled = [] if "--sampled" in extra else ["--sampled", str(NUM_ITEMS)]
     assert cli.main(["evaluate", str(run), str(qrels), *sampled, *extra]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_a_row_without_a_relevant_item_is_left_out_before_m_is_counted(tmp_path, capsys):
+    """A row whose m + 1 candidates are all negatives (no held-out item) listed 101 negatives against the
+    others' 100, and the count check refused the file before the row was dropped: it is left out first, said
+    on stderr, and the values are those of the file without it."""
+    gen = torch.Generator().manual_seed(2)
+    preds = torch.randn(30, 101, generator=gen)
+    target = torch.zeros(30, 101, dtype=torch.bool)
+    target[torch.arange(30), torch.randint(0, 101, (30,), generator=gen)] = True
+    target[[4, 17]] = False
+    kept = target.any(1)
+    torch.save({"preds": preds, "target": target}, tmp_path / "rows.pt")
+    torch.save({"preds": preds[kept], "target": target[kept]}, tmp_path / "kept.pt")
+    results = {}
+    for name in ("rows", "kept"):
+        assert cli.main(["evaluate", str(tmp_path / f"{name}.pt"), "--sampled", "5000", "-m", "mrr", "ndcg@10",
+                         "--json"]) == 0
+        out = capsys.readouterr()
+        results[name] = json.loads(out.out)
+        if name == "rows":
+            assert "28 queries estimated" in out.err and "2 without a relevant candidate left out" in out.err
+    assert results["rows"] == results["kept"]
+    ranks = [1 + int((row[~t] > row[t]).sum()) for row, t in zip(preds[kept], target[kept], strict=True)]
+    c = ref.bias_variance_lstsq(ref.transition(5000, 100, True), ref.metric("mrr", np.arange(1, 5001), None, 5000),
+                                0.01)
+    assert results["rows"]["mrr"] == pytest.approx(float(np.mean([c[s - 1] for s in ranks])), abs=1e-6)
+
+
+def test_a_trec_query_without_a_relevant_document_may_list_more_candidates(tmp_path, capsys):
+    """The same in a TREC run: 3 queries without a judged-relevant document list M + 1 documents."""
+    run, qrels, ranks = _write(tmp_path, negatives=lambda q: M + (q < 3), unjudged=3)
+    assert cli.main(["evaluate", str(run), str(qrels), "--sampled", str(NUM_ITEMS), "--estimator", "naive",
+                     "-m", "ndcg@10", "recall@5", "mrr", "--json", "--per-query", str(tmp_path / "per_query")]) == 0
+    out = capsys.readouterr()
+    expected = _expected(ranks, "naive")
+    got = json.loads(out.out)
+    for name in ("ndcg@10", "recall@5", "mrr"):
+        assert got[name] == pytest.approx(np.mean([values[name] for values in expected.values()]), abs=1e-12)
+    listed = [line.split("\t")[0] for line in (tmp_path / "per_query").read_text().splitlines()[1:]]
+    assert sorted(listed) == sorted(expected) and "q0" not in listed
+    assert "22 queries estimated" in out.err and "3 without a relevant candidate left out" in out.err

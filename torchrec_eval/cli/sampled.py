@@ -3,9 +3,9 @@ metrics are estimated for a catalogue of NUM_ITEMS items (:class:`~torchrec_eval
 
 A TREC run lists, per query, the candidates it scored: the judged-relevant ones are the held-out items, the
 others its sampled negatives, ranked in the run's order. Tensors give ``preds`` and ``target`` (and ``mask``)
-as ``SampledMetrics.update`` takes them. Every query must have the same number m of negatives (the
-estimators assume it); a query without a relevant candidate has nothing to estimate and is left out, and the
-summary line on stderr says how many.
+as ``SampledMetrics.update`` takes them. A query without a relevant candidate has nothing to estimate and is
+left out first (however many candidates it lists), and the summary line on stderr says how many; every other
+query must have the same number m of negatives (the estimators assume it).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 SAMPLED_DEFAULT = ["ndcg@10", "recall@10", "hitrate@10", "mrr"]
 
 
-def sampled_rows(inputs: Inputs) -> tuple[dict[str, Tensor], int]:
-    """The rows as ``SampledMetrics`` takes them (``preds``, ``target``, ``mask``) and m, the negatives of each."""
+def sampled_rows(inputs: Inputs) -> tuple[dict[str, Tensor], int, list[int]]:
+    """The rows as ``SampledMetrics`` takes them (``preds``, ``target``, ``mask``), m, the negatives of each, and
+    the positions of the rows kept: a query without a relevant candidate is left out first, so that its list
+    (all of it negatives) does not count against the others' m."""
     import torch
 
     tensors = inputs.tensors
@@ -41,11 +43,16 @@ def sampled_rows(inputs: Inputs) -> tuple[dict[str, Tensor], int]:
             raise CliError(f"--sampled takes 'preds' and 'target' [B, R + m] tensors, got {sorted(tensors)}")
         preds, target = tensors["preds"], tensors["target"] > 0
         mask = tensors.get("mask", torch.ones_like(target))
-    negatives = (mask & ~target).sum(1)
-    if negatives.numel() == 0 or bool((negatives != negatives[0]).any()):
-        raise CliError(f"--sampled: every query must list the same number m of sampled negatives, got "
-                       f"{sorted(set(negatives.tolist()))} across queries")
-    return {"preds": preds, "target": target & mask, "mask": mask}, int(negatives[0])
+    target = target & mask
+    keep = target.any(1).nonzero().squeeze(1)
+    if keep.numel() == 0:
+        raise CliError("--sampled: no query has a relevant candidate: nothing to estimate")
+    rows = {"preds": preds[keep], "target": target[keep], "mask": mask[keep]}
+    negatives = (rows["mask"] & ~rows["target"]).sum(1)
+    if bool((negatives != negatives[0]).any()):
+        raise CliError(f"--sampled: every query with a relevant candidate must list the same number m of sampled "
+                       f"negatives, got {sorted(set(negatives.tolist()))} across queries")
+    return rows, int(negatives[0]), keep.tolist()
 
 
 def evaluate_sampled(args: argparse.Namespace, inputs: Inputs, names: list[str], progress: Callable[..., Any]) -> int:
@@ -54,13 +61,8 @@ def evaluate_sampled(args: argparse.Namespace, inputs: Inputs, names: list[str],
 
     from torchrec_eval.metrics.sampled import SampledMetrics
 
-    rows, m = sampled_rows(inputs)
-    counted = rows["target"].any(1)
-    keep = counted.nonzero().squeeze(1)
-    rows = {key: value[keep] for key, value in rows.items()}
-    qids = [inputs.qids[i] for i in keep.tolist()]
-    if not qids:
-        raise CliError(f"{args.run}: no query has a relevant candidate: nothing to estimate")
+    rows, m, keep = sampled_rows(inputs)
+    qids = [inputs.qids[i] for i in keep]
     try:
         metric = SampledMetrics(names, num_items=args.sampled, num_negatives=m, estimator=args.estimator,
                                 gamma=args.gamma)
