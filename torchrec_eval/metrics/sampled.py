@@ -16,7 +16,7 @@ from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.arguments import check_int, check_probability
-from torchrec_eval.pipeline.validation import describe
+from torchrec_eval.pipeline.validation import describe, describe_any
 from torchrec_eval.sampled.audit import AuditBatch
 from torchrec_eval.sampled.member import Estimator, SampledMember, Sampling
 
@@ -111,13 +111,22 @@ class SampledMetrics(MemberMetric):
                negative_probabilities: Tensor | None = None) -> None:
         """Add one batch of sampled rows; on any error the state is left unchanged.
 
+        The rows come in any scored form, with the same values: dense (``preds`` [B, W] and ``target`` [B, W]
+        marking the held-out items), ids (``preds`` [B, W] and ``target_ids`` [B, T], the held-out items'
+        columns, -1 for padding) or flat (1-D ``preds``, ``target`` and ``indexes``: a query's candidates as
+        consecutive entries); W = m + 1, or R + m for several held-out items per row.
+
         Args:
-            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups,
-                sample_weight: as in :meth:`~torchrec_eval.metrics.base.MemberMetric.update` (scores of rows
-                [B, m + 1], or [B, R + m]).
+            preds, target, indexes, target_ids, target_gains, mask, exclude_ids, groups, sample_weight: as in
+                :meth:`~torchrec_eval.metrics.base.MemberMetric.update`.
+            ranked_ids: refused: a ranked list has no scores to rank a held-out item against its negatives.
             num_items: [B] int, each query's catalogue size, for a metric built with ``num_items=None``.
             negative_probabilities: [B, W] float, the probability with which each negative was drawn, for a
                 metric built with ``sampling="popularity"`` (the held-out items' entries are not read).
+
+        Raises:
+            ValueError: on ``ranked_ids``, on a row without its held-out item(s) or m negatives, and as
+                :meth:`~torchrec_eval.metrics.base.MemberMetric.update` does.
         """
         self._update_from(self._with_extras({  # by name, not locals(): see MemberMetric.update
             "preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
@@ -137,9 +146,15 @@ class SampledMetrics(MemberMetric):
         return per_query(self, inputs, query_ids, as_frame)
 
     def _with_extras(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """``update``'s arguments without ``self``; the per-query inputs are refused with the flat form (whose
-        queries span calls) and where the metric does not take them."""
+        """``update``'s arguments without ``self``; the ranked form is refused (no scores to rank against the
+        negatives), the per-query inputs with the flat form (whose queries span calls) and where the metric does
+        not take them."""
         inputs = {name: value for name, value in arguments.items() if name != "self"}
+        if inputs.get("ranked_ids") is not None:  # the pipeline's own refusal names AUC and the other families
+            raise ValueError("`ranked_ids`: sampled evaluation ranks each held-out item against its row's m "
+                             "negatives by score (ties by `ties=`), which a ranked list does not give: pass `preds` "
+                             "with `target`, `target_ids` or `indexes`, got `ranked_ids` of "
+                             f"{describe_any(inputs['ranked_ids'])}")
         for name, wanted in (("num_items", self.member.num_items is None),
                              ("negative_probabilities", self.member.sampling == "popularity")):
             if inputs.get(name) is not None and (not wanted or inputs.get("indexes") is not None):

@@ -53,10 +53,11 @@ def held_out_items(batch: Batch, num_negatives: int, validate_args: bool) -> Hel
     if not isinstance(candidates, Candidates):
         raise ValueError("sampled evaluation takes the scores of the m + 1 candidates (dense, ids or flat "
                          f"form), not a catalogue stream; got {type(candidates).__name__}")
-    scores, relevant, m = candidates.scores, candidates.relevant, num_negatives
+    scores, m = candidates.scores, num_negatives
     if scores.ndim != 2 or scores.shape[1] < m + 1:
         raise ValueError(f"`preds` must score each query's held-out item(s) and its m = {m} sampled negatives: "
                          f"shape [B, {m + 1}] (or wider for several held-out items), got {describe(scores)}")
+    relevant = _relevant_columns(candidates)
     valid = candidates.valid if candidates.valid is not None else torch.ones_like(relevant)
     relevant = relevant & valid
     negative = valid & ~relevant
@@ -70,6 +71,17 @@ def held_out_items(batch: Batch, num_negatives: int, validate_args: bool) -> Hel
     present = relevant.gather(1, columns)
     count = present.sum(1, keepdim=True).clamp(min=1).to(torch.float64)
     return HeldOut(scores, columns, present, negative, torch.where(present, 1.0 / count, 0.0))
+
+
+def _relevant_columns(candidates: Candidates) -> Tensor:
+    """[B, W] bool, whether each column of the row is a held-out item. The ids form keeps its relevance per
+    target id ([B, T], one column per id; False for padding and non-candidates): it is spread onto the row's
+    columns, where reading it as the row itself took the ids for the candidates."""
+    if candidates.target_ids is None:
+        return candidates.relevant
+    flags = torch.zeros(candidates.scores.shape, dtype=torch.int32, device=candidates.scores.device)
+    # an add, not a scatter of flags: padding (-1) reads column 0 with False, which must not overwrite a True
+    return flags.scatter_add_(1, candidates.target_ids.clamp(min=0), candidates.relevant.to(torch.int32)) > 0
 
 
 def _check_rows(relevant: Tensor, negative: Tensor, one: bool, num_negatives: int) -> None:
