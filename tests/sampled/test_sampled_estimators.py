@@ -161,6 +161,22 @@ def test_em_is_a_plain_numpy_em(replacement):
     assert float(got.sum()) == pytest.approx(1.0, abs=1e-12)
 
 
+def test_em_takes_a_round_off_negative_as_zero_and_refuses_a_real_one():
+    """A rank no query reached may hold -eps * the mass in a state of float64 sums: EM fits it as the 0 it is;
+    a count truly below 0 (-1e-6 of the mass) is refused by name."""
+    n, m = 200, 4
+    histogram = torch.tensor([0.8386828, 0.26166, 1.0297, 0.94174, 0.0], dtype=torch.float64)
+    want = ref.em(histogram.numpy(), ref.transition(n, m, True), iterations=50)
+    bound = 4 * (m + 2) * torch.finfo(torch.float64).eps * float(histogram.sum())  # the documented slack
+    for tiny in (-2.8e-17, -1.1e-16, -0.9 * bound):
+        got = E.em_rank_distribution(torch.cat([histogram[:-1], torch.tensor([tiny], dtype=torch.float64)]), n, m,
+                                     iterations=50, tolerance=0.0)
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
+    for bad in (-1.1 * bound, -1e-6 * float(histogram.sum()), float("nan")):
+        with pytest.raises(ValueError, match=r"`histogram` must hold m \+ 1 = 5 counts >= 0"):
+            E.em_rank_distribution(torch.cat([histogram[:-1], torch.tensor([bad], dtype=torch.float64)]), n, m)
+
+
 def test_em_recovers_the_true_metric_of_many_instances():
     """With many instances the EM estimate of NDCG@10 is closer to the exact value than the naive one."""
     n, m = 2000, 100

@@ -375,3 +375,74 @@ def test_rows_of_several_held_out_items_need_one_and_m_negatives(change, match):
     with pytest.raises(ValueError, match=match):
         metric.update(**batch)
     assert float(metric.sampled_ranks.sum()) == 0.0
+
+
+def _em_values(histogram: np.ndarray, n: int, m: int) -> dict[str, float]:
+    """numpy's EM on a histogram of sampled ranks, then each metric over the fitted ranks."""
+    pi = ref.em(histogram, ref.transition(n, m, True), iterations=200)
+    return {key: float(pi @ ref.metric(family, np.arange(1, n + 1), k, n)) for (family, k), key in zip(METRICS, KEYS,
+                                                                                                       strict=True)}
+
+
+def _rows_at(ranks: list[tuple[int, int]], m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of m + 1 scores, the held-out item in column 0 at 1.0, with (negatives above, negatives tied)."""
+    preds = torch.zeros(len(ranks), m + 1)
+    preds[:, 0] = 1.0
+    for i, (above, tied) in enumerate(ranks):
+        preds[i, 1:1 + above] = 2.0
+        preds[i, 1 + above:1 + above + tied] = 1.0
+    target = torch.zeros(len(ranks), m + 1, dtype=torch.bool)
+    target[:, 0] = True
+    return preds, target
+
+
+def test_em_of_weighted_rows_is_numpys_em_of_their_weighted_histogram():
+    """Weights 0.7, 0.1 and 0.2 at sampled ranks 1, 2 and 3 (m = 4): the edges' cumulative sum left -2.8e-17 at
+    ranks 4 and 5, which EM refused. The histogram is now each rank's own sum (0 where no query is), and EM's
+    values are numpy's EM of the weighted counts, summed here one row at a time (and for random float64
+    weights)."""
+    m = 4
+    preds, target = _rows_at([(0, 0), (1, 0), (2, 0)], m)
+    gen = torch.Generator().manual_seed(5)
+    more = torch.randn(40, m + 1, generator=gen)
+    preds, target = torch.cat([preds, more]), torch.cat([target, torch.eye(1, m + 1, dtype=torch.bool).expand(40, -1)])
+    weights = torch.cat([torch.tensor([0.7, 0.1, 0.2], dtype=torch.float64),
+                         torch.rand(40, generator=gen, dtype=torch.float64)])
+    for rows in (slice(0, 3), slice(0, 43)):
+        histogram = np.zeros(m + 1)
+        for scores, weight in zip(preds[rows].tolist(), weights[rows].tolist(), strict=True):
+            histogram[sum(1 for v in scores[1:] if v > scores[0])] += weight
+        metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=m, estimator="em", weighted=True)
+        metric.update(preds[rows], target[rows], sample_weight=weights[rows])
+        state = metric.sampled_ranks[0].numpy()
+        assert (state[histogram == 0] == 0).all() and (state >= 0).all()
+        np.testing.assert_allclose(state, histogram, rtol=1e-15, atol=0)
+        if rows.stop == 3:  # one query per rank: each rank's count is its weight, exactly
+            assert state.tolist() == [0.7, 0.1, 0.2, 0.0, 0.0]
+        assert {key: float(value) for key, value in metric.compute().items()} == pytest.approx(
+            _em_values(histogram, N, m), abs=1e-9)
+
+
+@pytest.mark.parametrize("first", range(5))
+@pytest.mark.parametrize("second", range(5))
+def test_em_under_average_ties_is_numpys_em_of_the_exact_spread(first, second):
+    """25 tie patterns (m = 10): one query with ``first`` negatives tied with its held-out item, one with
+    ``second`` tied and 2 above; each spreads over its ranks in equal shares (1/3 each for two tied). The
+    cumulative sum of +1/3 and -1/3 left -5.6e-17 at the ranks past the spans (5 of these 25 refused by EM).
+    The histogram is now the exact spread to 1 ulp, exactly 0 where no span reaches."""
+    from fractions import Fraction
+
+    m = 10
+    preds, target = _rows_at([(0, first), (2, second)], m)
+    exact = [Fraction(0)] * (m + 1)
+    for above, tied in ((0, first), (2, second)):
+        for s in range(above, above + tied + 1):
+            exact[s] += Fraction(1, tied + 1)
+    histogram = np.array([float(value) for value in exact])
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=m, estimator="em", ties="average")
+    metric.update(preds, target)
+    state = metric.sampled_ranks[0].numpy()
+    assert (state[histogram == 0] == 0).all()
+    np.testing.assert_allclose(state, histogram, rtol=4e-16, atol=0)
+    assert {key: float(value) for key, value in metric.compute().items()} == pytest.approx(
+        _em_values(histogram, N, m), abs=1e-9)

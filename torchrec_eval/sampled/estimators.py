@@ -115,19 +115,37 @@ def true_value(family: str, k: int | None, distribution: Tensor) -> Tensor:
     return distribution @ rank_metric(family, ranks, k, n)
 
 
+def _counts(histogram: Tensor, num_negatives: int) -> Tensor:
+    """The float64 counts of a histogram of sampled ranks [m + 1] (or [R, m + 1]), an entry below 0 by round-off
+    alone set to 0: a state of float64 sums (weights, a tie's 1 / (spread + 1)) may hold -eps * its mass where
+    a rank's sum should be 0. Below 0 by more than (m + 2) * 4 eps times the row's mass (the bound of a
+    cumulative sum's round-off over m + 2 edges) is refused."""
+    m = num_negatives
+    if not isinstance(histogram, Tensor) or histogram.shape[-1:] != (m + 1,) or histogram.ndim > 2:
+        raise ValueError(f"`histogram` must hold m + 1 = {m + 1} counts (or a [R, m + 1] stack of them), got "
+                         f"{histogram}")
+    counts = histogram.to(torch.float64)
+    slack = 4 * (m + 2) * torch.finfo(torch.float64).eps * counts.abs().sum(-1, keepdim=True)
+    if not bool(counts.isfinite().all()) or bool((counts < -slack).any()) or bool((counts.sum(-1) <= 0).any()):
+        raise ValueError(f"`histogram` must hold m + 1 = {m + 1} counts >= 0 (round-off of {4 * (m + 2)} eps times "
+                         f"the total aside), not all 0, got {histogram}")
+    return counts.clamp(min=0)
+
+
 def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, replacement: bool = True,
                          iterations: int = 200, tolerance: float = 1e-10) -> Tensor:
     """[n] the distribution of true ranks that best explains ``histogram`` [m + 1] of sampled ranks (maximum
     likelihood by EM, Jin et al. 2021): :math:`\\pi \\leftarrow \\frac{1}{N} \\sum_s h_s P(r \\mid s)`,
     :math:`P(r \\mid s) \\propto \\pi_r P(s \\mid r)`, from a uniform start, until no entry moves more than
     ``tolerance``. A [R, m + 1] stack of histograms gives [R, n], R fits at once (matrix products instead of
-    vector ones), run until none moves more than ``tolerance``."""
+    vector ones), run until none moves more than ``tolerance``.
+
+    Raises:
+        ValueError: on a bad n or m, and on a histogram of another length, not finite, all 0, or below 0 by
+            more than round-off (an entry within 4 (m + 2) eps of the row's mass below 0 counts as 0).
+    """
     n, m = check_sampling(num_items, num_negatives)
-    if histogram.shape[-1:] != (m + 1,) or histogram.ndim > 2 or bool((histogram < 0).any()) \
-            or bool((histogram.sum(-1) <= 0).any()):
-        raise ValueError(f"`histogram` must hold m + 1 = {m + 1} counts >= 0, not all 0 (or a [R, m + 1] stack of "
-                         f"them), got {histogram}")
-    counts = histogram.to(torch.float64)
+    counts = _counts(histogram, m)
     total = counts.sum(-1, keepdim=True)
     a = torch.cat([sampled_rank_probabilities(ranks, n, m, replacement) for ranks in rank_blocks(n)])  # [n, m+1]
     pi = torch.full((*counts.shape[:-1], n), 1.0 / n, dtype=torch.float64)

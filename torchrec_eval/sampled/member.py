@@ -187,15 +187,26 @@ class SampledMember(Member):
         return popularity_values(self.requests, above, tied / 2, items.share, sizes, m)  # a tie counts half
 
     def histogram(self, low: Tensor, spread: Tensor, weight: Tensor, groups: Tensor, num_groups: int) -> Tensor:
-        """[G, m + 1] the weighted sampled ranks of a batch's held-out items ([B, P] each), from each one's span
-        of ranks without a [B, m + 1] row: +w at the span's first rank and -w past its last in a [G, m + 2]
-        buffer, then one cumulative sum."""
-        share = (weight / (spread + 1).to(torch.float64)).flatten()
-        rows = groups.unsqueeze(1).expand_as(low).flatten()
-        edges = torch.zeros(num_groups, self.num_negatives + 2, dtype=torch.float64, device=low.device)
-        edges.index_put_((rows, low.flatten()), share, accumulate=True)
-        edges.index_put_((rows, (low + spread + 1).flatten()), -share, accumulate=True)
-        return edges.cumsum(1)[:, :-1]
+        """[G, m + 1] the weighted sampled ranks of a batch's held-out items ([B, P] each), without a [B, m + 1]
+        row: an item of one rank adds its weight w at that rank (a plain sum); a tie's span of ranks adds
+        +w / (spread + 1) at its first rank and the opposite past its last in a [G, m + 2] buffer of edges,
+        then one cumulative sum, kept only where a span covers the rank. (The sum's round-off, -5.6e-17 after
+        +1/3 - 1/3, or w1 + (w2 - w1) - w2 with weights, left ranks no query reached below 0, which EM refused.)"""
+        share = weight / (spread + 1).to(torch.float64)
+        rows, first = groups.unsqueeze(1).expand_as(low).flatten(), low.flatten()
+        single = (spread == 0).flatten()
+        size = (num_groups, self.num_negatives + 2)
+        out = torch.zeros(size, dtype=torch.float64, device=low.device)
+        out.index_put_((rows, first), torch.where(single, share.flatten(), 0.0), accumulate=True)
+        spans = torch.where(single, 0.0, share.flatten())
+        past = (low + spread + 1).flatten()
+        edges = torch.zeros_like(out).index_put_((rows, first), spans, accumulate=True)
+        edges.index_put_((rows, past), -spans, accumulate=True)
+        reached = (~single & (spans != 0)).to(torch.int64)  # the spans that cover ranks, counted exactly
+        covers = torch.zeros(size, dtype=torch.int64, device=low.device).index_put_((rows, first), reached,
+                                                                                   accumulate=True)
+        covers.index_put_((rows, past), -reached, accumulate=True)
+        return (out + torch.where(covers.cumsum(1) > 0, edges.cumsum(1), 0.0))[:, :-1]
 
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Each query's estimate [B, K] (its sampled rank's value, or its own rank estimate) and a mask of True
