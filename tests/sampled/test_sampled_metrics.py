@@ -66,22 +66,27 @@ _NEXT_QUERY = [0]  # the flat form's query ids: increasing over every update of 
 
 class FlatSampledMetrics(tre.SampledMetrics):
     """``SampledMetrics`` fed the flat form: each update's rows (``mask`` False: an entry not listed) sent as
-    1-D ``preds``, ``target`` and ``indexes``, the queries numbered after every query sent before (the flat
-    form's ids increase from call to call), so that the harness may split and reorder the rows."""
+    1-D ``preds``, ``target`` and ``indexes``. ``indexes`` [B] is each row's query id; the flat form's ids must
+    increase from call to call while the harness splits and reorders the rows, so they are sent renumbered
+    after every query sent before, in their order."""
 
-    def update(self, preds, target, mask=None):
+    def update(self, preds, target, indexes, mask=None):
         listed = torch.ones_like(target) if mask is None else mask
-        ids = _NEXT_QUERY[0] + torch.arange(preds.shape[0])
+        ids = _NEXT_QUERY[0] + indexes.argsort().argsort()
         _NEXT_QUERY[0] += preds.shape[0]
         super().update(preds[listed], target[listed], indexes=ids.unsqueeze(1).expand_as(preds)[listed])
 
 
 def _in_form(form: str, batches: list[dict[str, torch.Tensor]]) -> list[dict[str, torch.Tensor]]:
     """The dense batches in another input form: ``ids`` (each row's held-out columns, -1 padding after them,
-    one more column of padding than the widest row needs) or ``flat`` (the rows as :class:`FlatSampledMetrics`
-    sends them)."""
-    if form in ("dense", "flat"):
+    one more column of padding than the widest row needs) or ``flat`` (with each row's query id, for
+    :class:`FlatSampledMetrics`)."""
+    if form == "dense":
         return batches
+    if form == "flat":
+        starts = np.cumsum([0] + [len(batch["preds"]) for batch in batches])
+        return [batch | {"indexes": int(start) + torch.arange(len(batch["preds"]))}
+                for batch, start in zip(batches, starts, strict=False)]
     width = max(int(batch["target"].sum(1).max()) for batch in batches) + 1
     out = []
     for batch in batches:
@@ -126,15 +131,7 @@ def test_the_metric_against_a_brute_force(name):
                                   "ids:several/naive/index", "ids:several/bias_variance/average",
                                   "flat:several/naive/index", "flat:several/naive/average"])
 def test_the_ids_and_flat_forms_against_the_dense_rows_brute_force(name):
-    if not name.startswith("flat:"):
-        check_metric(build(name))
-        return
-    # Every check holds for the flat form but the last: in MetricCollection(compute_groups=True) the second
-    # member shares the first one's states, and its own held-back flat query (the stream is no state) is
-    # evaluated again at its compute, any metric's flat form alike (the stream is metrics/lifecycle.py's).
-    # Pinned here, so that its fix shows.
-    with pytest.raises(AssertionError, match=r"in a MetricCollection \(update, groups=True\)"):
-        check_metric(build(name))
+    check_metric(build(name))
 
 
 @pytest.mark.parametrize("validate_args", [True, False])
