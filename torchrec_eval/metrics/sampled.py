@@ -45,8 +45,9 @@ class SampledMetrics(MemberMetric):
     * ``"naive"``: the metric of the sampled rank, what sampled evaluation reports (biased: it can order
       models the wrong way, Krichene & Rendle, KDD 2020);
     * ``"rank_estimate"``: the metric at the rank 1 + (n - 1)(s - 1) / m;
-    * ``"bias_variance"`` (default): K&R's correction with weight ``gamma`` on its variance (0: minimal
-      bias; 1: the posterior mean under a uniform prior);
+    * ``"bias_variance"`` (default): K&R's correction with weight ``gamma`` on its variance (0: the
+      least-squares minimum of the bias, as far as float64 resolves it, with corrections too large to use,
+      see :func:`~torchrec_eval.sampled.estimators.least_bias_rows`; 1: the posterior mean under a uniform prior);
     * ``"constrained"``: the same objective with corrected values that never grow with the sampled rank
       and stay >= 0 (K&R's constrained least squares when ``gamma=0``);
     * ``"em"``: the distribution of true ranks fitted to the histogram (Jin et al., AAAI 2021).

@@ -112,7 +112,7 @@ def binomial_gram(num_items: int, num_negatives: int) -> Tensor:
     return torch.exp(log_choose_m.unsqueeze(1) + log_choose_m.unsqueeze(0) + log_g[index])
 
 
-def rank_blocks(num_items: int, device: torch.device | None = None) -> Iterator[Tensor]:
-    """The true ranks 1..n in blocks of :data:`BLOCK` (int64), for sums over every rank in bounded memory."""
-    for start in range(1, num_items + 1, BLOCK):
-        yield torch.arange(start, min(start + BLOCK, num_items + 1), device=device)
+def rank_blocks(num_items: int, device: torch.device | None = None, block: int = BLOCK) -> Iterator[Tensor]:
+    """The true ranks 1..n in blocks of ``block`` (int64), for sums over every rank in bounded memory."""
+    for start in range(1, num_items + 1, block):
+        yield torch.arange(start, min(start + block, num_items + 1), device=device)
