@@ -175,16 +175,18 @@ def _check_inference_mode(case: MetricCase, keys: list[str], want: dict[str, flo
 
 def _check_collection(case: MetricCase, keys: list[str], want: dict[str, float]) -> None:
     single = not isinstance(updated(case, case.batches[:1]).compute(), dict)
-    flat = "indexes" in case.batches[0]  # held-back rows are no torchmetrics state: no compute groups (docs/inputs.md)
-    for groups in (False,) if flat else (True, False):
+    for groups in (True, False):  # a compute group shares one member's states with the other, by reference
         for call in ("update", "forward"):
             collection = MetricCollection({"a": case.make(), "b": case.make()}, prefix="val/", compute_groups=groups)
             for batch in case.batches:
                 (collection.update if call == "update" else collection)(**batch)
+            copies = {name: values(member.compute(), keys) for name, member in collection.items(copy_state=True)}
             result = collection.compute()
             for member in ("a", "b"):  # torchmetrics' keys: the member's name before a key that both members give
                 got = {key: float(result[f"val/{member}" if single else f"val/{member}_{key}"]) for key in keys}
-                assert_values(got, want, case.atol, f"{case.name} in a MetricCollection ({call}, groups={groups})")
+                what = f"{case.name} in a MetricCollection ({call}, groups={groups})"
+                assert_values(got, want, case.atol, what)
+                assert_values(copies[f"val/{member}"], want, case.atol, f"{what}, states copied")
 
 
 # ------------------------------------------------------------------------------------------- processes

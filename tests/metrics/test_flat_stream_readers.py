@@ -234,10 +234,9 @@ def test_old_and_non_persistent_checkpoints():
     old = {key: value for key, value in metric.state_dict().items() if not key.startswith("_flat_stream_")}
     loaded = tre.NDCG(k=K)
     feed(loaded, data, 0, cut)
-    loaded.load_state_dict(old)  # a checkpoint of before the stream was saved: its states, no held-back rows
+    loaded.load_state_dict(old)  # states without the stream: the held-back query ends as it stands in them
     assert loaded._flat.pending is None
-    only_complete = rows(data, 0, int((data["indexes"] < 3).sum()))
-    assert_matches(loaded.compute(), expected("ndcg", only_complete))
+    assert_matches(loaded.compute(), expected("ndcg", rows(data, 0, cut)))
     bad = {**metric.state_dict(), "_flat_stream_pending.preds": torch.zeros(2, 2)}
     with pytest.raises(ValueError, match=r"flat-form stream of a state_dict .*_flat_stream_pending.preds"):
         tre.NDCG(k=K).load_state_dict(bad)
@@ -324,3 +323,27 @@ def test_running_forward_counts_each_call_and_a_reset_that_drops_rows_warns():
     assert_matches(running.compute(), expected("ndcg", rows(data, bounds[1], bounds[-1])))
     with pytest.warns(UserWarning, match=r"reset\(\) drops \d+ rows of query 7 .* held back"):
         Running(tre.NDCG(k=K), window=2).update(data["preds"], data["target"], indexes=data["indexes"])
+
+
+def test_a_checkpoints_held_back_increments_are_checked():
+    """The held-back query's increments travel with its rows; rows without them, increments of a state the
+    metric lacks or of another shape are refused by name, the metric unchanged."""
+    data = stream()
+    metric = tre.NDCG(k=K)
+    metric.persistent(True)
+    feed(metric, data, 0, inside(data, 3))
+    saved = metric.state_dict()
+    assert {key for key in saved if key.startswith("_flat_stream_tentative.")} == {"_flat_stream_tentative.stats"}
+    target = tre.NDCG(k=K)
+    target.persistent(True)
+    before = {key: value.clone() for key, value in target.state_dict().items()}
+    without = {key: value for key, value in saved.items() if not key.startswith("_flat_stream_tentative.")}
+    foreign = {**saved, "_flat_stream_tentative.other": torch.zeros(1, 3, dtype=torch.float64)}
+    reshaped = {**saved, "_flat_stream_tentative.stats": torch.zeros(2, 3, dtype=torch.float64)}
+    for bad, match in ((without, "with them, `_flat_stream_tentative.<state>` increments"),
+                       (foreign, r"name states this metric does not have: \['_flat_stream_tentative.other'\]"),
+                       (reshaped, r"`_flat_stream_tentative.\*` increments holds state `stats` of")):
+        with pytest.raises(ValueError, match=match):
+            target.load_state_dict(bad)
+        after = target.state_dict()
+        assert after.keys() == before.keys() and all(torch.equal(after[key], before[key]) for key in before)

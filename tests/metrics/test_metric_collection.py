@@ -79,3 +79,28 @@ def test_two_model_comparisons_sharing_keys():
         alone.update(preds=preds, target=target, query_ids=ids)
         for key, value in alone.compute().items():
             torch.testing.assert_close(got[f"{name}_{key}"], value, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("copy_state", [False, True])
+def test_the_flat_form_across_calls_in_a_compute_group(copy_state):
+    """The second member of a compute group reads the first one's states (shared, or copied when a user takes a
+    member out): the query each call holds back is in them as it stands, never counted twice or lost."""
+    gen = torch.Generator().manual_seed(0)
+    indexes = torch.arange(10).repeat_interleave(6)
+    preds, target = torch.randn(60, generator=gen), torch.rand(60, generator=gen) < 0.3
+
+    def make():
+        return tre.RankingMetrics(["recall@3", "ndcg@3"])
+
+    collection = MetricCollection({"a": make(), "b": make()}, compute_groups=True)
+    for rows in torch.arange(60).tensor_split(3):  # each cut inside a query
+        collection.update(preds[rows], target[rows], indexes=indexes[rows])
+    assert collection.compute_groups == {0: ["a", "b"]}
+    got = ({name: member.compute() for name, member in collection.items(copy_state=True)} if copy_state else
+           {name: {key: collection.compute()[f"{name}_{key}"] for key in ("recall@3", "ndcg@3")} for name in "ab"})
+    alone = make()
+    alone.update(preds, target, indexes=indexes)
+    want = alone.compute()
+    for name in "ab":
+        for key, value in want.items():
+            torch.testing.assert_close(got[name][key], value, rtol=0, atol=1e-12, msg=f"{name} {key}")

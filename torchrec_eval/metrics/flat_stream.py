@@ -1,14 +1,16 @@
 """The flat form across ``update`` calls: the rows of a query that may continue into the next call.
 
 A query whose rows arrive in two ``update`` calls is evaluated once, whole: each call's last query is
-held back (:class:`FlatStream`) until the next call shows it complete. Query ids must increase from call
-to call; the stream is an immutable value, so a failed update leaves it as it was, and it travels in a
-persistent ``state_dict`` as ``_flat_stream_*`` entries (see :mod:`torchrec_eval.metrics.lifecycle`).
+held back (:class:`FlatStream`) until the next call shows it complete. Meanwhile it is in the states as it
+stands (its increments kept with the stream, to take back out when it continues), so that whatever reads or
+shares the states sees every row. Query ids must increase from call to call; the stream is an immutable
+value, so a failed update leaves it as it was, and it travels in a persistent ``state_dict`` as
+``_flat_stream_*`` entries (see :mod:`torchrec_eval.metrics.lifecycle`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -16,7 +18,7 @@ from torch import Tensor
 
 from torchrec_eval.pipeline.validation import describe_any
 
-__all__ = ["PENDING", "STREAM", "STREAM_EVALUATED", "STREAM_LAST", "FlatStream"]
+__all__ = ["PENDING", "STREAM", "STREAM_EVALUATED", "STREAM_LAST", "TENTATIVE", "FlatStream"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class FlatStream:
     pending: dict[str, Tensor] | None = None
     last: int | None = None
     evaluated: bool = False  # whether the query `last` was already evaluated
+    # each state's increment from the held-back query, added to the states already (taken back if it continues)
+    tentative: dict[str, Tensor] = field(default_factory=dict)
 
     def feed(self, columns: dict[str, Tensor]) -> tuple[dict[str, Tensor] | None, FlatStream]:
         """Split a call's rows (plus the held-back ones) into complete queries and the new held-back one.
@@ -63,12 +67,22 @@ class FlatStream:
         """The stream once its held-back query is evaluated: that query may not continue."""
         return FlatStream(None, self.last, evaluated=self.pending is not None or self.evaluated)
 
+    def holding(self, tentative: dict[str, Tensor]) -> FlatStream:
+        """The stream with the states' increments from its held-back query."""
+        return replace(self, tentative=tentative)
+
+    def to(self, device: torch.device) -> FlatStream:
+        """The stream with its rows and increments on ``device``."""
+        pending = None if self.pending is None else {name: column.to(device) for name, column in self.pending.items()}
+        return replace(self, pending=pending, tentative={name: value.to(device) for name, value in self.tentative.items()})
+
     def entries(self) -> dict[str, Tensor]:
         """The stream as ``_flat_stream_*`` tensors (empty before any flat-form row): for ``state_dict``."""
         if self.last is None:
             return {}
         out = {STREAM_LAST: torch.tensor(self.last), STREAM_EVALUATED: torch.tensor(self.evaluated)}
         out.update({PENDING + name: column.detach().clone() for name, column in (self.pending or {}).items()})
+        out.update({TENTATIVE + name: value.detach().clone() for name, value in self.tentative.items()})
         return out
 
     @staticmethod
@@ -82,26 +96,31 @@ class FlatStream:
             return FlatStream()
         last, evaluated = entries.get(STREAM_LAST), entries.get(STREAM_EVALUATED, torch.tensor(False))
         pending = {key[len(PENDING):]: value for key, value in entries.items() if key.startswith(PENDING)}
-        unknown = set(entries) - {STREAM_LAST, STREAM_EVALUATED, *(PENDING + name for name in pending)}
+        tentative = {key[len(TENTATIVE):]: value for key, value in entries.items() if key.startswith(TENTATIVE)}
+        unknown = set(entries) - {STREAM_LAST, STREAM_EVALUATED, *(PENDING + name for name in pending),
+                                  *(TENTATIVE + name for name in tentative)}
         columns = list(pending.values())
         if (
             unknown or not isinstance(last, Tensor) or last.numel() != 1 or last.is_floating_point()
             or not isinstance(evaluated, Tensor) or evaluated.numel() != 1
-            or (pending and "indexes" not in pending)
+            or (pending and "indexes" not in pending) or bool(pending) != bool(tentative)
             or not all(isinstance(c, Tensor) and c.ndim == 1 and c.shape == columns[0].shape for c in columns)
+            or not all(isinstance(value, Tensor) for value in tentative.values())
         ):
             shown = {key: describe_any(value) for key, value in entries.items()}
             raise ValueError(
                 f"The flat-form stream of a state_dict must be `{STREAM_LAST}` (one integer), "
-                f"`{STREAM_EVALUATED}` and 1-D `{PENDING}<column>` rows of equal length including "
-                f"`indexes`; got {shown}"
+                f"`{STREAM_EVALUATED}`, 1-D `{PENDING}<column>` rows of equal length including "
+                f"`indexes` and, with them, `{TENTATIVE}<state>` increments; got {shown}"
             )
         held = {name: column.to(device) for name, column in pending.items()} or None
-        return FlatStream(held, int(last), evaluated=held is None and bool(evaluated))
+        return FlatStream(held, int(last), evaluated=held is None and bool(evaluated),
+                          tentative={name: value.to(device) for name, value in tentative.items()})
 
 
 STREAM = "_flat_stream_"  # the prefix of the stream's entries in a state_dict and in metric_state
 STREAM_LAST, STREAM_EVALUATED, PENDING = STREAM + "last", STREAM + "evaluated", STREAM + "pending."
+TENTATIVE = STREAM + "tentative."  # the states' increments from the held-back query
 
 
 def _concat(old: dict[str, Tensor], new: dict[str, Tensor]) -> dict[str, Tensor]:

@@ -13,9 +13,10 @@
   whole: each call's last query is held back until the next call shows it complete. Query ids must
   increase from call to call (rows of one query contiguous in the stream, as in a file sorted by
   query); a query id lower than one already seen, or a query continued after it was evaluated, raises
-  instead of being counted twice. Every reader of the state sees the held-back query: ``compute``
-  (so ``plot``, ``forward``, containers), ``sync`` (so ``confidence_interval``) and ``merge_state``
-  (of the incoming metric) evaluate it as it stands, which ends it; ``metric_state`` and a persistent
+  instead of being counted twice. The held-back query is in the states as it stands (its increments kept
+  with the stream and taken back out when it continues), so every reader and every sharer of the states
+  (torchmetrics' compute groups) sees it; ``compute`` (so ``plot``, ``forward``, containers), ``sync``
+  (so ``confidence_interval``) and ``merge_state`` (of the incoming metric) end it; ``metric_state`` and a persistent
   ``state_dict`` carry its rows (``_flat_stream_*`` entries), so a checkpoint resumes mid-query and a
   dict of states that holds rows back is refused by ``merge_state`` rather than silently dropped;
   ``reset`` warns when it drops rows that no reader evaluated.
@@ -41,7 +42,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 
 from torchrec_eval.members.ownership import own_tensors
 from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_shapes, fixed_shapes
-from torchrec_eval.metrics.flat_stream import PENDING, STREAM, STREAM_LAST, FlatStream
+from torchrec_eval.metrics.flat_stream import PENDING, STREAM, STREAM_LAST, TENTATIVE, FlatStream
 
 Apply = Callable[[], None]
 
@@ -131,32 +132,46 @@ class StatefulMetric(Metric):
         raise NotImplementedError
 
     def _update_from(self, inputs: dict[str, Any]) -> None:
-        """Stage the batch (flat rows held back as needed), then apply it and commit the stream."""
-        stream = self._flat
+        """Stage the batch, then apply it (the flat form: :meth:`_update_flat`)."""
         if inputs.get("indexes") is not None:
-            columns = {name: inputs[name] for name in ("indexes", *self._FLAT_COLUMNS) if inputs.get(name) is not None}
-            self._check_flat(inputs)
-            ready, stream = self._flat.feed(columns)
-            if ready is None:
-                self._flat = stream
-                return
-            inputs = {**inputs, **ready}
+            self._update_flat(inputs)
+            return
         apply = self._stage(inputs)
         self._leave_inference_states()
         apply()
-        if stream is not self._flat:  # (a module's attribute write costs microseconds: only a flat call moves it)
-            self._flat = stream
+
+    def _update_flat(self, inputs: dict[str, Any]) -> None:
+        """The flat form: stage the call's complete queries and its last one, which may continue; then take the
+        last call's tentative increments of its held-back query back out of the states, add the complete queries
+        and add the new held-back query tentatively (its increments kept with the stream, to take back when it
+        continues). The states always hold every row seen, so every reader (``compute``, torchmetrics'
+        ``MetricCollection`` sharing or copying them in a compute group) sees the whole stream."""
+        columns = {name: inputs[name] for name in ("indexes", *self._FLAT_COLUMNS) if inputs.get(name) is not None}
+        self._check_flat(inputs)
+        ready, stream = self._flat.feed(columns)
+        apply_ready = None if ready is None else self._stage({**inputs, **ready})
+        apply_held = self._stage({**inputs, **cast(dict[str, Tensor], stream.pending)})
+        self._leave_inference_states()  # nothing failed: from here on the states change
+        for name, increment in self._flat.tentative.items():
+            getattr(self, name).sub_(increment)
+        if apply_ready is not None:
+            apply_ready()
+        before = {name: getattr(self, name).clone() for name in self._tensor_states()}
+        apply_held()
+        self._flat = stream.holding({name: getattr(self, name) - before[name] for name in before})
+
+    def _tensor_states(self) -> list[str]:
+        """The states that hold numbers: tensors, not the empty configuration state."""
+        return [name for name in self._defaults if isinstance(state := getattr(self, name), Tensor) and state.numel()]
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         """Validate a flat-form call in full before any of its rows is held back."""
         raise NotImplementedError
 
     def _drain(self) -> None:
-        """Evaluate the held-back flat query (at ``compute``: the stream ends there)."""
+        """End the held-back flat query where it stands (at ``compute``): its tentative increments, in the states
+        already, become final, and the query may not continue."""
         if self._flat.pending is not None:
-            apply = self._stage(dict(self._flat.pending))
-            self._leave_inference_states()
-            apply()
             self._flat = self._flat.drained()
 
     def _leave_inference_states(self) -> None:
@@ -164,8 +179,8 @@ class StatefulMetric(Metric):
         inference tensor by a normal copy (exact). A state made under inference mode (a ``reset``,
         ``load_state_dict`` or ``merge_state`` in Lightning's evaluation loops, which run in it) is an
         inference tensor, which torch lets no one update in place outside that mode (torchmetrics' #1993)."""
-        if torch.is_inference_mode_enabled():
-            return  # in place on an inference or a normal tensor: both allowed here
+        if torch.compiler.is_compiling() or torch.is_inference_mode_enabled():
+            return  # in place on an inference or a normal tensor: both allowed here (a graph: no inference tensors)
         for name in self._defaults:
             state = getattr(self, name)
             if isinstance(state, Tensor) and state.is_inference():
@@ -238,6 +253,11 @@ class StatefulMetric(Metric):
         stream = FlatStream.from_entries(entries, self.device) if carries_states else self._flat  # may raise
         saved = {name: state_dict[prefix + name] for name in self._defaults if prefix + name in state_dict}
         check_shapes(self, saved, "The state_dict")  # before torchmetrics replaces any state
+        unknown = sorted(set(stream.tentative) - set(self._tensor_states()))
+        if unknown:
+            raise ValueError(f"The state_dict's held-back increments name states this metric does not have: "
+                             f"{[TENTATIVE + name for name in unknown]} ({self!r})")
+        check_shapes(self, stream.tentative, f"The state_dict's `{TENTATIVE}*` increments")
         for key in entries:
             del state_dict[prefix + key]
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
@@ -262,10 +282,7 @@ class StatefulMetric(Metric):
             moved = this._buffers.get(name)
             if buffer is not None and moved is not None and moved.dtype != buffer.dtype:
                 this._buffers[name] = buffer.to(moved.device)
-        pending = this._flat.pending
-        if pending is not None:
-            moved_rows = {name: column.to(this.device) for name, column in pending.items()}
-            this._flat = FlatStream(moved_rows, this._flat.last, this._flat.evaluated)
+        this._flat = this._flat.to(this.device)
         return this
 
     def __setstate__(self, state: dict[str, Any]) -> None:
