@@ -122,7 +122,8 @@ def test_gamma_zero_is_the_least_squares_minimum_of_the_bias(n, m, replacement):
     """Where A = P(s | r) is well conditioned (cond(A) about 5e11 at n = 300, m = 40) the gamma = 0 correction's
     bias^2 is the minimum that numpy.linalg.lstsq and scipy.linalg.lstsq find on sqrt(pi) A itself (the Gram
     matrix's solve, whose condition number is cond(A)^2, was 1.2x to 10x above it at m = 40). AUC is affine in
-    the rank: its minimum is 0 (round-off)."""
+    the rank: its minimum is 0 (round-off). To 1e-5 relative: at cond(A) = 5e11 the solvers' own minima move by
+    about 1e-6 with the BLAS's thread count (one thread, as under xdist, against several)."""
     from scipy import linalg
 
     a = ref.transition(n, m, replacement)
@@ -131,9 +132,9 @@ def test_gamma_zero_is_the_least_squares_minimum_of_the_bias(n, m, replacement):
     for p, (family, k) in enumerate(FAMILIES_K):
         b = targets[:, p]
         minimum = _bias_squared(a, b, numpy_c[:, p])
-        assert _bias_squared(a, b, scipy_c[:, p]) == pytest.approx(minimum, rel=1e-6, abs=1e-24)
+        assert _bias_squared(a, b, scipy_c[:, p]) == pytest.approx(minimum, rel=1e-5, abs=1e-24)
         got = _bias_squared(a, b, E.bias_variance(family, k, n, m, 0.0, replacement).numpy())
-        assert got == pytest.approx(minimum, rel=1e-6, abs=1e-24), (family, k)
+        assert got == pytest.approx(minimum, rel=1e-5, abs=1e-24), (family, k)
 
 
 @pytest.mark.parametrize("replacement", [True, False])
