@@ -11,7 +11,6 @@ batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.stat
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -22,13 +21,17 @@ from torch import Tensor
 
 from torchrec_eval.comparison_report import ComparisonReport
 from torchrec_eval.metrics.base import MemberMetric
-from torchrec_eval.metrics.configuration import check_loaded_configuration, check_same_states, fingerprint
-from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
+from torchrec_eval.metrics.lifecycle import Apply
 from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.statistics import adjusted_p_values
 from torchrec_eval.statistics.multiple_testing import ADJUSTMENTS
-from torchrec_eval.statistics.replicates import enumerated_signs, permutations, poisson_weights, signs
+from torchrec_eval.statistics.replicate_sums import (
+    bootstrap_sums,
+    check_replicates_fit,
+    fisher_sums,
+    tukey_sums,
+)
 from torchrec_eval.statistics.significance import (
     TESTS,
     bootstrap_interval,
@@ -37,12 +40,12 @@ from torchrec_eval.statistics.significance import (
     student_p_value,
     tukey_p_values,
 )
-from torchrec_eval.uncertainty import compared_values, per_query_values
+from torchrec_eval.uncertainty import ConfiguredComparison, compared_values, per_query_values
 
 __all__ = ["ModelComparison"]
 
 
-class ModelComparison(StatefulMetric):
+class ModelComparison(ConfiguredComparison):
     r"""Compare M >= 2 models on the same queries: each model's mean, and for every pair the mean difference,
     its effect size and the p-value of ``test``, adjusted for the pairs by ``correction``.
 
@@ -65,19 +68,26 @@ class ModelComparison(StatefulMetric):
         models: the M model names (keys of the output), in the order of ``update``'s ``preds``.
         test: one of ``"student"``, ``"fisher"``, ``"bootstrap"``, ``"tukey"``.
         replicates: R, the random replicates of the randomization and bootstrap tests (their p-values' own
-            Monte-Carlo error is about sqrt(p (1 - p) / R)).
+            Monte-Carlo error is about sqrt(p (1 - p) / R)). Their state is [R, K, M] float64 (the bootstrap
+            adds [R, K] and [R, K, M, M]); an update draws them in blocks of bounded memory (under 64 MB
+            beyond the batch and that increment, whatever its size and R).
         seed: the seed of the replicates' hash (the same seed, the same replicates on every process).
         correction: ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), over the pairs of
             each metric.
-        level: the confidence level of the bootstrap interval.
+        level: the confidence level of the bootstrap interval. The bootstrap's interval and p are those of
+            the replicates that draw at least two queries (a replicate of fewer has no variance, so no t):
+            the bootstrap conditioned on a resample of size >= 2, which at n queries drops a share
+            e^-n (1 + n) of them (4% at n = 5, 0.05% at n = 10).
         exact: with ``test="fisher"``, enumerate every sign pattern of queries 0..n-1 (R = 2^n).
         k, options, kwargs: as for :class:`~torchrec_eval.uncertainty.PairedComparison`.
 
     Raises:
         ValueError: on fewer than 2 models, an unknown ``test`` or ``correction``, too few replicates (for
-            ``exact``, or fewer than one in each tail of the bootstrap interval at ``level``), and in
-            ``update`` on a number of score tensors other than M, a missing or malformed ``query_ids``, or a
-            query id beyond what ``exact`` enumerates; every state unchanged.
+            ``exact``, or fewer than one in each tail of the bootstrap interval at ``level``), more than this
+            machine's memory holds (their states and torchmetrics' copy of them; the message gives the
+            bytes), and in ``update`` on a number of score tensors other than M, a missing or malformed
+            ``query_ids``, and with ``validate_args`` an id repeated within the batch or beyond what
+            ``exact`` enumerates; every state unchanged.
 
     Example:
         >>> import torch
@@ -134,6 +144,7 @@ class ModelComparison(StatefulMetric):
         self.exact = exact
         self.template, self.members, self.keys, self._columns = compared_values(metrics, k, options, common)
         keys, size = len(self.keys), len(self.models)
+        check_replicates_fit(test, self.replicates, keys, size)  # before torch tries to allocate them
         self.pairs = list(itertools.combinations(range(size), 2))
         self.add_state("sums", default=torch.zeros(keys, size, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("products", default=torch.zeros(keys, size, size, dtype=torch.float64), dist_reduce_fx="sum")
@@ -143,29 +154,14 @@ class ModelComparison(StatefulMetric):
                            dist_reduce_fx="sum")
         # the configuration, as the name of an empty state: a checkpoint or merge of another comparison (another
         # test, seed or model list, with states of the same shapes) is refused instead of read as this one's
-        description = [self.keys, list(self.members), self.template.empty_target_action,
-                       self.template.relevance_threshold, self.template.ties, self.models, test, self.replicates,
-                       self.seed, exact]
-        self._config_state = f"config_{hashlib.sha1(fingerprint(description).encode()).hexdigest()[:12]}"
-        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
+        self._register_configuration([self.keys, list(self.members), self.template.empty_target_action,
+                                      self.template.relevance_threshold, self.template.ties, self.models, test,
+                                      self.replicates, self.seed, exact])
         if test == "bootstrap":
             self.add_state("replicate_counts", default=torch.zeros(self.replicates, keys, dtype=torch.float64),
                            dist_reduce_fx="sum")
             self.add_state("replicate_products", dist_reduce_fx="sum",
                            default=torch.zeros(self.replicates, keys, size, size, dtype=torch.float64))
-
-    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
-        """torchmetrics' loading; a checkpoint of another configuration raises first, the metric untouched."""
-        check_loaded_configuration(self, state_dict, prefix)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-
-    def _check_merge(self, states: dict[str, Any]) -> None:
-        check_same_states(list(self._defaults), states)
-        super()._check_merge(states)
-
-    def _configuration_key(self) -> str:
-        """The configuration as the ranks compare it before a sync: its state's name and the shapes."""
-        return f"{self._config_state} {super()._configuration_key()}"
 
     def update(self, preds: Sequence[Tensor] | None = None, target: Tensor | None = None, *,
                ranked_ids: Sequence[Tensor] | None = None, query_ids: Tensor | None = None,
@@ -178,7 +174,9 @@ class ModelComparison(StatefulMetric):
             ranked_ids: their M ranked lists (with ``target_ids``).
             target, target_ids, target_gains, mask, exclude_ids: shared by every model.
             query_ids: [B] int, each query's id, unique over the whole evaluation (every batch and process):
-                the randomization and bootstrap tests draw each query's replicates from it.
+                the randomization and bootstrap tests draw each query's replicates from it. A repeat within
+                the batch raises (with ``validate_args``); one across batches or processes is not checked
+                (it would take a state per query): it counts as another query with the same draws.
         """
         self._update_from({"preds": preds, "target": target, "ranked_ids": ranked_ids, "query_ids": query_ids,
                            "target_ids": target_ids, "target_gains": target_gains, "mask": mask,
@@ -221,7 +219,8 @@ class ModelComparison(StatefulMetric):
         return torch.where(counted.unsqueeze(2), values.to(torch.float64), 0.0), counted.to(torch.float64)
 
     def _replicates(self, values: Tensor, counted: Tensor, query_ids: Tensor | None) -> dict[str, Tensor]:
-        """Each replicate's sums [R, K, M] (and the bootstrap's weights [R, K]) of this batch."""
+        """Each replicate's sums [R, K, M] (and the bootstrap's weights [R, K] and products) of this batch,
+        drawn in blocks of bounded memory (:mod:`~torchrec_eval.statistics.replicate_sums`)."""
         rows, device = values.shape[0], values.device
         if not isinstance(query_ids, Tensor) or query_ids.shape != (rows,) or query_ids.is_floating_point() \
                 or query_ids.dtype == torch.bool:
@@ -229,29 +228,23 @@ class ModelComparison(StatefulMetric):
                              f"the evaluation: the {self.test} test draws each query's replicates from it; got "
                              f"{describe_any(query_ids)}")
         ids = query_ids.to(device)
+        if self.template.validate_args:  # host reads: checked where the other inputs are
+            _check_distinct(ids)
+            if self.exact:
+                self._check_enumerable(ids)
         if self.test == "fisher":
-            flips = self._enumerated(ids) if self.exact else signs(ids, self.replicates, self.seed)
-            return {"replicate_sums": torch.einsum("br,bkm->rkm", flips, values)}
+            return {"replicate_sums": fisher_sums(values, ids, self.replicates, self.seed, self.exact)}
         if self.test == "bootstrap":
-            weights = poisson_weights(ids, self.replicates, self.seed)
-            rows_products = (values.unsqueeze(3) * values.unsqueeze(2)).flatten(1)  # [B, K * M * M]
-            return {"replicate_sums": torch.einsum("br,bkm->rkm", weights, values),
-                    "replicate_counts": torch.einsum("br,bk->rk", weights, counted),
-                    "replicate_products": (weights.T @ rows_products).view(self.replicate_products.shape)}
-        order = permutations(ids, self.replicates, len(self.models), self.seed)  # [B, R, M]
-        permuted = values.new_zeros(self.replicates * len(self.models), values.shape[1])
-        for source in range(len(self.models)):  # slot m of replicate r takes model order[b, r, m]'s value
-            taken = (order == source).flatten(1).to(values.dtype)  # [B, R * M]
-            permuted += taken.T @ values[:, :, source]
-        return {"replicate_sums": permuted.view(self.replicates, len(self.models), -1).transpose(1, 2)}
+            return bootstrap_sums(values, counted, ids, self.replicates, self.seed)
+        return {"replicate_sums": tukey_sums(values, ids, self.replicates, self.seed)}
 
-    def _enumerated(self, ids: Tensor) -> Tensor:
-        """[B, R] the exact test's signs: replicate b flips query q where bit q of b is set."""
+    def _check_enumerable(self, ids: Tensor) -> None:
+        """The exact test's query ids lie in 0..n-1 for its 2^n replicates (replicate b flips query q where
+        bit q of b is set)."""
         bits = int(math.log2(self.replicates))
-        if self.template.validate_args and bool(((ids < 0) | (ids >= bits)).any()):
+        if bool(((ids < 0) | (ids >= bits)).any()):
             raise ValueError(f"`query_ids` must lie in [0, {bits}) for the exact test of replicates = 2^{bits} "
                              f"(2^n for queries 0..n-1), got {ids.tolist()}")
-        return enumerated_signs(ids, self.replicates)
 
     def compute(self) -> dict[str, Tensor]:
         out: dict[str, Tensor] = {}
@@ -342,3 +335,15 @@ class ModelComparison(StatefulMetric):
         observed = (self.sums[k, i] - self.sums[k, j]) / self.counts[k]
         return bootstrap_interval(totals / counts, observed, self.level, squares, counts,
                                   deviation / self.counts[k].sqrt())
+
+
+def _check_distinct(ids: Tensor) -> None:
+    """Raise a ``ValueError`` on an id that repeats within the batch: each id is one query, drawn once per
+    replicate; a repeat would add one query's draws twice, as if two queries agreed perfectly."""
+    ordered = ids.sort().values
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if bool(repeated.numel()):
+        shown = torch.unique(repeated)
+        raise ValueError(f"`query_ids` must not repeat an id within a batch (one id per query: a repeated id "
+                         f"would count its query's random draws twice); got {describe_any(ids)} repeating "
+                         f"{shown[:10].tolist()}{' ...' if shown.numel() > 10 else ''}")

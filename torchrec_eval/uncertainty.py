@@ -29,6 +29,7 @@ over queries and have no interval here.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -38,6 +39,7 @@ from torch import Tensor
 
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.metrics.configuration import check_loaded_configuration, check_same_states, fingerprint
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
 from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.tensor_cache import constant
@@ -196,7 +198,36 @@ def confidence_interval(
     return out
 
 
-class PairedComparison(StatefulMetric):
+class ConfiguredComparison(StatefulMetric):
+    """A comparison whose sums meet those of its own configuration only: the configuration, as the name of an
+    empty state (``config_<sha>`` of a canonical description, :func:`~torchrec_eval.metrics.configuration.fingerprint`),
+    is checked where another comparison's sums come in. ``load_state_dict`` refuses a checkpoint that names
+    another configuration (or none), ``merge_state`` the states of another one, and the ranks compare it before
+    their first sync, as the suites do (:mod:`~torchrec_eval.metrics.configuration_guard`): two comparisons of
+    NDCG@5 and NDCG@10 have sums of the same shapes, which would otherwise add without a word."""
+
+    _config_state: str
+
+    def _register_configuration(self, description: list[Any]) -> None:
+        """Add the empty state named after ``description`` (what gives the sums their meaning)."""
+        self._config_state = f"config_{hashlib.sha1(fingerprint(description).encode()).hexdigest()[:12]}"
+        self.add_state(self._config_state, default=torch.zeros(0, dtype=torch.float64), dist_reduce_fx="sum")
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' loading; a checkpoint of another configuration raises first, the metric untouched."""
+        check_loaded_configuration(self, state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def _check_merge(self, states: dict[str, Any]) -> None:
+        check_same_states(list(self._defaults), states)
+        super()._check_merge(states)
+
+    def _configuration_key(self) -> str:
+        """The configuration as the ranks compare it before a sync: its state's name and the shapes."""
+        return f"{self._config_state} {super()._configuration_key()}"
+
+
+class PairedComparison(ConfiguredComparison):
     r"""Paired comparison of two models on the same queries: mean difference, its interval, a p-value.
 
     Fed both models' scores for each batch of queries, it accumulates, per metric value, the sums
@@ -224,7 +255,10 @@ class PairedComparison(StatefulMetric):
 
     Raises:
         ValueError: on a bad ``level``/``method``, a metric that is not a mean over queries (coverage,
-            gini, entropy, inter-list diversity, ...), and bad input in ``update``.
+            gini, entropy, inter-list diversity, ...), and bad input in ``update``; in ``load_state_dict``,
+            ``merge_state`` and a sync, on the sums of another configuration (other metrics, cut-offs,
+            options or groups; ``level`` and ``method`` read the sums alike and may differ), every state
+            unchanged.
 
     Example:
         >>> import torch
@@ -274,6 +308,9 @@ class PairedComparison(StatefulMetric):
             default=torch.zeros(self.num_groups or 1, 5 * p, dtype=torch.float64),
             dist_reduce_fx="sum",
         )
+        template = self.template
+        self._register_configuration([self.keys, list(self.members), template.empty_target_action,
+                                      template.relevance_threshold, template.ties, self.num_groups])
 
     def _per_query(self, batch: Any) -> tuple[Tensor, Tensor]:
         return per_query_values(self.template, self.members, self._columns, batch)

@@ -137,6 +137,8 @@ def test_the_text_markdown_and_latex_tables_show_the_same_comparison(tmp_path, c
     (["--names", "x"], "one distinct, non-empty name per run"),
     (["--alpha", "1.5"], "expected a number in (0, 1)"),
     (["-m", "nope@3"], "Unknown metric 'nope@3'"),
+    # 2 x 8 bytes x 10^11 replicates x 5 default metrics x 3 runs: the allocator's traceback and exit 1 before
+    (["--test", "fisher", "--replicates", "100000000000"], "`replicates`=100,000,000,000 needs 24,000,000,000,000 bytes"),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args, message):
     qrels, runs = _write(tmp_path, 0)

@@ -325,7 +325,7 @@ CHECKPOINT_STATES = [
         'RankingMetrics(["ndcg@5", "ndcg@10", "recall@10", "mrr@10", "auc"])',
         {"config_578e138d7ee5": (0,), "pairwise_auc": (1, 3), "stats": (1, 9)},
     ),
-    ('PairedComparison(["ndcg@10", "recall@5"])', {"paired": (1, 10)}),
+    ('PairedComparison(["ndcg@10", "recall@5"])', {"config_aa96a7d3bf13": (0,), "paired": (1, 10)}),
     ("Coverage(k=5, num_items=20)", {"beyond_items": (1, 1, 20), "config_fcf9f98c6ea8": (0,)}),
     ("Entropy(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_73edfe0ff4d5": (0,)}),
     ("GiniIndex(k=3, num_items=7)", {"beyond_items": (1, 1, 7), "config_ec0913142d37": (0,)}),

@@ -17,6 +17,10 @@ from scipy import stats
 
 import torchrec_eval as tre
 from tests.processes import FRESH_START_METHOD, free_port
+from tests.reference.host_reads import NoHostReads
+from torchrec_eval.statistics import replicate_sums
+from torchrec_eval.statistics.replicates import poisson_weights
+from torchrec_eval.syncs import simulate_accelerator
 
 MODELS = ["a", "b", "c"]
 KEYS = ["ndcg@10", "mrr@10"]
@@ -160,6 +164,13 @@ def test_any_split_of_the_queries_gives_the_same_p_values(test):
      lambda c, p, t: c.update(p, t, query_ids=torch.arange(t.shape[0]).float()), "query_ids"),
     (lambda: tre.ModelComparison(KEYS, models=MODELS, test="fisher", replicates=2**4, exact=True),
      lambda c, p, t: c.update(p, t, query_ids=torch.arange(t.shape[0])), "exact test"),
+    # a repeated id draws one query's replicates twice: ids 0,0,1,1,.. moved a Fisher p from 0.05 to 0.04, and
+    # one id for all gave a bootstrap p of 0
+    *((lambda test=test: tre.ModelComparison(KEYS, models=MODELS, test=test, replicates=64),
+       lambda c, p, t: c.update(p, t, query_ids=torch.tensor([3, 9, 4, 9, 5, 6, 7, 8])), r"repeat.*\[9\]")
+      for test in ("fisher", "bootstrap", "tukey")),
+    (lambda: tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=64),
+     lambda c, p, t: c.update(p, t, query_ids=torch.zeros(t.shape[0], dtype=torch.long)), r"repeat.*\[0\]"),
 ])
 def test_bad_input_is_named_and_changes_nothing(make, update, match):
     preds, target = _data(7, rows=8)
@@ -255,3 +266,74 @@ def test_a_failed_update_then_a_good_one_counts_the_good_one_and_bf16_scores_ran
     alone.update([h.float() for h in halves], target, query_ids=torch.arange(30))
     got, want = compare.compute(), alone.compute()
     assert {k: float(v) for k, v in got.items()} == pytest.approx({k: float(v) for k, v in want.items()}, abs=1e-12)
+
+
+@pytest.mark.parametrize("test", ["fisher", "bootstrap", "tukey"])
+def test_without_validate_args_an_update_reads_nothing_and_ids_are_not_checked(test):
+    """``validate_args=False`` keeps every check that reads the host out of ``update`` (the accelerator path
+    simulated on the CPU): the repeated ids are then not refused, as documented."""
+    preds, target = _data(12, rows=16)
+
+    def make():
+        return tre.ModelComparison(KEYS, models=MODELS, test=test, replicates=100, validate_args=False)
+
+    with simulate_accelerator():
+        make().update(preds, target, query_ids=torch.arange(16))  # first-call constants
+        compare = make()
+        with NoHostReads():
+            compare.update(preds, target, query_ids=torch.arange(16))
+            compare.update(preds, target, query_ids=torch.zeros(16, dtype=torch.long))
+
+
+def _numpy_bootstrap(d: np.ndarray, weights: np.ndarray, level: float) -> tuple[float, float, float]:
+    """The Poisson bootstrap of the mean difference, written out: each replicate's weighted mean and standard
+    deviation of the differences ``d`` [n] (two passes), the replicates of fewer than two draws dropped; the
+    percentile interval (numpy's linear quantiles) and the studentized p."""
+    n = len(d)
+    draws = weights.sum(0)  # [R]
+    keep = draws >= 2
+    w, size = weights[:, keep], draws[keep]
+    means = (w * d[:, None]).sum(0) / size
+    sd = np.sqrt((w * (d[:, None] - means) ** 2).sum(0) / (size - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, (means - d.mean()) / (sd / np.sqrt(size)), np.where(means == d.mean(), 0.0, np.inf))
+    observed = d.mean() / (d.std(ddof=1) / np.sqrt(n))
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return low, high, float(np.mean(np.abs(t) >= abs(observed)))
+
+
+@pytest.mark.parametrize(("rows", "replicates", "seed"), [(5, 1000, 0), (5, 1000, 3), (10, 10_000, 1), (10, 10_000, 2),
+                                                          (40, 2000, 0)])
+def test_the_bootstrap_at_a_few_queries_is_the_numpy_bootstrap_of_resamples_of_two_draws_or_more(rows, replicates,
+                                                                                                   seed):
+    """At 5 queries every seed gave a NaN interval (a replicate of no draw: 0 / 0) and replicates of one draw
+    counted as "not exceeding" (p too low); now both are over the replicates of at least two draws."""
+    preds, target = _data(13 + seed, rows=rows, shifts=(0.0, 0.3, 0.1))
+    ids = torch.arange(100, 100 + rows)
+    compare = tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=replicates, seed=seed, level=0.9)
+    compare.update(preds, target, query_ids=ids)
+    got = {key: float(value) for key, value in compare.compute().items()}
+    weights = poisson_weights(ids, replicates, seed).numpy()  # the same draws: [n, R]
+    assert (weights.sum(0) < 2).any() or rows == 40  # degenerate replicates are there to drop
+    for key, values in _per_query(preds, target).items():
+        for i, j in itertools.combinations(range(3), 2):
+            low, high, p = _numpy_bootstrap(values[:, i] - values[:, j], weights, 0.9)
+            name = f"{key}/{MODELS[i]}_vs_{MODELS[j]}"
+            assert got[f"{name}/low"] == pytest.approx(low, rel=1e-12, abs=1e-12), name
+            assert got[f"{name}/high"] == pytest.approx(high, rel=1e-12, abs=1e-12), name
+            assert got[f"{name}/p_value"] == pytest.approx(p, abs=1e-12), name
+
+
+def test_replicates_beyond_the_machines_memory_are_refused_with_the_bytes(monkeypatch):
+    """``exact=True, replicates=2**40`` tried to allocate 17.6 TB, ``replicates=10**9`` died in the allocator."""
+    with pytest.raises(ValueError, match=r"`replicates`=1,099,511,627,776 needs 35,184,372,088,832 bytes"):
+        tre.ModelComparison(["ndcg@10"], models=["a", "b"], test="fisher", replicates=2**40, exact=True)
+    monkeypatch.setattr(replicate_sums, "host_memory", lambda: 5 * 10**8)  # a machine of 500 MB
+    # [R, K, M] sums of 10^7 replicates, 2 metrics and 3 models, and torchmetrics' copy: 2 * 8 * 6 * 10^7 bytes
+    with pytest.raises(ValueError, match=r"`replicates`=10,000,000 needs 960,000,000 bytes .* 500,000,000 bytes"):
+        tre.ModelComparison(KEYS, models=MODELS, test="tukey", replicates=10**7)
+    # the bootstrap's [R, K] weights and [R, K, M, M] products too: 2 * 8 * (6 + 2 + 18) * 10^6 bytes
+    with pytest.raises(ValueError, match=r"`replicates`=2,000,000 needs 832,000,000 bytes .* 500,000,000 bytes"):
+        tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=2 * 10**6)
+    tre.ModelComparison(KEYS, models=MODELS, test="bootstrap", replicates=10**5)  # 83 MB: built
+    tre.ModelComparison(KEYS, models=MODELS, test="student", replicates=10**12)  # no replicate state

@@ -9,6 +9,7 @@
   effect; merged (synced) states equal one process, including a real 2-process gloo run.
 """
 
+import hashlib
 import math
 import os
 import statistics
@@ -22,6 +23,7 @@ import torchrec_eval as tre
 from tests.processes import FRESH_START_METHOD, free_port
 from torchrec_eval import collection
 from torchrec_eval import functional as F
+from torchrec_eval.metrics import configuration_guard
 from torchrec_eval.statistics import student_t_two_sided_p
 from torchrec_eval.uncertainty import PairedComparison, confidence_interval, interval_from_moments, t_quantile
 
@@ -290,6 +292,41 @@ def test_paired_merged_states_equal_one_process():
     parts[0].merge_state(parts[1])
     for key, value in whole.compute().items():
         assert float(parts[0].compute()[key]) == pytest.approx(float(value), rel=1e-12, abs=1e-15), key
+
+
+
+@pytest.mark.parametrize("other", [["ndcg@10"], ["mrr@5"]])  # sums of the same shapes as ["ndcg@5"]'s
+def test_a_paired_comparison_refuses_the_sums_of_another_configuration(monkeypatch, other):
+    """``merge_state`` of an NDCG@10 comparison into an NDCG@5 one blended the sums, and ``load_state_dict`` of
+    its checkpoint said "All keys matched"; the ranks summed them at a sync. Each raises now, every state
+    unchanged, and the same configuration still loads and merges."""
+    generator = torch.Generator().manual_seed(8)
+    a, b = torch.rand(12, 9, generator=generator), torch.rand(12, 9, generator=generator)
+    target = torch.rand(12, 9, generator=generator) < 0.3
+    mine, theirs = PairedComparison(["ndcg@5"]), PairedComparison(other)
+    for metric in (mine, theirs):
+        metric.update(a, b, target)
+        metric.persistent(True)
+    before = {name: getattr(mine, name).clone() for name in mine._defaults}
+    with pytest.raises(ValueError, match="not made by this metric's configuration"):
+        mine.load_state_dict(theirs.state_dict())
+    with pytest.raises(ValueError, match="another configuration"):
+        mine.merge_state(theirs)
+    with pytest.raises(ValueError, match="another configuration"):
+        mine.merge_state(theirs.metric_state)
+    monkeypatch.setattr(configuration_guard, "_distributed", lambda: True)  # rank 1 holds `theirs`
+    monkeypatch.setattr(configuration_guard, "_gather_codes", lambda code, group=None: [
+        code, torch.tensor([int(hashlib.sha1(theirs._configuration_key().encode()).hexdigest()[:15], 16)])])
+    monkeypatch.setattr(configuration_guard, "_gather_texts", lambda text, group=None: [text, text])
+    with pytest.raises(ValueError, match="different configurations"):
+        mine.sync(dist_sync_fn=lambda tensor, group=None: [tensor, tensor], distributed_available=lambda: True)
+    assert all(torch.equal(getattr(mine, name), value) for name, value in before.items())
+    monkeypatch.undo()
+    same = PairedComparison(["ndcg@5"])
+    same.persistent(True)
+    same.load_state_dict(mine.state_dict())
+    same.merge_state(mine)
+    assert torch.equal(same.paired, 2 * mine.paired)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ For models i and j scored on the same n queries, with per-query differences :mat
   the observed :math:`|\bar x_i - \bar x_j|`: it controls the family-wise error over all pairs by itself;
 * **bootstrap**: replicate b weighs query q by a Poisson(1) count; the percentile interval of the
   replicates' mean differences, and p from the studentized bootstrap: the share of replicates whose t of
-  their difference from the observed one reaches the observed t;
+  their difference from the observed one reaches the observed t; both over the replicates of at least two
+  draws (a Poisson resample's size varies: one of 0 draws has no mean and one of 1 no variance, so no t;
+  the bootstrap conditioned on a size >= 2, as the observed t needs n >= 2);
 
 with the effect size :math:`\bar d / s_d` (Cohen's d of paired samples) beside each.
 """
@@ -53,11 +55,15 @@ def effect_size(mean: Tensor, sd: Tensor) -> Tensor:
     return torch.where(sd > 0, mean / sd, torch.where(mean == 0, 0.0, torch.sign(mean) * torch.inf))
 
 
-def exceedance(observed: Tensor, replicates: Tensor) -> Tensor:
+def exceedance(observed: Tensor, replicates: Tensor, where: Tensor | None = None) -> Tensor:
     """The share of ``replicates`` [R, ...] at least as large in size as ``observed`` [...] (a relative
-    tolerance of 1e-9 absorbs the order of float additions: a replicate equal to the observed value counts)."""
+    tolerance of 1e-9 absorbs the order of float additions: a replicate equal to the observed value counts),
+    among those ``where`` [R, ...] is true (all by default; NaN where none is)."""
     tolerance = 1e-9 * observed.abs().clamp(min=1e-300)
-    return (replicates.abs() >= observed.abs() - tolerance).to(torch.float64).mean(0)
+    reached = (replicates.abs() >= observed.abs() - tolerance).to(torch.float64)
+    if where is None:
+        return reached.mean(0)
+    return (reached * where).sum(0) / where.to(torch.float64).sum(0)
 
 
 def tukey_p_values(observed: Tensor, permuted_means: Tensor, pairs: list[tuple[int, int]]) -> Tensor:
@@ -72,18 +78,27 @@ def tukey_p_values(observed: Tensor, permuted_means: Tensor, pairs: list[tuple[i
 def bootstrap_interval(replicates: Tensor, observed: Tensor, level: float, squares: Tensor, counts: Tensor,
                        stderr: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     r"""(low, high, p): the percentile interval at ``level`` of the replicates' mean differences [R], and the
-    two-sided p of "no difference" from the studentized bootstrap: each replicate's
-    :math:`t^*_b = (\bar d^*_b - \bar d) / (s^*_b / \sqrt{n^*_b})` (its sum of squared differences
-    ``squares`` and weight ``counts`` [R]) against the observed :math:`t = \bar d / \text{stderr}`. The
-    studentized p keeps its level at tens of queries, where the percentile's shifted distribution rejects
-    too often (9.7% at alpha 0.05 with 60 queries in this package's simulation)."""
-    low, high = percentile_interval(replicates, level)
+    two-sided p of "no difference" from the studentized bootstrap: the share of replicates whose
+    :math:`|t^*_b| = |\bar d^*_b - \bar d| / (s^*_b / \sqrt{n^*_b})` (from its sum of squared differences
+    ``squares`` and its weight ``counts`` [R], the draws :math:`n^*_b`) reaches the observed
+    :math:`|t| = |\bar d| / \text{stderr}`. The studentized p keeps its level at tens of queries, where the
+    percentile's shifted distribution rejects too often (9.7% at alpha 0.05 with 60 queries in this
+    package's simulation).
+
+    Both are over the replicates of :math:`n^*_b \ge 2` draws alone: the bootstrap conditioned on a resample
+    on which the statistic exists (a Poisson resample of 0 draws has no mean, one of 1 no variance). A
+    replicate of equal differences (:math:`s^*_b = 0`) has :math:`|t^*_b| = \infty`, or 0 where its mean is
+    the observed one. No such replicate: NaN."""
+    valid = counts >= 2
+    means = torch.where(valid, replicates, torch.nan)
+    probabilities = torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=torch.float64, device=means.device)
+    low, high = torch.nanquantile(means.to(torch.float64), probabilities, dim=0)  # NaN where none is valid
     variance = ((squares - counts * replicates * replicates) / (counts - 1)).clamp(min=0)
-    t_replicates = (replicates - observed) / (variance / counts).sqrt()
-    t_observed = observed / stderr
+    t_replicates = torch.nan_to_num((replicates - observed) / (variance / counts).sqrt(), nan=0.0,
+                                    posinf=torch.inf, neginf=-torch.inf)
     if bool(stderr == 0):  # every difference equal: no spread to studentize by
         return low, high, torch.where(observed == 0, 1.0, 0.0).to(torch.float64)
-    return low, high, exceedance(t_observed, torch.nan_to_num(t_replicates, nan=0.0, posinf=torch.inf))
+    return low, high, exceedance(observed / stderr, t_replicates, where=valid)
 
 
 def percentile_interval(estimates: Tensor, level: float) -> tuple[Tensor, Tensor]:
