@@ -54,14 +54,18 @@ def test_every_input_keyword_reaches_the_pipeline():
 
 
 def test_the_classes_take_every_input_keyword_of_the_pipeline():
-    """``update`` and ``per_query`` write the input keywords out for editors and type checkers; they must be
-    the pipeline's (``Inputs``' fields, in order): a form added there and forgotten here fails."""
+    """``update`` and ``per_query`` take the input keywords through ``**inputs: Unpack[FormInputs]`` (written once,
+    read by editors and type checkers); they must be the pipeline's (``Inputs``' fields): a form added there and
+    forgotten in ``FormInputs`` fails, and so does a keyword a class writes out again."""
     import inspect
 
+    from torchrec_eval import SampledMetrics
     from torchrec_eval.metrics.base import MemberMetric
+    from torchrec_eval.metrics.lifecycle import keywords_of
     from torchrec_eval.pipeline import INPUT_NAMES
 
-    update = [name for name in inspect.signature(MemberMetric.update).parameters if name != "self"]
-    per_query = [name for name in inspect.signature(MemberMetric.per_query).parameters if name != "self"]
-    assert update == [*INPUT_NAMES, "sample_weight"]
-    assert per_query == [*INPUT_NAMES, "query_ids", "as_frame"]
+    for method, extra in ((MemberMetric.update, {"sample_weight"}), (MemberMetric.per_query, {"query_ids", "as_frame"}),
+                          (SampledMetrics.update, {"sample_weight", "num_items", "negative_probabilities"})):
+        assert set(keywords_of(method)) == {*INPUT_NAMES, *extra}, method
+        written = [name for name in inspect.signature(method).parameters if name in INPUT_NAMES]
+        assert written == ["preds", "target", "groups"], method  # the others come from FormInputs alone

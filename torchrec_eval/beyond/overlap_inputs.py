@@ -12,12 +12,10 @@ names the reference's argument.
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline import Inputs, Needs, RankedTargets, Rules, prepare_batch
+from torchrec_eval.pipeline import Inputs, Needs, RankedInputs, RankedTargets, Rules, prepare_batch
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.pipeline.validation import describe_any, require_tensor
 
@@ -30,20 +28,17 @@ OVERLAP_FORMS = ("each side as scores or as ranked ids: update(preds [B, N] or r
                  "reference_preds [B, N] or reference_ids=[B, L])")
 
 
-class OverlapInputs(TypedDict, total=False):
-    """The keywords an overlap function takes in ``**inputs`` besides ``preds`` and ``reference_preds``.
+class OverlapInputs(RankedInputs, total=False):
+    """The keywords an overlap function or ``update`` takes in ``**inputs`` besides ``preds`` and
+    ``reference_preds``: :class:`~torchrec_eval.pipeline.RankedInputs` (``ranked_ids``, the evaluated model's items
+    in rank order instead of ``preds``; ``mask``, for each side given as scores; ``exclude_ids``, on both sides)
+    and the reference's ranking.
 
     Attributes:
-        ranked_ids: [B, L] the evaluated model's items in rank order (-1: padding), instead of ``preds``.
         reference_ids: [B, L] the reference model's items in rank order, instead of ``reference_preds``.
-        mask: [B, N] bool, False for an item that is not a candidate (for each side given as scores).
-        exclude_ids: [B, E] ids that are not candidates on either side (-1: padding).
     """
 
-    ranked_ids: Tensor | None
     reference_ids: Tensor | None
-    mask: Tensor | None
-    exclude_ids: Tensor | None
 
 
 def _no_targets(rows: int, device: torch.device) -> Tensor:

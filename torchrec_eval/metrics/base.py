@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
@@ -45,7 +45,7 @@ from torchrec_eval.metrics.configuration_guard import fixed_shapes
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_repr
-from torchrec_eval.pipeline import TIES, Batch, Inputs, Rules, check_flat, prepare_batch
+from torchrec_eval.pipeline import TIES, Batch, FormInputs, Inputs, Rules, check_flat, prepare_batch
 from torchrec_eval.pipeline.arguments import check_optional_int
 
 __all__ = ["MemberMetric", "fingerprint"]
@@ -139,42 +139,19 @@ class MemberMetric(StatefulMetric):
 
     _FLAT_COLUMNS = ("preds", "target", "mask", "groups")
 
-    def update(
-        self,
-        preds: Tensor | None = None,
-        target: Tensor | None = None,
-        *,
-        indexes: Tensor | None = None,
-        target_ids: Tensor | None = None,
-        target_gains: Tensor | None = None,
-        ranked_ids: Tensor | None = None,
-        mask: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        sample_weight: Tensor | None = None,
-    ) -> None:
+    def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+               sample_weight: Tensor | None = None, **inputs: Unpack[FormInputs]) -> None:
         """Rank one batch and add its queries to the state; on any error the state is left unchanged.
 
         Args:
-            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids: one input
-                form of :mod:`torchrec_eval.pipeline.prepare` (dense, ids, ranked or flat).
+            preds, target, inputs: one input form of :mod:`torchrec_eval.pipeline.prepare` (dense, ids, ranked
+                or flat): ``inputs`` are the keywords of :class:`~torchrec_eval.pipeline.FormInputs`
+                (``indexes``, ``target_ids``, ``target_gains``, ``ranked_ids``, ``mask``, ``exclude_ids``).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
             sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
-        # named one by one, not through locals(): torch 2.11's dynamo cannot trace locals() (a user's own
-        # torch.compile(fullgraph=True) of a step that updates)
-        self._update_from({
-            "preds": preds,
-            "target": target,
-            "indexes": indexes,
-            "target_ids": target_ids,
-            "target_gains": target_gains,
-            "ranked_ids": ranked_ids,
-            "mask": mask,
-            "exclude_ids": exclude_ids,
-            "groups": groups,
-            "sample_weight": sample_weight,
-        })
+        self._update_from({"preds": preds, "target": target, "groups": groups, "sample_weight": sample_weight,
+                           **inputs})
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         """Mean over counted queries of each value (a [num_groups] tensor per value with groups)."""
@@ -346,21 +323,8 @@ class MemberMetric(StatefulMetric):
         return compile_update(self, **compile_kwargs)
 
     @keywords_checked
-    def per_query(
-        self,
-        preds: Tensor | None = None,
-        target: Tensor | None = None,
-        *,
-        indexes: Tensor | None = None,
-        target_ids: Tensor | None = None,
-        target_gains: Tensor | None = None,
-        ranked_ids: Tensor | None = None,
-        mask: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        query_ids: Any = None,
-        as_frame: bool = False,
-    ) -> Any:
+    def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+                  query_ids: Any = None, as_frame: bool = False, **inputs: Unpack[FormInputs]) -> Any:
         """Every value of the metric for each query of one batch, without touching the state.
 
         Takes ``update``'s arguments, with the same checks (and ``ValueError`` s). The value of a query is
@@ -371,9 +335,8 @@ class MemberMetric(StatefulMetric):
         entropy, inter-list diversity) have no per-query values and are left out.
 
         Args:
-            preds, target, indexes, target_ids, target_gains, ranked_ids, mask, exclude_ids, groups: as
-                for ``update``. In the flat form every query of the call is complete (none is held back),
-                and the queries come in ascending ``indexes`` order.
+            preds, target, groups, inputs: as for ``update``. In the flat form every query of the call is
+                complete (none is held back), and the queries come in ascending ``indexes`` order.
             query_ids: labels of the rows of the DataFrame (``as_frame=True`` only), one per query;
                 default: the ``indexes`` of the flat form, else 0..B-1.
             as_frame: return a ``pandas.DataFrame`` indexed by ``query_id`` (plus a ``group`` column
@@ -396,8 +359,7 @@ class MemberMetric(StatefulMetric):
             ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
             {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
         """
-        inputs = {name: value for name, value in locals().items() if name not in ("self", "query_ids", "as_frame")}
-        return per_query(self, inputs, query_ids, as_frame)
+        return per_query(self, {"preds": preds, "target": target, "groups": groups, **inputs}, query_ids, as_frame)
 
     # configuration: checkpoints, merges, syncs, pickles, repr -----------------------------------------
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:

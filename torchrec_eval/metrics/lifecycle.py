@@ -59,27 +59,41 @@ class TorchmetricsArguments(TypedDict, total=False):
     compute_with_cache: bool
 
 
-def check_keywords(where: str, parameters: Mapping[str, inspect.Parameter], kwargs: dict[str, Any]) -> None:
-    """Raise a ``ValueError`` naming a keyword argument that a function with ``parameters`` does not take."""
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
-    unknown = [name for name in kwargs if name not in parameters]
+@functools.cache
+def named_keywords(function: Callable[..., Any]) -> tuple[tuple[str, ...], bool]:
+    """The keyword arguments ``function`` names: its named parameters and the keys of the ``TypedDict`` its
+    ``**kwargs`` unpacks (``**inputs: Unpack[FormInputs]``); and whether a bare ``**kwargs`` takes any other."""
+    parameters = inspect.signature(function).parameters
+    named = [name for name, p in parameters.items() if name != "self"
+             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    rest = [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+    if not rest:
+        return tuple(named), False
+    unpacked = typing.get_type_hints(function, include_extras=True).get(rest[0].name)
+    typed = [arg for arg in typing.get_args(unpacked) if typing.is_typeddict(arg)]
+    return (*named, *(typed[0].__annotations__ if typed else ())), not typed
+
+
+def keywords_of(function: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword arguments ``function`` takes (:func:`named_keywords`); None where a bare ``**kwargs`` takes any."""
+    names, open_ended = named_keywords(function)
+    return None if open_ended else names
+
+
+def check_keywords(where: str, valid: tuple[str, ...] | None, kwargs: dict[str, Any]) -> None:
+    """Raise a ``ValueError`` naming a keyword argument that is not among ``valid`` (None: any is)."""
+    unknown = [] if valid is None else [name for name in kwargs if name not in valid]
     if unknown:
-        valid = [n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL and n != "self"]
-        raise ValueError(f"{where} got an unexpected keyword argument {unknown[0]!r}; valid arguments: {valid}")
+        raise ValueError(f"{where} got an unexpected keyword argument {unknown[0]!r}; valid arguments: "
+                         f"{list(valid or ())}")
 
 
 def constructor_keywords(cls: type) -> list[str]:
     """The keyword arguments ``cls(...)`` takes: its ``__init__``'s named parameters, the keys of the
     ``TypedDict`` its ``**kwargs`` unpacks (``Unpack[MetricArguments]``), and torchmetrics' arguments."""
-    init = cast(Callable[..., Any], inspect.getattr_static(cls, "__init__"))
-    named = [name for name, p in inspect.signature(init).parameters.items() if name != "self"
-             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
-    unpacked = typing.get_type_hints(init, include_extras=True).get("kwargs")
-    typed = [arg for arg in typing.get_args(unpacked) if typing.is_typeddict(arg)]
-    common = [name for name in typed[0].__annotations__ if name not in TorchmetricsArguments.__annotations__] \
-        if typed else []
-    return list(dict.fromkeys([*named, *common, *TorchmetricsArguments.__annotations__]))
+    taken, _ = named_keywords(cast(Callable[..., Any], inspect.getattr_static(cls, "__init__")))
+    own = [name for name in taken if name not in TorchmetricsArguments.__annotations__]
+    return list(dict.fromkeys([*own, *TorchmetricsArguments.__annotations__]))
 
 
 def check_constructor_keywords(cls: type, kwargs: Mapping[str, Any]) -> None:
@@ -99,11 +113,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def keywords_checked(method: F) -> F:
     """A method that raises :func:`check_keywords`' ``ValueError`` on a misspelt keyword, not a ``TypeError``."""
-    parameters = inspect.signature(method).parameters
+    valid = keywords_of(method)
 
     @functools.wraps(method)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        check_keywords(f"{type(self).__name__}.{method.__name__}()", parameters, kwargs)
+        check_keywords(f"{type(self).__name__}.{method.__name__}()", valid, kwargs)
         return method(self, *args, **kwargs)
 
     return cast(F, checked)
@@ -313,11 +327,11 @@ class StatefulMetric(Metric):
     # torchmetrics hooks --------------------------------------------------------------------------
     def _wrap_update(self, update: Callable[..., None]) -> Callable[..., None]:
         wrapped = super()._wrap_update(update)
-        parameters = inspect.signature(update).parameters
+        valid = keywords_of(update)
 
         @functools.wraps(update)
         def checked(*args: Any, **kwargs: Any) -> None:
-            check_keywords(f"{type(self).__name__}.update()", parameters, kwargs)
+            check_keywords(f"{type(self).__name__}.update()", valid, kwargs)
             count, computed = self._update_count, self._computed
             try:
                 wrapped(*args, **kwargs)
@@ -336,6 +350,12 @@ class StatefulMetric(Metric):
             return wrapped(*args, **kwargs)
 
         return draining
+
+    def _filter_kwargs(self, **kwargs: Any) -> dict[str, Any]:
+        """The keywords of a container's call (``MetricCollection``) that this ``update`` takes, those of its
+        ``**inputs: Unpack[...]`` included (torchmetrics' own filter passes every keyword to a ``**kwargs``)."""
+        valid = keywords_of(type(self).update)
+        return kwargs if valid is None else {name: value for name, value in kwargs.items() if name in valid}
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """torchmetrics' ``forward`` (batch value, and the batch added to the state), all or nothing."""

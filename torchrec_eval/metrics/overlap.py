@@ -15,7 +15,7 @@ from typing import Any, Unpack
 
 from torch import Tensor
 
-from torchrec_eval.beyond.overlap_inputs import ranked_pair
+from torchrec_eval.beyond.overlap_inputs import OverlapInputs, ranked_pair
 from torchrec_eval.beyond.overlap_member import OverlapMember, RBOVariant
 from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.metrics.arguments import MetricArguments, require_groups
@@ -49,72 +49,42 @@ class _Overlap(MemberMetric):
         self._show(**options)
 
     def update(  # type: ignore[override]  # two rankings, no target: another set of inputs than MemberMetric's
-        self,
-        preds: Tensor | None = None,
-        reference_preds: Tensor | None = None,
-        *,
-        ranked_ids: Tensor | None = None,
-        reference_ids: Tensor | None = None,
-        mask: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        sample_weight: Tensor | None = None,
+        self, preds: Tensor | None = None, reference_preds: Tensor | None = None, *, groups: Tensor | None = None,
+        sample_weight: Tensor | None = None, **inputs: Unpack[OverlapInputs],
     ) -> None:
         """Rank both sides of one batch and add its queries to the state; on any error the state is left unchanged.
 
         Args:
             preds: [B, N] the model's scores, or pass ``ranked_ids`` [B, L] (item ids in rank order, -1: padding).
             reference_preds: [B, N] the reference's scores, or pass ``reference_ids`` [B, L].
-            mask: [B, N] bool, False for an item that is not a candidate, for every side given as scores.
-            exclude_ids: [B, E] ids removed from both sides (-1: padding).
+            inputs: the keywords of :class:`~torchrec_eval.beyond.overlap_inputs.OverlapInputs`: ``ranked_ids``,
+                ``reference_ids``, ``mask`` ([B, N] bool, False for an item that is not a candidate, for every
+                side given as scores) and ``exclude_ids`` ([B, E] ids removed from both sides, -1: padding).
             groups: [B] group of each query, when the metric was built with ``num_groups``.
             sample_weight: [B] weight of each query, when the metric was built with ``weighted=True``.
         """
-        self._update_from({  # by name, not locals(): see MemberMetric.update
-            "preds": preds, "reference_preds": reference_preds, "ranked_ids": ranked_ids,
-            "reference_ids": reference_ids, "mask": mask, "exclude_ids": exclude_ids, "groups": groups,
-            "sample_weight": sample_weight,
-        })
+        self._update_from({"preds": preds, "reference_preds": reference_preds, "groups": groups,
+                           "sample_weight": sample_weight, **inputs})
 
     @keywords_checked
     def per_query(  # type: ignore[override]  # update's inputs, see there
-        self,
-        preds: Tensor | None = None,
-        reference_preds: Tensor | None = None,
-        *,
-        ranked_ids: Tensor | None = None,
-        reference_ids: Tensor | None = None,
-        mask: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        query_ids: Any = None,
-        as_frame: bool = False,
+        self, preds: Tensor | None = None, reference_preds: Tensor | None = None, *, groups: Tensor | None = None,
+        query_ids: Any = None, as_frame: bool = False, **inputs: Unpack[OverlapInputs],
     ) -> Any:
         """Each query's value for one batch, without touching the state (NaN: a query the metric does not count);
         ``update``'s arguments, see :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query`."""
-        inputs = {"preds": preds, "reference_preds": reference_preds, "ranked_ids": ranked_ids,
-                  "reference_ids": reference_ids, "mask": mask, "exclude_ids": exclude_ids, "groups": groups,
-                  "indexes": None}
-        return per_query(self, inputs, query_ids, as_frame)
+        return per_query(self, {"preds": preds, "reference_preds": reference_preds, "groups": groups, **inputs},
+                         query_ids, as_frame)
 
     def batch(  # type: ignore[override]  # update's inputs, see there
-        self,
-        preds: Tensor | None = None,
-        reference_preds: Tensor | None = None,
-        *,
-        ranked_ids: Tensor | None = None,
-        reference_ids: Tensor | None = None,
-        mask: Tensor | None = None,
-        exclude_ids: Tensor | None = None,
-        groups: Tensor | None = None,
-        indexes: Tensor | None = None,
+        self, preds: Tensor | None = None, reference_preds: Tensor | None = None, *, groups: Tensor | None = None,
+        indexes: Tensor | None = None, **inputs: Unpack[OverlapInputs],
     ) -> Batch:
         """Both sides of one batch, checked and ranked: the model's top-k view, and the reference's list in
         ``extras["reference_ids"]``."""
         require_groups(groups, self.num_groups)
         own, reference = ranked_pair(
-            preds=preds, reference_preds=reference_preds, ranked_ids=ranked_ids, reference_ids=reference_ids,
-            mask=mask, exclude_ids=exclude_ids, groups=groups, depth=self.member.depth,
+            preds=preds, reference_preds=reference_preds, **inputs, groups=groups, depth=self.member.depth,
             reference_depth=self.member.reference_depth, rules=self.member.rules(self.ties, self.validate_args))
         return Batch(own, None, self._checked_groups(groups), extras={"reference_ids": reference})
 

@@ -81,7 +81,7 @@ def per_query(metric: Any, inputs: dict[str, Any], query_ids: Any, as_frame: boo
     if query_ids is not None and not as_frame:
         raise ValueError("`query_ids` label the rows of the DataFrame: pass `as_frame=True` with them; got "
                          f"as_frame={as_frame!r}")
-    if inputs["indexes"] is not None:
+    if inputs.get("indexes") is not None:
         metric._check_flat(inputs)  # the checks of update's flat form
     batch = metric.batch(**metric._inputs(inputs))
     values = query_values(metric, batch)
@@ -94,4 +94,4 @@ def per_query(metric: Any, inputs: dict[str, Any], query_ids: Any, as_frame: boo
     if not as_frame:
         return output
     columns = output if isinstance(output, dict) else {metric.value_keys[0]: output}
-    return to_frame(columns, query_ids, inputs["indexes"], batch.groups)
+    return to_frame(columns, query_ids, inputs.get("indexes"), batch.groups)

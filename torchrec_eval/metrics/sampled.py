@@ -14,7 +14,7 @@ from torchrec_eval.config import load_yaml, sampled_suite_kwargs
 from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.per_query import per_query
-from torchrec_eval.pipeline import Batch
+from torchrec_eval.pipeline import Batch, FormInputs
 from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.pipeline.validation import describe, describe_any
 from torchrec_eval.sampled.audit import AuditBatch
@@ -105,11 +105,9 @@ class SampledMetrics(MemberMetric):
                    replacement=None if replacement else False, sampling=None if sampling == "uniform" else sampling,
                    audit=audit or None)
 
-    def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, indexes: Tensor | None = None,
-               target_ids: Tensor | None = None, target_gains: Tensor | None = None,
-               ranked_ids: Tensor | None = None, mask: Tensor | None = None, exclude_ids: Tensor | None = None,
-               groups: Tensor | None = None, sample_weight: Tensor | None = None, num_items: Tensor | None = None,
-               negative_probabilities: Tensor | None = None) -> None:
+    def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+               sample_weight: Tensor | None = None, num_items: Tensor | None = None,
+               negative_probabilities: Tensor | None = None, **inputs: Unpack[FormInputs]) -> None:
         """Add one batch of sampled rows; on any error the state is left unchanged.
 
         The rows come in any scored form, with the same values: dense (``preds`` [B, W] and ``target`` [B, W]
@@ -118,9 +116,9 @@ class SampledMetrics(MemberMetric):
         consecutive entries); W = m + 1, or R + m for several held-out items per row.
 
         Args:
-            preds, target, indexes, target_ids, target_gains, mask, exclude_ids, groups, sample_weight: as in
-                :meth:`~torchrec_eval.metrics.base.MemberMetric.update`.
-            ranked_ids: refused: a ranked list has no scores to rank a held-out item against its negatives.
+            preds, target, groups, sample_weight, inputs: as in
+                :meth:`~torchrec_eval.metrics.base.MemberMetric.update`; ``ranked_ids`` is refused: a ranked list has
+                no scores to rank a held-out item against its negatives.
             num_items: [B] int, each query's catalogue size, for a metric built with ``num_items=None``.
             negative_probabilities: [B, W] float, the probability with which each negative was drawn, for a
                 metric built with ``sampling="popularity"`` (the held-out items' entries are not read).
@@ -129,28 +127,24 @@ class SampledMetrics(MemberMetric):
             ValueError: on ``ranked_ids``, on a row without its held-out item(s) or m negatives, and as
                 :meth:`~torchrec_eval.metrics.base.MemberMetric.update` does.
         """
-        self._update_from(self._with_extras({  # by name, not locals(): see MemberMetric.update
-            "preds": preds, "target": target, "indexes": indexes, "target_ids": target_ids,
-            "target_gains": target_gains, "ranked_ids": ranked_ids, "mask": mask, "exclude_ids": exclude_ids,
-            "groups": groups, "sample_weight": sample_weight, "num_items": num_items,
-            "negative_probabilities": negative_probabilities}))
+        self._update_from(self._with_extras({
+            "preds": preds, "target": target, "groups": groups, "sample_weight": sample_weight,
+            "num_items": num_items, "negative_probabilities": negative_probabilities, **inputs}))
 
-    def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, indexes: Tensor | None = None,
-                  target_ids: Tensor | None = None, target_gains: Tensor | None = None,
-                  ranked_ids: Tensor | None = None, mask: Tensor | None = None, exclude_ids: Tensor | None = None,
-                  groups: Tensor | None = None, query_ids: Any = None, as_frame: bool = False,
-                  num_items: Tensor | None = None, negative_probabilities: Tensor | None = None) -> Any:
+    def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+                  query_ids: Any = None, as_frame: bool = False, num_items: Tensor | None = None,
+                  negative_probabilities: Tensor | None = None, **inputs: Unpack[FormInputs]) -> Any:
         """Each query's estimate for one batch, without touching the state (``update``'s arguments, see
         :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query`)."""
-        inputs = self._with_extras({name: value for name, value in locals().items()
-                                    if name not in ("query_ids", "as_frame")})
-        return per_query(self, inputs, query_ids, as_frame)
+        extras = self._with_extras({"preds": preds, "target": target, "groups": groups, "num_items": num_items,
+                                    "negative_probabilities": negative_probabilities, **inputs})
+        return per_query(self, extras, query_ids, as_frame)
 
     def _with_extras(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """``update``'s arguments without ``self``; the ranked form is refused (no scores to rank against the
-        negatives), the per-query inputs with the flat form (whose queries span calls) and where the metric does
-        not take them."""
-        inputs = {name: value for name, value in arguments.items() if name != "self"}
+        """``update``'s arguments, checked: the ranked form is refused (no scores to rank against the negatives),
+        the per-query inputs with the flat form (whose queries span calls) and where the metric does not take
+        them."""
+        inputs = arguments
         if inputs.get("ranked_ids") is not None:  # the pipeline's own refusal names AUC and the other families
             raise ValueError("`ranked_ids`: sampled evaluation ranks each held-out item against its row's m "
                              "negatives by score (ties by `ties=`), which a ranked list does not give: pass `preds` "

@@ -17,7 +17,8 @@ from typing import Any, Literal, TypedDict, get_args
 
 from torch import Tensor
 
-__all__ = ["INPUT_KEYWORDS", "INPUT_NAMES", "TIES", "FormInputs", "Inputs", "Needs", "Rules", "Ties"]
+__all__ = ["INPUT_KEYWORDS", "INPUT_NAMES", "TIES", "CandidateInputs", "FormInputs", "Inputs", "Needs", "RankedInputs",
+           "Rules", "Ties"]
 
 #: the order of equal scores (``ties=``), see :mod:`torchrec_eval.pipeline.prepare`
 Ties = Literal["index", "reverse_index", "pessimistic", "optimistic", "average"]
@@ -62,32 +63,49 @@ class Inputs:
         return dataclasses.replace(self, **changes)
 
 
-class FormInputs(TypedDict, total=False):
-    """The input keywords a function takes in ``**inputs`` besides ``preds`` and ``target``: the other forms'
-    tensors (a functional metric's ``**inputs: Unpack[FormInputs]``, which editors complete).
+class CandidateInputs(TypedDict, total=False):
+    """The keywords that remove candidates, in every input form (``**inputs: Unpack[...]`` of a class's ``update``
+    and a function, which type checkers and editors read).
+
+    Attributes:
+        mask: [B, N] (or [M]) bool, False for an item that is not a candidate (as a score of ``-inf``).
+        exclude_ids: [B, E] ids that are not candidates (the items seen in training; -1: padding).
+    """
+
+    mask: Tensor | None
+    exclude_ids: Tensor | None
+
+
+class RankedInputs(CandidateInputs, total=False):
+    """:class:`CandidateInputs` and a ranking given as ids (the ranked form; the overlap of two rankings).
+
+    Attributes:
+        ranked_ids: [B, L] each query's items in rank order (-1: padding): the ranked form, no scores.
+    """
+
+    ranked_ids: Tensor | None
+
+
+class FormInputs(RankedInputs, total=False):
+    """The input keywords a function or an ``update`` takes in ``**inputs`` besides ``preds`` and ``target``: the
+    other forms' tensors (:class:`RankedInputs` and the following).
 
     Attributes:
         indexes: [M] the query of each row of 1-D ``preds`` and ``target`` (the flat form).
         target_ids: [B, T] the relevant items of each query (-1: padding), with [B, N] ``preds`` (the ids
             form) or ``ranked_ids`` (the ranked form).
         target_gains: [B, T] the gain of each target id (default 1).
-        ranked_ids: [B, L] each query's items in rank order (-1: padding): the ranked form, no scores.
-        mask: [B, N] (or [M]) bool, False for an item that is not a candidate (as a score of ``-inf``).
-        exclude_ids: [B, E] ids that are not candidates (the items seen in training; -1: padding).
     """
 
     indexes: Tensor | None
     target_ids: Tensor | None
     target_gains: Tensor | None
-    ranked_ids: Tensor | None
-    mask: Tensor | None
-    exclude_ids: Tensor | None
 
 
 #: every input keyword, in the order of ``update``'s signature
 INPUT_NAMES = tuple(field.name for field in dataclasses.fields(Inputs))
 #: the input keywords of the forms besides ``preds``, ``target`` and ``groups``
-INPUT_KEYWORDS = tuple(FormInputs.__annotations__)
+INPUT_KEYWORDS = tuple(name for name in INPUT_NAMES if name in FormInputs.__annotations__)
 
 
 @dataclass(frozen=True)
