@@ -43,13 +43,40 @@ from torchrec_eval.pipeline.validation import (
 
 
 class CatalogueBatch:
-    """A query batch scored chunk by chunk over a catalogue of ``num_items`` items; see ``MemberMetric.catalogue``.
+    """One query batch evaluated against a catalogue of ``num_items`` items scored in chunks (``metric.catalogue``).
+
+    Give the batch's targets and exclusions once, then ``add(scores, offset)`` for each chunk of items, in any
+    order and of any sizes; ``close()`` (or leaving the ``with`` block) adds to the metric exactly what
+    ``update(preds=<all N scores>, target_ids=..., ...)`` would have. Memory is O(B·(k + T)) whatever
+    ``num_items``. With ``process_group`` (an item-parallel group whose ranks hold the same queries and score one
+    contiguous item range each), ``close`` combines the ranks with one ``all_gather`` and the group's first rank
+    adds the batch.
+
+    Args:
+        metric: the :class:`~torchrec_eval.metrics.base.MemberMetric` the batch adds to (not ``weighted``).
+        num_items: N, the size of the catalogue (item ids 0..N-1).
+        target_ids, target_gains, exclude_ids, groups: as in ``update`` (ids form).
+        target_scores: [B, T] the scores of the target items, needed by AUC, GAUC, MPR and FCP (which count the
+            items above each target in every chunk); they stand for the chunks' entries at the targets, which are
+            then not read.
+        process_group: the item-parallel group, or None (one process scores the whole catalogue).
 
     Raises:
-        ValueError: on bad targets, exclusions or target scores (at construction), on a chunk of the
-            wrong shape or dtype, outside the catalogue or overlapping
-            an earlier chunk, with NaN/+inf scores (``add``), and when the chunks do not cover the
-            catalogue exactly once (``close``). The metric is left unchanged by every error.
+        ValueError: on a ``weighted`` metric or ``ties="average"``, on bad targets, exclusions or target scores
+            (at construction), on a chunk of the wrong shape or dtype, outside the catalogue or overlapping an
+            earlier chunk, with NaN/+inf scores (``add``), and when the chunks do not cover the catalogue exactly
+            once (``close``). The metric is left unchanged by every error.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import NDCG
+        >>> metric = NDCG(k=2)
+        >>> scores = torch.tensor([[0.1, 0.9, 0.3, 0.8, 0.2]])
+        >>> with metric.catalogue(5, target_ids=torch.tensor([[3, 4]])) as batch:
+        ...     batch.add(scores[:, :2], offset=0)
+        ...     batch.add(scores[:, 2:], offset=2)
+        >>> metric.compute(), NDCG(k=2)(scores, target_ids=torch.tensor([[3, 4]]))
+        (tensor(0.3869, dtype=torch.float64), tensor(0.3869, dtype=torch.float64))
     """
 
     def __init__(
@@ -64,6 +91,9 @@ class CatalogueBatch:
         groups: Tensor | None = None,
         process_group: Any = None,
     ) -> None:
+        if metric.weighted:
+            raise ValueError("`catalogue` takes no `sample_weight`: a metric built with `weighted=True` would count "
+                             f"every query with weight 1; use `update(..., sample_weight=w)`; got {metric!r}")
         self.metric = metric
         self.num_items = check_int("num_items", num_items, 1)
         if metric.ties == "average" or any(m.needs_average for m in metric.members):

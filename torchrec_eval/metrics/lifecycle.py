@@ -249,9 +249,17 @@ class StatefulMetric(Metric):
 
     def _sync_dist(self, dist_sync_fn: Any = gather_all_tensors, process_group: Any = None) -> None:
         """torchmetrics' sync, once the ranks agree on the configuration
-        (:mod:`~torchrec_eval.metrics.configuration_guard`)."""
+        (:mod:`~torchrec_eval.metrics.configuration_guard`), of every state but the empty configuration state: a
+        metric costs the collectives of its statistics only (and one more at its first sync, for the check)."""
         check_ranks_agree(self, self._configuration_key(), process_group or self.process_group)
-        super()._sync_dist(dist_sync_fn, process_group)
+        empty = {name: fx for name, fx in self._reductions.items()
+                 if isinstance(state := getattr(self, name), Tensor) and state.numel() == 0}
+        for name in empty:
+            del self._reductions[name]
+        try:
+            super()._sync_dist(dist_sync_fn, process_group)
+        finally:
+            self._reductions.update(empty)
 
     def state_dict(self, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
         """torchmetrics' ``state_dict``; with persistent states, the flat stream too (``_flat_stream_*``), so a

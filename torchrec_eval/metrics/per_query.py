@@ -77,7 +77,39 @@ def to_frame(columns: dict[str, Tensor], query_ids: Any, indexes: Tensor | None,
 
 
 def per_query(metric: Any, inputs: dict[str, Any], query_ids: Any, as_frame: bool) -> Any:
-    """The body of :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query` (see there)."""
+    """Every value of ``metric`` for each query of one batch, without touching the state (``metric.per_query``).
+
+    Takes ``update``'s arguments, with the same checks (and ``ValueError`` s). The value of a query is the one
+    ``update`` would count for it; NaN marks a query the metric does not count. ``compute()`` after ``update`` on
+    the same batch is the mean of these values over the counted queries, or for a pooled ratio their mean
+    weighted by the query's denominator (the module's docstring).
+
+    Args:
+        metric: a :class:`~torchrec_eval.metrics.base.MemberMetric`.
+        inputs: ``update``'s arguments. In the flat form every query of the call is complete (none is held
+            back), and the queries come in ascending ``indexes`` order.
+        query_ids: labels of the rows of the DataFrame (``as_frame=True`` only), one per query; default: the
+            ``indexes`` of the flat form, else 0..B-1.
+        as_frame: return a ``pandas.DataFrame`` indexed by ``query_id`` (plus a ``group`` column with
+            ``groups``) instead of tensors.
+
+    Returns:
+        A dict ``{key: [B] float64 tensor}`` in the order of ``compute()`` (a [B] tensor where ``compute()``
+        returns a tensor), or the DataFrame.
+
+    Raises:
+        ValueError: as ``update`` on bad input; if the metric has no per-query value; on ``query_ids`` of the
+            wrong length or without ``as_frame``.
+        ImportError: with ``as_frame=True`` when pandas is not installed.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> suite = tre.RankingMetrics(["ndcg@2", "mrr@2"])
+        >>> suite.per_query(torch.tensor([[0.9, 0.8, 0.1], [0.3, 0.2, 0.1]]),
+        ...                 torch.tensor([[0, 1, 0], [0, 0, 0]]))  # the second query has no relevant item
+        {'ndcg@2': tensor([0.6309,    nan], dtype=torch.float64), 'mrr@2': tensor([0.5000,    nan], dtype=torch.float64)}
+    """
     if query_ids is not None and not as_frame:
         raise ValueError("`query_ids` label the rows of the DataFrame: pass `as_frame=True` with them; got "
                          f"as_frame={as_frame!r}")
