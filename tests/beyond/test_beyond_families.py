@@ -1,5 +1,6 @@
 """The beyond-accuracy families through the one harness (``tests/harness.py``), against the references of
-``tests/reference/beyond.py`` on the top-k lists (distinct scores: one list per query)."""
+``tests/reference/beyond.py`` on the top-k lists (distinct scores: one list per query); intra-list diversity
+and serendipity in the dense, ids and ranked forms (short lists: padding anywhere)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ FAMILIES = {
     "long_tail_count": (lambda: tre.LongTailCount(k=K, item_popularity=POPULARITY, tail_ratio=0.3),
                         lambda lists: ref.long_tail_count(lists, ref.recbole_tail(POPULARITY.tolist(), 0.3))),
 }
+FEATURES = torch.cat([torch.rand(NUM_ITEMS - 1, 4, generator=torch.Generator().manual_seed(5), dtype=torch.float64),
+                      torch.zeros(1, 4, dtype=torch.float64)])  # the last item has no features: similarity 0
+# families whose reference reads each query's relevant items too: (make, reference(lists, relevant))
+BY_RELEVANCE = {
+    "intra_list_diversity": (lambda: tre.IntraListDiversity(k=K, item_features=FEATURES),
+                             lambda lists, _: ref.intra_list_diversity(lists, features=FEATURES.tolist())),
+    "serendipity": (lambda: tre.Serendipity(k=K, item_popularity=POPULARITY, baseline_size=4),
+                    lambda lists, relevant: ref.serendipity(lists, relevant, POPULARITY.tolist(), K, baseline_size=4)),
+}
+FORMS = ("dense", "ids", "ranked")
 
 
 def _batches(seed: int) -> list[dict[str, torch.Tensor]]:
@@ -47,23 +58,54 @@ def _batches(seed: int) -> list[dict[str, torch.Tensor]]:
     return batches
 
 
-def build(family: str) -> MetricCase:
-    """The case of one family (module level: spawned processes rebuild it by name)."""
-    make, reference = FAMILIES[family]
-    batches = _batches(seed=len(family))
-    preds = torch.cat([b["preds"] for b in batches])
-    lists = preds.argsort(dim=1, descending=True)[:, :K].tolist()
-    return MetricCase(name=family, make=make, batches=batches, expected={f"{family}@{K}": float(reference(lists))})
+def _in_form(form: str, batch: dict[str, torch.Tensor], gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """A dense batch as the ids form (its relevant columns, -1 padding) or the ranked form (the items by score,
+    two in five of them replaced by padding: short lists)."""
+    if form == "dense":
+        return batch
+    relevant = torch.where(batch["target"] > 0, torch.arange(NUM_ITEMS), NUM_ITEMS).sort(dim=1).values
+    target_ids = torch.where(relevant < NUM_ITEMS, relevant, -1)
+    if form == "ids":
+        return {"preds": batch["preds"], "target_ids": target_ids}
+    ranked = batch["preds"].argsort(dim=1, descending=True)[:, :K + 1]
+    return {"ranked_ids": ranked.masked_fill(torch.rand(ranked.shape, generator=gen) < 0.4, -1), "target_ids": target_ids}
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+def _lists(batches: list[dict[str, torch.Tensor]]) -> list[list[int]]:
+    """Each query's top-k list: the first k ranked ids (padding left out), or the k best scores."""
+    if "ranked_ids" in batches[0]:
+        ranked = torch.cat([b["ranked_ids"] for b in batches]).tolist()
+        return [[item for item in row if item >= 0][:K] for row in ranked]
+    return torch.cat([b["preds"] for b in batches]).argsort(dim=1, descending=True)[:, :K].tolist()
+
+
+def build(name: str) -> MetricCase:
+    """The case ``family`` (dense) or ``family/form`` (module level: spawned processes rebuild it by name)."""
+    family, _, form = name.partition("/")
+    dense = _batches(seed=len(family))
+    if family in FAMILIES:
+        make, reference = FAMILIES[family]
+        return MetricCase(name=name, make=make, batches=dense,
+                          expected={f"{family}@{K}": float(reference(_lists(dense)))})
+    gen = torch.Generator().manual_seed(len(name))
+    batches = [_in_form(form or "dense", batch, gen) for batch in dense]
+    relevant = [{i for i, t in enumerate(row) if t} for row in torch.cat([b["target"] for b in dense]).tolist()]
+    make, reference = BY_RELEVANCE[family]
+    return MetricCase(name=name, make=make, batches=batches,
+                      expected={f"{family}@{K}": float(reference(_lists(batches), relevant))})
+
+
+CASES = sorted(FAMILIES) + [f"{family}/{form}" for family in BY_RELEVANCE for form in FORMS]
+
+
+@pytest.mark.parametrize("family", CASES)
 def test_family(family):
     check_metric(build(family))
 
 
 @pytest.mark.slow
 def test_two_processes_equal_one(tmp_path):
-    check_processes(build, sorted(FAMILIES), str(tmp_path))
+    check_processes(build, CASES, str(tmp_path))
 
 
 @pytest.mark.parametrize("seed", range(4))
