@@ -20,7 +20,9 @@ Memory: C copies of the wrapped metric's statistics, whatever the number of samp
 distributed sync the lifetime and window states are summed over the processes (the ring stays local):
 the synced window is the union of each process's last W updates (or samples), so its value is exact
 for that union. TorchRec divides a global window of N samples by the world size R; to reproduce it,
-pass ``window=ceil(N / R)``.
+pass ``window=ceil(N / R)``. ``merge_state`` is refused (torchmetrics' ``RuntimeError`` for a metric with
+``full_state_update``, both metrics unchanged): two windows have no order to merge in (a sync across
+processes gives the union of their windows, as above).
 """
 
 from __future__ import annotations
