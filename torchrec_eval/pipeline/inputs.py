@@ -99,7 +99,7 @@ class FormInputs(RankedInputs, total=False):
 
     indexes: Tensor | None
     target_ids: Tensor | None
-    target_gains: Tensor | None
+    target_gains: Tensor | None  # a form added to Inputs adds its keyword below
 
 
 #: every input keyword, in the order of ``update``'s signature
