@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
@@ -40,7 +40,13 @@ from torchrec_eval.statistics.significance import (
     student_p_value,
     tukey_p_values,
 )
-from torchrec_eval.uncertainty import ConfiguredComparison, compared_values, per_query_values
+from torchrec_eval.uncertainty import (
+    ComparedArguments,
+    ConfiguredComparison,
+    compared_values,
+    per_query_values,
+    split_common,
+)
 
 __all__ = ["ModelComparison"]
 
@@ -106,8 +112,6 @@ class ModelComparison(ConfiguredComparison):
     higher_is_better = None
     full_state_update = False
 
-    _COMMON = ("empty_target_action", "relevance_threshold", "ties", "validate_args")
-
     # the states, registered by add_state in __init__
     sums: Tensor
     products: Tensor
@@ -119,9 +123,9 @@ class ModelComparison(ConfiguredComparison):
     def __init__(self, metrics: Sequence[str] | MemberMetric | Callable[[], MemberMetric], *, models: Sequence[str],
                  test: str = "student", replicates: int = 1000, seed: int = 0, correction: str | None = None,
                  level: float = 0.95, exact: bool = False, k: int | Sequence[int] | None = None,
-                 options: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
-        common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
-        super().__init__(**kwargs)
+                 options: dict[str, dict[str, Any]] | None = None, **kwargs: Unpack[ComparedArguments]) -> None:
+        common, rest = split_common(dict(kwargs), ComparedArguments)
+        super().__init__(**rest)
         if isinstance(models, str) or len(models) < 2 or len(set(models)) != len(models) \
                 or not all(isinstance(name, str) and name for name in models):
             raise ValueError(f"`models` must name 2 or more models, each once, got {models!r}")

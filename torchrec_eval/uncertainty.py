@@ -32,16 +32,18 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 
+from torchrec_eval.members.empty_targets import EmptyTargetAction
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.configuration import check_loaded_configuration, check_same_states, fingerprint
-from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric
+from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, TorchmetricsArguments
 from torchrec_eval.pipeline.arguments import check_probability
+from torchrec_eval.pipeline.inputs import Ties
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.statistics import (
@@ -198,6 +200,30 @@ def confidence_interval(
     return out
 
 
+class ComparedArguments(TorchmetricsArguments, total=False):
+    """The keyword arguments of a comparison: the compared suite's common arguments, given with metric names
+    (``**kwargs: Unpack[...]``), and torchmetrics' ``Metric`` arguments."""
+
+    empty_target_action: EmptyTargetAction | None
+    relevance_threshold: float | None
+    ties: Ties | None
+    validate_args: bool
+
+
+class PairedArguments(ComparedArguments, total=False):
+    """:class:`ComparedArguments` and the groups of a paired comparison's queries."""
+
+    num_groups: int | None
+
+
+def split_common(kwargs: dict[str, Any], arguments: type) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the compared suite's common arguments, the rest) of a comparison's ``**kwargs`` typed by ``arguments``
+    (the rest: torchmetrics' arguments, and a misspelt one, which the comparison's own check then names)."""
+    common = {name: value for name, value in kwargs.items()
+              if name in arguments.__annotations__ and name not in TorchmetricsArguments.__annotations__}
+    return common, {name: value for name, value in kwargs.items() if name not in common}
+
+
 class ConfiguredComparison(StatefulMetric):
     """A comparison whose sums meet those of its own configuration only: the configuration, as the name of an
     empty state (``config_<sha>`` of a canonical description, :func:`~torchrec_eval.metrics.configuration.fingerprint`),
@@ -282,8 +308,6 @@ class PairedComparison(ConfiguredComparison):
     higher_is_better = None
     full_state_update = False
 
-    _COMMON = ("empty_target_action", "relevance_threshold", "ties", "validate_args", "num_groups")
-
     paired: Tensor  # the metric state, registered by add_state in __init__
 
     def __init__(
@@ -294,10 +318,10 @@ class PairedComparison(ConfiguredComparison):
         options: dict[str, dict[str, Any]] | None = None,
         level: float = 0.95,
         method: str = "t",
-        **kwargs: Any,
+        **kwargs: Unpack[PairedArguments],
     ) -> None:
-        common = {name: kwargs.pop(name) for name in self._COMMON if name in kwargs}
-        super().__init__(**kwargs)
+        common, rest = split_common(dict(kwargs), PairedArguments)
+        super().__init__(**rest)
         self.level, self.method = check_probability("level", level), check_method(method)
         compared = compared_values(metrics, k, options, common)
         self.template, self.members, self.keys, self._columns = compared  # the template: a child module

@@ -22,6 +22,8 @@ MISSPELT = [
     ("SampledMetrics(['mrr'], num_items=100, num_negatives=9, estimater='em')", "estimater", "estimator"),
     ("ModelComparison(['ndcg@5'], models=['a', 'b'], replicate=10)", "replicate", "replicates"),
     ("PairedComparison(['ndcg@5'], levle=0.9)", "levle", "level"),
+    ("ModelComparison(['ndcg@5'], models=['a', 'b'], tie='average')", "tie", "ties"),  # the compared suite's
+    ("PairedComparison(['ndcg@5'], num_group=2)", "num_group", "num_groups"),
     ("RBO(patiense=0.9)", "patiense", "patience"),
     ("PointwiseMetrics(['ne'], task=['a'])", "task", "tasks"),
     ("Windowed(NE(), window=3, windw=4)", "windw", "window"),
