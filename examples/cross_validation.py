@@ -1,9 +1,9 @@
 """Compare two recommenders by 5-fold cross-validation by user: popularity vs BPR matrix factorisation.
 
-The data is the synthetic implicit-feedback set of :mod:`torchrec_eval.datasets`. The users are dealt
-into 5 folds (:func:`torchrec_eval.splits.user_kfold`); in each fold the held-out users' latest 20% of
+The data is the synthetic implicit-feedback set of :mod:`torchrec_eval.data.interactions`. The users are dealt
+into 5 folds (:func:`torchrec_eval.data.splits.user_kfold`); in each fold the held-out users' latest 20% of
 interactions are the test targets, and everything else (the other users, and the held-out users'
-earlier history) is the training set. :func:`torchrec_eval.splits.cross_validate` calls each model's
+earlier history) is the training set. :func:`torchrec_eval.data.splits.cross_validate` calls each model's
 ``fit_and_score`` once per fold, ranks all items for the held-out users with their training items
 excluded, and evaluates one :class:`torchrec_eval.RankingMetrics` suite.
 
@@ -32,9 +32,15 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # the BPR-MF model and its epoch loop are the demo's (examples/train_loop.py uses them too)
-from torchrec_eval.datasets import Interactions, generate_interactions, item_popularity  # noqa: E402
+from torchrec_eval.data import (  # noqa: E402
+    CrossValidationResult,
+    Interactions,
+    cross_validate,
+    generate_interactions,
+    item_popularity,
+)
+from torchrec_eval.data.splits import mean_confidence_interval  # noqa: E402
 from torchrec_eval.demo import BPRMF, train_epoch  # noqa: E402
-from torchrec_eval.splits import CrossValidationResult, cross_validate, mean_confidence_interval  # noqa: E402
 
 METRICS = ["ndcg@10", "recall@20", "map@10", "mrr@10", "hitrate@10"]
 

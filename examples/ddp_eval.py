@@ -23,7 +23,7 @@ uses ``cuda:LOCAL_RANK``, and the metric states live on that GPU::
 
 The sampler matters for exact numbers: torch's ``DistributedSampler`` evens out the shards by
 repeating samples (``drop_last=False``, those users would be counted twice) or by dropping them
-(``drop_last=True``). ``torchrec_eval.distributed.UnpaddedDistributedSampler`` keeps every user exactly once; the
+(``drop_last=True``). ``torchrec_eval.data.sampler.UnpaddedDistributedSampler`` keeps every user exactly once; the
 ranks then run different numbers of batches, which is fine because the metrics talk to each other
 only in ``compute()``.
 """
@@ -47,7 +47,7 @@ try:
 except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
-from torchrec_eval.distributed import UnpaddedDistributedSampler
+from torchrec_eval.data import UnpaddedDistributedSampler
 
 METRICS = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@10"]
 
@@ -83,12 +83,12 @@ class TinyMF(nn.Module):
 def make_data(num_users: int, num_items: int, seed: int) -> tuple[EvalUsers, torch.Tensor]:
     """Synthetic interactions split by time; returns the test users and the training popularity."""
     try:
-        from torchrec_eval.datasets import (
+        from torchrec_eval.data import (
             generate_interactions,
             item_popularity,
             padded_item_lists,
+            temporal_split,
         )
-        from torchrec_eval.splits import temporal_split
     except ImportError:  # a version without the datasets module: random lists will do
         gen = torch.Generator().manual_seed(seed)
         order = torch.argsort(torch.rand(num_users, num_items, generator=gen), dim=1)

@@ -1,6 +1,6 @@
 """Evaluate a recommender in Lightning's ``validation_step`` with a ``torchrec_eval.RankingMetrics`` suite.
 
-The data is the synthetic implicit-feedback set of :mod:`torchrec_eval.datasets`, split per user by time:
+The data is the synthetic implicit-feedback set of :mod:`torchrec_eval.data.interactions`, split per user by time:
 each user's latest 20% of interactions are the validation targets, and the items they saw in training
 are excluded from their ranking. The model is matrix factorisation with an item bias,
 ``score(u, i) = <p_u, q_i> + b_i``, trained with a full softmax over the items (``loss="softmax"``) or
@@ -47,9 +47,8 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
 
-from torchrec_eval.datasets import generate_interactions, padded_item_lists
+from torchrec_eval.data import generate_interactions, padded_item_lists, temporal_split
 from torchrec_eval.demo import BPRMF
-from torchrec_eval.splits import temporal_split
 
 if __name__ == "__main__":
     # One module object whether it is run as a script or imported as `lightning_validation` (the

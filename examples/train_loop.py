@@ -1,6 +1,6 @@
 """Train a matrix-factorisation recommender in a plain PyTorch loop and evaluate it after every epoch.
 
-The data is the synthetic implicit-feedback set of :mod:`torchrec_eval.datasets` (latent tastes plus a
+The data is the synthetic implicit-feedback set of :mod:`torchrec_eval.data.interactions` (latent tastes plus a
 long tail of item popularity), split per user by time: each user's latest 20% of interactions are the
 test targets, and the items they saw in training are excluded from their ranking.
 

@@ -18,12 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: bottom first: the first part of a module's path below ``torchrec_eval`` -> its layer
 LAYERS: dict[str, tuple[str, ...]] = {
-    "core": ("pipeline", "members", "statistics", "trec", "distributed", "syncs", "conventions"),
+    "core": ("pipeline", "members", "statistics", "trec", "syncs", "conventions"),
     "families": ("ranking", "pairwise", "beyond", "sampled"),
     "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "uncertainty", "comparison",
                 "comparison_report", "config", "plotting"),
-    "applications": ("frames", "splitting", "splits", "datasets", "movielens", "demo", "cli", "__init__",
-                     "__main__"),
+    "applications": ("data", "demo", "cli", "__init__", "__main__"),
 }
 
 

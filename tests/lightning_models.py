@@ -11,8 +11,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchrec_eval as tre
-from torchrec_eval.datasets import generate_interactions, padded_item_lists
-from torchrec_eval.splits import temporal_split
+from torchrec_eval.data import generate_interactions, padded_item_lists, temporal_split
 
 NUM_USERS, NUM_ITEMS, BATCH = 48, 60, 8  # 6 validation batches; 3 per process under 2-process DDP
 

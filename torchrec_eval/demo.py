@@ -2,7 +2,7 @@
 
 The pieces are shared with ``examples/train_loop.py``:
 
-* :func:`prepare_data` draws the embedded synthetic interactions (:mod:`torchrec_eval.datasets`) and
+* :func:`prepare_data` draws the embedded synthetic interactions (:mod:`torchrec_eval.data.interactions`) and
   splits each user's history by time: the latest 20% are the test targets, the rest is training data
   whose items are excluded from the user's ranking;
 * :class:`BPRMF` is BPR matrix factorisation (Rendle et al., 2009) with an item bias, trained by
@@ -27,14 +27,14 @@ import torch
 from torch import Tensor, nn
 
 from torchrec_eval.collection import RankingMetrics
-from torchrec_eval.datasets import (
+from torchrec_eval.data.interactions import (
     Interactions,
     generate_interactions,
     item_popularity,
     padded_item_lists,
 )
-from torchrec_eval.movielens import load_movielens
-from torchrec_eval.splits import temporal_split
+from torchrec_eval.data.movielens import load_movielens
+from torchrec_eval.data.splits import temporal_split
 
 __all__ = ["BPRMF", "DemoData", "METRICS", "evaluate", "prepare_data", "run_demo", "split_data", "train_epoch"]
 
@@ -186,7 +186,7 @@ def run_demo(
 
     Args:
         epochs, users, items, dim, lr, weight_decay, batch_size, eval_batch_size, seed: the run.
-        data: a MovieLens or RecBole ratings file (:func:`torchrec_eval.movielens.load_movielens`;
+        data: a MovieLens or RecBole ratings file (:func:`torchrec_eval.data.movielens.load_movielens`;
             every rating is an interaction) instead of the synthetic data; ``users`` and ``items``
             then come from the file.
         plot: path of the PNG to write (metrics vs epoch, and metric vs k); ``None`` for no plot.
@@ -203,7 +203,7 @@ def run_demo(
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     if data is None:
-        source, name, split = "synthetic, torchrec_eval.datasets", "the synthetic data", prepare_data(users, items, seed)
+        source, name, split = "synthetic, torchrec_eval.data.interactions", "the synthetic data", prepare_data(users, items, seed)
     else:
         source, name, split = str(data), Path(data).name, split_data(load_movielens(data))
         users, items = split.num_users, split.num_items

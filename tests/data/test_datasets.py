@@ -3,14 +3,14 @@
 import pytest
 import torch
 
-from torchrec_eval.datasets import (
+from torchrec_eval.data import (
     Interactions,
     generate_interactions,
     interaction_matrix,
     item_popularity,
     padded_item_lists,
+    temporal_split,
 )
-from torchrec_eval.splits import temporal_split
 
 
 @pytest.fixture(scope="module")

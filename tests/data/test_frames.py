@@ -1,4 +1,4 @@
-"""DataFrames in (``torchrec_eval.frames``), against independent oracles.
+"""DataFrames in (``torchrec_eval.data.frames``), against independent oracles.
 
 * ranx (``Qrels``/``Run`` built from the same DataFrames, ``ranx.evaluate`` with ``make_comparable``)
   with the ``"ranx"`` preset: graded relevance, users without recommendations, users without a
@@ -23,7 +23,7 @@ from tests.reference import ranking as ref
 from torchrec_eval import functional as F
 
 pd = pytest.importorskip("pandas")
-from torchrec_eval.frames import evaluate, to_batch  # noqa: E402 - after the pandas check
+from torchrec_eval.data.frames import evaluate, to_batch  # noqa: E402 - after the pandas check
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 

@@ -1,4 +1,4 @@
-"""MovieLens and RecBole files (``torchrec_eval.movielens``) on small files the tests write.
+"""MovieLens and RecBole files (``torchrec_eval.data.movielens``) on small files the tests write.
 
 Each loaded data set is checked against a plain reading of the same rows (the ``csv`` module, one line
 at a time): the original ids, ratings and timestamps of every interaction, in the documented order (by
@@ -15,9 +15,12 @@ import pytest
 import torch
 
 pytest.importorskip("pandas")
-from torchrec_eval.datasets import RatedInteractions, padded_item_lists  # noqa: E402
-from torchrec_eval.movielens import load_movielens  # noqa: E402
-from torchrec_eval.splits import leave_last_out  # noqa: E402
+from torchrec_eval.data import (  # noqa: E402
+    RatedInteractions,
+    leave_last_out,  # noqa: E402
+    load_movielens,  # noqa: E402
+    padded_item_lists,
+)
 
 # (user, item, rating, timestamp): ids that sort differently as strings, a user's ties in time, half stars
 ROWS = [
@@ -146,7 +149,7 @@ def test_missing_pandas_raises_an_import_error_naming_it(tmp_path, monkeypatch):
 
 
 def test_the_demo_trains_and_evaluates_on_a_ratings_file(tmp_path):
-    from torchrec_eval.datasets import generate_interactions
+    from torchrec_eval.data import generate_interactions
     from torchrec_eval.demo import run_demo
 
     synthetic = generate_interactions(num_users=60, num_items=80, interactions_per_user=(5, 15), seed=1)
@@ -162,7 +165,7 @@ def test_the_demo_trains_and_evaluates_on_a_ratings_file(tmp_path):
 
 def test_the_demo_command_takes_a_ratings_file(tmp_path, capsys):
     from torchrec_eval.cli import main
-    from torchrec_eval.datasets import generate_interactions
+    from torchrec_eval.data import generate_interactions
 
     synthetic = generate_interactions(num_users=40, num_items=50, interactions_per_user=(5, 12), seed=2)
     rows = zip(synthetic.user.tolist(), synthetic.item.tolist(), synthetic.timestamp.tolist(), strict=True)

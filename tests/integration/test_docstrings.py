@@ -12,7 +12,7 @@ import pytest
 from tests import layers
 
 # modules that import optional libraries at import time (checked where they are installed)
-OPTIONAL = {"torchrec_eval.frames": "pandas", "torchrec_eval.movielens": "pandas"}
+OPTIONAL = {"torchrec_eval.data.frames": "pandas", "torchrec_eval.data.movielens": "pandas"}
 
 
 @pytest.mark.parametrize("name", sorted(layers.modules()))

@@ -24,7 +24,7 @@ import torchmetrics
 
 import torchrec_eval as tre
 from tests.processes import free_port
-from torchrec_eval.distributed import UnpaddedDistributedSampler
+from torchrec_eval.data import UnpaddedDistributedSampler
 from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.ranking.discount_sum import discount_sum
 from torchrec_eval.ranking.registry import REGISTRY

@@ -17,9 +17,12 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchrec_eval as tre
-from torchrec_eval.datasets import generate_interactions, padded_item_lists
-from torchrec_eval.distributed import UnpaddedDistributedSampler
-from torchrec_eval.splits import temporal_split
+from torchrec_eval.data import (
+    UnpaddedDistributedSampler,
+    generate_interactions,
+    padded_item_lists,
+    temporal_split,
+)
 
 NUM_USERS, NUM_ITEMS, BATCH = 101, 80, 8
 METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "auc"]

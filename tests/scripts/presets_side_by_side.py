@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.frames import to_batch
+from torchrec_eval.data.frames import to_batch
 
 KS = (1, 3, 5, 10)
 TOLERANCE = 1e-9

@@ -1,4 +1,4 @@
-"""Splits, k-fold cross-validation, ranking inputs and the Student-t interval of torchrec_eval.splits."""
+"""Splits, k-fold cross-validation, ranking inputs and the Student-t interval of torchrec_eval.data.splits."""
 
 import math
 
@@ -6,24 +6,21 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.datasets import (
+from torchrec_eval.data import (
     Interactions,
-    generate_interactions,
-    item_popularity,
-    padded_item_lists,
-)
-from torchrec_eval.splits import (
     as_interactions,
     cross_validate,
+    generate_interactions,
     interaction_kfold,
+    item_popularity,
     leave_last_out,
-    mean_confidence_interval,
+    padded_item_lists,
     random_split,
     ranking_inputs,
-    t_quantile,
     temporal_split,
     user_kfold,
 )
+from torchrec_eval.statistics import mean_confidence_interval, t_quantile
 
 
 @pytest.fixture(scope="module")

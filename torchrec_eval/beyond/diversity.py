@@ -30,7 +30,7 @@ def cooccurrence_similarity(interactions: Tensor) -> Tensor:
 
     Args:
         interactions: ``[num_users, num_items]`` bool or 0/1 tensor (e.g.
-            :func:`torchrec_eval.datasets.interaction_matrix` of the training split); other
+            :func:`torchrec_eval.data.interactions.interaction_matrix` of the training split); other
             non-negative values are used as weights.
 
     Returns:

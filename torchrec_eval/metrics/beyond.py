@@ -251,7 +251,7 @@ class Novelty(_Beyond):
     Args:
         k: cut-off(s).
         item_popularity: ``[num_items]`` training counts (e.g.
-            :func:`torchrec_eval.datasets.item_popularity`) or probabilities.
+            :func:`torchrec_eval.data.interactions.item_popularity`) or probabilities.
         num_users: number of training users when ``item_popularity`` counts users per item.
         cold_items: ``"least_popular"`` (default) or ``"one_user"``; ``convention="rectools"`` sets it.
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.

@@ -25,44 +25,6 @@ Ties = Literal["index", "reverse_index", "pessimistic", "optimistic", "average"]
 TIES: tuple[Ties, ...] = get_args(Ties)
 
 
-@dataclass(frozen=True)
-class Inputs:
-    """The tensors of one call: ``preds`` [B, N] or [M] scores, ``target`` [B, N] or [M] relevance,
-    ``indexes`` [M] query ids (flat form), ``target_ids`` / ``target_gains`` [B, T], ``ranked_ids`` [B, L],
-    ``mask`` (candidates), ``exclude_ids`` [B, E], ``groups`` [B] (None: not given)."""
-
-    preds: Tensor | None = None
-    target: Tensor | None = None
-    indexes: Tensor | None = None
-    target_ids: Tensor | None = None
-    target_gains: Tensor | None = None
-    ranked_ids: Tensor | None = None
-    mask: Tensor | None = None
-    exclude_ids: Tensor | None = None
-    groups: Tensor | None = None
-
-    @classmethod
-    def of(cls, arguments: Mapping[str, Any]) -> Inputs:
-        """The record of keyword arguments named as its fields (a missing one is None).
-
-        Raises:
-            ValueError: on a name that is not an input keyword.
-        """
-        unknown = sorted(set(arguments) - set(INPUT_NAMES))
-        if unknown:
-            raise ValueError(f"unexpected input keyword {unknown[0]!r}; the input keywords are {list(INPUT_NAMES)}")
-        return cls(**arguments)
-
-    def given(self) -> dict[str, Tensor]:
-        """The arguments that were given, by name."""
-        # by name, not vars(self): torch 2.11's dynamo cannot trace vars() of a dataclass (compile_update)
-        given = {name: getattr(self, name) for name in INPUT_NAMES}
-        return {name: value for name, value in given.items() if value is not None}
-
-    def replace(self, **changes: Tensor | None) -> Inputs:
-        return dataclasses.replace(self, **changes)
-
-
 class CandidateInputs(TypedDict, total=False):
     """The keywords that remove candidates, in every input form (``**inputs: Unpack[...]`` of a class's ``update``
     and a function, which type checkers and editors read).
@@ -99,7 +61,45 @@ class FormInputs(RankedInputs, total=False):
 
     indexes: Tensor | None
     target_ids: Tensor | None
-    target_gains: Tensor | None  # a form added to Inputs adds its keyword below
+    target_gains: Tensor | None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The tensors of one call: ``preds`` [B, N] or [M] scores, ``target`` [B, N] or [M] relevance,
+    ``indexes`` [M] query ids (flat form), ``target_ids`` / ``target_gains`` [B, T], ``ranked_ids`` [B, L],
+    ``mask`` (candidates), ``exclude_ids`` [B, E], ``groups`` [B] (None: not given)."""
+
+    preds: Tensor | None = None
+    target: Tensor | None = None
+    indexes: Tensor | None = None
+    target_ids: Tensor | None = None
+    target_gains: Tensor | None = None
+    ranked_ids: Tensor | None = None
+    mask: Tensor | None = None
+    exclude_ids: Tensor | None = None
+    groups: Tensor | None = None
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> Inputs:
+        """The record of keyword arguments named as its fields (a missing one is None).
+
+        Raises:
+            ValueError: on a name that is not an input keyword.
+        """
+        unknown = sorted(set(arguments) - set(INPUT_NAMES))
+        if unknown:
+            raise ValueError(f"unexpected input keyword {unknown[0]!r}; the input keywords are {list(INPUT_NAMES)}")
+        return cls(**arguments)
+
+    def given(self) -> dict[str, Tensor]:
+        """The arguments that were given, by name."""
+        # by name, not vars(self): torch 2.11's dynamo cannot trace vars() of a dataclass (compile_update)
+        given = {name: getattr(self, name) for name in INPUT_NAMES}
+        return {name: value for name, value in given.items() if value is not None}
+
+    def replace(self, **changes: Tensor | None) -> Inputs:
+        return dataclasses.replace(self, **changes)
 
 
 #: every input keyword, in the order of ``update``'s signature

@@ -1,7 +1,7 @@
 """Statistics written once: Student-t quantiles and tails, confidence intervals of a mean, and
 multiple-comparison adjustments.
 
-:mod:`torchrec_eval.splits` (intervals over cross-validation folds) and
+:mod:`torchrec_eval.data.splits` (intervals over cross-validation folds) and
 :mod:`torchrec_eval.uncertainty` (intervals from a metric's running sums) are thin over these:
 
 * :mod:`~torchrec_eval.statistics.student_t` -- the quantile and the two-sided tail of Student's t, from

@@ -86,7 +86,7 @@ def mean_confidence_interval(
     .. math::
         \bar x \pm t_{(1 + c)/2,\, n - 1} \, \frac{s}{\sqrt{n}}
 
-    with :func:`~torchrec_eval.splits.t_quantile`. Over cross-validation folds this is the usual
+    with :func:`~torchrec_eval.data.splits.t_quantile`. Over cross-validation folds this is the usual
     reporting, but it is optimistic: the folds share training data, so their values are not
     independent and no unbiased estimate of the variance of a k-fold mean exists (Bengio & Grandvalet,
     2004). NaN values propagate.
@@ -104,7 +104,7 @@ def mean_confidence_interval(
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.splits import mean_confidence_interval
+        >>> from torchrec_eval.data.splits import mean_confidence_interval
         >>> mean, std, low, high = mean_confidence_interval(torch.tensor([0.30, 0.32, 0.31, 0.29, 0.33]))
         >>> [round(float(v), 4) for v in (mean, std, low, high)]
         [0.31, 0.0158, 0.2904, 0.3296]

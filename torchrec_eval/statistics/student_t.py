@@ -96,7 +96,7 @@ def t_quantile(p: float, df: int) -> float:
         ValueError: if ``p`` is not in ``(0, 1)`` or ``df`` is not an int >= 1.
 
     Example:
-        >>> from torchrec_eval.splits import t_quantile
+        >>> from torchrec_eval.data.splits import t_quantile
         >>> round(t_quantile(0.975, 4), 6)
         2.776445
         >>> round(t_quantile(0.025, 9), 6)

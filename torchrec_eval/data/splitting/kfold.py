@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import torch
 
-from torchrec_eval.datasets import Interactions
+from torchrec_eval.data.interactions import Interactions
+from torchrec_eval.data.splitting.arguments import (
+    check_choice,
+    check_fraction,
+    check_interactions,
+    seeded_rng,
+)
+from torchrec_eval.data.splitting.split import (
+    Split,
+    per_user_tail,
+    position_from_end,
+    random_times,
+    split_by_mask,
+)
 from torchrec_eval.pipeline.arguments import check_int
-from torchrec_eval.splitting.arguments import check_choice, check_fraction, check_interactions, seeded_rng
-from torchrec_eval.splitting.split import Split, per_user_tail, position_from_end, random_times, split_by_mask
 
 __all__ = ["HOLDOUTS", "interaction_kfold", "user_kfold"]
 
@@ -51,8 +62,8 @@ def user_kfold(
             is not an int.
 
     Example:
-        >>> from torchrec_eval.datasets import generate_interactions
-        >>> from torchrec_eval.splits import user_kfold
+        >>> from torchrec_eval.data.interactions import generate_interactions
+        >>> from torchrec_eval.data.splits import user_kfold
         >>> data = generate_interactions(num_users=10, num_items=50, interactions_per_user=5, seed=0)
         >>> folds = user_kfold(data, n_folds=5, seed=0)
         >>> [test.user.unique().numel() for _, test in folds]
@@ -103,8 +114,8 @@ def interaction_kfold(interactions: Interactions, n_folds: int = 5, *, seed: int
             ``seed`` is not an int.
 
     Example:
-        >>> from torchrec_eval.datasets import generate_interactions
-        >>> from torchrec_eval.splits import interaction_kfold
+        >>> from torchrec_eval.data.interactions import generate_interactions
+        >>> from torchrec_eval.data.splits import interaction_kfold
         >>> data = generate_interactions(num_users=4, num_items=50, interactions_per_user=10, seed=0)
         >>> folds = interaction_kfold(data, n_folds=5, seed=0)
         >>> [len(test) for _, test in folds]

@@ -11,12 +11,12 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from torchrec_eval.datasets import Interactions
+from torchrec_eval.data.interactions import Interactions
+from torchrec_eval.data.splitting.arguments import check_choice, check_interactions
+from torchrec_eval.data.splitting.kfold import interaction_kfold, user_kfold
+from torchrec_eval.data.splitting.ranking_inputs import ranking_inputs
+from torchrec_eval.data.splitting.split import Split
 from torchrec_eval.pipeline.arguments import check_int, check_probability
-from torchrec_eval.splitting.arguments import check_choice, check_interactions
-from torchrec_eval.splitting.kfold import interaction_kfold, user_kfold
-from torchrec_eval.splitting.ranking_inputs import ranking_inputs
-from torchrec_eval.splitting.split import Split
 from torchrec_eval.statistics import mean_confidence_interval
 
 __all__ = ["CrossValidationResult", "DEFAULT_METRICS", "cross_validate"]
@@ -157,8 +157,8 @@ def cross_validate(
             returns neither a callable nor scores of shape ``[len(users), num_items]``.
 
     Example:
-        >>> from torchrec_eval.datasets import generate_interactions, item_popularity
-        >>> from torchrec_eval.splits import cross_validate
+        >>> from torchrec_eval.data.interactions import generate_interactions, item_popularity
+        >>> from torchrec_eval.data.splits import cross_validate
         >>> data = generate_interactions(num_users=200, num_items=100, interactions_per_user=10, seed=0)
         >>> def popularity(train, users):
         ...     return item_popularity(train).double().expand(users.numel(), -1)

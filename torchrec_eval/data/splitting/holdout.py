@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import torch
 
-from torchrec_eval.datasets import Interactions
+from torchrec_eval.data.interactions import Interactions
+from torchrec_eval.data.splitting.arguments import (
+    check_choice,
+    check_fraction,
+    check_interactions,
+    seeded_rng,
+)
+from torchrec_eval.data.splitting.split import (
+    Split,
+    per_user_tail,
+    position_from_end,
+    random_times,
+    split_by_mask,
+)
 from torchrec_eval.pipeline.arguments import check_int
-from torchrec_eval.splitting.arguments import check_choice, check_fraction, check_interactions, seeded_rng
-from torchrec_eval.splitting.split import Split, per_user_tail, position_from_end, random_times, split_by_mask
 
 __all__ = ["leave_last_out", "random_split", "temporal_split"]
 
@@ -28,12 +39,12 @@ def leave_last_out(interactions: Interactions, n: int = 1) -> Split:
         :class:`Split`.
 
     Raises:
-        ValueError: if ``interactions`` is not :class:`~torchrec_eval.datasets.Interactions` or ``n``
+        ValueError: if ``interactions`` is not :class:`~torchrec_eval.data.interactions.Interactions` or ``n``
             is not an int >= 1.
 
     Example:
-        >>> from torchrec_eval.datasets import generate_interactions
-        >>> from torchrec_eval.splits import leave_last_out
+        >>> from torchrec_eval.data.interactions import generate_interactions
+        >>> from torchrec_eval.data.splits import leave_last_out
         >>> data = generate_interactions(num_users=3, num_items=20, interactions_per_user=4, seed=0)
         >>> train, test = leave_last_out(data, n=1)
         >>> len(train), len(test), test.user.tolist()
@@ -82,7 +93,7 @@ def temporal_split(
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.splits import as_interactions, temporal_split
+        >>> from torchrec_eval.data.splits import as_interactions, temporal_split
         >>> data = as_interactions(torch.tensor([0, 0, 1, 1, 1]), torch.tensor([0, 1, 2, 3, 4]),
         ...                        torch.tensor([10, 40, 20, 30, 50]))
         >>> temporal_split(data, 0.4, by="global").test.timestamp.tolist()
@@ -134,8 +145,8 @@ def random_split(
         ValueError: if ``test_fraction`` is not in ``[0, 1)`` or ``seed`` is not an int.
 
     Example:
-        >>> from torchrec_eval.datasets import generate_interactions
-        >>> from torchrec_eval.splits import random_split
+        >>> from torchrec_eval.data.interactions import generate_interactions
+        >>> from torchrec_eval.data.splits import random_split
         >>> data = generate_interactions(num_users=10, num_items=50, interactions_per_user=10, seed=0)
         >>> split = random_split(data, 0.2, seed=1)
         >>> len(split.train), len(split.test)

@@ -38,7 +38,7 @@ class UnpaddedDistributedSampler(DistributedSampler[int]):
         ValueError: if ``drop_last`` is passed (dropping queries changes every mean).
 
     Example:
-        >>> from torchrec_eval.distributed import UnpaddedDistributedSampler
+        >>> from torchrec_eval.data.sampler import UnpaddedDistributedSampler
         >>> [list(UnpaddedDistributedSampler(range(5), num_replicas=2, rank=r)) for r in (0, 1)]
         [[0, 2, 4], [1, 3]]
     """

@@ -200,7 +200,7 @@ def to_batch(
     Example:
         >>> import pandas as pd
         >>> import torchrec_eval as tre
-        >>> from torchrec_eval.frames import to_batch
+        >>> from torchrec_eval.data.frames import to_batch
         >>> recs = pd.DataFrame({"user": ["ann", "ann", "ann", "bob"], "item": ["x", "y", "z", "x"],
         ...                      "score": [0.2, 0.9, 0.5, 0.7]})
         >>> rel = pd.DataFrame({"user": ["ann", "bob", "cy"], "item": ["z", "y", "x"]})
@@ -288,7 +288,7 @@ def evaluate(metrics: Any, recommendations: Any, relevance: Any, *, convention: 
 
     Example:
         >>> import pandas as pd
-        >>> from torchrec_eval.frames import evaluate
+        >>> from torchrec_eval.data.frames import evaluate
         >>> run = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 12], "score": [3.0, 2.0, 1.0, 5.0]})
         >>> qrels = pd.DataFrame({"user": [1, 2], "item": [11, 10], "relevance": [2, 1]})
         >>> evaluate(["mrr@2", "precision@1"], run, qrels, score_col="score", relevance_col="relevance")

@@ -17,7 +17,7 @@ Everything is drawn from one seeded :class:`torch.Generator` on the CPU, so a se
 data on every run and machine. No Python loop runs over users: the users are processed in a few
 chunks of whole tensors.
 
-:func:`torchrec_eval.splits.temporal_split` splits per user (the latest interactions go to test) and
+:func:`torchrec_eval.data.splits.temporal_split` splits per user (the latest interactions go to test) and
 ``padded_item_lists`` turns a split into the ``[U, T]`` id tensors, ``-1`` padded, that the metrics
 take as ``target_ids`` and ``exclude_ids``.
 """
@@ -62,7 +62,7 @@ class Interactions:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.datasets import Interactions
+        >>> from torchrec_eval.data.interactions import Interactions
         >>> data = Interactions(
         ...     user=torch.tensor([0, 0, 1]), item=torch.tensor([3, 1, 2]),
         ...     timestamp=torch.tensor([10, 20, 15]), num_users=2, num_items=4)
@@ -142,8 +142,8 @@ class RatedInteractions(Interactions):
     Example:
         >>> import numpy as np
         >>> import torch
-        >>> from torchrec_eval.datasets import RatedInteractions
-        >>> from torchrec_eval.splits import temporal_split
+        >>> from torchrec_eval.data.interactions import RatedInteractions
+        >>> from torchrec_eval.data.splits import temporal_split
         >>> data = RatedInteractions(
         ...     user=torch.tensor([0, 0, 1]), item=torch.tensor([1, 0, 1]), timestamp=torch.tensor([5, 9, 7]),
         ...     num_users=2, num_items=2, rating=torch.tensor([4.0, 2.5, 5.0]),
@@ -232,7 +232,7 @@ def generate_interactions(
         ValueError: if a size, count or seed is not a valid int, or a count exceeds ``num_items``.
 
     Example:
-        >>> from torchrec_eval.datasets import generate_interactions
+        >>> from torchrec_eval.data.interactions import generate_interactions
         >>> data = generate_interactions(num_users=4, num_items=10, interactions_per_user=3, seed=0)
         >>> data
         Interactions(num_interactions=12, num_users=4, num_items=10)
@@ -267,7 +267,7 @@ def generate_interactions(
         num_users=num_users,
         num_items=num_items,
     )
-    return data.select(_sort_by_user_time(data))
+    return data.select(sort_by_user_time(data))
 
 
 def _count_range(interactions_per_user: int | Sequence[int], num_items: int) -> tuple[int, int]:
@@ -326,7 +326,7 @@ def _timestamps(num_users: int, hi: int, start_time: int, gen: torch.Generator) 
     return torch.gather(times, 1, order)
 
 
-def _sort_by_user_time(interactions: Interactions) -> Tensor:
+def sort_by_user_time(interactions: Interactions) -> Tensor:
     """Permutation that sorts by user, then timestamp; equal timestamps keep their current order."""
     by_time = torch.argsort(interactions.timestamp, stable=True)
     by_user = torch.argsort(interactions.user[by_time], stable=True)
@@ -356,7 +356,7 @@ def padded_item_lists(
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.datasets import Interactions, padded_item_lists
+        >>> from torchrec_eval.data.interactions import Interactions, padded_item_lists
         >>> data = Interactions(
         ...     user=torch.tensor([2, 0, 2, 2]), item=torch.tensor([7, 4, 5, 6]),
         ...     timestamp=torch.tensor([30, 10, 10, 20]), num_users=3, num_items=8)
@@ -370,7 +370,7 @@ def padded_item_lists(
     largest = int(interactions.user.max()) if len(interactions) else -1
     reason = f"one more than the largest user id, {largest}" if largest >= 0 else ""
     num_users = check_int("num_users", num_users, largest + 1, reason=reason)
-    data = interactions.select(_sort_by_user_time(interactions))
+    data = interactions.select(sort_by_user_time(interactions))
     counts = torch.bincount(data.user, minlength=num_users)
     width = int(counts.max()) if num_users and len(data) else 0
     starts = torch.cumsum(counts, dim=0) - counts
@@ -387,7 +387,7 @@ def interaction_matrix(interactions: Interactions) -> Tensor:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.datasets import Interactions, interaction_matrix
+        >>> from torchrec_eval.data.interactions import Interactions, interaction_matrix
         >>> data = Interactions(user=torch.tensor([0, 1]), item=torch.tensor([2, 0]),
         ...                     timestamp=torch.tensor([0, 0]), num_users=2, num_items=3)
         >>> interaction_matrix(data)
@@ -404,7 +404,7 @@ def item_popularity(interactions: Interactions) -> Tensor:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.datasets import Interactions, item_popularity
+        >>> from torchrec_eval.data.interactions import Interactions, item_popularity
         >>> data = Interactions(user=torch.tensor([0, 1, 1]), item=torch.tensor([2, 2, 0]),
         ...                     timestamp=torch.tensor([0, 0, 1]), num_users=2, num_items=3)
         >>> item_popularity(data)

@@ -8,9 +8,9 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from torchrec_eval.datasets import Interactions, padded_item_lists
+from torchrec_eval.data.interactions import Interactions, padded_item_lists
+from torchrec_eval.data.splitting.arguments import check_interactions
 from torchrec_eval.pipeline.arguments import check_int
-from torchrec_eval.splitting.arguments import check_interactions
 
 __all__ = ["RankingInputs", "ranking_inputs"]
 
@@ -66,7 +66,7 @@ def ranking_inputs(train: Interactions, test: Interactions, users: Tensor | None
     Example:
         >>> import torch
         >>> import torchrec_eval as tre
-        >>> from torchrec_eval.splits import as_interactions, leave_last_out, ranking_inputs
+        >>> from torchrec_eval.data.splits import as_interactions, leave_last_out, ranking_inputs
         >>> data = as_interactions(torch.tensor([0, 0, 0, 1, 1]), torch.tensor([4, 2, 3, 0, 1]),
         ...                        num_items=5)
         >>> users, target_ids, exclude_ids = ranking_inputs(*leave_last_out(data))

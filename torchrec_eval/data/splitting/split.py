@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from torchrec_eval.datasets import Interactions, _sort_by_user_time
+from torchrec_eval.data.interactions import Interactions, sort_by_user_time
 
 __all__ = ["Split", "per_user_tail", "position_from_end", "random_times", "split_by_mask"]
 
@@ -27,7 +27,7 @@ class Split:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.splits import as_interactions, leave_last_out
+        >>> from torchrec_eval.data.splits import as_interactions, leave_last_out
         >>> data = as_interactions(torch.tensor([0, 0, 0, 1, 1]), torch.tensor([4, 2, 3, 0, 1]))
         >>> split = leave_last_out(data)
         >>> train, test = split
@@ -64,7 +64,7 @@ class Split:
 
 def split_by_mask(data: Interactions, is_test: Tensor) -> Split:
     """The split with ``is_test`` ([M] bool, input order) as its test set, both parts sorted."""
-    order = _sort_by_user_time(data)
+    order = sort_by_user_time(data)
     sorted_test = is_test[order]
     train_index, test_index = order[~sorted_test], order[sorted_test]
     return Split(data.select(train_index), data.select(test_index), train_index, test_index)

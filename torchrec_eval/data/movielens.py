@@ -16,10 +16,10 @@ A RecBole file needs ``user_id`` and ``item_id`` columns; ``rating`` (default 1)
 (default: the row order) are read when present, other columns are ignored. Tokens that are all
 integers are read as integers, so ``ml-100k.inter`` and ``u.data`` load to the same tensors.
 
-The result is a :class:`~torchrec_eval.datasets.RatedInteractions`: user and item indices numbered in
+The result is a :class:`~torchrec_eval.data.interactions.RatedInteractions`: user and item indices numbered in
 sorted id order (``user_ids[u]`` is the original id of user ``u``), ratings, timestamps in seconds,
 sorted by user, then time. It goes where the synthetic data goes: the splits of
-:mod:`torchrec_eval.splits`, :func:`~torchrec_eval.datasets.padded_item_lists`, the demo's model.
+:mod:`torchrec_eval.data.splits`, :func:`~torchrec_eval.data.interactions.padded_item_lists`, the demo's model.
 Implicit feedback is a selection: ``data.select(data.rating >= 4)``.
 
 Reading is vectorised (pandas' C parser, then whole-column checks); a malformed line is a
@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from torchrec_eval.datasets import RatedInteractions, _sort_by_user_time
-from torchrec_eval.frames import require_pandas
+from torchrec_eval.data.frames import require_pandas
+from torchrec_eval.data.interactions import RatedInteractions, sort_by_user_time
 
 if TYPE_CHECKING:
     import pandas
@@ -149,7 +149,7 @@ def load_movielens(path: str | Path, format: str | None = None) -> RatedInteract
         format: ``"u.data"``, ``"dat"``, ``"csv"`` or ``"inter"``; default: detected from the first line.
 
     Returns:
-        :class:`~torchrec_eval.datasets.RatedInteractions`, sorted by user, then timestamp (equal
+        :class:`~torchrec_eval.data.interactions.RatedInteractions`, sorted by user, then timestamp (equal
         timestamps in file order).
 
     Raises:
@@ -161,7 +161,7 @@ def load_movielens(path: str | Path, format: str | None = None) -> RatedInteract
     Example:
         >>> import tempfile
         >>> from pathlib import Path
-        >>> from torchrec_eval.movielens import load_movielens
+        >>> from torchrec_eval.data.movielens import load_movielens
         >>> path = Path(tempfile.mkdtemp()) / "u.data"
         >>> _ = path.write_text("196\\t242\\t3\\t881250949\\n186\\t302\\t3\\t891717742\\n196\\t302\\t5\\t881250000\\n")
         >>> data = load_movielens(path)
@@ -222,4 +222,4 @@ def _interactions(table: pandas.DataFrame, columns: dict[str, int], path: Path, 
         user_ids=user_ids,
         item_ids=item_ids,
     )
-    return data.select(_sort_by_user_time(data))
+    return data.select(sort_by_user_time(data))

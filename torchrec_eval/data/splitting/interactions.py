@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.datasets import Interactions
+from torchrec_eval.data.interactions import Interactions
 from torchrec_eval.pipeline.arguments import check_int
 
 __all__ = ["as_interactions"]
@@ -19,7 +19,7 @@ def as_interactions(
     num_users: int | None = None,
     num_items: int | None = None,
 ) -> Interactions:
-    """Wrap interaction tensors as :class:`~torchrec_eval.datasets.Interactions`.
+    """Wrap interaction tensors as :class:`~torchrec_eval.data.interactions.Interactions`.
 
     Without ``timestamp`` the input order is the time order (the timestamps are ``0, 1, ..., M-1``), so
     :func:`leave_last_out` and :func:`temporal_split` hold out the last rows of each user. Ratings or
@@ -34,7 +34,7 @@ def as_interactions(
         num_items: the number of items (the width of a score matrix); default: the largest item id + 1.
 
     Returns:
-        :class:`~torchrec_eval.datasets.Interactions` with long tensors.
+        :class:`~torchrec_eval.data.interactions.Interactions` with long tensors.
 
     Raises:
         ValueError: if a tensor is not 1-D integer, the shapes differ, an id is negative, or
@@ -42,7 +42,7 @@ def as_interactions(
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.splits import as_interactions
+        >>> from torchrec_eval.data.splits import as_interactions
         >>> data = as_interactions(torch.tensor([0, 0, 1]), torch.tensor([2, 0, 1]), num_items=5)
         >>> data
         Interactions(num_interactions=3, num_users=2, num_items=5)

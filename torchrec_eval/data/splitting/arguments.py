@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
-from torchrec_eval.datasets import Interactions
+from torchrec_eval.data.interactions import Interactions
 
 __all__ = ["check_choice", "check_fraction", "check_interactions", "seeded_rng"]
 
@@ -30,7 +30,7 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
 def check_interactions(interactions: object) -> Interactions:
     if not isinstance(interactions, Interactions):
         raise ValueError(
-            "`interactions` must be a torchrec_eval.datasets.Interactions (see "
+            "`interactions` must be a torchrec_eval.data.interactions.Interactions (see "
             f"`as_interactions`), got {type(interactions).__name__}"
         )
     return interactions

@@ -2,7 +2,7 @@ r"""Hold-out splits, k-fold cross-validation and the inputs of a ranking evaluat
 
 Recommender evaluation starts before the metric: which interactions a model may train on, and which
 it must predict, decide what the numbers mean. This module splits an
-:class:`~torchrec_eval.datasets.Interactions` set (user, item, timestamp tensors; see
+:class:`~torchrec_eval.data.interactions.Interactions` set (user, item, timestamp tensors; see
 :func:`as_interactions` for data without timestamps):
 
 * :func:`leave_last_out` -- each user's latest ``n`` interactions are the test set (sequential
@@ -29,16 +29,16 @@ test items as ``target_ids`` and their training items as ``exclude_ids`` -- and
 with their mean, standard deviation and Student-t confidence interval (:func:`t_quantile`, SciPy's
 quantile).
 
-The code lives in :mod:`torchrec_eval.splitting` (one module per job) and
+The code lives in :mod:`torchrec_eval.data.splitting` (one module per job) and
 :mod:`torchrec_eval.statistics` (the quantile and the interval); this module is their public face.
 """
 
-from torchrec_eval.splitting.cross_validation import CrossValidationResult, cross_validate
-from torchrec_eval.splitting.holdout import leave_last_out, random_split, temporal_split
-from torchrec_eval.splitting.interactions import as_interactions
-from torchrec_eval.splitting.kfold import interaction_kfold, user_kfold
-from torchrec_eval.splitting.ranking_inputs import RankingInputs, ranking_inputs
-from torchrec_eval.splitting.split import Split
+from torchrec_eval.data.splitting.cross_validation import CrossValidationResult, cross_validate
+from torchrec_eval.data.splitting.holdout import leave_last_out, random_split, temporal_split
+from torchrec_eval.data.splitting.interactions import as_interactions
+from torchrec_eval.data.splitting.kfold import interaction_kfold, user_kfold
+from torchrec_eval.data.splitting.ranking_inputs import RankingInputs, ranking_inputs
+from torchrec_eval.data.splitting.split import Split
 from torchrec_eval.statistics import mean_confidence_interval, t_quantile
 
 __all__ = [
