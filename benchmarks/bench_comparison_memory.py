@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.statistics import replicate_sums
+from torchrec_eval.comparison.statistics import replicate_sums
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _interleaved, _table  # noqa: E402

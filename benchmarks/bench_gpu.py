@@ -44,7 +44,7 @@ from bench_core import (  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
-from torchrec_eval.uncertainty import PairedComparison  # noqa: E402
+from torchrec_eval.comparison.uncertainty import PairedComparison  # noqa: E402
 
 SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]
 KS = [10, 20, 50, 100]

@@ -16,12 +16,13 @@ from pathlib import Path
 PACKAGE = "torchrec_eval"
 ROOT = Path(__file__).resolve().parents[1]
 
-#: bottom first: the first part of a module's path below ``torchrec_eval`` -> its layer
+#: bottom first: the first part of a module's path below ``torchrec_eval`` -> its layer (a longer dotted prefix,
+#: ``comparison.models``, places a module of a package whose other modules sit lower)
 LAYERS: dict[str, tuple[str, ...]] = {
-    "core": ("pipeline", "members", "statistics", "trec", "syncs", "conventions"),
+    "core": ("pipeline", "members", "comparison", "trec", "syncs", "conventions"),
     "families": ("ranking", "pairwise", "beyond", "sampled"),
-    "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "uncertainty", "comparison",
-                "comparison_report", "config", "plotting"),
+    "classes": ("metrics", "pointwise", "catalogue", "collection", "functional", "comparison.models",
+                "comparison.uncertainty", "comparison.report", "config", "plotting"),
     "applications": ("data", "demo", "cli", "__init__", "__main__"),
 }
 
@@ -38,11 +39,14 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
 
 
 def layer_of(module: str) -> int:
-    """The index in :data:`LAYERS` of a module (KeyError: a module no layer names)."""
-    first = module.split(".")[1] if "." in module else "__init__"
-    for index, names in enumerate(LAYERS.values()):
-        if first in names:
-            return index
+    """The index in :data:`LAYERS` of a module, by the longest prefix of its path that a layer names (KeyError: a
+    module no layer names)."""
+    parts = module.split(".")[1:] or ["__init__"]
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        for index, names in enumerate(LAYERS.values()):
+            if prefix in names:
+                return index
     raise KeyError(module)
 
 

@@ -11,9 +11,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from torchrec_eval import functional, pointwise, uncertainty
+    from torchrec_eval import functional, pointwise
     from torchrec_eval.collection import RankingMetrics
-    from torchrec_eval.comparison import ModelComparison
+    from torchrec_eval.comparison.models import ModelComparison
     from torchrec_eval.metrics import (
         ARHR,
         AUC,
@@ -112,7 +112,7 @@ _HOMES = {
     **dict.fromkeys(_OVERLAP, "torchrec_eval.metrics"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.collection",
-    "ModelComparison": "torchrec_eval.comparison",
+    "ModelComparison": "torchrec_eval.comparison.models",
 }
 
 __all__ = [
@@ -180,7 +180,6 @@ __all__ = [
     "Recall",
     "SampledMetrics",
     "functional",
-    "uncertainty",
     # pointwise metrics of CTR / conversion models (TorchRec's set)
     "BinaryAUC",
     "BinaryAUPRC",

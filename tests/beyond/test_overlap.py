@@ -14,8 +14,8 @@ import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import overlap as ref
 from tests.reference.host_reads import NoHostReads
+from torchrec_eval.comparison.uncertainty import confidence_interval
 from torchrec_eval.syncs import simulate_accelerator
-from torchrec_eval.uncertainty import confidence_interval
 
 NUM_ITEMS = 9
 FORMS = ("scores", "ids", "mixed")  # both sides as scores, both as ranked ids, scores against ranked ids

@@ -113,7 +113,7 @@ def test_groups_and_per_query_ratios():
     assert math.isnan(values[0])  # no relevant item: no ratio
     one = ref.psprecision(preds[1:2].numpy(), target[1:2].double().numpy(), weights.numpy(), 3)[-1]
     assert float(values[1]) == pytest.approx(one, abs=1e-12)
-    from torchrec_eval.uncertainty import confidence_interval
+    from torchrec_eval.comparison.uncertainty import confidence_interval
 
     with pytest.raises(ValueError, match="has no mean-over-queries value"):  # a ratio of sums, as pyxclib's
         confidence_interval(metric)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from torchrec_eval.comparison.statistics import mean_confidence_interval
 from torchrec_eval.data import cross_validate, generate_interactions
-from torchrec_eval.statistics import mean_confidence_interval
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "cross_validation.py"

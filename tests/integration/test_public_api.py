@@ -18,7 +18,7 @@ import torch  # noqa: F401  (the checkpoint cases construct with it)
 
 import torchrec_eval
 from torchrec_eval import *  # noqa: F403  (the names the checkpoint cases below construct)
-from torchrec_eval.uncertainty import PairedComparison  # noqa: F401
+from torchrec_eval.comparison.uncertainty import PairedComparison  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,9 +102,8 @@ PUBLIC = {
         "Windowed",
         "functional",
         "pointwise",
-        "uncertainty",
     ],
-    "torchrec_eval.comparison_report": ["ComparisonReport"],
+    "torchrec_eval.comparison.report": ["ComparisonReport"],
     "torchrec_eval.functional": [
         "alpha_dcg",
         "alpha_ndcg",
@@ -228,8 +227,8 @@ PUBLIC = {
     ],
     "torchrec_eval.beyond": ["BeyondMember", "REGISTRY", "build_member", "cooccurrence_similarity",
                              "inverse_propensity"],
-    "torchrec_eval.uncertainty": ["PairedComparison", "adjusted_p_values", "confidence_interval", "interval_from_moments",
-                                  "t_quantile"],
+    "torchrec_eval.comparison.uncertainty": ["PairedComparison", "adjusted_p_values", "confidence_interval",
+                                             "interval_from_moments", "t_quantile"],
     "torchrec_eval.data": [
         "CrossValidationResult",
         "FORMATS",
@@ -317,7 +316,7 @@ HAS_ALL = [
     "torchrec_eval.metrics",
     "torchrec_eval.pointwise",
     "torchrec_eval.beyond",
-    "torchrec_eval.uncertainty",
+    "torchrec_eval.comparison.uncertainty",
     "torchrec_eval.data",
     "torchrec_eval.data.splits",
     "torchrec_eval.data.frames",

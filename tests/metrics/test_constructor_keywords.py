@@ -11,8 +11,8 @@ from torchmetrics import Metric
 
 import torchrec_eval
 from torchrec_eval import *  # noqa: F403  (the constructors below)
+from torchrec_eval.comparison.uncertainty import PairedComparison  # noqa: F401
 from torchrec_eval.metrics.lifecycle import StatefulMetric, constructor_keywords
-from torchrec_eval.uncertainty import PairedComparison  # noqa: F401
 
 # (constructor with a misspelt keyword, the keyword, the one it is close to)
 MISSPELT = [

@@ -20,8 +20,8 @@ from torchmetrics import MetricCollection
 from torchmetrics.wrappers import Running
 
 import torchrec_eval as tre
+from torchrec_eval.comparison.uncertainty import PairedComparison, confidence_interval
 from torchrec_eval.pointwise import NE, Windowed
-from torchrec_eval.uncertainty import PairedComparison, confidence_interval
 
 K = 3
 KINDS = ["ndcg", "suite", "paired"]

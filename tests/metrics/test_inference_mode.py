@@ -99,7 +99,7 @@ def test_validate_then_fit_then_a_plain_loop(tmp_path):
 
 def _outside_the_harness() -> dict[str, tuple]:
     """Classes whose update is not a harness case: (build, update(metric, seed))."""
-    from torchrec_eval.uncertainty import PairedComparison
+    from torchrec_eval.comparison.uncertainty import PairedComparison
 
     def scores(seed: int, *shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))

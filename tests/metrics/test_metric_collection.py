@@ -10,7 +10,7 @@ import torch
 from torchmetrics import MetricCollection
 
 import torchrec_eval as tre
-from torchrec_eval.uncertainty import PairedComparison
+from torchrec_eval.comparison.uncertainty import PairedComparison
 
 
 def _dense(seed: int, rows: int = 6, width: int = 11) -> tuple[torch.Tensor, torch.Tensor]:

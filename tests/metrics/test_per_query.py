@@ -22,7 +22,7 @@ import torchrec_eval as tre
 from tests.reference import beyond as ref_beyond
 from tests.reference import pairwise as ref_pairwise
 from tests.reference import ranking as ref
-from torchrec_eval.uncertainty import PairedComparison
+from torchrec_eval.comparison.uncertainty import PairedComparison
 
 B, N = 14, 10
 TOPK = ["precision", "recall", "f1", "hitrate", "mrr", "arhr", "map", "mar", "dcg", "ndcg", "cg"]

@@ -17,7 +17,7 @@ import torchrec_eval as tre
 from tests.reference.classes import FACTORIES, NUM_ITEMS, RATING
 from tests.reference.classes import inputs as _inputs
 from tests.reference.classes import ranking_batch as _batch
-from torchrec_eval.uncertainty import PairedComparison
+from torchrec_eval.comparison.uncertainty import PairedComparison
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

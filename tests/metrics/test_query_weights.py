@@ -103,7 +103,7 @@ def test_bad_weights_name_the_argument_and_change_nothing():
         metric.catalogue(15, target_ids=torch.tensor([[1, 2]]))
     with pytest.raises(ValueError, match="`weighted` must be True or False"):
         tre.NDCG(k=5, weighted=1)
-    from torchrec_eval.uncertainty import confidence_interval
+    from torchrec_eval.comparison.uncertainty import confidence_interval
 
     with pytest.raises(ValueError, match="`metric` is weighted"):
         confidence_interval(metric)

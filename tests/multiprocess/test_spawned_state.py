@@ -24,7 +24,7 @@ import torchrec_eval as tre
 from tests.processes import free_port
 from tests.reference import ranking as ref
 from tests.reference.classes import FACTORIES, NUM_ITEMS, inputs
-from torchrec_eval.uncertainty import PairedComparison
+from torchrec_eval.comparison.uncertainty import PairedComparison
 
 # the wrappers and suites beside every public metric class
 CLASSES = {

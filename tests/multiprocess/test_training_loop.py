@@ -548,7 +548,7 @@ def test_rectools_ideal_dcg_of_a_huge_k_matches_a_direct_sum():
 
 
 def test_paired_comparison_is_safe_too():
-    from torchrec_eval.uncertainty import PairedComparison
+    from torchrec_eval.comparison.uncertainty import PairedComparison
 
     compare = PairedComparison(["ndcg@5", "mrr@5"])
     scores, target = batch()

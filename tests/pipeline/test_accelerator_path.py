@@ -381,7 +381,7 @@ def test_the_mode_lets_device_work_run(name):
 def test_paired_comparison_reads_nothing_and_equals_the_cpu_path(form):
     """Its per-query columns were chosen with a Python list index: a host-to-device copy at every batch
     (6 syncs per update on an H200)."""
-    from torchrec_eval.uncertainty import PairedComparison
+    from torchrec_eval.comparison.uncertainty import PairedComparison
 
     top_k = [name for name in FAMILIES["top-k"] if not (form == "ranked" and name.startswith("fallout"))]
     metrics = [*top_k, "novelty@5", "intra_list_diversity@5"]

@@ -208,7 +208,7 @@ def test_the_confidence_interval_is_scipys_t_interval_of_the_per_query_estimates
     the interval is wider, never narrower.)"""
     from scipy import stats
 
-    from torchrec_eval.uncertainty import confidence_interval
+    from torchrec_eval.comparison.uncertainty import confidence_interval
 
     batches = _batches(11)
     metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, ties="index")

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from torchrec_eval.comparison.statistics import mean_confidence_interval, t_quantile
 from torchrec_eval.data import (
     Interactions,
     as_interactions,
@@ -20,7 +21,6 @@ from torchrec_eval.data import (
     temporal_split,
     user_kfold,
 )
-from torchrec_eval.statistics import mean_confidence_interval, t_quantile
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from torchrec_eval import ModelComparison
-from torchrec_eval.comparison_report import ComparisonReport
+from torchrec_eval.comparison.report import ComparisonReport
 
 MODELS = ["base_line", "new", "big"]
 

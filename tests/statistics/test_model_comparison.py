@@ -18,8 +18,8 @@ from scipy import stats
 import torchrec_eval as tre
 from tests.processes import FRESH_START_METHOD, free_port
 from tests.reference.host_reads import NoHostReads
-from torchrec_eval.statistics import replicate_sums
-from torchrec_eval.statistics.replicates import poisson_weights
+from torchrec_eval.comparison.statistics import replicate_sums
+from torchrec_eval.comparison.statistics.replicates import poisson_weights
 from torchrec_eval.syncs import simulate_accelerator
 
 MODELS = ["a", "b", "c"]

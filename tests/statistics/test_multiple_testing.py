@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from torchrec_eval.statistics import adjusted_p_values
+from torchrec_eval.comparison.statistics import adjusted_p_values
 
 
 def _holm(p: list[float]) -> list[float]:

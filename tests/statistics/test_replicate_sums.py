@@ -11,9 +11,14 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 import torchrec_eval as tre
-from torchrec_eval.statistics import replicate_sums
-from torchrec_eval.statistics.replicate_sums import blocks, bootstrap_sums, fisher_sums, tukey_sums
-from torchrec_eval.statistics.replicates import enumerated_signs, permutations, poisson_weights, signs
+from torchrec_eval.comparison.statistics import replicate_sums
+from torchrec_eval.comparison.statistics.replicate_sums import blocks, bootstrap_sums, fisher_sums, tukey_sums
+from torchrec_eval.comparison.statistics.replicates import (
+    enumerated_signs,
+    permutations,
+    poisson_weights,
+    signs,
+)
 
 IDS = torch.tensor([5, 3, 10**12, 7, 0, 2**40 + 3, 11])
 

@@ -8,7 +8,12 @@ import math
 import pytest
 import torch
 
-from torchrec_eval.statistics.replicates import enumerated_signs, permutations, poisson_weights, signs
+from torchrec_eval.comparison.statistics.replicates import (
+    enumerated_signs,
+    permutations,
+    poisson_weights,
+    signs,
+)
 
 IDS = torch.arange(20_000)
 

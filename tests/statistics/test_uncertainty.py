@@ -1,4 +1,4 @@
-"""Confidence intervals and paired comparisons (torchrec_eval/uncertainty.py).
+"""Confidence intervals and paired comparisons (torchrec_eval/comparison/uncertainty.py).
 
 * Student-t quantiles against scipy and the closed forms;
 * intervals read from the running sums equal the textbook interval over the per-query values;
@@ -23,9 +23,14 @@ import torchrec_eval as tre
 from tests.processes import FRESH_START_METHOD, free_port
 from torchrec_eval import collection
 from torchrec_eval import functional as F
+from torchrec_eval.comparison.statistics import student_t_two_sided_p
+from torchrec_eval.comparison.uncertainty import (
+    PairedComparison,
+    confidence_interval,
+    interval_from_moments,
+    t_quantile,
+)
 from torchrec_eval.metrics import configuration_guard
-from torchrec_eval.statistics import student_t_two_sided_p
-from torchrec_eval.uncertainty import PairedComparison, confidence_interval, interval_from_moments, t_quantile
 
 REPS = 200
 PER_REP = 30

@@ -10,7 +10,7 @@ distributed sync, so the synced value equals the single-process value exactly:
   inter-list diversity). With ``num_groups=G`` this is O(G * num_items) memory: one count vector per group.
 * *per-query metrics* (``intra_list_diversity``, ``novelty``, ``serendipity``,
   ``average_popularity``) keep, per group, the sum, the sum of squares and the count of the
-  per-query values, like the top-k metrics, so :func:`torchrec_eval.uncertainty.confidence_interval`
+  per-query values, like the top-k metrics, so :func:`torchrec_eval.comparison.uncertainty.confidence_interval`
   applies to them.
 
 Notation: ``L_u`` is the set of (at most ``k``) items recommended to query ``u``, ``m_u = |L_u|``,

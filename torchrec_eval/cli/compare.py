@@ -22,7 +22,7 @@ from torchrec_eval.cli.trec_files import read_runs
 if TYPE_CHECKING:
     import numpy as np
 
-    from torchrec_eval.comparison_report import ComparisonReport
+    from torchrec_eval.comparison.report import ComparisonReport
     from torchrec_eval.trec import Qrels, Run, TrecRanked
 
 FORMATS = ("text", "markdown", "latex", "json")  # what --format takes
@@ -93,7 +93,7 @@ def _compared(ranked: list[TrecRanked], suite: Suite, models: list[str], args: a
     """The comparison of the runs, updated batch by batch (query id: the query's row, in query id order)."""
     import torch
 
-    from torchrec_eval.comparison import ModelComparison
+    from torchrec_eval.comparison.models import ModelComparison
 
     try:
         comparison = ModelComparison(suite.metrics, models=models, test=args.test, replicates=args.replicates,

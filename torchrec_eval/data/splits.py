@@ -30,16 +30,16 @@ with their mean, standard deviation and Student-t confidence interval (:func:`t_
 quantile).
 
 The code lives in :mod:`torchrec_eval.data.splitting` (one module per job) and
-:mod:`torchrec_eval.statistics` (the quantile and the interval); this module is their public face.
+:mod:`torchrec_eval.comparison.statistics` (the quantile and the interval); this module is their public face.
 """
 
+from torchrec_eval.comparison.statistics import mean_confidence_interval, t_quantile
 from torchrec_eval.data.splitting.cross_validation import CrossValidationResult, cross_validate
 from torchrec_eval.data.splitting.holdout import leave_last_out, random_split, temporal_split
 from torchrec_eval.data.splitting.interactions import as_interactions
 from torchrec_eval.data.splitting.kfold import interaction_kfold, user_kfold
 from torchrec_eval.data.splitting.ranking_inputs import RankingInputs, ranking_inputs
 from torchrec_eval.data.splitting.split import Split
-from torchrec_eval.statistics import mean_confidence_interval, t_quantile
 
 __all__ = [
     "CrossValidationResult",

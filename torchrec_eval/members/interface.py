@@ -4,7 +4,7 @@ A *member* owns the float64 states of one family of metrics (the top-k
 :class:`~torchrec_eval.ranking.member.TopKMember`, the :class:`~torchrec_eval.pairwise.member.PairwiseMember`, the
 :class:`~torchrec_eval.beyond.member.BeyondMember`) and turns one ranked batch into increments of them.
 Suites, per-query output (:mod:`torchrec_eval.metrics.per_query`), intervals and paired comparisons
-(:mod:`torchrec_eval.uncertainty`) and catalogue streams (:mod:`torchrec_eval.catalogue`) talk to every
+(:mod:`torchrec_eval.comparison.uncertainty`) and catalogue streams (:mod:`torchrec_eval.catalogue`) talk to every
 member through :class:`Member` alone, never by its type.
 
 The members subclass :class:`Member` to inherit the defaults of its optional parts (no tie rule, every
@@ -44,7 +44,7 @@ class Member(Protocol):
             per-query weight applies (``weighted=True``).
         query_keys: the keys with a value per query (the columns of :meth:`per_query`); catalogue-level
             keys are left out.
-        paired: whether a :class:`~torchrec_eval.uncertainty.PairedComparison` may difference its
+        paired: whether a :class:`~torchrec_eval.comparison.uncertainty.PairedComparison` may difference its
             per-query values query by query.
         raises_on_data: it raises on some values of a batch (pAUC@k's ``insufficient_handling="raise"``),
             which reads them on the host: no compiled update.

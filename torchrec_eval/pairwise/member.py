@@ -190,7 +190,7 @@ class PairwiseMember(Member):
 
     def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
         """(sum, sum of squares, count) of the per-query means (AUC, pAUC@k; MPR with ``average="query"``), for
-        :func:`torchrec_eval.uncertainty.confidence_interval`. Pooled ratios (GAUC, pooled MPR, FCP,
+        :func:`torchrec_eval.comparison.uncertainty.confidence_interval`. Pooled ratios (GAUC, pooled MPR, FCP,
         CTR) are not means of independent per-query values and get no interval here."""
         state = getattr(metric, self.state_name)
         count = len(self.keys)

@@ -4,7 +4,7 @@ Resampling N queries with replacement from N queries whose sampled ranks are sum
 a multinomial draw of a new histogram: :math:`h^* \sim \mathrm{Multinomial}(N, h / N)`. Each replicate's
 estimate is the estimator run on :math:`h^*` (for EM a whole fit: R fits run at once as matrix products);
 the interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the R estimates
-(:func:`~torchrec_eval.statistics.significance.percentile_interval`). It needs no
+(:func:`~torchrec_eval.comparison.statistics.significance.percentile_interval`). It needs no
 per-query storage, so it holds for EM, which has no per-query values, as for the linear estimators.
 """
 

@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 import torch
 from torch import Tensor
 
+from torchrec_eval.comparison.statistics.significance import percentile_interval
 from torchrec_eval.members.interface import Member, Moments
 from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.validation import describe
@@ -35,7 +36,6 @@ from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_estimates import popularity_values, uniform_values
 from torchrec_eval.sampled.rank_metrics import FAMILIES
 from torchrec_eval.sampled.transitions import check_sampling
-from torchrec_eval.statistics.significance import percentile_interval
 
 __all__ = ["ESTIMATORS", "Estimator", "SampledMember", "Sampling"]
 

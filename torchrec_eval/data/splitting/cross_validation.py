@@ -11,13 +11,13 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
+from torchrec_eval.comparison.statistics import mean_confidence_interval
 from torchrec_eval.data.interactions import Interactions
 from torchrec_eval.data.splitting.arguments import check_choice, check_interactions
 from torchrec_eval.data.splitting.kfold import interaction_kfold, user_kfold
 from torchrec_eval.data.splitting.ranking_inputs import ranking_inputs
 from torchrec_eval.data.splitting.split import Split
 from torchrec_eval.pipeline.arguments import check_int, check_probability
-from torchrec_eval.statistics import mean_confidence_interval
 
 __all__ = ["CrossValidationResult", "DEFAULT_METRICS", "cross_validate"]
 

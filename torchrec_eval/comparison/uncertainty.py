@@ -13,13 +13,13 @@ with ``q`` the ``(1 + level) / 2`` quantile of Student's t with ``n - 1`` degree
 treated as an i.i.d. sample of the population of queries (the usual "significance over topics" of
 IR evaluation); the interval is about that population mean, not about the items.
 
-Student-t quantiles are SciPy's (:func:`~torchrec_eval.statistics.student_t_quantile`). ``n < 2`` gives a
+Student-t quantiles are SciPy's (:func:`~torchrec_eval.comparison.statistics.student_t_quantile`). ``n < 2`` gives a
 NaN interval.
 
 :class:`PairedComparison` scores two models on the same queries in one pass and keeps the same
 three sums for the per-query differences ``d = a - b``: mean difference, its interval, and a
 two-sided p-value of "no difference": the paired t-test, ``P(|T_{n-1}| >= |d_bar| / (s_d / sqrt(n)))``
-with SciPy's Student t (:func:`~torchrec_eval.statistics.student_t_two_sided_p`, equal to
+with SciPy's Student t (:func:`~torchrec_eval.comparison.statistics.student_t_two_sided_p`, equal to
 ``scipy.stats.ttest_rel``), or with ``method="normal"`` the paired z-test ``erfc(|z| / sqrt 2)``. A query
 counts when both models count it (for the top-k metrics this depends only on the target, so always both).
 
@@ -37,6 +37,13 @@ from typing import Any, Unpack
 import torch
 from torch import Tensor
 
+from torchrec_eval.comparison.statistics import (
+    adjusted_p_values,
+    check_method,
+    interval_from_moments,
+    student_t_quantile,
+    student_t_two_sided_p,
+)
 from torchrec_eval.members.empty_targets import EmptyTargetAction
 from torchrec_eval.members.steps import accumulate
 from torchrec_eval.metrics.base import MemberMetric
@@ -46,25 +53,18 @@ from torchrec_eval.pipeline.arguments import check_probability
 from torchrec_eval.pipeline.inputs import Ties
 from torchrec_eval.pipeline.tensor_cache import constant
 from torchrec_eval.pipeline.validation import describe_any
-from torchrec_eval.statistics import (
-    adjusted_p_values,
-    check_method,
-    interval_from_moments,
-    student_t_quantile,
-    student_t_two_sided_p,
-)
 
 __all__ = ["PairedComparison", "adjusted_p_values", "confidence_interval", "interval_from_moments", "t_quantile"]
 
 def t_quantile(probability: float, df: Tensor) -> Tensor:
     """The ``probability`` (> 0.5) quantile of Student's t with ``df`` degrees of freedom, elementwise.
 
-    SciPy's (:func:`~torchrec_eval.statistics.student_t_quantile`); ``df`` holds whole numbers, and
+    SciPy's (:func:`~torchrec_eval.comparison.statistics.student_t_quantile`); ``df`` holds whole numbers, and
     ``df <= 0`` gives NaN.
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.uncertainty import t_quantile
+        >>> from torchrec_eval.comparison.uncertainty import t_quantile
         >>> t_quantile(0.975, torch.tensor([1.0, 2.0, 10.0, 1e9]))
         tensor([12.7062,  4.3027,  2.2281,  1.9600], dtype=torch.float64)
     """
@@ -144,7 +144,7 @@ def confidence_interval(
     r"""Confidence interval of every mean-over-queries value of a metric, from its state.
 
     ``mean`` is what ``metric.compute()`` returns; ``low``/``high`` bound it at ``level`` (see
-    :mod:`torchrec_eval.uncertainty` for the formula). Reads the running sums of the state, syncing
+    :mod:`torchrec_eval.comparison.uncertainty` for the formula). Reads the running sums of the state, syncing
     them across processes first exactly as ``compute`` does. With ``num_groups`` every tensor is
     ``[num_groups]``, otherwise 0-d. A value with fewer than two counted queries has a NaN interval.
     Catalogue-level values (coverage, gini, entropy, inter-list diversity) are left out.
@@ -164,7 +164,7 @@ def confidence_interval(
     Example:
         >>> import torch
         >>> import torchrec_eval as tre
-        >>> from torchrec_eval.uncertainty import confidence_interval
+        >>> from torchrec_eval.comparison.uncertainty import confidence_interval
         >>> metric = tre.HitRate(k=1)
         >>> metric.update(torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]]),
         ...               torch.tensor([[1, 0], [1, 0], [1, 0], [0, 1]]))
@@ -288,7 +288,7 @@ class PairedComparison(ConfiguredComparison):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.uncertainty import PairedComparison
+        >>> from torchrec_eval.comparison.uncertainty import PairedComparison
         >>> compare = PairedComparison(["hitrate@1"])
         >>> target = torch.tensor([[1, 0], [0, 1], [1, 0], [0, 1]])
         >>> model = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]])

@@ -7,7 +7,7 @@ interval at level :math:`c` is
     \bar x \pm q \, \frac{s}{\sqrt{n}}
 
 with :math:`q` the :math:`(1 + c)/2` quantile of Student's t with :math:`n - 1` degrees of freedom
-(:func:`~torchrec_eval.statistics.student_t_quantile`) or of the standard normal. :func:`mean_interval`
+(:func:`~torchrec_eval.comparison.statistics.student_t_quantile`) or of the standard normal. :func:`mean_interval`
 is that formula; :func:`mean_confidence_interval` takes the values, :func:`interval_from_moments` the
 sums :math:`S_1 = \sum x`, :math:`S_2 = \sum x^2` and :math:`n`, with
 :math:`s^2 = (S_2 - S_1^2 / n) / (n - 1)`.
@@ -20,8 +20,8 @@ import math
 import torch
 from torch import Tensor
 
+from torchrec_eval.comparison.statistics.student_t import student_t_quantile
 from torchrec_eval.pipeline.arguments import check_probability
-from torchrec_eval.statistics.student_t import student_t_quantile
 
 __all__ = ["METHODS", "check_method", "interval_from_moments", "mean_confidence_interval", "mean_interval"]
 
@@ -59,7 +59,7 @@ def interval_from_moments(
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.uncertainty import interval_from_moments
+        >>> from torchrec_eval.comparison.uncertainty import interval_from_moments
         >>> x = torch.tensor([0.2, 0.9, 0.4, 0.4, 1.0, 0.0, 0.7], dtype=torch.float64)
         >>> mean, low, high, stderr = interval_from_moments(x.sum(), (x * x).sum(), torch.tensor(7.0))
         >>> [round(float(v), 4) for v in (mean, low, high, stderr)]

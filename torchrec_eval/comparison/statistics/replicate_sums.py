@@ -10,7 +10,7 @@ rows and replicates at a time (:func:`blocks`, at most :data:`BLOCK_CELLS` cells
 batch's values and the [R, K, M] increment stays under 64 MB whatever B and R.
 
 Each block draws the very replicates one draw of the whole batch gives (the draws are a hash of the query id
-and the replicate's index, :mod:`~torchrec_eval.statistics.replicates`), and adds each replicate's products
+and the replicate's index, :mod:`~torchrec_eval.comparison.statistics.replicates`), and adds each replicate's products
 over a block of rows by one matrix product: where the batch's rows fit one block (8 replicates of every row
 and, for the bootstrap, the rows' K M^2 products: B up to 32,768 for Fisher's test, 10,922 for Tukey's test of
 3 models, 5,825 for the bootstrap of 3 models on 5 metrics) the sums are those of one product over the whole
@@ -25,7 +25,12 @@ from collections.abc import Iterator
 
 from torch import Tensor
 
-from torchrec_eval.statistics.replicates import enumerated_signs, permutations, poisson_weights, signs
+from torchrec_eval.comparison.statistics.replicates import (
+    enumerated_signs,
+    permutations,
+    poisson_weights,
+    signs,
+)
 
 __all__ = ["BLOCK_CELLS", "blocks", "bootstrap_sums", "check_replicates_fit", "fisher_sums", "replicate_state_bytes",
            "tukey_sums"]
@@ -59,7 +64,7 @@ def blocks(rows: int, replicates: int, width: int = 1, row_width: int = 1, out_w
 
 def fisher_sums(values: Tensor, query_ids: Tensor, replicates: int, seed: int, exact: bool = False) -> Tensor:
     r"""[R, K, M] :math:`\sum_q \epsilon_{qb} x_{qkm}`, each replicate's sum of the values [B, K, M] under its
-    random signs (``exact``: the enumerated ones, :func:`~torchrec_eval.statistics.replicates.enumerated_signs`)."""
+    random signs (``exact``: the enumerated ones, :func:`~torchrec_eval.comparison.statistics.replicates.enumerated_signs`)."""
     rows, keys, models = values.shape
     flat = values.reshape(rows, keys * models)
     out = values.new_zeros(replicates, keys * models)

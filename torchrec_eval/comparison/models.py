@@ -5,8 +5,8 @@ Per compared metric it keeps, over the queries every model counts, each model's 
 of every two models' values (:math:`\sum_q x_{qi}` [K, M], :math:`\sum_q x_{qi} x_{qj}` [K, M, M], the count):
 means, paired differences and their variances, so the paired t-test. A randomization or bootstrap test adds
 one sum per replicate (:math:`R` of them, [R, K, M]), the replicate's random signs, permutations or weights
-being a hash of the query's id (:mod:`~torchrec_eval.statistics.replicates`): any split of the queries into
-batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.statistics.significance`.
+being a hash of the query's id (:mod:`~torchrec_eval.comparison.statistics.replicates`): any split of the queries into
+batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.comparison.statistics.significance`.
 """
 
 from __future__ import annotations
@@ -19,20 +19,16 @@ from typing import Any, Unpack
 import torch
 from torch import Tensor
 
-from torchrec_eval.comparison_report import ComparisonReport
-from torchrec_eval.metrics.base import MemberMetric
-from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.pipeline.arguments import check_int, check_probability
-from torchrec_eval.pipeline.validation import describe_any
-from torchrec_eval.statistics import adjusted_p_values
-from torchrec_eval.statistics.multiple_testing import ADJUSTMENTS
-from torchrec_eval.statistics.replicate_sums import (
+from torchrec_eval.comparison.report import ComparisonReport
+from torchrec_eval.comparison.statistics import adjusted_p_values
+from torchrec_eval.comparison.statistics.multiple_testing import ADJUSTMENTS
+from torchrec_eval.comparison.statistics.replicate_sums import (
     bootstrap_sums,
     check_replicates_fit,
     fisher_sums,
     tukey_sums,
 )
-from torchrec_eval.statistics.significance import (
+from torchrec_eval.comparison.statistics.significance import (
     TESTS,
     bootstrap_interval,
     effect_size,
@@ -40,13 +36,17 @@ from torchrec_eval.statistics.significance import (
     student_p_value,
     tukey_p_values,
 )
-from torchrec_eval.uncertainty import (
+from torchrec_eval.comparison.uncertainty import (
     ComparedArguments,
     ConfiguredComparison,
     compared_values,
     per_query_values,
     split_common,
 )
+from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.metrics.lifecycle import Apply
+from torchrec_eval.pipeline.arguments import check_int, check_probability
+from torchrec_eval.pipeline.validation import describe_any
 
 __all__ = ["ModelComparison"]
 
@@ -61,7 +61,7 @@ class ModelComparison(ConfiguredComparison):
     (mean difference over its standard deviation), ``.../p_value`` and with ``correction``
     ``.../p_adjusted``; the bootstrap adds ``.../low`` and ``.../high``, the percentile interval at ``level``.
 
-    Tests (:mod:`~torchrec_eval.statistics.significance`): ``"student"`` (the paired t-test, exact Student t),
+    Tests (:mod:`~torchrec_eval.comparison.statistics.significance`): ``"student"`` (the paired t-test, exact Student t),
     ``"fisher"`` (random sign flips of each query's difference; ``exact=True`` enumerates all 2^n when the
     query ids are 0..n-1 and ``replicates`` is 2^n), ``"bootstrap"`` (Poisson weights per query) and
     ``"tukey"`` (the randomized Tukey HSD: random permutations of the models within each query; it controls
@@ -85,7 +85,7 @@ class ModelComparison(ConfiguredComparison):
             the bootstrap conditioned on a resample of size >= 2, which at n queries drops a share
             e^-n (1 + n) of them (4% at n = 5, 0.05% at n = 10).
         exact: with ``test="fisher"``, enumerate every sign pattern of queries 0..n-1 (R = 2^n).
-        k, options, kwargs: as for :class:`~torchrec_eval.uncertainty.PairedComparison`.
+        k, options, kwargs: as for :class:`~torchrec_eval.comparison.uncertainty.PairedComparison`.
 
     Raises:
         ValueError: on fewer than 2 models, an unknown ``test`` or ``correction``, too few replicates (for
@@ -224,7 +224,7 @@ class ModelComparison(ConfiguredComparison):
 
     def _replicates(self, values: Tensor, counted: Tensor, query_ids: Tensor | None) -> dict[str, Tensor]:
         """Each replicate's sums [R, K, M] (and the bootstrap's weights [R, K] and products) of this batch,
-        drawn in blocks of bounded memory (:mod:`~torchrec_eval.statistics.replicate_sums`)."""
+        drawn in blocks of bounded memory (:mod:`~torchrec_eval.comparison.statistics.replicate_sums`)."""
         rows, device = values.shape[0], values.device
         if not isinstance(query_ids, Tensor) or query_ids.shape != (rows,) or query_ids.is_floating_point() \
                 or query_ids.dtype == torch.bool:

@@ -19,7 +19,7 @@ uniform on [0, 1) to 32 bits.
 * :func:`enumerated_signs`: every one of the 2^n sign patterns of queries 0..n-1 (the exact test).
 
 Each takes ``start``: it draws replicates ``start .. start + replicates - 1`` of the same sequence, so that a
-comparison draws them in blocks of bounded memory (:mod:`~torchrec_eval.statistics.replicate_sums`) and
+comparison draws them in blocks of bounded memory (:mod:`~torchrec_eval.comparison.statistics.replicate_sums`) and
 gets exactly the draws of one call.
 """
 

@@ -32,7 +32,7 @@ def student_t_two_sided_p(t: Tensor, df: Tensor) -> Tensor:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.statistics import student_t_two_sided_p
+        >>> from torchrec_eval.comparison.statistics import student_t_two_sided_p
         >>> student_t_two_sided_p(torch.tensor([2.7764, 2.0423, 1.96]), torch.tensor([4.0, 30.0, 1e9]))
         tensor([0.0500, 0.0500, 0.0500], dtype=torch.float64)
     """
@@ -66,7 +66,7 @@ def student_t_quantile(p: float, df: Tensor) -> Tensor:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.statistics import student_t_quantile
+        >>> from torchrec_eval.comparison.statistics import student_t_quantile
         >>> student_t_quantile(0.975, torch.tensor([1.0, 4.0, 30.0, 1e9]))
         tensor([12.7062,  2.7764,  2.0423,  1.9600], dtype=torch.float64)
     """

@@ -38,7 +38,7 @@ def adjusted_p_values(p_values: Tensor, method: str) -> Tensor:
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.statistics import adjusted_p_values
+        >>> from torchrec_eval.comparison.statistics import adjusted_p_values
         >>> p = torch.tensor([0.01, 0.04, 0.03, 0.2])
         >>> adjusted_p_values(p, "holm")
         tensor([0.0400, 0.0900, 0.0900, 0.2000], dtype=torch.float64)
