@@ -40,23 +40,16 @@ def _readme_build_command() -> list[str]:
 
 def _documented_names() -> list[str]:
     import torchrec_eval
-    from torchrec_eval import (
-        conventions,
-        datasets,
-        distributed,
-        frames,
-        functional,
-        movielens,
-        splits,
-        uncertainty,
-    )
+    from torchrec_eval import conventions, functional
+    from torchrec_eval.comparison import uncertainty
+    from torchrec_eval.data import frames, interactions, movielens, sampler, splits
 
     names = []
     for module, public in (
         (torchrec_eval, torchrec_eval.__all__), (functional, functional.__all__),
-        (uncertainty, uncertainty.__all__), (splits, splits.__all__), (datasets, datasets.__all__),
+        (uncertainty, uncertainty.__all__), (splits, splits.__all__), (interactions, interactions.__all__),
         (frames, frames.__all__), (movielens, movielens.__all__),
-        (distributed, ["UnpaddedDistributedSampler"]), (conventions, ["Preset", "preset"]),
+        (sampler, ["UnpaddedDistributedSampler"]), (conventions, ["Preset", "preset"]),
     ):
         names += [f"{module.__name__}.{name}" for name in public
                   if callable(getattr(module, name)) and not inspect.ismodule(getattr(module, name))]
