@@ -77,6 +77,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("suite", "form", "ties"), CASES)
+@pytest.mark.filterwarnings("error:compile_update\\(\\):RuntimeWarning")  # a graph, never the eager fallback
 def test_fullgraph_update_equals_eager(suite, form, ties):
     torch._dynamo.reset()
     compiled = _suite(SUITES[suite], ties=ties).compile_update(backend="aot_eager")

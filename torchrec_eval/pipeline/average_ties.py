@@ -40,7 +40,7 @@ def tie_statistics(
     ones = in_list.to(torch.float64)
     size = torch.zeros_like(ones).scatter_add_(1, group, ones).gather(1, group)
     hits = torch.zeros_like(ones).scatter_add_(1, group, relevant.to(torch.float64)).gather(1, group)
-    gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains).gather(1, group)
+    gain_sum = torch.zeros_like(ones).scatter_add_(1, group, gains.to(torch.float64)).gather(1, group)
     last = values[:, -1]
     continues = (following == last) & (last > float("-inf"))
     if host_reads_free(scores):  # a host check is free here: count only the rows that need it
