@@ -11,7 +11,7 @@ one top-k for all its metrics, and logged as metric objects with ``self.log_dict
 Lightning computes it at the end of the epoch (which syncs its state across processes under DDP) and
 resets it. The suite comes from a config:
 a dict, a YAML file, or a ready-made suite by name (``"recsys"``, ``"trec"``, ``"beyond"``; see
-:mod:`torchrec_eval.config`).
+:mod:`torchrec_eval.suites.config`).
 
 Run it (from the repository root)::
 
@@ -116,7 +116,7 @@ class MFRecommender(L.LightningModule):
         lr: the Adam learning rate.
         weight_decay: L2 penalty on the embeddings of each batch.
         metrics: the metric suite: a ready-made suites name (``"recsys"``), a YAML file or a dict with the keys of
-            :func:`torchrec_eval.config.suite_kwargs`; ``None`` for :data:`DEFAULT_SUITE`.
+            :func:`torchrec_eval.suites.config.suite_kwargs`; ``None`` for :data:`DEFAULT_SUITE`.
     """
 
     def __init__(

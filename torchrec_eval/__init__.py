@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torchrec_eval import functional, pointwise
-    from torchrec_eval.collection import RankingMetrics
     from torchrec_eval.comparison.models import ModelComparison
     from torchrec_eval.metrics import (
         ARHR,
@@ -91,6 +90,7 @@ if TYPE_CHECKING:
         PointwiseRMSE,
         Windowed,
     )
+    from torchrec_eval.suites.ranking import RankingMetrics
 
 __version__ = "0.1.0"
 
@@ -111,7 +111,7 @@ _HOMES = {
     **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
     **dict.fromkeys(_OVERLAP, "torchrec_eval.metrics"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
-    "RankingMetrics": "torchrec_eval.collection",
+    "RankingMetrics": "torchrec_eval.suites.ranking",
     "ModelComparison": "torchrec_eval.comparison.models",
 }
 

@@ -26,7 +26,6 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 
-from torchrec_eval.collection import RankingMetrics
 from torchrec_eval.data.interactions import (
     Interactions,
     generate_interactions,
@@ -35,6 +34,7 @@ from torchrec_eval.data.interactions import (
 )
 from torchrec_eval.data.movielens import load_movielens
 from torchrec_eval.data.splits import temporal_split
+from torchrec_eval.suites.ranking import RankingMetrics
 
 __all__ = ["BPRMF", "DemoData", "METRICS", "evaluate", "prepare_data", "run_demo", "split_data", "train_epoch"]
 

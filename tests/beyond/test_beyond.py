@@ -24,9 +24,9 @@ from torchrec_eval import (
     IntraListDiversity,
     Novelty,
     Serendipity,
-    collection,
 )
 from torchrec_eval.beyond import cooccurrence_similarity
+from torchrec_eval.suites import ranking as collection
 
 NUM_ITEMS = 15
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.config import ALLOWED_KEYS, suite_kwargs
+from torchrec_eval.suites.config import ALLOWED_KEYS, suite_kwargs
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "torchrec_eval" / "suites"
@@ -256,7 +256,7 @@ def test_importing_the_library_imports_neither_lightning_nor_yaml():
         "import sys, torch, torchmetrics\n"
         "roots = {'lightning', 'pytorch_lightning', 'yaml'}\n"
         "before = set(sys.modules)\n"
-        "import torchrec_eval, torchrec_eval.config\n"
+        "import torchrec_eval, torchrec_eval.suites.config\n"
         "torchrec_eval.RankingMetrics.from_config({'metrics': ['ndcg@10']})\n"
         "bad = sorted(m for m in set(sys.modules) - before if m.split('.')[0] in roots)\n"
         "print(bad)\n"
@@ -288,7 +288,7 @@ def test_ready_made_suites_load_by_name_outside_a_clone(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['ndcg@10', 'ndcg@20']"
-    from torchrec_eval.config import SUITES
+    from torchrec_eval.suites.config import SUITES
 
     # ctr: a pointwise suite (test_pointwise_config.py); uni100: a sampled one (test_sampled_config.py)
     assert sorted(SUITES) == ["beyond", "ctr", "recsys", "trec", "uni100"]

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval import collection
+from torchrec_eval.suites import ranking as collection
 
 NUM_ITEMS = 12
 NUM_GROUPS = 4  # group 3 never occurs

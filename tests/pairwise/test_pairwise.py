@@ -16,7 +16,6 @@ from sklearn.metrics import roc_auc_score
 
 import torchrec_eval as tre
 from tests.reference import pairwise as ref
-from torchrec_eval import collection
 from torchrec_eval.members.steps import prepare
 from torchrec_eval.metrics import pairwise as M
 from torchrec_eval.pairwise import functional as P
@@ -25,6 +24,7 @@ from torchrec_eval.pairwise.member import PairwiseMember
 from torchrec_eval.pairwise.ranks import rank_sums
 from torchrec_eval.pairwise.sorted_rows import SortedRows
 from torchrec_eval.pipeline import Inputs, Rules
+from torchrec_eval.suites import ranking as collection
 
 TOL = {"rtol": 1e-9, "atol": 1e-9}
 

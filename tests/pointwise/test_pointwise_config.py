@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.config import pointwise_suite_kwargs
+from torchrec_eval.suites.config import pointwise_suite_kwargs
 
 
 def _batch(tasks: int = 2):

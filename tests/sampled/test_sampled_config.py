@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.config import sampled_suite_kwargs
+from torchrec_eval.suites.config import sampled_suite_kwargs
 
 
 def _batch() -> tuple[torch.Tensor, torch.Tensor]:

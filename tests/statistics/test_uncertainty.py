@@ -21,7 +21,6 @@ import torch.multiprocessing as mp
 
 import torchrec_eval as tre
 from tests.processes import FRESH_START_METHOD, free_port
-from torchrec_eval import collection
 from torchrec_eval import functional as F
 from torchrec_eval.comparison.statistics import student_t_two_sided_p
 from torchrec_eval.comparison.uncertainty import (
@@ -31,6 +30,7 @@ from torchrec_eval.comparison.uncertainty import (
     t_quantile,
 )
 from torchrec_eval.metrics import configuration_guard
+from torchrec_eval.suites import ranking as collection
 
 REPS = 200
 PER_REP = 30

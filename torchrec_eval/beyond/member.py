@@ -238,5 +238,5 @@ class BeyondMember(Member):
 
 
 def build_member(requests: list[tuple[str, int | None]], options: dict[str, dict[str, Any]]) -> BeyondMember:
-    """One member for every requested beyond-accuracy metric of a suite (:mod:`torchrec_eval.collection`)."""
+    """One member for every requested beyond-accuracy metric of a suite (:mod:`torchrec_eval.suites.ranking`)."""
     return BeyondMember(requests, options)

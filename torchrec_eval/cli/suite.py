@@ -23,7 +23,7 @@ class Suite:
     """
 
     def __init__(self, names: Sequence[str], full_depth: int, convention: str | None) -> None:
-        from torchrec_eval.collection import RankingMetrics
+        from torchrec_eval.suites.ranking import RankingMetrics
 
         self.names = list(names)
         self.internal: dict[str, str] = {}
@@ -52,7 +52,7 @@ class Suite:
 
     def _unknown(self, convention: str | None) -> str | None:
         """The error for the first name that is no metric, as the user typed it."""
-        from torchrec_eval.collection import RankingMetrics
+        from torchrec_eval.suites.ranking import RankingMetrics
 
         for name in self.names:
             try:

@@ -98,7 +98,7 @@ def compared_values(metrics: Sequence[str] | MemberMetric | Callable[[], MemberM
         if not isinstance(template, MemberMetric):
             raise ValueError(f"`metrics` factory must return a MemberMetric, got {type(template).__name__}")
     else:
-        from torchrec_eval.collection import RankingMetrics
+        from torchrec_eval.suites.ranking import RankingMetrics
 
         template = RankingMetrics(metrics, k=k, options=options, **common)
     if common and not isinstance(metrics, (list, tuple, str)):

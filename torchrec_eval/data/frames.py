@@ -296,7 +296,7 @@ def evaluate(metrics: Any, recommendations: Any, relevance: Any, *, convention: 
     """
     from torchmetrics import Metric
 
-    from torchrec_eval.collection import RankingMetrics
+    from torchrec_eval.suites.ranking import RankingMetrics
 
     if isinstance(metrics, Metric):
         if convention is not None:

@@ -10,7 +10,6 @@ from typing import Any, Unpack
 import torch
 from torch import Tensor
 
-from torchrec_eval.config import load_yaml, sampled_suite_kwargs
 from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.per_query import per_query
@@ -19,6 +18,7 @@ from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.pipeline.validation import describe, describe_any
 from torchrec_eval.sampled.audit import AuditBatch
 from torchrec_eval.sampled.member import Estimator, SampledMember, Sampling
+from torchrec_eval.suites.config import load_yaml, sampled_suite_kwargs
 
 __all__ = ["SampledMetrics"]
 
@@ -172,7 +172,7 @@ class SampledMetrics(MemberMetric):
     @classmethod
     def from_config(cls, config: str | os.PathLike[str] | dict[str, Any], **overrides: Any) -> SampledMetrics:
         """A sampled suite from a YAML file, a ready-made suite by name (``"uni100"``) or a dict, see
-        :func:`~torchrec_eval.config.sampled_suite_kwargs`; ``overrides`` replace the config's keys (the
+        :func:`~torchrec_eval.suites.config.sampled_suite_kwargs`; ``overrides`` replace the config's keys (the
         catalogue size, usually: ``from_config("uni100", num_items=dataset.num_items)``).
 
         Example:

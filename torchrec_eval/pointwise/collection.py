@@ -64,11 +64,11 @@ class PointwiseMetrics(StatisticsMetric):
     @classmethod
     def from_config(cls, config: str | os.PathLike[str] | dict[str, Any], **overrides: Any) -> Metric:
         """A suite from a YAML file, a ready-made suite by name (``"ctr"``) or a dict, see
-        :func:`~torchrec_eval.config.pointwise_suite_kwargs`; ``overrides`` replace the config's keys
+        :func:`~torchrec_eval.suites.config.pointwise_suite_kwargs`; ``overrides`` replace the config's keys
         (e.g. ``tasks=["ctr"]``). With ``window`` set, the suite comes wrapped in
         :class:`~torchrec_eval.Windowed`."""
-        from torchrec_eval.config import load_yaml, pointwise_suite_kwargs
         from torchrec_eval.pointwise.window import Windowed
+        from torchrec_eval.suites.config import load_yaml, pointwise_suite_kwargs
 
         if overrides:
             raw = load_yaml(config) if isinstance(config, (str, os.PathLike)) else config

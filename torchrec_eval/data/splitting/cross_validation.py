@@ -192,7 +192,7 @@ def _metric_suite(metrics: Sequence[str] | Metric) -> Metric:
     """The metric to evaluate each fold with: ``metrics`` itself, or a suite of the names it lists."""
     if isinstance(metrics, Metric):
         return metrics
-    from torchrec_eval.collection import RankingMetrics
+    from torchrec_eval.suites.ranking import RankingMetrics
 
     if isinstance(metrics, str):
         raise ValueError(

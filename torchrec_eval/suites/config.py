@@ -62,7 +62,7 @@ ALLOWED_KEYS = (
 
 
 #: The ready-made suites shipped in the package: name -> file (``from_config("recsys")``).
-SUITES: dict[str, Path] = {file.stem: file for file in sorted((Path(__file__).parent / "suites").glob("*.yaml"))}
+SUITES: dict[str, Path] = {file.stem: file for file in sorted(Path(__file__).parent.glob("*.yaml"))}
 
 
 def _where(source: str | None) -> str:
@@ -218,7 +218,7 @@ def suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dict[str, A
         ImportError: if a path is given and PyYAML is not installed.
 
     Example:
-        >>> from torchrec_eval.config import suite_kwargs
+        >>> from torchrec_eval.suites.config import suite_kwargs
         >>> suite_kwargs({"metrics": ["ndcg", "recall"], "k": [5, 10], "options": {"ndcg": {"gain": "exp"}}})
         {'metrics': ['ndcg', 'recall'], 'k': [5, 10], 'options': {'ndcg': {'gain': 'exp'}}}
         >>> import torchrec_eval as tre
@@ -280,7 +280,7 @@ def pointwise_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> d
             the wrong type (the message names the key).
 
     Example:
-        >>> from torchrec_eval.config import pointwise_suite_kwargs
+        >>> from torchrec_eval.suites.config import pointwise_suite_kwargs
         >>> pointwise_suite_kwargs({"kind": "pointwise", "metrics": ["ne", "auc"], "tasks": ["click"], "window": 100})
         {'metrics': ['ne', 'auc'], 'tasks': ['click'], 'window': 100}
     """
@@ -332,7 +332,7 @@ def sampled_suite_kwargs(config: str | os.PathLike[str] | dict[str, Any]) -> dic
             ``metrics``, or a value has the wrong type (the message names the key).
 
     Example:
-        >>> from torchrec_eval.config import sampled_suite_kwargs
+        >>> from torchrec_eval.suites.config import sampled_suite_kwargs
         >>> sampled_suite_kwargs({"kind": "sampled", "metrics": ["ndcg@10"], "num_negatives": 100})
         {'metrics': ['ndcg@10'], 'num_negatives': 100}
     """

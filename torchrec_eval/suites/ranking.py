@@ -148,8 +148,8 @@ class RankingMetrics(MemberMetric):
     @classmethod
     def from_config(cls, config: str | os.PathLike[str] | dict[str, Any]) -> RankingMetrics:
         """Build a suite from a YAML file, a ready-made suite by name (``"recsys"``, ``"trec"``, ``"beyond"``)
-        or a dict (see :mod:`torchrec_eval.config`)."""
-        from torchrec_eval.config import suite_kwargs
+        or a dict (see :mod:`torchrec_eval.suites.config`)."""
+        from torchrec_eval.suites.config import suite_kwargs
 
         return cls(**suite_kwargs(config))
 
