@@ -19,7 +19,7 @@ from torch import Tensor
 from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
-from torchrec_eval.members.ownership import own_tensors
+from torchrec_eval.members.ownership import leave_inference_states, own_tensors
 from torchrec_eval.members.steps import needs_of
 from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.batch import Batch
@@ -259,7 +259,7 @@ class CatalogueBatch:
         self.closed = True
         metric = self.metric
         apply = metric._stage_batch(batch) if shards.owner else (lambda: None)
-        metric._leave_inference_states()
+        leave_inference_states(metric)
         apply()
         metric._update_count += 1
         metric._computed = None

@@ -40,7 +40,7 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.members.ownership import own_tensors
+from torchrec_eval.members.ownership import leave_inference_states, own_tensors
 from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_shapes, fixed_shapes
 from torchrec_eval.metrics.flat_stream import PENDING, STREAM, STREAM_LAST, TENTATIVE, FlatStream
 
@@ -151,7 +151,7 @@ class StatefulMetric(Metric):
             self._update_flat(inputs)
             return
         apply = self._stage(inputs)
-        self._leave_inference_states()
+        leave_inference_states(self)
         apply()
 
     def _update_flat(self, inputs: dict[str, Any]) -> None:
@@ -165,7 +165,7 @@ class StatefulMetric(Metric):
         ready, stream = self._flat.feed(columns)
         apply_ready = None if ready is None else self._stage({**inputs, **ready})
         apply_held = self._stage({**inputs, **cast(dict[str, Tensor], stream.pending)})
-        self._leave_inference_states()  # nothing failed: from here on the states change
+        leave_inference_states(self)  # nothing failed: from here on the states change
         for name, increment in self._flat.tentative.items():
             getattr(self, name).sub_(increment)
         if apply_ready is not None:
@@ -187,18 +187,6 @@ class StatefulMetric(Metric):
         already, become final, and the query may not continue."""
         if self._flat.pending is not None:
             self._flat = self._flat.drained()
-
-    def _leave_inference_states(self) -> None:
-        """Before states are added into in place outside ``torch.inference_mode``: replace each state that is an
-        inference tensor by a normal copy (exact). A state made under inference mode (a ``reset``,
-        ``load_state_dict`` or ``merge_state`` in Lightning's evaluation loops, which run in it) is an
-        inference tensor, which torch lets no one update in place outside that mode (torchmetrics' #1993)."""
-        if torch.compiler.is_compiling() or torch.is_inference_mode_enabled():
-            return  # in place on an inference or a normal tensor: both allowed here (a graph: no inference tensors)
-        for name in self._defaults:
-            state = getattr(self, name)
-            if isinstance(state, Tensor) and state.is_inference():
-                setattr(self, name, state.clone())
 
     # readers of the state: each sees the held-back flat query -----------------------------------
     def sync(self, *args: Any, **kwargs: Any) -> None:

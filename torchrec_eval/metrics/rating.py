@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
-from torchrec_eval.members.ownership import OwnsTensors
+from torchrec_eval.members.ownership import OwnsTensors, leave_inference_states
 
 __all__ = ["MAE", "MSE", "RMSE"]
 
@@ -48,11 +48,7 @@ class RatingStates(OwnsTensors):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """torchmetrics' ``update`` on the float64 values of ``preds`` and ``target``."""
-        if not torch.is_inference_mode_enabled() and not torch.compiler.is_compiling():
-            for name in self._defaults:  # type: ignore[attr-defined]
-                state = getattr(self, name)
-                if state.is_inference():
-                    setattr(self, name, state.clone())
+        leave_inference_states(self)
         super().update(_float64(preds), _float64(target))  # type: ignore[misc]  # the metric's own update
 
     def _apply(self, fn: Any, exclude_state: Sequence[str] = ()) -> nn.Module:
