@@ -188,11 +188,11 @@ class StatefulMetric(Metric):
         if self._flat.pending is not None:
             self._flat = self._flat.drained()
 
-    # readers of the state: each sees the held-back flat query -----------------------------------
+    # readers of the state: each ends the held-back flat query, which the states hold as it stands ----
     def sync(self, *args: Any, **kwargs: Any) -> None:
-        """torchmetrics' ``sync``, after evaluating the held-back flat query as ``compute`` does: whatever
-        reads a synced state (``confidence_interval``, ``sync_context``) counts it."""
-        if not self._is_synced:  # a synced state is replaced by the local one at unsync: drain locally
+        """torchmetrics' ``sync``, after ending the held-back flat query as ``compute`` does (it is in the states
+        as it stands): whatever reads a synced state (``confidence_interval``, ``sync_context``) counts it."""
+        if not self._is_synced:  # a synced state is replaced by the local one at unsync: end it locally
             self._drain()
         super().sync(*args, **kwargs)
 
