@@ -48,7 +48,8 @@ except ImportError:  # running from a source checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import torchrec_eval as tre
 
-REGISTRY = tre.ranking.registry.REGISTRY
+from torchrec_eval.ranking.families import REGISTRY  # noqa: E402  (the package registers every family)
+
 FAMILIES = list(REGISTRY)  # every top-k family
 CLASSES = [
     "Precision",

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("pipeline", "members", "comparison", "trec", "syncs", "conventions"),
     "families": ("ranking", "pairwise", "beyond", "sampled"),
-    "classes": ("metrics", "pointwise", "catalogue", "suites", "functional", "comparison.models",
+    "classes": ("metrics", "ranking.families", "pointwise", "catalogue", "suites", "functional", "comparison.models",
                 "comparison.uncertainty", "comparison.report", "plotting"),
     "applications": ("data", "demo", "cli", "__init__", "__main__"),
 }

@@ -13,68 +13,24 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from torchrec_eval import functional, pointwise
     from torchrec_eval.comparison.models import ModelComparison
-    from torchrec_eval.metrics import (
-        ARHR,
-        AUC,
-        CG,
-        CTR,
-        DCG,
-        ERR,
-        ERRIA,
-        F1,
-        FCP,
-        GAUC,
-        MAE,
-        MAP,
-        MAR,
-        MPR,
-        MRR,
-        MSE,
-        NCRR,
-        NDCG,
-        NERRIA,
-        PSP,
-        RBO,
-        RBP,
-        RMSE,
-        SDCG,
-        AlphaDCG,
-        AlphaNDCG,
+    from torchrec_eval.metrics.beyond import (
         AveragePopularity,
-        Bpref,
-        CategoryEntropy,
         Coverage,
         Entropy,
-        ExposureGini,
-        FallOut,
         GiniIndex,
-        HitRate,
-        InfAP,
         InterListDiversity,
-        InterpolatedAP,
-        Intersection,
         IntraListDiversity,
-        IPrec,
-        Jaccard,
-        Judged,
-        LongTailCount,
-        LongTailShare,
         Novelty,
-        NumRel,
-        NumRelRet,
-        NumRet,
-        PartialAUC,
-        Precision,
-        PrecisionRecallCurve,
-        PSnDCG,
-        RankBiasedEntropy,
-        Recall,
-        RecallAtFixedPrecision,
-        RPrecision,
-        SampledMetrics,
         Serendipity,
-        SetF,
     )
+    from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
+    from torchrec_eval.metrics.intents import ERRIA, NERRIA, AlphaDCG, AlphaNDCG
+    from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
+    from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR, PartialAUC
+    from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
+    from torchrec_eval.metrics.propensity import PSP, PSnDCG
+    from torchrec_eval.metrics.rating import MAE, MSE, RMSE
+    from torchrec_eval.metrics.sampled import SampledMetrics
     from torchrec_eval.pointwise import (
         NE,
         BinaryAUC,
@@ -90,26 +46,50 @@ if TYPE_CHECKING:
         PointwiseRMSE,
         Windowed,
     )
+    from torchrec_eval.ranking.families.cascades import ERR, RBP
+    from torchrec_eval.ranking.families.curves import PrecisionRecallCurve, RecallAtFixedPrecision
+    from torchrec_eval.ranking.families.gains import CG, DCG, NDCG, SDCG
+    from torchrec_eval.ranking.families.hit_counts import F1, FallOut, HitRate, Precision, Recall
+    from torchrec_eval.ranking.families.interpolated import InterpolatedAP, IPrec
+    from torchrec_eval.ranking.families.judgments import Bpref, InfAP, Judged
+    from torchrec_eval.ranking.families.reciprocal_ranks import ARHR, MAP, MAR, MRR, NCRR
+    from torchrec_eval.ranking.families.rprecision import RPrecision
+    from torchrec_eval.ranking.families.set_measures import NumRel, NumRelRet, NumRet, SetF
     from torchrec_eval.suites.ranking import RankingMetrics
 
 __version__ = "0.1.0"
 
-_BEYOND = ("AveragePopularity", "CategoryEntropy", "Coverage", "Entropy", "ExposureGini", "GiniIndex",
-           "InterListDiversity", "IntraListDiversity", "LongTailCount", "LongTailShare", "Novelty", "RankBiasedEntropy",
-           "Serendipity", "PSP", "PSnDCG", "AlphaDCG", "AlphaNDCG", "ERRIA",
-           "NERRIA")
-_METRICS = ("ARHR", "AUC", "CG", "CTR", "DCG", "F1", "FCP", "GAUC", "MAE", "MAP", "MAR", "MPR", "MRR", "MSE",
-            "NDCG", "RMSE", "HitRate", "Precision", "Recall", "RPrecision", "SampledMetrics",
-            "Bpref", "ERR", "FallOut", "InfAP", "InterpolatedAP", "IPrec", "Judged", "NCRR", "NumRel", "NumRelRet",
-            "NumRet", "RBP", "SDCG", "SetF", "PrecisionRecallCurve", "RecallAtFixedPrecision",
-            "PartialAUC")
-_OVERLAP = ("Intersection", "Jaccard", "RBO")
+#: where each name lives: it is imported on first use
 _POINTWISE = ("NE", "BinaryAUC", "BinaryAUPRC", "BinnedAUC", "BinnedAUPRC", "Calibration", "LogLoss", "PointwiseCTR",
               "PointwiseMAE", "PointwiseMetrics", "PointwiseMSE", "PointwiseRMSE", "Windowed")
 _HOMES = {
-    **dict.fromkeys(_BEYOND, "torchrec_eval.metrics"),
-    **dict.fromkeys(_METRICS, "torchrec_eval.metrics"),
-    **dict.fromkeys(_OVERLAP, "torchrec_eval.metrics"),
+    **dict.fromkeys((
+        "AveragePopularity", "Coverage", "Entropy", "GiniIndex", "InterListDiversity",
+        "IntraListDiversity", "Novelty", "Serendipity"
+    ), "torchrec_eval.metrics.beyond"),
+    **dict.fromkeys(("CategoryEntropy", "RankBiasedEntropy"), "torchrec_eval.metrics.categories"),
+    **dict.fromkeys(("AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA"), "torchrec_eval.metrics.intents"),
+    **dict.fromkeys(("Intersection", "Jaccard", "RBO"), "torchrec_eval.metrics.overlap"),
+    **dict.fromkeys(("AUC", "CTR", "FCP", "GAUC", "MPR", "PartialAUC"), "torchrec_eval.metrics.pairwise"),
+    **dict.fromkeys((
+        "ExposureGini", "LongTailCount", "LongTailShare"
+    ), "torchrec_eval.metrics.popularity_bias"),
+    **dict.fromkeys(("PSP", "PSnDCG"), "torchrec_eval.metrics.propensity"),
+    **dict.fromkeys(("MAE", "MSE", "RMSE"), "torchrec_eval.metrics.rating"),
+    **dict.fromkeys(("SampledMetrics",), "torchrec_eval.metrics.sampled"),
+    **dict.fromkeys(("ERR", "RBP"), "torchrec_eval.ranking.families.cascades"),
+    **dict.fromkeys((
+        "PrecisionRecallCurve", "RecallAtFixedPrecision"
+    ), "torchrec_eval.ranking.families.curves"),
+    **dict.fromkeys(("CG", "DCG", "NDCG", "SDCG"), "torchrec_eval.ranking.families.gains"),
+    **dict.fromkeys((
+        "F1", "FallOut", "HitRate", "Precision", "Recall"
+    ), "torchrec_eval.ranking.families.hit_counts"),
+    **dict.fromkeys(("IPrec", "InterpolatedAP"), "torchrec_eval.ranking.families.interpolated"),
+    **dict.fromkeys(("Bpref", "InfAP", "Judged"), "torchrec_eval.ranking.families.judgments"),
+    **dict.fromkeys(("ARHR", "MAP", "MAR", "MRR", "NCRR"), "torchrec_eval.ranking.families.reciprocal_ranks"),
+    **dict.fromkeys(("RPrecision",), "torchrec_eval.ranking.families.rprecision"),
+    **dict.fromkeys(("NumRel", "NumRelRet", "NumRet", "SetF"), "torchrec_eval.ranking.families.set_measures"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.suites.ranking",
     "ModelComparison": "torchrec_eval.comparison.models",

@@ -23,19 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.beyond.registry import REGISTRY as BEYOND_REGISTRY
-
 __all__ = ["plot_metric", "plot_values"]
-
-#: families whose values lie in [0, upper]; other families are unbounded above (DCG, CG, ARHR, entropy,
-#: novelty, average popularity) or depend on the user's data (intra-list diversity with a similarity table)
-UPPER_BOUNDS: dict[str, float] = {
-    **dict.fromkeys(("precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "ndcg", "rprecision",
-                     "auc", "gauc", "fcp", "ctr"), 1.0),
-    **{family: spec.upper_bound for family, spec in BEYOND_REGISTRY.items() if spec.upper_bound is not None},
-    "mpr": 100.0,
-}
-
 
 def _pyplot() -> Any:
     try:
@@ -114,7 +102,7 @@ def plot_values(
     title: str,
     label: str,
     higher_is_better: bool | None = None,
-    families: Sequence[str] = (),
+    upper_bound: float | None = None,
 ) -> tuple[Any, Any]:
     """Draw one result of a metric (bars) or a list of results over steps (lines).
 
@@ -125,8 +113,8 @@ def plot_values(
         title: the axes title (the metric's class name); the direction is appended when known.
         label: the key of a bare tensor value (``"ndcg@10"``); also the y label when it is the only key.
         higher_is_better: shown in the title (``True``: "higher is better", ``False``: "lower ...").
-        families: the metric's keys without prefix (``"ndcg@10"``): when they share an upper bound
-            (:data:`UPPER_BOUNDS`), the y axis reaches it.
+        upper_bound: the most the values can be (the bound their families share,
+            :func:`torchrec_eval.metrics.families.upper_bound`): the y axis reaches it.
 
     Returns:
         ``(figure, axes)``.
@@ -150,8 +138,7 @@ def plot_values(
     plt = _pyplot()
     figure, ax = plt.subplots() if ax is None else (ax.figure, ax)
     (_lines if over_steps else _bars)(ax, table)
-    uppers = {UPPER_BOUNDS.get(key.partition("@")[0]) for key in families}
-    _limits(ax, table, uppers.pop() if len(uppers) == 1 else None)
+    _limits(ax, table, upper_bound)
     directions: dict[bool | None, str] = {True: " (higher is better)", False: " (lower is better)"}
     direction = directions.get(higher_is_better, "")
     ax.set_title(title + direction)
@@ -162,8 +149,8 @@ def plot_values(
     return figure, ax
 
 
-def plot_metric(metric: Any, val: Any, ax: Any = None) -> tuple[Any, Any]:
+def plot_metric(metric: Any, val: Any, ax: Any = None, upper_bound: float | None = None) -> tuple[Any, Any]:
     """:func:`plot_values` for a metric object: its class name, first key and direction."""
     keys = list(getattr(metric, "value_keys", []))
     return plot_values(val, ax, title=type(metric).__name__, label=keys[0] if keys else type(metric).__name__,
-                       higher_is_better=metric.higher_is_better, families=keys)
+                       higher_is_better=metric.higher_is_better, upper_bound=upper_bound)

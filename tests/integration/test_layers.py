@@ -48,6 +48,7 @@ def test_the_reader_sees_a_real_graph(pairs):
     made-up loop is a circle."""
     assert ("torchrec_eval.metrics.topk", "torchrec_eval.metrics.base") in pairs
     assert ("torchrec_eval.metrics.topk", "torchrec_eval.ranking") in pairs  # the package an import runs
+    assert ("torchrec_eval.ranking.families.gains", "torchrec_eval.metrics.topk") in pairs  # a family's class
     assert layers.upward({("torchrec_eval.pipeline.topk", "torchrec_eval.metrics.base")})
     assert layers.circles({("torchrec_eval.a", "torchrec_eval.b"), ("torchrec_eval.b", "torchrec_eval.a")})
 

@@ -70,3 +70,12 @@ def test_the_recipe_works_on_a_copy_of_the_package(title, tmp_path):
     before.communicate(timeout=300)
     assert before.returncode != 0, f"{title}: the check passes without the recipe"
     assert after.returncode == 0, f"{title}:\n{after_err[-3000:]}"
+
+
+def test_a_top_k_family_is_its_module_and_a_line_in_each_public_index():
+    """Issue 52: adding a top-k family touches its new module and the two public indexes, nothing else in the
+    package (the check above shows that these steps are enough: suite, class and function)."""
+    steps = _recipes()["Add a top-k family"][:-1]
+    paths = {re.sub(r"^new file |, (after|replace): .*$", "", caption) for caption, _ in steps}
+    assert paths == {"torchrec_eval/ranking/families/top_gain.py", "torchrec_eval/__init__.py",
+                     "torchrec_eval/functional/__init__.py"}

@@ -22,7 +22,7 @@ from torchmetrics.wrappers import Running
 
 import torchrec_eval as tre
 from torchrec_eval.metrics.base import MemberMetric
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 NUM_ITEMS = 10
 NUM_GROUPS = 3

@@ -28,7 +28,7 @@ import torchrec_eval as tre
 from tests.processes import START_METHOD, free_port
 from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.metrics.base import MemberMetric
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
 

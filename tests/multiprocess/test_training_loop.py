@@ -27,7 +27,7 @@ from tests.processes import free_port
 from torchrec_eval.data import UnpaddedDistributedSampler
 from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.ranking.discount_sum import discount_sum
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 NUM_ITEMS = 20

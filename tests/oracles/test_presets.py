@@ -21,7 +21,7 @@ import torchrec_eval as tre
 from tests.reference import conventions as ref
 from torchrec_eval import functional as F
 from torchrec_eval.comparison.uncertainty import confidence_interval
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 TOL = {"rtol": 1e-9, "atol": 1e-12}
 KS = (1, 3, 10)

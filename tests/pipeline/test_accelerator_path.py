@@ -32,7 +32,7 @@ from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval import beyond
 from torchrec_eval.pairwise.member import FAMILIES as PAIRWISE_FAMILIES
 from torchrec_eval.pipeline import TIES
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 from torchrec_eval.syncs import host_reads_free, simulate_accelerator
 
 N = 48  # items: per-row permutations of 0..N-1 are exact in bfloat16 (no accidental ties)

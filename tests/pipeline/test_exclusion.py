@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 NAMES = [f"{family}@{k}" for family, spec in REGISTRY.items() if spec.cutoff == "k" for k in (1, 4, 9)] + \
     ["rprecision", "num_rel"]

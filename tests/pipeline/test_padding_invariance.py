@@ -12,7 +12,7 @@ import torch
 
 import torchrec_eval as tre
 from tests.ranx_ids import doc_id
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 PRESETS = [None, "trec", "ranx", "torchmetrics", "recbole", "jurity", "recommenders", "spark", "rectools"]
 GAINS = [{}, {"ndcg": {"gain": "exp"}, "dcg": {"gain": "exp"}}, {"ndcg": {"gain": "binary"}, "dcg": {"gain": "binary"}}]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 # every family whose empty query is the one without a relevant item (FallOut's and Judged@k's have counts of their own)
 FAMILIES = [name if spec.cutoff == "none" else f"{name}@5" for name, spec in REGISTRY.items()

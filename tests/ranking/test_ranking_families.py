@@ -12,7 +12,7 @@ import torch
 import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import ranking as ref
-from torchrec_eval.ranking.registry import REGISTRY
+from torchrec_eval.ranking.families import REGISTRY
 
 CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": "HitRate", "mrr": "MRR",
            "arhr": "ARHR", "map": "MAP", "mar": "MAR", "dcg": "DCG", "ndcg": "NDCG", "cg": "CG",

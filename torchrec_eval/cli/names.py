@@ -33,9 +33,10 @@ def metric_family(name: str) -> tuple[str, str]:
         _checked_cutoff(name, cutoff)
     if family in _CANONICAL:
         return family, cutoff
-    from torchrec_eval.metrics.families import ALIASES  # imports torch: only for the other names
+    from torchrec_eval.metrics.families import canonical  # imports torch: only for the other names
+    from torchrec_eval.ranking import families as _  # noqa: F401  (registers every top-k family)
 
-    return ALIASES.get(family, family), cutoff
+    return canonical(family), cutoff
 
 
 def _checked_cutoff(name: str, cutoff: str) -> str:
@@ -68,6 +69,7 @@ def split_metric_names(values: Sequence[str] | None, default: Sequence[str] = DE
 def reads_judgments(names: Sequence[str]) -> bool:
     """Whether a metric of ``names`` reads which documents are judged (bpref, Judged@k, infAP): the TREC files'
     judged non-relevant documents (and the pooled but unjudged ones) are then targets too."""
+    from torchrec_eval.ranking import families as _  # noqa: F401  (registers every top-k family)
     from torchrec_eval.ranking.registry import REGISTRY
 
     families = (metric_family(name)[0] for name in names)

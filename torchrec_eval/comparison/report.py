@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from torchrec_eval.metrics.families import FAMILIES
+from torchrec_eval.metrics.families import families
 from torchrec_eval.pipeline.arguments import check_probability
 
 __all__ = ["ComparisonReport"]
@@ -62,7 +62,7 @@ class ComparisonReport:
         for key in keys:
             values[key] = {model: float(_read(results, f"{key}/{model}")) for model in models}
             better[key] = {model: [] for model in models}
-            sign = -1.0 if FAMILIES[key.partition("@")[0]].higher_is_better is False else 1.0
+            sign = -1.0 if families()[key.partition("@")[0]].higher_is_better is False else 1.0
             for i, first in enumerate(models):
                 for second in models[i + 1:]:
                     pair = f"{key}/{first}_vs_{second}"
@@ -151,7 +151,7 @@ def _best(values: dict[str, float], key: str) -> float:
     finite = [value for value in values.values() if not math.isnan(value)]
     if not finite:
         return math.nan
-    return min(finite) if FAMILIES[key.partition("@")[0]].higher_is_better is False else max(finite)
+    return min(finite) if families()[key.partition("@")[0]].higher_is_better is False else max(finite)
 
 
 _LATEX = {"\\": "\\textbackslash{}", "_": "\\_", "%": "\\%", "&": "\\&", "#": "\\#", "$": "\\$", "{": "\\{",

@@ -3,37 +3,15 @@
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
 from torchrec_eval.functional.intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
-from torchrec_eval.ranking.functional import (
-    arhr,
-    cg,
-    dcg,
-    f1,
-    hitrate,
-    map,
-    mar,
-    mrr,
-    ndcg,
-    precision,
-    recall,
-    rprecision,
-)
-from torchrec_eval.ranking.functional_peers import (
-    bpref,
-    err,
-    fallout,
-    infap,
-    interpolated_ap,
-    iprec,
-    judged,
-    ncrr,
-    num_rel,
-    num_rel_ret,
-    num_ret,
-    precision_recall_curve,
-    rbp,
-    sdcg,
-    setf,
-)
+from torchrec_eval.ranking.families.cascades import err, rbp
+from torchrec_eval.ranking.families.curves import precision_recall_curve
+from torchrec_eval.ranking.families.gains import cg, dcg, ndcg, sdcg
+from torchrec_eval.ranking.families.hit_counts import f1, fallout, hitrate, precision, recall
+from torchrec_eval.ranking.families.interpolated import interpolated_ap, iprec
+from torchrec_eval.ranking.families.judgments import bpref, infap, judged
+from torchrec_eval.ranking.families.reciprocal_ranks import arhr, map, mar, mrr, ncrr
+from torchrec_eval.ranking.families.rprecision import rprecision
+from torchrec_eval.ranking.families.set_measures import num_rel, num_rel_ret, num_ret, setf
 
 __all__ = [
     "alpha_dcg",

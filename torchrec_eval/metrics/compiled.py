@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.metrics.families import FAMILIES
+from torchrec_eval.metrics.families import families
 
 
 class _ZeroStates:
@@ -81,8 +81,9 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     if raising:
         raise ValueError("compile_update() cannot raise on data: insufficient_handling='raise' reads it on the host; "
                          f"got it for {raising}")
-    families = [(key, FAMILIES.get(key.partition("@")[0])) for key in metric.value_keys]  # None: not a suite's
-    blocked = [key for key, family in families if family is not None and family.reads_host(key)]
+    table = families()
+    found = [(key, table.get(key.partition("@")[0])) for key in metric.value_keys]  # None: not a suite's
+    blocked = [key for key, family in found if family is not None and family.reads_host(key)]
     if blocked:
         raise ValueError(f"compile_update(): {blocked} read the batch on the host (FCP's grade levels, "
                          "R-Precision's depth = the largest R) and cannot be one graph")

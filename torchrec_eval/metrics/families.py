@@ -2,7 +2,7 @@
 
 Each family package keeps the table its engine needs (:data:`torchrec_eval.ranking.registry.REGISTRY`,
 :data:`torchrec_eval.pairwise.registry.REGISTRY`, :data:`torchrec_eval.beyond.registry.REGISTRY`: formulas,
-state layouts); :data:`FAMILIES` reads them into one :class:`Family` schema, and
+state layouts); :func:`families` reads them into one :class:`Family` schema, and
 :func:`find_family` looks a name up, aliases included. :class:`~torchrec_eval.RankingMetrics` reads
 nothing else, and every class reads its ``higher_is_better`` from its package's table, so each fact is
 written once.
@@ -10,7 +10,7 @@ written once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,9 @@ class Family:
         options: option name -> its allowed values; ``()``: any value, checked when the member is built.
         higher_is_better: which way is better (None: neither), for tools that read it.
         build: builds one member for every requested family sharing this ``build``.
+        upper_bound: the most its value can be (a plot's y axis reaches it); None: unbounded above or set by the
+            user's data.
+        aliases: other names a suite takes for it.
         host_reads: whether its batch shape depends on the data, read on the host, so that its update
             cannot be one compiled graph (FCP's grade levels; a ``"k_or_r"`` family without a cut-off
             ranks down to the batch's largest R: see :meth:`reads_host`).
@@ -48,6 +51,8 @@ class Family:
     options: dict[str, tuple[Any, ...]]
     higher_is_better: bool | None
     build: Build
+    upper_bound: float | None = None
+    aliases: tuple[str, ...] = ()
     host_reads: bool = False
 
     def reads_host(self, key: str) -> bool:
@@ -81,40 +86,46 @@ def _builder(module: Any) -> Build:
 
 _pairwise, _beyond = _builder(pairwise_member), _builder(beyond_member)
 
-#: every family, in the order of the members a suite builds (top-k, pairwise, beyond-accuracy)
-FAMILIES: dict[str, Family] = {
-    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _top_k) for name, spec in RANKING.items()},
-    **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _pairwise, spec.host_reads)
-       for name, spec in PAIRWISE.items()},
-    **{name: Family(name, "k", dict.fromkeys(spec.options, ()), spec.higher_is_better, _beyond)
-       for name, spec in BEYOND.items()},
-}
+def families() -> dict[str, Family]:
+    """Every family, in the order of the members a suite builds (top-k, pairwise, beyond-accuracy), read from the
+    registries when asked: the top-k families enter theirs as :mod:`torchrec_eval.ranking.families` loads, and
+    that package imports this layer, so a table built at import time would miss them."""
+    return {
+        **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _top_k, spec.upper_bound, spec.aliases)
+           for name, spec in RANKING.items()},
+        **{name: Family(name, spec.cutoff, spec.options, spec.higher_is_better, _pairwise, spec.upper_bound,
+                        spec.aliases, spec.host_reads) for name, spec in PAIRWISE.items()},
+        **{name: Family(name, "k", dict.fromkeys(spec.options, ()), spec.higher_is_better, _beyond, spec.upper_bound)
+           for name, spec in BEYOND.items()},
+    }
 
-ALIASES = {
-    "hr": "hitrate",
-    "hit_rate": "hitrate",
-    "success": "hitrate",  # trec_eval's success_k, ir-measures' Success@k
-    "r_precision": "rprecision",
-    "r-precision": "rprecision",
-    "ap": "map",
-    "recip_rank": "mrr",
-    "partial_auc": "pauc",  # RecTools' PartialAUC
-}
+
+def aliases() -> dict[str, str]:
+    """Every alias a suite takes -> the family's name (``"hr"`` -> ``"hitrate"``), from the families' entries."""
+    return {alias: name for name, family in families().items() for alias in family.aliases}
+
+
+def upper_bound(keys: Iterable[str]) -> float | None:
+    """The most the values ``keys`` (``"ndcg@10"``, ...) can be, where their families share one bound (a plot's y
+    axis reaches it); None where one is unbounded or they differ."""
+    table = families()
+    bounds = {getattr(table.get(canonical(key.partition("@")[0])), "upper_bound", None) for key in keys}
+    return bounds.pop() if len(bounds) == 1 else None
 
 
 def canonical(family: str) -> str:
     """The family an alias stands for (any other name unchanged)."""
-    return ALIASES.get(family, family)
+    return aliases().get(family, family)
 
 
 def find_family(family: str) -> Family | None:
     """The family of a name or alias (lower case, without ``@k``), or None."""
-    return FAMILIES.get(canonical(family))
+    return families().get(canonical(family))
 
 
 def build_members(requested: dict[str, list[int | None]], options: dict[str, dict[str, Any]],
                   convention: str | None, ties: str | None) -> list[Member]:
-    """The members of a suite: one per ``build``, in the order of :data:`FAMILIES`.
+    """The members of a suite: one per ``build``, in the order of :func:`families`.
 
     Args:
         requested: family -> its cut-offs, in request order.
@@ -122,8 +133,8 @@ def build_members(requested: dict[str, list[int | None]], options: dict[str, dic
         convention, ties: the suite's, for the presets' options.
     """
     groups: dict[Build, list[tuple[str, list[int | None]]]] = {}
-    for spec in FAMILIES.values():
+    for spec in families().values():
         groups.setdefault(spec.build, [])
     for family, ks in requested.items():
-        groups[FAMILIES[family].build].append((family, ks))
+        groups[families()[family].build].append((family, ks))
     return [build(requests, options, convention, ties) for build, requests in groups.items() if requests]

@@ -316,9 +316,11 @@ class StatefulMetric(Metric):
             ModuleNotFoundError: if matplotlib is not installed (``pip install "torchrec_eval[cli]"``).
             ValueError: on a ``val`` that is not a result or a list of results of one metric.
         """
+        from torchrec_eval.metrics.families import upper_bound
         from torchrec_eval.plotting import plot_metric
 
-        return plot_metric(self, self.compute() if val is None else val, ax)
+        bound = upper_bound(getattr(self, "value_keys", ()))
+        return plot_metric(self, self.compute() if val is None else val, ax, bound)
 
     # torchmetrics hooks --------------------------------------------------------------------------
     def _wrap_update(self, update: Callable[..., None]) -> Callable[..., None]:

@@ -55,7 +55,7 @@ class AUC(MemberMetric):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import AUC
+        >>> from torchrec_eval import AUC
         >>> metric = AUC()
         >>> metric.update(torch.tensor([[0.9, 0.5, 0.5, 0.1]]), torch.tensor([[1, 1, 0, 0]]))
         >>> metric.update(torch.tensor([[0.2, 0.8, 0.4, 0.6]]), torch.tensor([[1, 0, 0, 0]]))
@@ -85,7 +85,7 @@ class GAUC(MemberMetric):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import GAUC
+        >>> from torchrec_eval import GAUC
         >>> metric = GAUC()
         >>> metric.update(torch.tensor([[0.9, 0.5, 0.5, 0.1], [0.2, 0.8, 0.4, 0.6]]),
         ...               torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0]]))
@@ -119,7 +119,7 @@ class MPR(MemberMetric):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import MPR
+        >>> from torchrec_eval import MPR
         >>> metric = MPR()
         >>> metric.update(torch.tensor([[0.9, 0.7, 0.5, 0.1, 0.0]]), torch.tensor([[1, 0, 1, 0, 0]]))
         >>> metric.compute()  # ranks 1 and 3 of 5 -> (0 + 50) / 2
@@ -152,7 +152,7 @@ class FCP(MemberMetric):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import FCP
+        >>> from torchrec_eval import FCP
         >>> metric = FCP()  # true order A > B > C, predicted order B, A, C
         >>> metric.update(torch.tensor([[0.8, 0.9, 0.1]]), torch.tensor([[3, 2, 1]]))
         >>> metric.compute()
@@ -196,7 +196,7 @@ class CTR(MemberMetric):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import CTR
+        >>> from torchrec_eval import CTR
         >>> metric = CTR(k=2, ignore_index=-1)
         >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4]]),
         ...               torch.tensor([[1, -1, 0, 1], [-1, -1, 1, -1]]))
@@ -275,7 +275,7 @@ class PartialAUC(MemberMetric):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import PartialAUC
+        >>> from torchrec_eval import PartialAUC
         >>> metric = PartialAUC(k=2)
         >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.6, 0.5]]), torch.tensor([[0, 1, 0, 1, 0]]))
         >>> metric.update(torch.tensor([[0.5, 0.4, 0.3, 0.2, 0.1]]), torch.tensor([[1, 0, 0, 0, 0]]))

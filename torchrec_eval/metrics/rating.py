@@ -78,7 +78,7 @@ class MAE(RatingStates, MeanAbsoluteError):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import MAE
+        >>> from torchrec_eval import MAE
         >>> metric = MAE()
         >>> metric.update(torch.tensor([3.0, 4.0]), torch.tensor([1.0, 4.0]))
         >>> metric.compute()
@@ -96,7 +96,7 @@ class MSE(RatingStates, MeanSquaredError):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import MSE
+        >>> from torchrec_eval import MSE
         >>> metric = MSE()
         >>> metric.update(torch.tensor([3.0, 4.0]), torch.tensor([1.0, 4.0]))
         >>> metric.compute()
@@ -118,7 +118,7 @@ class RMSE(RatingStates, MeanSquaredError):
 
     Example:
         >>> import torch
-        >>> from torchrec_eval.metrics import RMSE
+        >>> from torchrec_eval import RMSE
         >>> metric = RMSE()
         >>> metric.update(torch.tensor([3.0, 4.0]), torch.tensor([1.0, 4.0]))
         >>> metric.compute()

@@ -30,6 +30,8 @@ class PairwiseFamily:
             compiled update.
         full_ranking: it ranks every candidate (one shared sort per batch, a cut-off or not); False: it
             reads the shared top-k ranking (CTR@k).
+        upper_bound: the most its value can be (a plot's y axis reaches it).
+        aliases: other names a suite takes for it.
     """
 
     cutoff: str = "none"
@@ -37,14 +39,16 @@ class PairwiseFamily:
     higher_is_better: bool = True
     host_reads: bool = False
     full_ranking: bool = True
+    upper_bound: float = 1.0
+    aliases: tuple[str, ...] = ()
 
 
 REGISTRY: dict[str, PairwiseFamily] = {
     "auc": PairwiseFamily(options={"tie_credit": TIE_CREDITS}),
     "gauc": PairwiseFamily(),
-    "mpr": PairwiseFamily(options={"average": AVERAGES}, higher_is_better=False),
+    "mpr": PairwiseFamily(options={"average": AVERAGES}, higher_is_better=False, upper_bound=100.0),  # a percentile
     "fcp": PairwiseFamily(host_reads=True),
     "ctr": PairwiseFamily("k", {"unlogged": UNLOGGED_MODES}, full_ranking=False),
     # RecTools' PartialAUC: every relevant item against the first k non-relevant candidates
-    "pauc": PairwiseFamily("k", {"insufficient_handling": INSUFFICIENT_HANDLINGS}),
+    "pauc": PairwiseFamily("k", {"insufficient_handling": INSUFFICIENT_HANDLINGS}, aliases=("partial_auc",)),
 }

@@ -5,7 +5,7 @@ Column 0 counts the queries kept by ``empty_target_action`` (every value's count
 relevant item in the top min(k, R) of value ``j`` (R-Precision, ``no_hit_action="skip"``). A family whose
 empty query is another (its registry entry's ``empty_basis``) counts the queries that ``empty_target_action``
 keeps for it: those with a non-relevant candidate (FallOut): ``"non_relevant"``, and ``"listed_non_relevant"``
-with a non-empty list; those with a judged item (Judged@k): ``"judged"`` and ``"listed_judged"``.
+with a non-empty list; those with a judged item (Judged@k): ``"judged_items"`` and ``"listed_judged_items"``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from torchrec_eval.ranking.registry import REGISTRY
 #: the count kinds of the queries kept for a family of each empty basis (``TopKFamily.empty_basis``): every
 #: kept query, and those of them with a non-empty list
 BASIS_KINDS = {"relevant": ("all", "listed"), "non_relevant": ("non_relevant", "listed_non_relevant"),
-               "judged": ("judged", "listed_judged")}
+               "judged_items": ("judged_items", "listed_judged_items")}
 #: the empty basis of each count kind of :data:`BASIS_KINDS` (the others, R-Precision's hits, count by R)
 KIND_BASIS = {kind: basis for basis, kinds in BASIS_KINDS.items() for kind in kinds}
 

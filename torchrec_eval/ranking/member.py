@@ -140,10 +140,10 @@ class TopKMember(Member):
         cutoffs = [k for entry in self.entries for k in entry.ks]
         for kind in kinds:
             base = kept_by_basis[KIND_BASIS.get(kind, "relevant")]
-            if kind in ("all", "non_relevant", "judged"):
+            if kind in ("all", "non_relevant", "judged_items"):
                 columns.append(base)
                 continue
-            if kind in ("listed", "listed_non_relevant", "listed_judged"):
+            if kind in ("listed", "listed_non_relevant", "listed_judged_items"):
                 kept = ranked.num_candidates > 0
             elif kind[0] == "top_hit":  # a relevant item in the top k (the whole list without a cut-off)
                 k = cutoffs[kind[1]]
@@ -168,7 +168,8 @@ class TopKMember(Member):
 
     def _empty_query_names(self) -> str:
         """What an empty query lacks, for the error of ``empty_target_action="error"``."""
-        lacks = {"non_relevant": "for FallOut: no non-relevant candidate", "judged": "for Judged and NumRet: no judged item"}
+        lacks = {"non_relevant": "for FallOut: no non-relevant candidate",
+                 "judged_items": "for Judged and NumRet: no judged item"}
         notes = [lacks[basis] for basis in self.bases if basis in lacks]
         return f"no relevant item ({'; '.join(notes)})" if notes else "no relevant item"
 

@@ -14,8 +14,9 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
+from torchrec_eval.pipeline.batch import once_per_view
 from torchrec_eval.pipeline.tensor_cache import constant, geometric, ranks, row
-from torchrec_eval.ranking.ratios import capped_relevant
+from torchrec_eval.ranking.ratios import as_row, capped_relevant
 
 
 def at_cutoffs(cumulative: Tensor, ks: Sequence[int]) -> Tensor:
@@ -106,3 +107,13 @@ def discounts(length: int, log_base: float, device: torch.device) -> Tensor:
     return constant(
         ("discounts", length, log_base, device), lambda: math.log(log_base) / torch.log1p(ranks(length, device))
     )
+
+
+def hits_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    """[B, len(ks)] relevant items within each cut-off (read once per batch: several families use it)."""
+    return once_per_view(rt, "_hits_within_" + "_".join(map(str, ks)), lambda: at_cutoffs(rt.cum_hits, ks))
+
+
+def listed_within(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    """[B, len(ks)] the list's length within each cut-off, min(k, candidates)."""
+    return torch.minimum(as_row(ks, rt.gains), rt.num_candidates.unsqueeze(1))

@@ -2,7 +2,8 @@
 
 :data:`REGISTRY` maps a family name to a :class:`TopKFamily`: its per-query formula, its options with their
 allowed values, its cut-off rule and which way is better. The top-k member, the suite and the classes read this
-table; a new family is one entry here and a formula beside the others.
+table. Each family enters itself with :func:`register`, in its own module of :mod:`torchrec_eval.ranking.families`
+(beside its formula, class and function); this module names none of them.
 """
 
 from __future__ import annotations
@@ -15,15 +16,7 @@ from typing import Any, Literal, get_args
 from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import is_number
-from torchrec_eval.ranking.cascades import err, rbp
-from torchrec_eval.ranking.gains import cg, dcg, ndcg, sdcg
-from torchrec_eval.ranking.hit_counts import f1, fallout, hitrate, precision, recall
-from torchrec_eval.ranking.interpolated import interpolated_ap, iprec
-from torchrec_eval.ranking.judgments import bpref, infap, judged
 from torchrec_eval.ranking.ratios import Ratio
-from torchrec_eval.ranking.reciprocal_ranks import arhr, average_precision, average_recall, mrr, ncrr
-from torchrec_eval.ranking.rprecision import rprecision
-from torchrec_eval.ranking.set_measures import num_rel, num_rel_ret, num_ret, setf
 
 # Options of which queries a value counts, read by the top-k member (not by the formula): every family that
 # reads a list takes ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
@@ -34,22 +27,10 @@ NoHitAction = Literal["neg", "skip"]
 # ``empty_mean``: the value of a mean over no query: "nan" (default) or "zero" where no query kept has a
 # relevant item in its top k (MS Recommenders' 0.0 when its table of hits is empty)
 EmptyMean = Literal["nan", "zero"]
-# the other options' choices: the Literal types of the functional signatures, and the registry's tuples
-Gain = Literal["linear", "exp", "binary"]
-Ideal = Literal["cut", "full", "k"]
-# the rank discount of DCG: "log" 1 / log_b(i + 1); "clipped_log" 1 / log_b(max(i, 2)) (LensKit's default:
-# ranks 1 and 2 both weigh 1 at base 2)
-Discount = Literal["log", "clipped_log"]
-Normalizer = Literal["min_k_r", "r", "hits", "k", "min_list_r"]
-# the rank AP divides by: "position" (the item's own, in the tie order), "group_max": every tied item at its
-# tie group's last rank and the hits through the group's end (cornac's MAP: scipy's rankdata "max")
-TieRank = Literal["position", "group_max"]
-PrecisionDenominator = Literal["k", "retrieved", "min_k_r"]
-RecallDenominator = Literal["r", "min_k_r"]
-RPrecisionDenominator = Literal["min_k_r", "r"]
 EMPTY_LIST_ACTIONS, NO_HIT_ACTIONS, EMPTY_MEANS = get_args(EmptyListAction), get_args(NoHitAction), get_args(EmptyMean)
 MEMBER_OPTIONS = ("empty_list_action", "no_hit_action", "empty_mean")
-_LIST = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
+#: the options every family that reads a list takes
+LIST_OPTIONS = {"empty_list_action": EMPTY_LIST_ACTIONS, "empty_mean": EMPTY_MEANS}
 
 
 @dataclass(frozen=True)
@@ -74,13 +55,8 @@ class Interval:
         return f"a number {low}" if self.high == math.inf else f"a number {low} and {high}"
 
 
-_GAIN = {"gain": get_args(Gain), "log_base": (Interval(1.0),), "discount": get_args(Discount)}
-# average_ties=True: this family's value is the expectation over all orders of tied scores (as
-# torchmetrics' and scikit-learn's NDCG), whatever order the other metrics of the suite use
-_AVERAGE = {"average_ties": (True, False)}
-_BY_TIES = ("average_ties", True)  # the option value that reads the averaged view (NDCG, DCG)
-_NORMALIZERS = get_args(Normalizer)
-_TOP_GRADE = {"max_grade": (Interval(1.0, closed=True),)}
+#: the top grade of the families that bound their gains (ERR, SDCG)
+TOP_GRADE = {"max_grade": (Interval(1.0, closed=True),)}
 
 
 @dataclass(frozen=True)
@@ -115,6 +91,8 @@ class TopKFamily:
             one without a relevant item: the formula does not read relevance (Judged@k, NumRet: trec_eval and
             ir-measures evaluate every query with a judgment at its value). Every other family is 0 on a query
             without a relevant item in a binary view (``tests/ranking/test_empty_targets.py`` holds each to it).
+        upper_bound: the most its value can be (a plot's y axis reaches it); None: unbounded above (DCG, counts).
+        aliases: other names a suite takes for it (``"hr"`` for HitRate, ``"ap"`` for MAP).
     """
 
     kernel: Callable[..., Tensor | Ratio]
@@ -133,6 +111,8 @@ class TopKFamily:
     reads_judged: bool = False
     reads_pooled: bool = False
     empty_unjudged: bool = False
+    upper_bound: float | None = 1.0
+    aliases: tuple[str, ...] = ()
 
     @property
     def optional_k(self) -> bool:
@@ -142,51 +122,23 @@ class TopKFamily:
     @property
     def empty_basis(self) -> str:
         """The count whose 0 makes a query empty for ``empty_target_action``: ``"relevant"`` (R),
-        ``"non_relevant"`` (its non-relevant candidates: FallOut) or ``"judged"`` (its judged items: Judged@k)."""
+        ``"non_relevant"`` (its non-relevant candidates: FallOut) or ``"judged_items"`` (its judged items: Judged@k)."""
         if self.reads_non_relevant:
             return "non_relevant"
-        return "judged" if self.empty_unjudged else "relevant"
+        return "judged_items" if self.empty_unjudged else "relevant"
 
 
-REGISTRY: dict[str, TopKFamily] = {
-    "precision": TopKFamily(precision, {"denominator": get_args(PrecisionDenominator), **_LIST}),
-    "recall": TopKFamily(recall, {"denominator": get_args(RecallDenominator), **_LIST}),
-    "f1": TopKFamily(f1, {**_LIST}),
-    "hitrate": TopKFamily(hitrate, {**_LIST}),
-    "fallout": TopKFamily(fallout, {**_LIST}, higher_is_better=False, reads_non_relevant=True),
-    "mrr": TopKFamily(mrr, {**_LIST}),
-    "arhr": TopKFamily(arhr, {**_LIST}),
-    "map": TopKFamily(average_precision, {"normalizer": _NORMALIZERS, "tie_rank": get_args(TieRank), **_LIST},
-                      averaged_by=("tie_rank", "group_max")),
-    "mar": TopKFamily(average_recall, {"normalizer": _NORMALIZERS, **_LIST}),
-    "ndcg": TopKFamily(ndcg, {**_GAIN, "ideal": get_args(Ideal), **_AVERAGE, **_LIST}, needs_ideal=True, averaged_by=_BY_TIES),
-    "dcg": TopKFamily(dcg, {**_GAIN, **_AVERAGE, **_LIST}, averaged_by=_BY_TIES),
-    "cg": TopKFamily(cg, {**_LIST}),
-    # no_hit_action="skip": a query without a relevant item in its top min(k, R) is left out (MS
-    # Recommenders' r_precision_at_k averages over the users with such a hit)
-    "rprecision": TopKFamily(
-        rprecision, {"denominator": get_args(RPrecisionDenominator), "no_hit_action": NO_HIT_ACTIONS, **_LIST},
-        cutoff="k_or_r"
-    ),
-    "ncrr": TopKFamily(ncrr, {**_LIST}),
-    "err": TopKFamily(err, {**_TOP_GRADE, **_LIST}, max_grade=4.0, exact_under_average_ties=False),
-    "rbp": TopKFamily(rbp, {"p": (Interval(0.0, 1.0),), "normalize": (True, False), **_LIST}),
-    "sdcg": TopKFamily(sdcg, {**_TOP_GRADE, "log_base": (Interval(1.0),), **_LIST}),
-    "setf": TopKFamily(setf, {"beta": (Interval(0.0),), **_LIST}),
-    "num_ret": TopKFamily(num_ret, {**_LIST}, reads_judged=True, empty_unjudged=True),
-    "num_rel_ret": TopKFamily(num_rel_ret, {**_LIST}),
-    "num_rel": TopKFamily(num_rel, cutoff="none"),  # reads no list: no empty_list_action
-    # the most precision past a recall level: a maximum over ranks, not exact on the averaged view
-    "iprec": TopKFamily(iprec, {"recall": (Interval(0.0, 1.0, closed=True, closed_high=True),), **_LIST},
-                        exact_under_average_ties=False),
-    "interpolated_ap": TopKFamily(interpolated_ap, {**_LIST}, exact_under_average_ties=False),
-    # the judgments of the ranked items: bpref's cap min(n_r, R) is not linear in the relevance of the ranks
-    # above, and the averaged view keeps no judgments of tied items: one order of the tied scores each
-    "bpref": TopKFamily(bpref, {**_LIST}, exact_under_average_ties=False, reads_judged=True),
-    "judged": TopKFamily(judged, {**_LIST}, exact_under_average_ties=False, reads_judged=True, empty_unjudged=True),
-    # infAP's estimate a (h + e) / (h + m + 2e) is not linear in the relevance of the ranks above
-    "infap": TopKFamily(infap, {**_LIST}, exact_under_average_ties=False, reads_judged=True, reads_pooled=True),
-}
+#: every top-k family by name, filled by the modules of :mod:`torchrec_eval.ranking.families` (importing that
+#: package registers them all)
+REGISTRY: dict[str, TopKFamily] = {}
+
+
+def register(name: str, family: TopKFamily) -> None:
+    """Enter a top-k family under ``name``, its name in metric names (``"ndcg"`` in ``"ndcg@10"``); a name is
+    entered once."""
+    if name in REGISTRY:
+        raise ValueError(f"the top-k family {name!r} is registered already")
+    REGISTRY[name] = family
 
 
 def check_option(family: str, name: str, value: object) -> None:

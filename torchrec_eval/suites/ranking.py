@@ -12,8 +12,9 @@ from torchmetrics import Metric
 
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
-from torchrec_eval.metrics.families import FAMILIES, build_members, canonical, find_family
+from torchrec_eval.metrics.families import build_members, canonical, families, find_family, upper_bound
 from torchrec_eval.pipeline.arguments import check_k
+from torchrec_eval.ranking import families as _registered  # noqa: F401  (enters every top-k family)
 
 
 def _parse(name: str) -> tuple[str, int | None]:
@@ -22,7 +23,7 @@ def _parse(name: str) -> tuple[str, int | None]:
     family, _, cutoff = name.strip().lower().partition("@")
     family = canonical(family)
     if find_family(family) is None:
-        raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(FAMILIES)} (with '@k', e.g. 'ndcg@10')")
+        raise ValueError(f"Unknown metric {name!r}; known metrics: {sorted(families())} (with '@k', e.g. 'ndcg@10')")
     if not cutoff:
         return family, None
     if not cutoff.isdigit() or int(cutoff) < 1:
@@ -32,7 +33,7 @@ def _parse(name: str) -> tuple[str, int | None]:
 
 def _direction(key: str) -> bool | None:
     """``higher_is_better`` of a value key (``"mpr"``, ``"ndcg@10"``)."""
-    return FAMILIES[key.partition("@")[0]].higher_is_better
+    return families()[key.partition("@")[0]].higher_is_better
 
 
 class RankingMetrics(MemberMetric):
@@ -90,7 +91,7 @@ class RankingMetrics(MemberMetric):
         order: list[str] = []
         for name in metrics:
             family, cutoff = _parse(name)
-            spec = FAMILIES[family]
+            spec = families()[family]
             cutoffs = [cutoff] if cutoff is not None or not extra_ks or spec.cutoff == "none" else extra_ks
             if cutoff is None and not extra_ks and spec.checks_cutoff:
                 raise ValueError(f"Metric {name!r} needs a cut-off: write '{family}@10' or pass `k`")
@@ -229,7 +230,7 @@ class SuiteValue(Metric):
         from torchrec_eval.plotting import plot_values
 
         return plot_values(self.compute() if val is None else val, ax, title=self.key, label=self.key,
-                           higher_is_better=self.higher_is_better, families=[self.key])
+                           higher_is_better=self.higher_is_better, upper_bound=upper_bound([self.key]))
 
     def reset(self) -> None:
         super().reset()

@@ -1,28 +1,85 @@
-"""The retrieval precision-recall curve and the recall at a fixed precision (torchmetrics'
-``RetrievalPrecisionRecallCurve`` and ``RetrievalRecallAtFixedPrecision``) in fixed memory: each point of the
-curve is a mean over queries of Precision@k or Recall@k, so the state is the top-k member's sums at the
-cut-offs 1..K, not every score of every query."""
+"""The retrieval precision-recall curve over the cut-offs 1..K (torchmetrics'): its points are the means over
+queries of Precision@k and Recall@k, the top-k member's own values, from one ranking of the batch. Its reading
+rule (reading a point off the curve), its classes (:class:`PrecisionRecallCurve`, :class:`RecallAtFixedPrecision`)
+and its function (:func:`precision_recall_curve`)."""
 
 from __future__ import annotations
 
 from typing import Any, Unpack, cast
 
+import torch
 from torch import Tensor
 
 from torchrec_eval.members.conventions import resolve_options
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.shown_arguments import shown_repr
-from torchrec_eval.ranking.curves import (
-    check_min_precision,
-    curve_points,
-    curve_requests,
-    recall_at_fixed_precision,
-)
+from torchrec_eval.pipeline import keywords_checked_by
+from torchrec_eval.pipeline.arguments import check_int, is_number
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metrics
 
-__all__ = ["PrecisionRecallCurve", "RecallAtFixedPrecision"]
+#: a top-k request: (family, cut-offs, the family's options)
+Request = tuple[str, list[int], dict[str, Any]]
+
+
+def curve_requests(max_k: object, adaptive_k: object) -> list[Request]:
+    """The top-k families of the curve's points: Precision@k and Recall@k for k = 1..``max_k``; precision over
+    min(k, candidates) where ``adaptive_k`` (torchmetrics' adaptive k: a query of n < k candidates retrieves
+    n), else over k."""
+    depth = check_int("max_k", max_k, 1, reason="the curve's cut-offs 1..max_k: its state's size")
+    if not isinstance(adaptive_k, bool):
+        raise ValueError(f"`adaptive_k` must be True or False, got {adaptive_k!r}")
+    ks = list(range(1, depth + 1))
+    return [("precision", ks, {"denominator": "retrieved" if adaptive_k else "k"}), ("recall", ks, {})]
+
+
+def curve_points(values: dict[str, Tensor], max_k: int) -> tuple[Tensor, Tensor, Tensor]:
+    """(precision [..., K], recall [..., K], the cut-offs 1..K) from the values ``"precision@k"`` and
+    ``"recall@k"`` [...] of :func:`curve_requests`."""
+    precision = torch.stack([values[f"precision@{k}"] for k in range(1, max_k + 1)], dim=-1)
+    recall = torch.stack([values[f"recall@{k}"] for k in range(1, max_k + 1)], dim=-1)
+    return precision, recall, torch.arange(1, max_k + 1, device=precision.device)
+
+
+def check_min_precision(min_precision: object) -> float:
+    if not is_number(min_precision) or not 0 <= min_precision <= 1:
+        raise ValueError(f"`min_precision` must be a number in [0, 1], got {min_precision!r}")
+    return float(min_precision)
+
+
+def recall_at_fixed_precision(precision: Tensor, recall: Tensor, min_precision: float) -> tuple[Tensor, Tensor]:
+    r"""The most recall the curve reaches at a precision of at least ``min_precision``, and the cut-off that
+    reaches it (torchmetrics' ``RetrievalRecallAtFixedPrecision``).
+
+    .. math:: k^* = \max \operatorname{arg\,max}_{k : P@k \ge p} R@k
+
+    the largest such k among equal recalls, as torchmetrics' ``max`` over (recall, k) pairs. Where no point
+    reaches ``min_precision``, or the best recall is 0, the recall is 0 and the cut-off K (torchmetrics').
+
+    Args:
+        precision: [..., K] mean Precision@k for k = 1..K (NaN: no query counted; it reaches no precision).
+        recall: [..., K] mean Recall@k.
+        min_precision: p in [0, 1].
+
+    Returns:
+        (recall [...] float64, cut-off [...] int64).
+
+    Example:
+        >>> import torch
+        >>> recall_at_fixed_precision(torch.tensor([1.0, 0.5, 0.67]), torch.tensor([0.5, 0.5, 1.0]), 0.6)
+        (tensor(1.), tensor(3))
+        >>> recall_at_fixed_precision(torch.tensor([1.0, 0.5, 0.67]), torch.tensor([0.5, 0.5, 1.0]), 0.9)
+        (tensor(0.5000), tensor(1))
+    """
+    depth = recall.shape[-1]
+    reached = torch.where(precision >= min_precision, recall, float("-inf"))
+    last_best = depth - 1 - reached.flip(-1).argmax(-1, keepdim=True)  # the largest k among equal recalls
+    best = reached.gather(-1, last_best).squeeze(-1)
+    found = best > 0
+    cutoff = torch.where(found, last_best.squeeze(-1) + 1, depth)
+    return torch.where(found, best, 0.0).to(recall.dtype), cutoff
 
 
 class PrecisionRecallCurve(MemberMetric):
@@ -101,7 +158,7 @@ class PrecisionRecallCurve(MemberMetric):
 class RecallAtFixedPrecision(PrecisionRecallCurve):
     r"""The most recall the mean precision-recall curve reaches at a mean precision of at least
     ``min_precision``, and its cut-off (torchmetrics' ``RetrievalRecallAtFixedPrecision``): see
-    :func:`~torchrec_eval.ranking.curves.recall_at_fixed_precision` for the rule (0 and K where no point
+    :func:`recall_at_fixed_precision` for the rule (0 and K where no point
     reaches it).
 
     Args:
@@ -142,3 +199,42 @@ class RecallAtFixedPrecision(PrecisionRecallCurve):
             ax.plot([best], [float(precision[k - 1])], "o", label=f"k = {k}")
         ax.legend()
         return fig, ax
+
+
+@keywords_checked_by(TopKCall)
+def precision_recall_curve(preds: Tensor | None = None, target: Tensor | None = None, *, max_k: int,
+                           adaptive_k: bool = False, **arguments: Unpack[TopKCall]) -> tuple[Tensor, Tensor, Tensor]:
+    r"""The retrieval precision-recall curve (torchmetrics' ``RetrievalPrecisionRecallCurve``): the mean over
+    queries of Precision@k and Recall@k at every cut-off k = 1..``max_k``, from one ranking of the batch.
+
+    .. math:: P@k = \frac{\sum_{i \le k} r_i}{k}, \quad R@k = \frac{\sum_{i \le k} r_i}{R}
+
+    With ``adaptive_k`` precision divides by min(k, n), the query's n candidates (torchmetrics' adaptive k).
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        max_k: the last cut-off K (required: a metric's state holds K points).
+        adaptive_k: divide precision by min(k, n).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`; ``reduction="none"`` gives each query's
+            curve, [B, K] (NaN rows for skipped queries).
+
+    Returns:
+        (precision [K], recall [K], the cut-offs 1..K as int64 [K]).
+
+    Raises:
+        ValueError: on a bad ``max_k`` or ``adaptive_k``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import precision_recall_curve
+        >>> precision, recall, top_k = precision_recall_curve(
+        ...     torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]), max_k=3)
+        >>> precision
+        tensor([1.0000, 0.5000, 0.6667], dtype=torch.float64)
+        >>> recall, top_k
+        (tensor([0.5000, 0.5000, 1.0000], dtype=torch.float64), tensor([1, 2, 3]))
+    """
+    requests = curve_requests(max_k, adaptive_k)
+    return curve_points(compute_named_metrics(requests, preds, target, arguments), len(requests[0][1]))

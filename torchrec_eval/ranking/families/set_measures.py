@@ -1,0 +1,298 @@
+"""The families that read the top k as a set: SetF, NumRet, NumRelRet and NumRel (trec_eval's
+``set_F``, ``num_ret``, ``num_rel_ret``, ``num_rel``).
+
+Each family here is its formula (a kernel of the ranked batch), its registry entry, its class and its
+function, in that order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Unpack, overload
+
+from torch import Tensor
+
+from torchrec_eval.metrics.arguments import TopKArguments
+from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
+from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.rank_sums import hits_within, listed_within
+from torchrec_eval.ranking.ratios import divide
+from torchrec_eval.ranking.registry import LIST_OPTIONS, Interval, TopKFamily, register
+
+
+def setf_kernel(rt: RankedTargets, ks: Sequence[int], beta: float = 1.0) -> Tensor:
+    # (1 + b^2) P R / (b^2 P + R) with P = h / num_ret, R = h / R: (1 + b^2) h / (b^2 R + num_ret); 0 without hits
+    squared = beta * beta
+    return divide((1 + squared) * hits_within(rt, ks), squared * rt.relevant_column + listed_within(rt, ks))
+
+
+register("setf", TopKFamily(setf_kernel, {"beta": (Interval(0.0),), **LIST_OPTIONS}))
+
+
+class SetF(TopKMetric):
+    r"""SetF@k, the F-measure of the top k as a set: :math:`(1 + \beta^2) P R / (\beta^2 P + R)`, P = hits /
+    min(k, n), R = hits / R; 0 without hits.
+
+    Args:
+        k: cut-off(s).
+        beta: recall weighs :math:`\beta` times as much as precision (a number > 0, default 1).
+            trec_eval's and ir-measures' ``set_F.x`` write :math:`x = \beta^2`.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.SetF(k=3, beta=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # 5 * 2 / (4 * 2 + 3)
+        tensor(0.9091, dtype=torch.float64)
+    """
+
+    name = "setf"
+
+    def __init__(self, k: IntOrSeq = 10, *, beta: float | None = None, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"beta": beta}, **kwargs)
+
+
+@overload
+def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        beta: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        beta: float | None = None,
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        beta: float | None = None,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""SetF@k, the F-measure of the top k as a set: :math:`(1 + \beta^2) P R / (\beta^2 P + R)` with
+    P = hits / min(k, n), R = hits / R (0 without hits; n the list's length).
+
+    ``beta`` weighs recall :math:`\beta` times as much as precision (van Rijsbergen's, scikit-learn's
+    ``fbeta_score``; 1 by default). trec_eval's and ir-measures' ``set_F.x`` write :math:`x = \beta^2`:
+    their ``set_F.4`` on a list cut at k is ``setf(beta=2)``. SetP@k and SetR@k are
+    :func:`precision` with ``denominator="retrieved"`` and :func:`recall`.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"setf@k": value}``).
+        beta: a number > 0.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import setf
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> setf(preds, target, k=3, beta=2)
+        tensor(0.6818, dtype=torch.float64)
+    """
+    return compute_named_metric("setf", preds, target, k, {"beta": beta}, arguments)
+
+
+def num_ret_kernel(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return listed_within(rt, ks)
+
+
+register("num_ret", TopKFamily(num_ret_kernel, {**LIST_OPTIONS}, reads_judged=True, empty_unjudged=True, upper_bound=None))
+
+
+class NumRet(TopKMetric):
+    r"""NumRet@k: the items retrieved within the cut-off, :math:`\min(k, n)`; its mean over queries.
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumRet(k=3)
+        >>> metric.update(torch.tensor([[0.9, 0.8, float("-inf"), float("-inf")]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # two candidates
+        tensor(2., dtype=torch.float64)
+    """
+
+    name = "num_ret"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+@overload
+def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""NumRet@k: the number of items retrieved within the cut-off, :math:`\min(k, n)` (n the list's
+    length; trec_eval's ``num_ret`` on a list cut at k). Its mean over queries, as every value here
+    (trec_eval sums it over queries).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"num_ret@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_ret
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> num_ret(preds, target, k=3)
+        tensor(3., dtype=torch.float64)
+    """
+    return compute_named_metric("num_ret", preds, target, k, {}, arguments)
+
+
+def num_rel_ret_kernel(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
+    return hits_within(rt, ks)
+
+
+register("num_rel_ret", TopKFamily(num_rel_ret_kernel, {**LIST_OPTIONS}, upper_bound=None))
+
+
+class NumRelRet(TopKMetric):
+    r"""NumRelRet@k: the relevant items within the cut-off, :math:`\sum_{i \le k} r_i`; its mean over queries.
+
+    Args:
+        k: cut-off(s).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumRelRet(k=3)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()
+        tensor(2., dtype=torch.float64)
+    """
+
+    name = "num_rel_ret"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+@overload
+def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""NumRelRet@k: the number of relevant items within the cut-off, :math:`\sum_{i \le k} r_i`
+    (trec_eval's ``num_rel_ret`` on a list cut at k). Its mean over queries, as every value here
+    (trec_eval sums it over queries).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"num_rel_ret@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_rel_ret
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> num_rel_ret(preds, target, k=3)
+        tensor(1.5000, dtype=torch.float64)
+    """
+    return compute_named_metric("num_rel_ret", preds, target, k, {}, arguments)
+
+
+def num_rel_kernel(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
+    return rt.relevant_column.expand(-1, len(ks))
+
+
+register("num_rel", TopKFamily(num_rel_kernel, cutoff="none", upper_bound=None))  # reads no list: no empty_list_action
+
+
+class NumRel(TopKMetric):
+    r"""NumRel: the query's relevant candidates R, their mean over queries (trec_eval's ``num_rel``, which it
+    sums over queries). It takes no cut-off.
+
+    Args:
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumRel()
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()
+        tensor(2., dtype=torch.float64)
+    """
+
+    name = "num_rel"
+
+    def __init__(self, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(None, None, **kwargs)
+
+
+@keywords_checked_by(TopKCall)
+def num_rel(preds: Tensor | None = None, target: Tensor | None = None, **arguments: Unpack[TopKCall]) -> Tensor:
+    r"""NumRel: the query's relevant candidates R (trec_eval's ``num_rel``), their mean over queries (trec_eval
+    sums them). No cut-off: it counts the targets, not a ranking.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on bad input (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_rel
+        >>> num_rel(torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]]), torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]]))
+        tensor(2., dtype=torch.float64)
+    """
+    result = compute_named_metric("num_rel", preds, target, None, {}, arguments)
+    return result if isinstance(result, Tensor) else result["num_rel"]
