@@ -5,37 +5,22 @@ Per compared metric it keeps, over the queries every model counts, each model's 
 of every two models' values (:math:`\sum_q x_{qi}` [K, M], :math:`\sum_q x_{qi} x_{qj}` [K, M, M], the count):
 means, paired differences and their variances, so the paired t-test. A randomization or bootstrap test adds
 one sum per replicate (:math:`R` of them, [R, K, M]), the replicate's random signs, permutations or weights
-being a hash of the query's id (:mod:`~torchrec_eval.comparison.statistics.replicates`): any split of the queries into
-batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.comparison.statistics.significance`.
+being a hash of the query's id (:mod:`~torchrec_eval.comparison.statistics.replicates`): any split of the queries
+into batches and ranks gives the same sums. The statistics: :mod:`~torchrec_eval.comparison.statistics.significance`,
+read from the sums by :mod:`~torchrec_eval.comparison.model_pairs`.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 
+from torchrec_eval.comparison.model_pairs import check_settings, pair_results, replicate_increments
 from torchrec_eval.comparison.report import ComparisonReport
-from torchrec_eval.comparison.statistics import adjusted_p_values
-from torchrec_eval.comparison.statistics.multiple_testing import ADJUSTMENTS
-from torchrec_eval.comparison.statistics.replicate_sums import (
-    bootstrap_sums,
-    check_replicates_fit,
-    fisher_sums,
-    tukey_sums,
-)
-from torchrec_eval.comparison.statistics.significance import (
-    TESTS,
-    bootstrap_interval,
-    effect_size,
-    exceedance,
-    student_p_value,
-    tukey_p_values,
-)
+from torchrec_eval.comparison.statistics.replicate_sums import check_replicates_fit
 from torchrec_eval.comparison.uncertainty import (
     ComparedArguments,
     ConfiguredComparison,
@@ -45,7 +30,6 @@ from torchrec_eval.comparison.uncertainty import (
 )
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.lifecycle import Apply
-from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.pipeline.validation import describe_any
 
 __all__ = ["ModelComparison"]
@@ -126,30 +110,11 @@ class ModelComparison(ConfiguredComparison):
                  options: dict[str, dict[str, Any]] | None = None, **kwargs: Unpack[ComparedArguments]) -> None:
         common, rest = split_common(dict(kwargs), ComparedArguments)
         super().__init__(**rest)
-        if isinstance(models, str) or len(models) < 2 or len(set(models)) != len(models) \
-                or not all(isinstance(name, str) and name for name in models):
-            raise ValueError(f"`models` must name 2 or more models, each once, got {models!r}")
-        if test not in TESTS:
-            raise ValueError(f"`test` must be one of {TESTS}, got {test!r}")
-        if correction is not None and correction not in ADJUSTMENTS:
-            raise ValueError(f"`correction` must be None or one of {ADJUSTMENTS}, got {correction!r}")
-        self.models, self.test, self.correction = list(models), test, correction
-        self.replicates = check_int("replicates", replicates, 1)
-        self.seed, self.level = check_int("seed", seed, 0), check_probability("level", level)
-        if exact and (test != "fisher" or replicates & (replicates - 1) or replicates < 2):
-            raise ValueError(f"`exact` enumerates the 2^n sign patterns of Fisher's test: test='fisher' and "
-                             f"`replicates` a power of 2 (2^n for queries 0..n-1), got test={test!r}, "
-                             f"replicates={replicates!r}")
-        tail = self.replicates * (1 - self.level) / 2
-        if test == "bootstrap" and tail < 1:  # the interval's bounds would be the extreme replicates themselves
-            raise ValueError(f"`replicates` must put at least one replicate in each tail of the bootstrap's "
-                             f"{self.level} interval, that is >= {math.ceil(2 / (1 - self.level))} at level="
-                             f"{self.level}; got replicates={replicates!r}")
-        self.exact = exact
+        self.settings = check_settings(models, test, replicates, seed, correction, level, exact)
+        self.models, self.test, self.replicates = self.settings.models, test, self.settings.replicates
         self.template, self.members, self.keys, self._columns = compared_values(metrics, k, options, common)
         keys, size = len(self.keys), len(self.models)
         check_replicates_fit(test, self.replicates, keys, size)  # before torch tries to allocate them
-        self.pairs = list(itertools.combinations(range(size), 2))
         self.add_state("sums", default=torch.zeros(keys, size, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("products", default=torch.zeros(keys, size, size, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("counts", default=torch.zeros(keys, dtype=torch.float64), dist_reduce_fx="sum")
@@ -160,7 +125,7 @@ class ModelComparison(ConfiguredComparison):
         # test, seed or model list, with states of the same shapes) is refused instead of read as this one's
         self._register_configuration([self.keys, list(self.members), self.template.empty_target_action,
                                       self.template.relevance_threshold, self.template.ties, self.models, test,
-                                      self.replicates, self.seed, exact])
+                                      self.replicates, self.settings.seed, exact])
         if test == "bootstrap":
             self.add_state("replicate_counts", default=torch.zeros(self.replicates, keys, dtype=torch.float64),
                            dist_reduce_fx="sum")
@@ -191,8 +156,9 @@ class ModelComparison(ConfiguredComparison):
         sums, products = values.sum(0), torch.einsum("bki,bkj->kij", values, values)
         counts = counted.sum(0)
         increments = {"sums": sums, "products": products, "counts": counts}
-        if self.test != "student":
-            increments |= self._replicates(values, counted, inputs.get("query_ids"))
+        if self.test != "student":  # the ids are read on the host with the other inputs' checks
+            increments |= replicate_increments(self.settings, values, counted, inputs.get("query_ids"),
+                                               self.template.validate_args)
 
         def apply() -> None:
             for name, increment in increments.items():
@@ -222,53 +188,9 @@ class ModelComparison(ConfiguredComparison):
         values = torch.stack([v for v, _ in per_model], dim=2)  # [B, K, M]
         return torch.where(counted.unsqueeze(2), values.to(torch.float64), 0.0), counted.to(torch.float64)
 
-    def _replicates(self, values: Tensor, counted: Tensor, query_ids: Tensor | None) -> dict[str, Tensor]:
-        """Each replicate's sums [R, K, M] (and the bootstrap's weights [R, K] and products) of this batch,
-        drawn in blocks of bounded memory (:mod:`~torchrec_eval.comparison.statistics.replicate_sums`)."""
-        rows, device = values.shape[0], values.device
-        if not isinstance(query_ids, Tensor) or query_ids.shape != (rows,) or query_ids.is_floating_point() \
-                or query_ids.dtype == torch.bool:
-            raise ValueError(f"`query_ids` must be an integer tensor [B] ({rows},), one id per query, unique over "
-                             f"the evaluation: the {self.test} test draws each query's replicates from it; got "
-                             f"{describe_any(query_ids)}")
-        ids = query_ids.to(device)
-        if self.template.validate_args:  # host reads: checked where the other inputs are
-            _check_distinct(ids)
-            if self.exact:
-                self._check_enumerable(ids)
-        if self.test == "fisher":
-            return {"replicate_sums": fisher_sums(values, ids, self.replicates, self.seed, self.exact)}
-        if self.test == "bootstrap":
-            return bootstrap_sums(values, counted, ids, self.replicates, self.seed)
-        return {"replicate_sums": tukey_sums(values, ids, self.replicates, self.seed)}
-
-    def _check_enumerable(self, ids: Tensor) -> None:
-        """The exact test's query ids lie in 0..n-1 for its 2^n replicates (replicate b flips query q where
-        bit q of b is set)."""
-        bits = int(math.log2(self.replicates))
-        if bool(((ids < 0) | (ids >= bits)).any()):
-            raise ValueError(f"`query_ids` must lie in [0, {bits}) for the exact test of replicates = 2^{bits} "
-                             f"(2^n for queries 0..n-1), got {ids.tolist()}")
-
     def compute(self) -> dict[str, Tensor]:
-        out: dict[str, Tensor] = {}
-        means = self.sums / self.counts.unsqueeze(1)  # [K, M]
-        differences, deviations = self._differences()  # [K, P] each
-        p_values = self._p_values(means, differences, deviations)  # [K, P]
-        for k, key in enumerate(self.keys):
-            for m, model in enumerate(self.models):
-                out[f"{key}/{model}"] = means[k, m]
-            adjusted = adjusted_p_values(p_values[k], self.correction) if self.correction else None
-            for p, (i, j) in enumerate(self.pairs):
-                name = f"{key}/{self.models[i]}_vs_{self.models[j]}"
-                out[f"{name}/diff"] = differences[k, p]
-                out[f"{name}/effect_size"] = effect_size(differences[k, p], deviations[k, p])
-                out[f"{name}/p_value"] = p_values[k, p]
-                if adjusted is not None:
-                    out[f"{name}/p_adjusted"] = adjusted[p]
-                if self.test == "bootstrap":
-                    out[f"{name}/low"], out[f"{name}/high"] = self._bootstrap(k, i, j, deviations[k, p])[:2]
-        return out
+        states = {name: getattr(self, name) for name in self._defaults}
+        return pair_results(self.settings, self.keys, states)
 
     def report(self, alpha: float = 0.05, digits: int = 3) -> ComparisonReport:
         """The table of :meth:`compute`'s results, as ranx's ``compare`` prints it: each model's value of each
@@ -297,57 +219,8 @@ class ModelComparison(ConfiguredComparison):
         if self.test == "tukey":
             how = "randomized Tukey HSD"
         else:
-            how = f"{self.test} test" + (f", {self.correction}-adjusted" if self.correction else "")
+            correction = self.settings.correction
+            how = f"{self.test} test" + (f", {correction}-adjusted" if correction else "")
         note = f"superscripts: significantly better than that model ({how}, p < {alpha})"
         return ComparisonReport.from_results(self.compute(), models=self.models, keys=self.keys, alpha=alpha,
                                              note=note, digits=digits)
-
-    def _differences(self) -> tuple[Tensor, Tensor]:
-        """[K, P] the mean and the standard deviation of each pair's per-query differences, from the sums."""
-        first = torch.tensor([i for i, _ in self.pairs], device=self.sums.device)
-        second = torch.tensor([j for _, j in self.pairs], device=self.sums.device)
-        total = self.sums[:, first] - self.sums[:, second]
-        squares = self.products[:, first, first] + self.products[:, second, second] \
-            - 2 * self.products[:, first, second]
-        count = self.counts.unsqueeze(1)
-        return total / count, ((squares - total * total / count) / (count - 1)).clamp(min=0).sqrt()
-
-    def _p_values(self, means: Tensor, differences: Tensor, deviations: Tensor) -> Tensor:
-        """[K, P] each pair's p-value of ``test`` (NaN below 2 queries)."""
-        count = self.counts.unsqueeze(1)
-        if self.test == "student":
-            p = student_p_value(differences, deviations, count)
-        elif self.test == "tukey":
-            p = tukey_p_values(means, self.replicate_sums / count, self.pairs)
-        elif self.test == "fisher":
-            p = torch.stack([exceedance(differences[:, p] * self.counts,
-                                        self.replicate_sums[:, :, i] - self.replicate_sums[:, :, j])
-                             for p, (i, j) in enumerate(self.pairs)], dim=1)
-        else:  # bootstrap
-            p = torch.stack([torch.stack([self._bootstrap(k, i, j, deviations[k, p])[2] for k in range(len(self.keys))])
-                             for p, (i, j) in enumerate(self.pairs)], dim=1)
-        return torch.where(count < 2, torch.nan, p)
-
-    def _bootstrap(self, k: int, i: int, j: int, deviation: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """(low, high, p) of models i and j on key k: the percentile interval of the replicates' mean
-        differences, and the studentized bootstrap's p (each replicate's t of its difference from the
-        observed one against the observed t; ``deviation``: the observed differences' standard deviation)."""
-        counts = self.replicate_counts[:, k]
-        totals = self.replicate_sums[:, k, i] - self.replicate_sums[:, k, j]
-        squares = self.replicate_products[:, k, i, i] + self.replicate_products[:, k, j, j] \
-            - 2 * self.replicate_products[:, k, i, j]
-        observed = (self.sums[k, i] - self.sums[k, j]) / self.counts[k]
-        return bootstrap_interval(totals / counts, observed, self.level, squares, counts,
-                                  deviation / self.counts[k].sqrt())
-
-
-def _check_distinct(ids: Tensor) -> None:
-    """Raise a ``ValueError`` on an id that repeats within the batch: each id is one query, drawn once per
-    replicate; a repeat would add one query's draws twice, as if two queries agreed perfectly."""
-    ordered = ids.sort().values
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    if bool(repeated.numel()):
-        shown = torch.unique(repeated)
-        raise ValueError(f"`query_ids` must not repeat an id within a batch (one id per query: a repeated id "
-                         f"would count its query's random draws twice); got {describe_any(ids)} repeating "
-                         f"{shown[:10].tolist()}{' ...' if shown.numel() > 10 else ''}")
