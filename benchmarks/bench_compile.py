@@ -61,7 +61,7 @@ from bench_core import (  # noqa: E402
 from bench_peers import peak_memory  # noqa: E402
 
 import torchrec_eval as tre  # noqa: E402
-from torchrec_eval.pipeline.blocked_topk import top_scores  # noqa: E402
+from torchrec_eval.pipeline.topk import top_scores  # noqa: E402
 from torchrec_eval.syncs import simulate_accelerator  # noqa: E402
 
 SUITE = ["ndcg@10", "map@10", "recall@20", "precision@10", "mrr@10", "hitrate@20"]
@@ -152,7 +152,7 @@ def alone_rows(shapes: list[tuple[int, int, int]], repeats: int, device: torch.d
 
 
 def selection_rows(shapes: list[tuple[int, int, int]], repeats: int, device: torch.device) -> list[tuple[str, float]]:
-    """The top ``take`` of random scores by the library's selection (``pipeline/blocked_topk.py``: blocks on CPU
+    """The top ``take`` of random scores by the library's selection (``pipeline/topk.py``'s ``top_scores``: blocks on CPU
     rows where they are cheaper, else ``torch.topk`` itself) as a multiple of ``torch.topk``, side by side."""
     rows = []
     for queries, items, take in shapes:
@@ -183,13 +183,13 @@ def _goal(queries: int, items: int, case: str) -> str:
 
 def count_ops(metrics: list[str], form: str, device: torch.device) -> tuple[int, int]:
     """aten ops (views excluded) that the second eager update of ``metrics`` dispatches (the first builds caches),
-    and how many of them select the top k (``pipeline/blocked_topk.py``: one ``torch.topk``, or six ops of the
+    and how many of them select the top k (``pipeline/topk.py``'s ``top_scores``: one ``torch.topk``, or six ops of the
     blocked top-k on CPU rows of 16 x k items or more)."""
     inputs = batch(100, 1_000, device, form)
     suite = tre.RankingMetrics(metrics, validate_args=False).to(device)
     suite.update(**inputs)
     return (aten_ops(lambda: suite.update(**inputs)),
-            aten_ops(lambda: suite.update(**inputs), within="pipeline/blocked_topk.py"))
+            aten_ops(lambda: suite.update(**inputs), within="pipeline/topk.py:top_scores"))
 
 
 def read_rows(repeats: int, device: torch.device, rows: int = 1024, items: int = 101, depth: int = 20,

@@ -69,14 +69,16 @@ def kernel_launches(fn: Callable[[], object], device: torch.device) -> tuple[int
 
 def aten_ops(fn: Callable[[], object], within: str | None = None) -> int:
     """aten ops one call of ``fn`` dispatches, views excluded (they launch nothing) and in-place ops counted:
-    on a CPU each is a dispatch, on a GPU a kernel launch. With ``within`` (a source file's name), only the
-    ops dispatched while a function of that file runs."""
+    on a CPU each is a dispatch, on a GPU a kernel launch. With ``within`` (a source file's name, or
+    ``"file.py:function"``), only the ops dispatched while a function of that file (or that function) runs."""
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    path, _, function = (within or "").partition(":")
 
     def inside() -> bool:
         frame = sys._getframe(2)
         while frame is not None:
-            if frame.f_code.co_filename.endswith(within):
+            if frame.f_code.co_filename.endswith(path) and function in ("", frame.f_code.co_name):
                 return True
             frame = frame.f_back
         return False

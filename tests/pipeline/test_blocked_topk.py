@@ -1,4 +1,4 @@
-"""The blocked top-k of long CPU rows (pipeline/blocked_topk.py): the values of ``torch.topk``, and through
+"""The blocked top-k of long CPU rows (``top_scores`` in pipeline/topk.py): the values of ``torch.topk``, and through
 ``top_indices`` the exact ranking of the brute-force reference, with ties at and inside the cut, ``-inf``,
 rows whose length is no multiple of the block, half and double precision."""
 
@@ -8,9 +8,8 @@ import pytest
 import torch
 
 from tests.reference import ranking as ref
-from torchrec_eval.pipeline import blocked_topk
-from torchrec_eval.pipeline.blocked_topk import top_scores
-from torchrec_eval.pipeline.topk import top_indices
+from torchrec_eval.pipeline import topk as blocked_topk
+from torchrec_eval.pipeline.topk import top_indices, top_scores
 
 
 def _scores(rows: int, items: int, kind: str, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:

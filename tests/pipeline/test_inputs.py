@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.pipeline.counting import count_true
+from torchrec_eval.pipeline.tensor_cache import count_true
 
 P = torch.tensor([[0.9, 0.1, 0.5, 0.3], [0.2, 0.8, 0.4, 0.6]])
 T = torch.tensor([[1, 0, 0, 1], [0, 1, 0, 0]])

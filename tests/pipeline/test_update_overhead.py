@@ -13,7 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import torchrec_eval as tre
 from tests.reference import ranking as ref
 from torchrec_eval.pipeline import tensor_cache
-from torchrec_eval.pipeline.blocked_topk import top_scores
+from torchrec_eval.pipeline.topk import top_scores
 from torchrec_eval.syncs import simulate_accelerator
 
 SUITE = ["ndcg", "map", "recall", "precision", "mrr", "hitrate"]

@@ -24,7 +24,7 @@ from torchrec_eval.beyond.intents import intent_aware, shared_ideal
 from torchrec_eval.beyond.long_tail import tail_items_in_list
 from torchrec_eval.beyond.popularity import mean_over_list, unexpected_hit_share
 from torchrec_eval.beyond.propensity import propensity_scored
-from torchrec_eval.members.empty_targets import apply_empty_target_action
+from torchrec_eval.members.steps import apply_empty_target_action
 from torchrec_eval.pipeline.batch import RankedTargets
 
 #: per query: (ranked batch, k, the family's table, its settings, empty_target_action)

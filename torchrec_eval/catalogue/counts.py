@@ -4,7 +4,7 @@ Over the whole catalogue these metrics depend only on, for each target item t of
 of candidates scored above it and the number scored equal to it (its mid-rank), and on the targets'
 own scores and gains. Each chunk adds its counts, exact integers. With a few targets per query, one
 compare pass per target and side (``>`` and ``>=``), counted eight flags per machine word
-(:func:`~torchrec_eval.pipeline.counting.count_true`); with many, one binary search per item into the
+(:func:`~torchrec_eval.pipeline.tensor_cache.count_true`); with many, one binary search per item into the
 query's sorted target scores and per-bucket counts. O(B·T) memory.
 """
 
@@ -19,8 +19,8 @@ from torch import Tensor
 from torchrec_eval.pairwise.compaction import compact
 from torchrec_eval.pairwise.pairs import graded_pairs
 from torchrec_eval.pairwise.pauc import expected_credit
-from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
+from torchrec_eval.pipeline.tensor_cache import count_true
 
 _COMPARE_PASSES = 16  # up to this many targets per query, compare passes beat the binary search
 

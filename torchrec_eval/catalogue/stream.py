@@ -19,12 +19,12 @@ from torch import Tensor
 from torchrec_eval.catalogue.counts import TargetCounts, TargetRanks
 from torchrec_eval.catalogue.merge import best, chunk_order
 from torchrec_eval.catalogue.sharded import ItemRanges, gather_shards
-from torchrec_eval.members.ownership import leave_inference_states, own_tensors
+from torchrec_eval.members.ownership import own_tensors
 from torchrec_eval.members.steps import needs_of
 from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.exclusion import Exclusions
-from torchrec_eval.pipeline.forms.common import ranking_depth
+from torchrec_eval.pipeline.forms.candidates import ranking_depth
 from torchrec_eval.pipeline.forms.ids import check_target_ids, table_ranked, target_table
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.topk import top_indices
@@ -258,9 +258,7 @@ class CatalogueBatch:
         batch = self._batch(shards)
         self.closed = True
         metric = self.metric
-        apply = metric._stage_batch(batch) if shards.owner else (lambda: None)
-        leave_inference_states(metric)
-        apply()
+        metric._apply_staged(metric._stage_batch(batch) if shards.owner else (lambda: None))
         metric._update_count += 1
         metric._computed = None
 

@@ -44,8 +44,7 @@ from torchrec_eval.comparison.statistics import (
     student_t_quantile,
     student_t_two_sided_p,
 )
-from torchrec_eval.members.empty_targets import EmptyTargetAction
-from torchrec_eval.members.steps import accumulate
+from torchrec_eval.members.steps import EmptyTargetAction, accumulate
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.configuration import check_loaded_configuration, check_same_states, fingerprint
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, TorchmetricsArguments

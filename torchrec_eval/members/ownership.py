@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import torch
 from torch import Tensor, nn
 
 
@@ -75,19 +74,6 @@ def _walked(value: Any) -> bool:
         return False
     return (isinstance(value, nn.Module) or dataclasses.is_dataclass(value)
             or type(value).__module__.startswith("torchrec_eval."))
-
-
-def leave_inference_states(metric: Any) -> None:
-    """Before a metric's states are added into in place outside ``torch.inference_mode``: replace each state that
-    is an inference tensor by a normal copy (exact). A state made under inference mode (a ``reset``,
-    ``load_state_dict`` or ``merge_state`` in Lightning's evaluation loops, which run in it) is an inference
-    tensor, which torch lets no one update in place outside that mode (torchmetrics' #1993)."""
-    if torch.compiler.is_compiling() or torch.is_inference_mode_enabled():
-        return  # in place on an inference or a normal tensor: both allowed here (a graph: no inference tensors)
-    for name in metric._defaults:
-        state = getattr(metric, name)
-        if isinstance(state, Tensor) and state.is_inference():
-            setattr(metric, name, state.clone())
 
 
 class OwnsTensors:

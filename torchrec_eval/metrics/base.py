@@ -26,13 +26,7 @@ from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.members.conventions import preset, resolve_common
 from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import check_common, needs_of
-from torchrec_eval.metrics.arguments import (
-    check_weighted,
-    checked_groups,
-    checked_weights,
-    refuse_flat_weights,
-    require_groups,
-)
+from torchrec_eval.metrics.arguments import check_weighted, refuse_flat_weights
 from torchrec_eval.metrics.compiled import compile_update, compiled_step, give_up_compiling
 from torchrec_eval.metrics.configuration import (
     check_loaded_configuration,
@@ -46,6 +40,7 @@ from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_repr
 from torchrec_eval.pipeline import TIES, Batch, FormInputs, Inputs, Rules, check_flat, prepare_batch
 from torchrec_eval.pipeline.arguments import check_optional_int
+from torchrec_eval.pipeline.validation import checked_groups, checked_weights, require_groups
 
 __all__ = ["MemberMetric", "fingerprint"]
 

@@ -40,11 +40,24 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from torchrec_eval.members.ownership import leave_inference_states, own_tensors
+from torchrec_eval.members.ownership import own_tensors
 from torchrec_eval.metrics.configuration_guard import check_ranks_agree, check_shapes, fixed_shapes
 from torchrec_eval.metrics.flat_stream import PENDING, STREAM, STREAM_LAST, TENTATIVE, FlatStream
 
 Apply = Callable[[], None]
+
+
+def leave_inference_states(metric: Any) -> None:
+    """Before a metric's states are added into in place outside ``torch.inference_mode``: replace each state that
+    is an inference tensor by a normal copy (exact). A state made under inference mode (a ``reset``,
+    ``load_state_dict`` or ``merge_state`` in Lightning's evaluation loops, which run in it) is an inference
+    tensor, which torch lets no one update in place outside that mode (torchmetrics' #1993)."""
+    if torch.compiler.is_compiling() or torch.is_inference_mode_enabled():
+        return  # in place on an inference or a normal tensor: both allowed here (a graph: no inference tensors)
+    for name in metric._defaults:
+        state = getattr(metric, name)
+        if isinstance(state, Tensor) and state.is_inference():
+            setattr(metric, name, state.clone())
 
 
 class TorchmetricsArguments(TypedDict, total=False):
@@ -150,7 +163,11 @@ class StatefulMetric(Metric):
         if inputs.get("indexes") is not None:
             self._update_flat(inputs)
             return
-        apply = self._stage(inputs)
+        self._apply_staged(self._stage(inputs))
+
+    def _apply_staged(self, apply: Apply) -> None:
+        """Add a staged batch's increments (nothing failed: from here on the states change), states made under
+        ``torch.inference_mode`` first copied into normal tensors (:func:`leave_inference_states`)."""
         leave_inference_states(self)
         apply()
 

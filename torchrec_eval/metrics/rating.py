@@ -17,7 +17,8 @@ import torch
 from torch import Tensor, nn
 from torchmetrics import MeanAbsoluteError, MeanSquaredError
 
-from torchrec_eval.members.ownership import OwnsTensors, leave_inference_states
+from torchrec_eval.members.ownership import OwnsTensors
+from torchrec_eval.metrics.lifecycle import leave_inference_states
 
 __all__ = ["MAE", "MSE", "RMSE"]
 

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline import RankedTargets
-from torchrec_eval.pipeline.forms.common import is_relevant
+from torchrec_eval.pipeline.forms.candidates import is_relevant
 from torchrec_eval.pipeline.tensor_cache import constant, row
 
 #: ``unlogged`` of CTR: how the items with ``target == ignore_index`` count in the cut

@@ -23,8 +23,7 @@ from typing import Any, Unpack, overload
 import torch
 from torch import Tensor
 
-from torchrec_eval.members.empty_targets import EmptyTargetAction
-from torchrec_eval.members.steps import Reduction, check_common, prepare
+from torchrec_eval.members.steps import EmptyTargetAction, Reduction, check_common, prepare
 from torchrec_eval.pairwise.ctr import (
     UNLOGGED_THRESHOLD,
     Unlogged,

@@ -10,24 +10,23 @@ Its steps, one job per module:
   need of the ranking, how to rank;
 * :mod:`~torchrec_eval.pipeline.prepare` -- which input form a call uses (a table), and the call handed to it;
 * :mod:`~torchrec_eval.pipeline.forms` -- the four input forms (dense, ids, ranked, flat), one module each;
-* :mod:`~torchrec_eval.pipeline.candidate_mask` -- which items are candidates (``mask``, ``-inf``, exclusions);
+* :mod:`~torchrec_eval.pipeline.forms.candidates` -- which items are candidates (``mask``, ``-inf``, exclusions);
 * :mod:`~torchrec_eval.pipeline.exclusion` -- ``exclude_ids`` kept as sorted ids, not a [B, N] mask;
 * :mod:`~torchrec_eval.pipeline.topk` -- the top k of each row, exact at the cut-off, with the help of
   :mod:`~torchrec_eval.pipeline.tie_order` (the tie keys) and :mod:`~torchrec_eval.pipeline.boundary_scan`
-  (the items tied at the cut-off), reading long CPU rows through :mod:`~torchrec_eval.pipeline.blocked_topk`
-  (the maxima of blocks first: cheaper than ``torch.topk``'s branches);
+  (the items tied at the cut-off), reading long CPU rows through the maxima of blocks first (cheaper than
+  ``torch.topk``'s branches), and a custom operator inside a compiled update;
 * :mod:`~torchrec_eval.pipeline.counted_ranks` -- the ids form's target ranks counted over each row, no top-k,
   where that is cheaper (few targets a row: sampled evaluation, and a compiled update's one loop);
 * :mod:`~torchrec_eval.pipeline.average_ties` -- the tie-group statistics of ``ties="average"``;
 * :mod:`~torchrec_eval.pipeline.batch` -- what comes out: the ranked view, the candidate view, the groups;
-* :mod:`~torchrec_eval.pipeline.counting` -- ``count_true``, the row counts of bool tensors;
 * :mod:`~torchrec_eval.pipeline.syncs` -- where a host read is free and where it must not happen
   (public as :mod:`torchrec_eval.syncs`);
-* :mod:`~torchrec_eval.pipeline.tensor_cache` -- small constant tensors built once per device.
+* :mod:`~torchrec_eval.pipeline.tensor_cache` -- small constant tensors built once per device, and
+  ``count_true``, the row counts of bool tensors.
 """
 
 from torchrec_eval.pipeline.batch import Batch, Candidates, RankedTargets
-from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.forms import FORMS
 from torchrec_eval.pipeline.forms.flat import check_flat
 from torchrec_eval.pipeline.inputs import (
@@ -43,6 +42,7 @@ from torchrec_eval.pipeline.inputs import (
     Ties,
 )
 from torchrec_eval.pipeline.prepare import input_keywords_checked, keywords_checked_by, prepare_batch
+from torchrec_eval.pipeline.tensor_cache import count_true
 
 __all__ = [
     "FORMS",

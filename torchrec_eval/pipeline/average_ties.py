@@ -11,9 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.counting import count_true
 from torchrec_eval.pipeline.syncs import host_reads_free
-from torchrec_eval.pipeline.tensor_cache import positions
+from torchrec_eval.pipeline.tensor_cache import count_true, positions
 from torchrec_eval.pipeline.topk import TopK
 
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.blocked_topk import ranking_cost
-from torchrec_eval.pipeline.counting import count_true
-from torchrec_eval.pipeline.tensor_cache import constant, positions
+from torchrec_eval.pipeline.tensor_cache import constant, count_true, positions
+from torchrec_eval.pipeline.topk import ranking_cost
 
 TIE_ORDERS = ("index", "reverse_index")  # the orders a count can tell (the gain-aware ones read every gain)
 _KEYED = (torch.float32, torch.float16, torch.bfloat16)  # scores whose float32 bits and a tie key fit in an int64

@@ -28,7 +28,7 @@ every device and for every batch size (see :mod:`torchrec_eval.pipeline.topk`).
 
 Where each job lives: validation in :mod:`~torchrec_eval.pipeline.validation`, the four forms (and
 the checks of each) in :mod:`~torchrec_eval.pipeline.forms`, which items are candidates in
-:mod:`~torchrec_eval.pipeline.candidate_mask`, the batch representation in
+:mod:`~torchrec_eval.pipeline.forms.candidates`, the batch representation in
 :mod:`~torchrec_eval.pipeline.batch`, ranking and tie order in :mod:`~torchrec_eval.pipeline.topk`,
 ``exclude_ids`` in :mod:`~torchrec_eval.pipeline.exclusion`, ``ties="average"`` in
 :mod:`~torchrec_eval.pipeline.average_ties`, the records passed down in :mod:`~torchrec_eval.pipeline.inputs`.

@@ -8,7 +8,7 @@ Plain (non-tensor) arguments are checked in :mod:`~torchrec_eval.pipeline.argume
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import overload
+from typing import Any, overload
 
 import torch
 from torch import Tensor
@@ -221,3 +221,41 @@ def check_flat_shapes(
         raise ValueError(f"`indexes` must be an integer tensor of query ids, got {describe(indexes)}")
     if mask is not None and mask.dtype != torch.bool:
         raise ValueError(f"`mask` must be a bool tensor, got {describe(mask)}")
+
+
+def require_groups(groups: Tensor | None, num_groups: int | None) -> None:
+    """``groups`` must be given exactly when the metric was built with ``num_groups``."""
+    if (groups is None) != (num_groups is None):
+        raise ValueError(
+            "`groups` must be given exactly when the metric was built with `num_groups` "
+            f"(num_groups={num_groups}, groups {'missing' if groups is None else 'given'})"
+        )
+
+
+def checked_groups(groups: Tensor, num_groups: int, device: torch.device, validate_args: bool) -> Tensor:
+    """``groups`` [B], integers in [0, num_groups) (checked with ``validate_args``), on ``device``."""
+    if groups.is_floating_point() or groups.dtype == torch.bool:
+        raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
+    if validate_args:
+        low, high = torch.aminmax(groups)
+        if bool((low < 0) | (high >= num_groups)):
+            raise ValueError(f"`groups` must lie in [0, {num_groups}), got values from {low.item()} to {high.item()}")
+    return groups.to(device)
+
+
+def checked_weights(weight: Any, rows: int, weighted: bool, device: torch.device, validate_args: bool) -> Tensor | None:
+    """The [B] float64 query weights on ``device`` (None: unweighted), for a batch of ``rows`` queries."""
+    if weight is None:
+        return None
+    if not weighted:
+        raise ValueError("`sample_weight` needs a metric built with `weighted=True`; got `sample_weight` of "
+                         f"{describe_any(weight)} for an unweighted metric")
+    if not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool or weight.is_complex():
+        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
+                         f"query, got {shape}")
+    weight = weight.to(device=device, dtype=torch.float64)
+    if validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
+        raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
+                         f"to {weight.max().item()}")
+    return weight

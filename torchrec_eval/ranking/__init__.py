@@ -9,13 +9,13 @@ Layout:
 * the families themselves, a layer up: :mod:`torchrec_eval.ranking.families`, one module per group of families
   that compute alike, each family there as its formula, its registry entry, its class and its function;
 * what the formulas are built on: the sums within cut-offs of :mod:`~torchrec_eval.ranking.rank_sums`, the safe
-  divisions of :mod:`~torchrec_eval.ranking.ratios` and :mod:`~torchrec_eval.ranking.discount_sum`;
+  divisions of :mod:`~torchrec_eval.ranking.rank_sums` and :mod:`~torchrec_eval.ranking.discount_sum`;
 * the table of the families (formula, options, cut-off rule, ``higher_is_better``), filled by their modules:
   :mod:`~torchrec_eval.ranking.registry`;
 * the member: :class:`~torchrec_eval.ranking.member.TopKMember` over checked
   :class:`~torchrec_eval.ranking.entries.Entry` objects, with its count columns
   (:mod:`~torchrec_eval.ranking.count_layout`), ``empty_target_action``
-  (:mod:`~torchrec_eval.members.empty_targets`) and the steps all members share
+  (:mod:`~torchrec_eval.members.steps`) and the steps all members share
   (:mod:`~torchrec_eval.members.steps`);
 * the functions' plumbing: :mod:`~torchrec_eval.ranking.named_metric` (one batch through a one-family member).
 """

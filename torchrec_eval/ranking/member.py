@@ -13,14 +13,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.members.empty_targets import counted_values, kept_queries
 from torchrec_eval.members.interface import Member
-from torchrec_eval.members.steps import accumulate
+from torchrec_eval.members.steps import accumulate, counted_values, kept_queries
 from torchrec_eval.pipeline import Batch, RankedTargets
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 from torchrec_eval.ranking.count_layout import BASIS_KINDS, KIND_BASIS, count_layout, zero_kinds
 from torchrec_eval.ranking.entries import Entry
-from torchrec_eval.ranking.ratios import Ratio, divide
+from torchrec_eval.ranking.rank_sums import Ratio, divide
 from torchrec_eval.ranking.registry import MEMBER_OPTIONS, REGISTRY
 
 
@@ -100,7 +99,7 @@ class TopKMember(Member):
                              f"(got ties={ties!r})")
 
     def evaluate(self, ranked: RankedTargets) -> Tensor:
-        """[B, P] every entry's values: the families' :class:`~torchrec_eval.ranking.ratios.Ratio` divided at once
+        """[B, P] every entry's values: the families' :class:`~torchrec_eval.ranking.rank_sums.Ratio` divided at once
         (one op for a suite, where each family would divide its own; bit for bit their quotients)."""
         numerators: list[Tensor] = []
         denominators: list[Tensor | None] = []

@@ -9,8 +9,7 @@ from typing import Any
 from torch import Tensor
 
 from torchrec_eval.members.conventions import Convention, preset, resolve_common, resolve_options
-from torchrec_eval.members.empty_targets import EmptyTargetAction
-from torchrec_eval.members.steps import Reduction, check_common, prepare
+from torchrec_eval.members.steps import EmptyTargetAction, Reduction, check_common, prepare
 from torchrec_eval.pipeline import INPUT_KEYWORDS, FormInputs, Inputs, Rules, Ties
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember

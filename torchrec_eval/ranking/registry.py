@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import is_number
-from torchrec_eval.ranking.ratios import Ratio
+from torchrec_eval.ranking.rank_sums import Ratio
 
 # Options of which queries a value counts, read by the top-k member (not by the formula): every family that
 # reads a list takes ``empty_list_action`` -- "neg" (default): a query whose list is empty (no candidate: a ``ranked_ids``
@@ -65,7 +65,7 @@ class TopKFamily:
 
     Attributes:
         kernel: ``(ranked, ks, **options) -> [B, len(ks)]`` per-query values, or their
-            :class:`~torchrec_eval.ranking.ratios.Ratio` (numerator, denominator), which the member divides.
+            :class:`~torchrec_eval.ranking.rank_sums.Ratio` (numerator, denominator), which the member divides.
         options: option name -> its allowed values (``(Interval(low, high),)``: a number in that interval).
         cutoff: ``"k"``: an int ``k`` is required; ``"k_or_r"``: ``k`` may be None, a cut at the query's
             number of relevant items R (the batch is then ranked down to its largest R); ``"none"``: it takes

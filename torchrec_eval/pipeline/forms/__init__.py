@@ -1,12 +1,14 @@
-"""The four input forms of a ranking metric, one module each; :func:`torchrec_eval.pipeline.prepare.prepare_batch`
-picks the one a call uses and turns it into a :class:`~torchrec_eval.pipeline.batch.Batch`.
+"""The four input forms of a ranking metric; :func:`torchrec_eval.pipeline.prepare.prepare_batch` picks the one a
+call uses and turns it into a :class:`~torchrec_eval.pipeline.batch.Batch`.
 
-* :mod:`~torchrec_eval.pipeline.forms.dense` -- ``preds`` [B, N] scores, ``target`` [B, N] relevance;
-* :mod:`~torchrec_eval.pipeline.forms.ids` -- ``preds`` [B, N], ``target_ids`` [B, T] (``target_gains`` [B, T]);
+* :mod:`~torchrec_eval.pipeline.forms.scored` -- the scored forms: dense, ``preds`` [B, N] scores and ``target``
+  [B, N] relevance, ranked there; and ids, ``preds`` [B, N] with ``target_ids`` [B, T] (``target_gains`` [B, T]),
+  whose targets :mod:`~torchrec_eval.pipeline.forms.ids` finds in the ranking;
 * :mod:`~torchrec_eval.pipeline.forms.ranked` -- ``ranked_ids`` [B, L], ``target_ids`` [B, T];
 * :mod:`~torchrec_eval.pipeline.forms.flat` -- 1-D ``preds``, ``target`` and ``indexes``.
 
-:mod:`~torchrec_eval.pipeline.forms.common` holds what the scored forms share.
+:mod:`~torchrec_eval.pipeline.forms.candidates` holds what the scored forms share: the scores' checks and which
+items are candidates.
 """
 
 FORMS = (

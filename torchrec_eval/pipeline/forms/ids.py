@@ -15,14 +15,16 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.batch import RankedTargets
-from torchrec_eval.pipeline.candidate_mask import CandidateItems
 from torchrec_eval.pipeline.counted_ranks import TIE_ORDERS, counted_ranks, counting_is_cheaper
-from torchrec_eval.pipeline.counting import count_true, hit_dtype
-from torchrec_eval.pipeline.forms.common import count_candidates, is_relevant, ranking_depth
+from torchrec_eval.pipeline.forms.candidates import (
+    CandidateItems,
+    count_candidates,
+    is_relevant,
+    ranking_depth,
+)
 from torchrec_eval.pipeline.inputs import Needs, Rules
-from torchrec_eval.pipeline.tensor_cache import constant, filled, positions
-from torchrec_eval.pipeline.topk import TopK
-from torchrec_eval.pipeline.topk_op import ranked_top
+from torchrec_eval.pipeline.tensor_cache import constant, count_true, filled, hit_dtype, positions
+from torchrec_eval.pipeline.topk import TopK, ranked_top
 from torchrec_eval.pipeline.validation import (
     UNJUDGED_GAIN,
     Checks,

@@ -18,8 +18,7 @@ from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.discount_sum import discount_sum
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
-from torchrec_eval.ranking.rank_sums import best_sums, summed, weight_sums
-from torchrec_eval.ranking.ratios import Ratio, as_row
+from torchrec_eval.ranking.rank_sums import Ratio, as_row, best_sums, summed, weight_sums
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TOP_GRADE, Interval, TopKFamily, register
 
 # the options of DCG's gains and discount

@@ -15,8 +15,16 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
-from torchrec_eval.ranking.rank_sums import hits_within, listed_within, summed
-from torchrec_eval.ranking.ratios import Ratio, as_row, divide, per_capped_count, quotient
+from torchrec_eval.ranking.rank_sums import (
+    Ratio,
+    as_row,
+    divide,
+    hits_within,
+    listed_within,
+    per_capped_count,
+    quotient,
+    summed,
+)
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TopKFamily, register
 
 PrecisionDenominator = Literal["k", "retrieved", "min_k_r"]

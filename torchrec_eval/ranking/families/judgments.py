@@ -16,8 +16,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
-from torchrec_eval.ranking.rank_sums import listed_within, summed
-from torchrec_eval.ranking.ratios import divide, per_count
+from torchrec_eval.ranking.rank_sums import divide, listed_within, per_count, summed
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TopKFamily, register
 
 #: trec_eval's ``INFAP_EPSILON``: infAP's smoothing of the precision among the judged items above a relevant one

@@ -19,14 +19,17 @@ from torchrec_eval.pipeline.batch import TieGroups
 from torchrec_eval.pipeline.tensor_cache import ranks
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
 from torchrec_eval.ranking.rank_sums import (
+    Ratio,
+    as_row,
     at_cutoffs,
     best_sums,
     hits_within,
     listed_within,
+    per_capped_count,
+    per_count,
     rank_weights,
     summed,
 )
-from torchrec_eval.ranking.ratios import Ratio, as_row, per_capped_count, per_count
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TopKFamily, register
 
 Normalizer = Literal["min_k_r", "r", "hits", "k", "min_list_r"]

@@ -15,8 +15,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
-from torchrec_eval.ranking.rank_sums import hits_within, listed_within
-from torchrec_eval.ranking.ratios import divide
+from torchrec_eval.ranking.rank_sums import divide, hits_within, listed_within
 from torchrec_eval.ranking.registry import LIST_OPTIONS, Interval, TopKFamily, register
 
 
