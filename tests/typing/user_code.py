@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 import torchrec_eval as tre
-from torchrec_eval.functional import auc, ctr, jaccard, ndcg, partial_auc, precision, rbo, rprecision
+from torchrec_eval.functional import auc, ctr, jaccard, mrr, ndcg, partial_auc, precision, rbo, rprecision
 
 preds = torch.tensor([[0.9, 0.1, 0.5]])
 target = torch.tensor([[0, 1, 1]])
@@ -20,6 +20,8 @@ many: dict[str, Tensor] = ndcg(preds, target, k=[1, 2], ties="average", gain="ex
 assert_type(precision(preds, target, k=2, denominator="retrieved", reduction="none"), Tensor)
 assert_type(precision(preds, target, k=(1, 2)), dict[str, Tensor])
 assert_type(rprecision(preds, target), Tensor)
+assert_type(mrr(preds, target, k=2, reduction="none"), Tensor)  # a family without options of its own
+assert_type(mrr(preds, target_ids=torch.tensor([[1, 2]]), k=[1, 2]), dict[str, Tensor])
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)

@@ -3,14 +3,14 @@ ranks the batch once and reduces (:func:`compute_named_metrics`: several familie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, Unpack, cast, overload
 
 from torch import Tensor
 
 from torchrec_eval.members.conventions import Convention, preset, resolve_common, resolve_options
 from torchrec_eval.members.steps import EmptyTargetAction, Reduction, check_common, prepare
-from torchrec_eval.pipeline import INPUT_KEYWORDS, FormInputs, Inputs, Rules, Ties
+from torchrec_eval.pipeline import INPUT_KEYWORDS, FormInputs, Inputs, Rules, Ties, keywords_checked_by
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import EmptyListAction
@@ -64,6 +64,26 @@ class TopKCall(CommonCall, total=False):
     """
 
     empty_list_action: EmptyListAction | None
+
+
+class TopKFunction(Protocol):
+    """The type of a top-k family's function that takes no option of its own (F1, MRR, bpref, ...): an int ``k``
+    gives a tensor, a sequence of cut-offs a dict ``{"name@k": value}``; the other keywords are :class:`TopKCall`'s.
+    A family with options writes its two overloads out instead."""
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                 **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                 **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+def topk_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> TopKFunction:
+    """A top-k family's function without options, typed as :class:`TopKFunction` (its two overloads, which a type
+    checker reads), its keywords checked against :class:`TopKCall` (a misspelt one is a ``ValueError``)."""
+    return cast(TopKFunction, keywords_checked_by(TopKCall)(function))
 
 
 def compute_named_metric(name: str, preds: Tensor | None, target: Tensor | None, k: int | Sequence[int | None] | None,

@@ -17,7 +17,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.discount_sum import discount_sum
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
 from torchrec_eval.ranking.rank_sums import Ratio, as_row, best_sums, summed, weight_sums
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TOP_GRADE, Interval, TopKFamily, register
 
@@ -97,19 +97,9 @@ class CG(TopKMetric):
     name = "cg"
 
 
-@overload
-def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-       **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-       **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def cg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-       **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""CG@k (cumulative gain): :math:`\sum_{i \le k} g_i`.
 
     Args:

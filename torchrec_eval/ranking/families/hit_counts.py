@@ -14,7 +14,7 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
 from torchrec_eval.ranking.rank_sums import (
     Ratio,
     as_row,
@@ -219,19 +219,9 @@ class F1(TopKMetric):
     name = "f1"
 
 
-@overload
-def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-       **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-       **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def f1(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-       **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""F1@k: the harmonic mean of Precision@k and Recall@k, :math:`2PR / (P + R)` (0 when both are 0).
 
     Args:
@@ -287,19 +277,9 @@ class HitRate(TopKMetric):
     name = "hitrate"
 
 
-@overload
-def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-            **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-            **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def hitrate(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-            **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""HitRate@k: 1 if any of the top k is relevant, :math:`\mathbb{1}[\sum_{i \le k} r_i > 0]`.
 
     Args:
@@ -366,19 +346,9 @@ class FallOut(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-            **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-            **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def fallout(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-            **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""FallOut@k, the share of the non-relevant candidates retrieved in the top k (torchmetrics'
     ``retrieval_fall_out``): :math:`(\min(k, n) - \sum_{i \le k} r_i) / (n - R)`, n candidates, R relevant.
 

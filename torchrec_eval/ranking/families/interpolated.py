@@ -16,7 +16,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.pipeline.tensor_cache import ranks, row
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
 from torchrec_eval.ranking.registry import LIST_OPTIONS, Interval, TopKFamily, register
 
 #: the recall levels 0.0, 0.1, ..., 1.0 of the 11-point average (j / 10 is the double nearest the literal)
@@ -153,19 +153,9 @@ class InterpolatedAP(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-                    **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-                    **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def interpolated_ap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-                    **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""InterpolatedAP@k, the 11-point interpolated average precision (trec_eval's ``11pt_avg``): the mean of
     :func:`iprec` at the recall levels 0.0, 0.1, ..., 1.0.
 

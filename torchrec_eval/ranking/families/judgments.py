@@ -7,15 +7,15 @@ function, in that order."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Unpack, overload
+from typing import Unpack
 
 import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
-from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.pipeline import RankedTargets
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
 from torchrec_eval.ranking.rank_sums import divide, listed_within, per_count, summed
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TopKFamily, register
 
@@ -79,19 +79,9 @@ class Bpref(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def bpref(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-          **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def bpref(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-          **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def bpref(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""bpref@k, binary preference (Buckley & Voorhees 2004; trec_eval's ``bpref`` on the run cut at k): how few
     judged non-relevant items rank above each relevant one,
     :math:`\frac{1}{R} \sum_{r} \left(1 - \frac{\min(n_r, R)}{\min(N, R)}\right)` over the relevant items r of
@@ -167,19 +157,9 @@ class Judged(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-           **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-           **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def judged(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-           **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""Judged@k, the share of the top k that is judged (ir-measures' ``Judged@k``):
     :math:`\sum_{i \le k} j_i / \min(k, n)`, :math:`j_i` 1 where the item at rank i is among the target ids
     (whatever its gain), n the list's length.
@@ -266,19 +246,9 @@ class InfAP(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-          **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-          **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def infap(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""infAP@k, inferred average precision (Yilmaz & Aslam 2006; trec_eval's ``infAP`` on the run cut at k):
     average precision estimated from a judged sample of the pool,
     :math:`\frac{1}{R} \sum_{r} \frac{1}{i_r}\left(1 + a_r \frac{h_r + \epsilon}{h_r + m_r + 2\epsilon}\right)`

@@ -17,7 +17,7 @@ from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.pipeline.batch import TieGroups
 from torchrec_eval.pipeline.tensor_cache import ranks
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
 from torchrec_eval.ranking.rank_sums import (
     Ratio,
     as_row,
@@ -99,17 +99,7 @@ class MRR(TopKMetric):
     name = "mrr"
 
 
-@overload
-def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def mrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""MRR@k: the reciprocal rank of the first relevant item within the top k, 0 if there is none.
@@ -165,19 +155,9 @@ class ARHR(TopKMetric):
     name = "arhr"
 
 
-@overload
-def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-         **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def arhr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""ARHR@k (average reciprocal hit rank): :math:`\sum_{i \le k} r_i / i`.
 
     Args:
@@ -234,17 +214,7 @@ class NCRR(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def ncrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def ncrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def ncrr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""NCRR@k, normalized cumulative reciprocal rank (cornac): ARHR@k over its most with the query's

@@ -14,7 +14,7 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
-from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
+from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
 from torchrec_eval.ranking.rank_sums import divide, hits_within, listed_within
 from torchrec_eval.ranking.registry import LIST_OPTIONS, Interval, TopKFamily, register
 
@@ -134,17 +134,7 @@ class NumRet(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def num_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""NumRet@k: the number of items retrieved within the cut-off, :math:`\min(k, n)` (n the list's
@@ -204,17 +194,7 @@ class NumRelRet(TopKMetric):
         super().__init__(k, None, **kwargs)
 
 
-@overload
-def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@topk_function
 def num_rel_ret(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""NumRelRet@k: the number of relevant items within the cut-off, :math:`\sum_{i \le k} r_i`
