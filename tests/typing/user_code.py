@@ -10,7 +10,18 @@ import torch
 from torch import Tensor
 
 import torchrec_eval as tre
-from torchrec_eval.functional import auc, ctr, jaccard, mrr, ndcg, partial_auc, precision, rbo, rprecision
+from torchrec_eval.functional import (
+    alpha_ndcg,
+    auc,
+    ctr,
+    jaccard,
+    mrr,
+    ndcg,
+    partial_auc,
+    precision,
+    rbo,
+    rprecision,
+)
 
 preds = torch.tensor([[0.9, 0.1, 0.5]])
 target = torch.tensor([[0, 1, 1]])
@@ -22,6 +33,9 @@ assert_type(precision(preds, target, k=(1, 2)), dict[str, Tensor])
 assert_type(rprecision(preds, target), Tensor)
 assert_type(mrr(preds, target, k=2, reduction="none"), Tensor)  # a family without options of its own
 assert_type(mrr(preds, target_ids=torch.tensor([[1, 2]]), k=[1, 2]), dict[str, Tensor])
+intents = torch.tensor([[1, 0], [0, 1], [1, 1]])
+assert_type(alpha_ndcg(preds, target, k=2, item_intents=intents, alpha=0.5), Tensor)
+assert_type(alpha_ndcg(preds, target, k=[1, 2], item_intents=intents, reduction="none"), dict[str, Tensor])
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)

@@ -9,8 +9,8 @@ mean over the counted queries, or each query's value (``reduction="none"``, NaN 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Unpack, overload
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, Unpack, cast, overload
 
 from torch import Tensor
 
@@ -26,6 +26,25 @@ class IntentCall(CommonCall, total=False):
     ``item_intents`` and ``alpha``: the input forms and the common arguments of
     :class:`~torchrec_eval.ranking.named_metric.CommonCall` (``reduction``: ``"mean"`` over the counted queries, or
     ``"none"``: per-query values [B], NaN where a query is not counted)."""
+
+
+class IntentFunction(Protocol):
+    """The type of the intent-aware functions: an int ``k`` gives a tensor, a sequence of cut-offs a dict
+    ``{"name@k": value}``; ``item_intents`` is required, ``alpha`` optional, the rest :class:`IntentCall`'s."""
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                 item_intents: Tensor, alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                 item_intents: Tensor, alpha: float | None = None,
+                 **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+def intent_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> IntentFunction:
+    """An intent-aware function typed as :class:`IntentFunction`, its keywords checked against :class:`IntentCall`."""
+    return cast(IntentFunction, keywords_checked_by(IntentCall)(function))
 
 
 _COMMON = ("convention", "empty_target_action", "relevance_threshold", "ties", "validate_args")
@@ -53,17 +72,7 @@ def intent_values(family: str, preds: Tensor | None, target: Tensor | None, k: i
     return result
 
 
-@overload
-def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
-               alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
-
-
-@overload
-def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
-               alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(IntentCall)
+@intent_function
 def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
                item_intents: Tensor, alpha: float | None = None,
                **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
@@ -92,17 +101,7 @@ def alpha_ndcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: 
     return intent_values("alpha_ndcg", preds, target, k, item_intents, alpha, arguments)
 
 
-@overload
-def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
-              alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
-
-
-@overload
-def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
-              alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(IntentCall)
+@intent_function
 def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
               item_intents: Tensor, alpha: float | None = None,
               **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
@@ -133,17 +132,7 @@ def alpha_dcg(preds: Tensor | None = None, target: Tensor | None = None, *, k: i
     return intent_values("alpha_dcg", preds, target, k, item_intents, alpha, arguments)
 
 
-@overload
-def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
-           alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
-
-
-@overload
-def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
-           alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(IntentCall)
+@intent_function
 def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
            item_intents: Tensor, alpha: float | None = None,
            **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
@@ -171,17 +160,7 @@ def err_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int 
     return intent_values("err_ia", preds, target, k, item_intents, alpha, arguments)
 
 
-@overload
-def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, item_intents: Tensor,
-            alpha: float | None = None, **arguments: Unpack[IntentCall]) -> Tensor: ...
-
-
-@overload
-def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int], item_intents: Tensor,
-            alpha: float | None = None, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(IntentCall)
+@intent_function
 def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
             item_intents: Tensor, alpha: float | None = None,
             **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
