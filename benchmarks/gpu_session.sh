@@ -8,13 +8,13 @@
 # 5. compile_probe: where a compiled update's time goes (recompiles, graph breaks, a profile).
 # 6. compile_tests: the compiled update's CUDA cases (values, no sync, the graph) and the CUDA device tests;
 #    compile_bench: bench_compile.py's table on the GPU (eager and compiled at the three shapes, kernels).
-# STEPS (default "cuda_tests tie_order bench_gpu bench_more full_suite") picks and orders them.
+# STEPS (default "cuda_tests tie_order bench_gpu bench_host bench_more full_suite") picks and orders them.
 # Each step writes one log under OUT_DIR (default $OUT, else /tmp/gpu_session) and prints its tail.
 # Wheels the machine lacks may lie in .whl/ (installed into /tmp/site first).
 set -u
 out=${1:-${OUT:-/tmp/gpu_session}}
 budget=${2:-540}
-steps=${3:-cuda_tests tie_order bench_gpu bench_more full_suite}
+steps=${3:-cuda_tests tie_order bench_gpu bench_host bench_more full_suite}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" > /dev/null; then
@@ -49,6 +49,7 @@ for name in $steps; do
     fixed_tests) step fixed_tests 120 python3 -m pytest -q -p no:cacheprovider "${FIXED[@]}" ;;
     tie_order) TAIL=60 step tie_order 120 python3 tests/scripts/topk_tie_order.py --device cuda --json "$out/tie_order.json" ;;
     bench_gpu) TAIL=30 step bench_gpu 170 python3 benchmarks/bench_gpu.py --device cuda --json "$out/bench_gpu.json" ;;
+    bench_host) TAIL=40 step bench_host 150 python3 benchmarks/bench_host.py --device cuda --profile --json "$out/bench_host.json" ;;
     bench_gpu_eager) TAIL=30 step bench_gpu 120 python3 benchmarks/bench_gpu.py --device cuda --no-compile --repeats 11 ;;
     bench_more) step bench_more 110 bash -c "python3 benchmarks/bench_core.py --device cuda && \
         python3 benchmarks/bench_catalogue.py --device cuda --items 1000000 10000000 --repeats 3" ;;
