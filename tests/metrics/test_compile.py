@@ -21,6 +21,7 @@ import torch._dynamo
 import torch.multiprocessing as mp
 
 import torchrec_eval as tre
+from torchrec_eval.syncs import simulate_accelerator
 
 N = 120
 SUITES = {
@@ -363,20 +364,55 @@ def test_a_batch_of_one_row_stays_compiled(rows):
     _assert_same(compiled, eager)
 
 
-def test_a_users_own_fullgraph_compile_of_a_step_that_updates():
+@pytest.mark.parametrize("form", ["ids", "dense"])
+def test_a_users_own_fullgraph_compile_of_a_step_that_updates(form):
     """A user compiles the step that calls ``update`` (a LightningModule's ``validation_step`` under
-    ``torch.compile``): the update traces into that graph with ``fullgraph=True``, no break."""
+    ``torch.compile``): the update traces into that graph with ``fullgraph=True``, no break, on the accelerator
+    path (no host read), and the graph adds into the metric's own state tensors in place (issue 53: what a
+    capture needs), with the eager values."""
     torch._dynamo.reset()
     eager, inside = _suite(SUITES["top-k"][:6]), _suite(SUITES["top-k"][:6])
+    states = {name: getattr(inside, name) for name in inside._defaults}
 
     @torch.compile(fullgraph=True, backend="aot_eager")
-    def step(preds, target_ids, groups):
-        inside.update(preds=preds, target_ids=target_ids, groups=groups)
+    def step(**inputs):
+        inside.update(**inputs)
 
-    for seed in (0, 1):
-        step(**_inputs("ids", seed))
-        eager.update(**_inputs("ids", seed))
+    with simulate_accelerator():
+        for seed in (0, 1):
+            step(**_inputs(form, seed))
+            eager.update(**_inputs(form, seed))
+    assert all(getattr(inside, name) is state for name, state in states.items())
     _assert_same(inside, eager)
+
+
+def test_a_users_cuda_graph_capture_of_a_step_that_updates(device):
+    """A user captures a validation step that calls ``update`` in a ``torch.cuda.graph`` (static input buffers)
+    and replays it: each replay adds that batch into the states, in place, with the eager values (issue 53; on
+    a GPU only: the CPU has no graph to capture)."""
+    if device.type != "cuda":
+        pytest.skip("CUDA graphs need a GPU")
+    captured, eager = _suite(SUITES["top-k"][:6]).to(device), _suite(SUITES["top-k"][:6])
+    batches = [_inputs("ids", seed) for seed in range(3)]
+    static = {name: value.to(device).clone() for name, value in batches[0].items()}
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):  # warm-up: the constants a batch shape needs are built outside the capture
+        captured.update(**static)
+        captured.reset()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # records the kernels, runs none: the states stay zero
+        captured.update(**static)
+    states = {name: getattr(captured, name) for name in captured._defaults}
+    for batch in batches:
+        for name, value in batch.items():
+            static[name].copy_(value)
+        graph.replay()
+        eager.update(**batch)
+    torch.cuda.synchronize(device)
+    assert all(getattr(captured, name) is state for name, state in states.items())
+    _assert_same(captured, eager)
 
 
 @pytest.mark.parametrize("ties", ["index", "reverse_index", "pessimistic"])
