@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from torchrec_eval.ranking.families.judgments import Bpref, InfAP, Judged
     from torchrec_eval.ranking.families.reciprocal_ranks import ARHR, MAP, MAR, MRR, NCRR
     from torchrec_eval.ranking.families.rprecision import RPrecision
-    from torchrec_eval.ranking.families.set_measures import NumRel, NumRelRet, NumRet, SetF
+    from torchrec_eval.ranking.families.set_measures import NumRel, NumRelRet, NumRet, SetF, SetMAP
     from torchrec_eval.suites.ranking import RankingMetrics
 
 __version__ = "0.1.0"
@@ -89,7 +89,7 @@ _HOMES = {
     **dict.fromkeys(("Bpref", "InfAP", "Judged"), "torchrec_eval.ranking.families.judgments"),
     **dict.fromkeys(("ARHR", "MAP", "MAR", "MRR", "NCRR"), "torchrec_eval.ranking.families.reciprocal_ranks"),
     **dict.fromkeys(("RPrecision",), "torchrec_eval.ranking.families.rprecision"),
-    **dict.fromkeys(("NumRel", "NumRelRet", "NumRet", "SetF"), "torchrec_eval.ranking.families.set_measures"),
+    **dict.fromkeys(("NumRel", "NumRelRet", "NumRet", "SetF", "SetMAP"), "torchrec_eval.ranking.families.set_measures"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.suites.ranking",
     "ModelComparison": "torchrec_eval.comparison.models",
@@ -144,6 +144,7 @@ __all__ = [
     "RMSE",
     "SDCG",
     "SetF",
+    "SetMAP",
     "Bpref",
     "HitRate",
     "InfAP",

@@ -26,6 +26,7 @@ MEASURES = {"precision": (f"P_{K}", {"k": K}), "recall": (f"recall_{K}", {"k": K
             "num_ret": ("num_ret", {"k": LENGTH}), "num_rel": ("num_rel", {}),
             "num_rel_ret": ("num_rel_ret", {"k": LENGTH}), "rprecision": ("Rprec", {}),
             "bpref": ("bpref", {"k": LENGTH}), "mrr": ("recip_rank", {"k": LENGTH}), "setf": ("set_F", {"k": LENGTH}),
+            "set_map": ("set_map", {"k": LENGTH}),
             "infap": ("infAP", {"k": LENGTH}), "iprec": ("iprec_at_recall_0.40", {"k": LENGTH, "recall": 0.4})}
 
 

@@ -1,5 +1,5 @@
 """The peers' top-k families against the peers themselves: ERR against gdeval, SDCG and RBP against cwl_eval
-(both through ir-measures), SetF, NumRet, NumRelRet, IPrec and InterpolatedAP against trec_eval (pytrec_eval),
+(both through ir-measures), SetF, SetMAP, NumRet, NumRelRet, IPrec and InterpolatedAP against trec_eval (pytrec_eval),
 NCRR against cornac.
 
 Seeded batches with graded gains 0..4, queries without a relevant item, short lists (items scored ``-inf``
@@ -89,6 +89,16 @@ def test_set_measures_equal_trec_eval(k):
     for beta in (0.5, 1.0, 2.0):  # trec_eval's set_F.x weighs with x = beta^2
         _close(F.setf(preds, target, k=k, beta=beta, reduction="none"),
                _peer(ir_measures.SetF(rel=1, beta=beta**2), preds, target, cut=k))
+    # trec_eval's set_map, ir-measures' SetAP: through both
+    _close(F.set_map(preds, target, k=k, reduction="none"), _peer(ir_measures.SetAP(rel=1), preds, target, cut=k))
+    qrels, run = _qrels_and_run(preds, target, cut=k)
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    direct = pytrec_eval.RelevanceEvaluator(qrels, {"set_map"}).evaluate(run)
+    relevant = (target.masked_fill(preds == float("-inf"), 0) > 0).any(1)
+    expected = torch.tensor([direct[str(q)]["set_map"] if relevant[q] else math.nan for q in range(len(preds))],
+                            dtype=torch.float64)
+    _close(F.set_map(preds, target, k=k, reduction="none"), expected)
+    assert expected.nan_to_num().gt(0).sum() > 5 and ((expected == 0).any() or k == 20)  # hits, and queries without
     _close(F.num_ret(preds, target, k=k, reduction="none"),
            _peer(ir_measures.NumRet, preds, target, cut=k, reads_relevance=False))
     _close(F.num_rel_ret(preds, target, k=k, reduction="none"), _peer(ir_measures.NumRet(rel=1), preds, target, cut=k))

@@ -291,6 +291,15 @@ def setf(ranked, gains, k, beta=1.0, threshold=None):
     return (1 + beta ** 2) * p * r / (beta ** 2 * p + r)
 
 
+def set_map(ranked, gains, k, threshold=None):
+    """trec_eval's set_map of the top k: (hits / listed) (hits / R), 0 without hits."""
+    R = _num_relevant(gains, threshold)
+    if R == 0:
+        return None
+    hits = _hits(_rel(ranked, threshold), k)
+    return hits * hits / (min(k, len(ranked)) * R) if hits else 0.0
+
+
 def num_ret(ranked, gains, k, threshold=None):
     if _num_relevant(gains, threshold) == 0:
         return None
@@ -407,7 +416,7 @@ def interpolated_ap(ranked, gains, k, threshold=None):
 
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
-             "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf,
+             "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf, "set_map": set_map,
              "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,
              "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged, "infap": infap}
 

@@ -11,7 +11,7 @@ from torchrec_eval.ranking.families.interpolated import interpolated_ap, iprec
 from torchrec_eval.ranking.families.judgments import bpref, infap, judged
 from torchrec_eval.ranking.families.reciprocal_ranks import arhr, map, mar, mrr, ncrr
 from torchrec_eval.ranking.families.rprecision import rprecision
-from torchrec_eval.ranking.families.set_measures import num_rel, num_rel_ret, num_ret, setf
+from torchrec_eval.ranking.families.set_measures import num_rel, num_rel_ret, num_ret, set_map, setf
 
 __all__ = [
     "alpha_dcg",
@@ -53,5 +53,6 @@ __all__ = [
     "recall",
     "rprecision",
     "sdcg",
+    "set_map",
     "setf",
 ]

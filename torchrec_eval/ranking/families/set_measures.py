@@ -1,5 +1,5 @@
-"""The families that read the top k as a set: SetF, NumRet, NumRelRet and NumRel (trec_eval's
-``set_F``, ``num_ret``, ``num_rel_ret``, ``num_rel``).
+"""The families that read the top k as a set: SetF, SetMAP, NumRet, NumRelRet and NumRel (trec_eval's
+``set_F``, ``set_map``, ``num_ret``, ``num_rel_ret``, ``num_rel``).
 
 Each family here is its formula (a kernel of the ranked batch), its registry entry, its class and its
 function, in that order."""
@@ -15,7 +15,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric, topk_function
-from torchrec_eval.ranking.rank_sums import divide, hits_within, listed_within
+from torchrec_eval.ranking.rank_sums import Ratio, divide, hits_within, listed_within
 from torchrec_eval.ranking.registry import LIST_OPTIONS, Interval, TopKFamily, register
 
 
@@ -100,6 +100,72 @@ def setf(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
         tensor(0.6818, dtype=torch.float64)
     """
     return compute_named_metric("setf", preds, target, k, {"beta": beta}, arguments)
+
+
+def set_map_kernel(rt: RankedTargets, ks: Sequence[int]) -> Ratio:
+    # h^2 / (num_ret R) = set precision x set recall (trec_eval's m_set_map.c); 0 without hits
+    hits = hits_within(rt, ks)
+    return Ratio(hits * hits, listed_within(rt, ks) * rt.relevant_column)
+
+
+# the square of the hits is not linear in each rank's relevance: no exact expectation over tie orders
+register("set_map", TopKFamily(set_map_kernel, {**LIST_OPTIONS}, exact_under_average_ties=False,
+                               aliases=("setap", "set_ap")))
+
+
+class SetMAP(TopKMetric):
+    r"""SetMAP@k, trec_eval's unranked set MAP (``set_map``; ir-measures' ``SetAP``): the precision of the top k
+    as a set times its recall, :math:`h_k^2 / (n_k R)`, :math:`h_k` the relevant items among the
+    :math:`n_k = \min(k, n)` listed, R the query's relevant items; 0 without a hit.
+
+    Args:
+        k: cut-off(s); trec_eval's ``set_map`` of a whole run is the cut-off at the run's depth.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not
+            ``ties="average"`` (the square of the hits has no exact expectation over tie orders here).
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.SetMAP(k=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 1]]))
+        >>> metric.compute()  # 1 hit of 2 listed, 2 relevant: (1/2)(1/2)
+        tensor(0.2500, dtype=torch.float64)
+    """
+
+    name = "set_map"
+
+    def __init__(self, k: IntOrSeq = 10, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, None, **kwargs)
+
+
+@topk_function
+def set_map(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+            **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""SetMAP@k, trec_eval's ``set_map`` of the top k: :math:`h_k^2 / (n_k R)`, set precision times set recall
+    (see :class:`SetMAP`).
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"set_map@k": value}``).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``ties="average"``, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import set_map
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]])
+        >>> target = torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]])
+        >>> set_map(preds, target, k=3, reduction="none")  # 2^2 / (3 * 2), 1^2 / (3 * 2)
+        tensor([0.6667, 0.1667], dtype=torch.float64)
+    """
+    return compute_named_metric("set_map", preds, target, k, {}, arguments)
 
 
 def num_ret_kernel(rt: RankedTargets, ks: Sequence[int]) -> Tensor:
