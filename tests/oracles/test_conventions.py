@@ -718,6 +718,13 @@ LENSKIT = [
     (F.ndcg, {}, ref.lenskit_ndcg, {"graded": True}),
     (F.dcg, {"gain": "binary"}, ref.lenskit_dcg, {}),
     (F.rbp, {}, ref.lenskit_rbp, {}),
+    # LensKit's LogRankWeight(offset=1) and its default LogRankWeight() (clipped), plain and normalized; an
+    # empty list is 0 / 0 there: left out
+    (F.rbp, {"weight": "log", "empty_list_action": "skip"}, ref.lenskit_rbp_log, {}),
+    (F.rbp, {"weight": "clipped_log", "empty_list_action": "skip"}, ref.lenskit_rbp_log, {"offset": 0}),
+    (F.rbp, {"weight": "log", "normalize": True, "empty_list_action": "skip"}, ref.lenskit_rbp_log,
+     {"normalize": True}),
+    (F.rbp, {"weight": "log", "log_base": 10.0, "empty_list_action": "skip"}, ref.lenskit_rbp_log, {"base": 10.0}),
     (F.mrr, {}, ref.lenskit_reciprocal_rank, {}),
     (F.hitrate, {}, ref.lenskit_hit, {}),
 ]

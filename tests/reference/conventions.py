@@ -579,6 +579,19 @@ def lenskit_rbp(ranked, truth, k, patience=0.85):
                                 if item in truth)
 
 
+def lenskit_rbp_log(ranked, truth, k, offset=1, normalize=False, base=2.0):
+    """``RBP.measure_list`` with ``LogRankWeight(base=base, offset=offset)``: w(rank) = 1 / log_b(rank + offset)
+    for an offset > 0, else 1 / log_b(max(rank, 2)); no series sum, so divided by the weights of the truncated
+    list's ranks, or with ``normalize`` of its first min(len(test), len(list)); None (left out) for a user without
+    test items, and for an empty list, which LensKit divides 0 by 0 (NaN)."""
+    recs = ranked[:k]
+    if not truth or not recs:
+        return None
+    weights = [1 / math.log(rank + offset if offset > 0 else max(rank, 2), base) for rank in range(1, len(recs) + 1)]
+    normalization = sum(weights[:min(len(truth), len(recs))] if normalize else weights)
+    return sum(weight for weight, item in zip(weights, recs, strict=True) if item in truth) / normalization
+
+
 def lenskit_reciprocal_rank(ranked, truth, k):
     """``RecipRank.measure_list``: 1 / the rank of the first good item in recs[:k], else 0."""
     if not truth:

@@ -7,7 +7,7 @@ function, in that order."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Unpack, overload
+from typing import Literal, Unpack, get_args, overload
 
 import torch
 from torch import Tensor
@@ -16,7 +16,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
-from torchrec_eval.ranking.rank_sums import best_sums, divide, summed
+from torchrec_eval.ranking.rank_sums import best_sums, divide, listed_within, summed, weight_sums
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TOP_GRADE, Interval, TopKFamily, register
 
 
@@ -108,24 +108,45 @@ def err(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
     return compute_named_metric("err", preds, target, k, {"max_grade": max_grade}, arguments)
 
 
-def rbp_kernel(rt: RankedTargets, ks: Sequence[int], p: float = 0.8, normalize: bool = False) -> Tensor:
-    # (1 - p) sum_{i<=k} r_i p^(i-1) (Moffat & Zobel 2008); normalize: over the most the query's relevant
-    # items reach, sum_{i <= min(R, k, list length)} p^(i-1) (LensKit's normalize=True)
-    total = summed(rt.hits, ks, "geometric", p)
-    return divide(total, best_sums(rt, ks, "geometric", p)) if normalize else (1 - p) * total
+#: the rank weights of RBP: "geometric" p^(i-1) (Moffat & Zobel's); LensKit's ``LogRankWeight``, "log"
+#: 1 / log_b(i + 1) (``offset=1``) and "clipped_log" 1 / log_b(max(i, 2)) (its default, ``offset=0``)
+RankWeight = Literal["geometric", "log", "clipped_log"]
+_WEIGHTS = {"geometric": "geometric", "log": "discount", "clipped_log": "clipped_discount"}
 
 
-register("rbp", TopKFamily(rbp_kernel, {"p": (Interval(0.0, 1.0),), "normalize": (True, False), **LIST_OPTIONS}))
+def rbp_kernel(rt: RankedTargets, ks: Sequence[int], p: float = 0.8, normalize: bool = False,
+               weight: str = "geometric", log_base: float = 2.0) -> Tensor:
+    # (1 - p) sum_{i<=k} r_i p^(i-1) (Moffat & Zobel 2008): the geometric weights' series sums to 1 / (1 - p).
+    # normalize: over the most the query's relevant items reach, the weights of ranks 1..min(R, k, list length)
+    # (LensKit's normalize=True). A log weight has no series sum: LensKit divides by the weights of the list's
+    # ranks 1..min(k, list length) then
+    rank_weight, parameter = _WEIGHTS[weight], p if weight == "geometric" else log_base
+    total = summed(rt.hits, ks, rank_weight, parameter)
+    if normalize:
+        return divide(total, best_sums(rt, ks, rank_weight, parameter))
+    if weight == "geometric":
+        return (1 - p) * total
+    listed = listed_within(rt, ks).long()
+    return divide(total, weight_sums(max(ks), rank_weight, parameter, rt.gains.device)[listed])
+
+
+register("rbp", TopKFamily(rbp_kernel, {"p": (Interval(0.0, 1.0),), "normalize": (True, False),
+                                        "weight": get_args(RankWeight), "log_base": (Interval(1.0),), **LIST_OPTIONS}))
 
 
 class RBP(TopKMetric):
-    r"""RBP@k, rank-biased precision (Moffat & Zobel 2008): :math:`(1 - p) \sum_{i \le k} r_i p^{i-1}`.
+    r"""RBP@k, rank-biased precision (Moffat & Zobel 2008): :math:`(1 - p) \sum_{i \le k} r_i p^{i-1}`; with
+    LensKit's log rank weights :math:`w_i`, :math:`\sum_{i \le k} r_i w_i / \sum_{i \le \min(k, n)} w_i`.
 
     Args:
         k: cut-off(s).
-        p: the patience, in (0, 1); 0.8 by default (ranx, ir-measures).
-        normalize: divide :math:`\sum_{i \le k} r_i p^{i-1}` by its most with the query's relevant items,
-            :math:`\sum_{i \le \min(R, k, n)} p^{i-1}` (LensKit's ``normalize=True``).
+        p: the patience of the geometric weights, in (0, 1); 0.8 by default (ranx, ir-measures).
+        normalize: divide :math:`\sum_{i \le k} r_i w_i` by its most with the query's relevant items,
+            :math:`\sum_{i \le \min(R, k, n)} w_i` (LensKit's ``normalize=True``).
+        weight: the rank weights :math:`w_i`: ``"geometric"`` :math:`p^{i-1}` (default), ``"log"``
+            :math:`1 / \log_b(i + 1)` (LensKit's ``LogRankWeight(offset=1)``) or ``"clipped_log"``
+            :math:`1 / \log_b \max(i, 2)` (``LogRankWeight()``); a log weight ignores ``p``.
+        log_base: the base b of the log weights (2).
         kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
 
     Raises:
@@ -143,38 +164,42 @@ class RBP(TopKMetric):
     name = "rbp"
 
     def __init__(self, k: IntOrSeq = 10, *, p: float | None = None, normalize: bool | None = None,
+                 weight: RankWeight | None = None, log_base: float | None = None,
                  **kwargs: Unpack[TopKArguments]) -> None:
-        super().__init__(k, {"p": p, "normalize": normalize}, **kwargs)
+        super().__init__(k, {"p": p, "normalize": normalize, "weight": weight, "log_base": log_base}, **kwargs)
 
 
 @overload
 def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
-        p: float | None = None, normalize: bool | None = None,
-        **arguments: Unpack[TopKCall]) -> Tensor: ...
+        p: float | None = None, normalize: bool | None = None, weight: RankWeight | None = None,
+        log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
 
 
 @overload
 def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        p: float | None = None, normalize: bool | None = None,
-        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+        p: float | None = None, normalize: bool | None = None, weight: RankWeight | None = None,
+        log_base: float | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
 
 
 @keywords_checked_by(TopKCall)
 def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
-        p: float | None = None, normalize: bool | None = None,
-        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+        p: float | None = None, normalize: bool | None = None, weight: RankWeight | None = None,
+        log_base: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
     r"""RBP@k, rank-biased precision (Moffat & Zobel 2008): :math:`(1 - p) \sum_{i \le k} r_i p^{i-1}`.
 
     A user goes on from each rank to the next with probability ``p`` (0.8 by default, as ranx and
     ir-measures); relevance is binary. ``normalize=True`` divides
     :math:`\sum_{i \le k} r_i p^{i-1}` by its most with the query's relevant items,
-    :math:`\sum_{i \le \min(R, k, n)} p^{i-1}` (LensKit's ``normalize=True``; n the list's length).
+    :math:`\sum_{i \le \min(R, k, n)} p^{i-1}` (LensKit's ``normalize=True``; n the list's length). ``weight``
+    takes LensKit's log rank weights instead (see :class:`RBP`).
 
     Args:
         preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
         k: the cut-off, or a sequence of them (then a dict ``{"rbp@k": value}``).
         p: the patience, a number in (0, 1).
         normalize: see above.
+        weight, log_base: the rank weights, ``"geometric"`` (default), ``"log"`` or ``"clipped_log"``, and the
+            log weights' base (see :class:`RBP`).
         arguments: the common arguments and input forms of
             :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
 
@@ -190,4 +215,5 @@ def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
         >>> rbp(preds, target, k=3, p=0.5)
         tensor(0.5625, dtype=torch.float64)
     """
-    return compute_named_metric("rbp", preds, target, k, {"p": p, "normalize": normalize}, arguments)
+    options = {"p": p, "normalize": normalize, "weight": weight, "log_base": log_base}
+    return compute_named_metric("rbp", preds, target, k, options, arguments)
