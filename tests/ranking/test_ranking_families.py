@@ -16,7 +16,8 @@ from torchrec_eval.ranking.families import REGISTRY
 
 CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": "HitRate", "mrr": "MRR",
            "arhr": "ARHR", "map": "MAP", "mar": "MAR", "dcg": "DCG", "ndcg": "NDCG", "cg": "CG",
-           "rprecision": "RPrecision", "ncrr": "NCRR", "err": "ERR", "rbp": "RBP", "sdcg": "SDCG", "setf": "SetF", "set_map": "SetMAP",
+           "rprecision": "RPrecision", "ncrr": "NCRR", "err": "ERR", "rbp": "RBP", "sdcg": "SDCG", "setf": "SetF",
+           "set_map": "SetMAP",
            "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "iprec": "IPrec",
            "interpolated_ap": "InterpolatedAP", "fallout": "FallOut", "bpref": "Bpref", "judged": "Judged",
            "infap": "InfAP"}
