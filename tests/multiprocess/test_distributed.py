@@ -28,6 +28,7 @@ import torchrec_eval as tre
 from tests.processes import START_METHOD, free_port
 from torchrec_eval.metrics import pairwise as pairwise
 from torchrec_eval.metrics.base import MemberMetric
+from torchrec_eval.metrics.topk import TopKMetric
 from torchrec_eval.ranking.families import REGISTRY
 
 pytestmark = pytest.mark.slow  # multi-process or benchmark smoke: `-m "not slow"` skips it locally
@@ -453,6 +454,7 @@ def test_unsynced_compute_is_local(spawned: dict[str, Any]) -> None:
 
 ROOT = Path(__file__).resolve().parents[2]
 # classes whose inputs the batches above cannot give, run in processes by their own harness test
+TOP_K_PROCESSES = "tests/ranking/test_ranking_families.py"
 ELSEWHERE = {tre.SampledMetrics: "tests/sampled/test_sampled_metrics.py",  # one relevant item per row
              # two rankings per query, no target
              **dict.fromkeys((tre.Intersection, tre.Jaccard, tre.RBO), "tests/beyond/test_overlap.py")}
@@ -463,6 +465,9 @@ def test_every_exported_metric_class_is_covered() -> None:
     for name in tre.__all__:
         cls = getattr(tre, name)
         if isinstance(cls, type) and issubclass(cls, MemberMetric):
+            if issubclass(cls, TopKMetric):  # every top-k class: 2 processes of its family's harness case
+                assert "check_processes(build, sorted(REGISTRY)" in (ROOT / TOP_K_PROCESSES).read_text(), name
+                continue
             if cls in ELSEWHERE:
                 assert "check_processes(" in (ROOT / ELSEWHERE[cls]).read_text(), name
                 continue

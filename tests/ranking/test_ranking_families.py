@@ -12,15 +12,12 @@ import torch
 import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import ranking as ref
+from torchrec_eval.metrics.topk import TopKMetric
 from torchrec_eval.ranking.families import REGISTRY
 
-CLASSES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "hitrate": "HitRate", "mrr": "MRR",
-           "arhr": "ARHR", "map": "MAP", "mar": "MAR", "dcg": "DCG", "ndcg": "NDCG", "cg": "CG",
-           "rprecision": "RPrecision", "ncrr": "NCRR", "err": "ERR", "rbp": "RBP", "sdcg": "SDCG", "setf": "SetF",
-           "set_map": "SetMAP",
-           "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "iprec": "IPrec",
-           "interpolated_ap": "InterpolatedAP", "fallout": "FallOut", "bpref": "Bpref", "judged": "Judged",
-           "infap": "InfAP"}
+#: every family -> its class, as the root exports it
+CLASSES = {cls.name: name for name in tre.__all__ if isinstance(cls := getattr(tre, name), type)
+           and issubclass(cls, TopKMetric)}
 K = 4
 # options beside the defaults: graded targets up to 3 need SDCG's top grade; RBP normalized, SetF with beta
 OPTIONS = {"sdcg": {"max_grade": 3}, "rbp": {"p": 0.7, "normalize": True}, "setf": {"beta": 0.5}, "iprec": {"recall": 0.4}}
