@@ -20,7 +20,8 @@ pyndeval = pytest.importorskip("pyndeval")
 
 ITEMS, INTENTS = 16, 4
 FAMILIES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
-CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "alpha_dcg": tre.AlphaDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA}
+CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "alpha_dcg": tre.AlphaDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA,
+           "p_ia": tre.PrecisionIA, "strec": tre.SubtopicRecall}  # the last two: tests/beyond/test_intent_counts.py
 PEERS = {"alpha_ndcg": "alpha-nDCG", "alpha_dcg": "alpha-DCG", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA"}
 
 
@@ -211,7 +212,8 @@ def _case(family: str) -> MetricCase:
                for part in (slice(0, 4), slice(4, 5), slice(5, None))]
     values = [v for v in _reference(family, intents, target, mask, preds, 4) if not math.isnan(v)]
     return MetricCase(name=family, make=lambda: CLASSES[family](k=4, item_intents=intents), batches=batches,
-                      expected={f"{family}@4": sum(values) / len(values)})
+                      expected={f"{family}@4": sum(values) / len(values)},
+                      functional=lambda **inputs: getattr(tre.functional, family)(k=4, item_intents=intents, **inputs))
 
 
 @pytest.mark.parametrize("family", FAMILIES)

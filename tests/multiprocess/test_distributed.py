@@ -200,6 +200,8 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "err_ia": tre.ERRIA(k=5, item_intents=intents, num_groups=NUM_GROUPS),
         "alpha_dcg": tre.AlphaDCG(k=[1, 5], item_intents=intents),
         "nerr_ia": tre.NERRIA(k=5, item_intents=intents, alpha=0.3),
+        "p_ia": tre.PrecisionIA(k=[3, 5], item_intents=intents),
+        "strec": tre.SubtopicRecall(k=5, item_intents=intents, num_groups=NUM_GROUPS),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():

@@ -47,6 +47,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "ERRIA": lambda: tre.ERRIA(k=3, item_intents=FEATURES > 0),
     "AlphaDCG": lambda: tre.AlphaDCG(k=3, item_intents=FEATURES > 0),
     "NERRIA": lambda: tre.NERRIA(k=3, item_intents=FEATURES > 0, alpha=0.3),
+    "PrecisionIA": lambda: tre.PrecisionIA(k=3, item_intents=FEATURES > 0),
+    "SubtopicRecall": lambda: tre.SubtopicRecall(k=3, item_intents=FEATURES > 0),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # the overlap of two models' lists: update(preds, reference_preds)
     "Intersection": lambda: tre.Intersection(k=3), "Jaccard": lambda: tre.Jaccard(k=3), "RBO": lambda: tre.RBO(k=3),

@@ -81,7 +81,26 @@ def alpha_dcg(ranked, relevant, intents, k, alpha=0.5) -> float:
     return found / (subtopics * sum((1.0 - alpha) ** (rank - 1) * _log2(rank) for rank in range(1, k + 1)))
 
 
-MEASURES = {"alpha_ndcg": alpha_ndcg, "alpha_dcg": alpha_dcg, "err_ia": err_ia, "nerr_ia": nerr_ia}
+def p_ia(ranked, relevant, intents, k, alpha=0.5) -> float:
+    """ndeval's P-IA@k: each intent's precision at k (over k, whatever the list's length), averaged over the S
+    intents the relevant items cover; 0 where S = 0. No alpha."""
+    subtopics = {intent for item in relevant for intent in intents[item]}
+    if not subtopics:
+        return 0.0
+    return sum(sum(intent in intents[item] for item in ranked[:k] if item in relevant) / k
+               for intent in subtopics) / len(subtopics)
+
+
+def strec(ranked, relevant, intents, k, alpha=0.5) -> float:
+    """ndeval's strec@k: the share of the S intents that some relevant item of the top k covers. No alpha."""
+    subtopics = {intent for item in relevant for intent in intents[item]}
+    if not subtopics:
+        return 0.0
+    return len({intent for item in ranked[:k] if item in relevant for intent in intents[item]}) / len(subtopics)
+
+
+MEASURES = {"alpha_ndcg": alpha_ndcg, "alpha_dcg": alpha_dcg, "err_ia": err_ia, "nerr_ia": nerr_ia, "p_ia": p_ia,
+            "strec": strec}
 
 
 def mean(measure: str, lists, relevant, intents, k, alpha=0.5) -> float:

@@ -17,6 +17,7 @@ from torchrec_eval.functional import (
     jaccard,
     mrr,
     ndcg,
+    p_ia,
     partial_auc,
     precision,
     rbo,
@@ -36,6 +37,7 @@ assert_type(mrr(preds, target_ids=torch.tensor([[1, 2]]), k=[1, 2]), dict[str, T
 intents = torch.tensor([[1, 0], [0, 1], [1, 1]])
 assert_type(alpha_ndcg(preds, target, k=2, item_intents=intents, alpha=0.5), Tensor)
 assert_type(alpha_ndcg(preds, target, k=[1, 2], item_intents=intents, reduction="none"), dict[str, Tensor])
+assert_type(p_ia(preds, target, k=2, item_intents=intents), Tensor)  # the intent counts take no alpha
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)

@@ -41,9 +41,11 @@ from torchrec_eval.pipeline.batch import RankedTargets, once_per_view
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 
 #: the measures of :func:`intent_aware`
-MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
+MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec")
 #: the measures over ndeval's "ideal ideal" (S intents at every rank), not over its greedy ideal list
 IDEAL_IDEAL = ("alpha_dcg", "err_ia")
+#: the measures that count what the top k covers, over the S intents, without a gain or an ideal list
+COUNTED = ("p_ia", "strec")
 
 
 def intent_gains(cover: Tensor, alpha: float) -> Tensor:
@@ -179,6 +181,10 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
     table, alpha = ideal.table, ideal.alpha
     ids, relevant = ids[:, :k], relevant[:, :k]
     cover = table[ids.clamp(min=0)] * relevant.unsqueeze(2).to(table.dtype)
+    if measure in COUNTED:  # ndeval's P-IA@k: each intent's P@k (over k, a short list too), averaged over the S
+        # intents; strec@k: the share of the S intents that the top k covers. 0 where S = 0 (nothing is covered)
+        found = cover.sum((1, 2)) / k if measure == "p_ia" else (cover.amax(1) > 0).sum(1, dtype=torch.float64)
+        return found / ideal.subtopics.clamp(min=1)
     gains = intent_gains(cover, alpha)
     discount = _discounts(measure, k, gains.device)
     found = (gains * discount[: gains.shape[1]]).sum(1)
@@ -193,7 +199,7 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
 
 def _discounts(measure: str, k: int, device: torch.device) -> Tensor:
     """[k] float64 discounts of ranks 1..k: 1 / log2(i + 1) (alpha-nDCG, alpha-DCG) or 1 / i (ERR-IA, nERR-IA)."""
-    if measure not in MEASURES:
+    if measure not in MEASURES or measure in COUNTED:
         raise ValueError(f"`measure` must be one of {MEASURES}, got {measure!r}")
     logarithmic = measure in ("alpha_ndcg", "alpha_dcg")
     return constant(("intent_discounts", logarithmic, k, device), lambda: 1.0 / (

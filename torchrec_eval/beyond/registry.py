@@ -142,8 +142,8 @@ def _psndcg(
 
 
 def _intent_aware(measure: str) -> PerQuery:
-    """alpha-nDCG, alpha-DCG, ERR-IA or nERR-IA as ndeval (table: item x intent); a query without a relevant item
-    follows ``empty_target_action``."""
+    """alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA or subtopic recall as ndeval (table: item x intent); a query
+    without a relevant item follows ``empty_target_action``."""
 
     def per_query(
         ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
@@ -229,4 +229,9 @@ REGISTRY: dict[str, BeyondFamily] = {
                               reads_relevant_items=True),
     "nerr_ia": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("nerr_ia"),
                             reads_relevant_items=True),
+    # ndeval's intent-aware precision and subtopic recall: counts of what the top k covers, no alpha
+    "p_ia": BeyondFamily({"item_intents": True}, opts.configure_intents, per_query=_intent_aware("p_ia"),
+                         reads_relevant_items=True, upper_bound=1.0),
+    "strec": BeyondFamily({"item_intents": True}, opts.configure_intents, per_query=_intent_aware("strec"),
+                          reads_relevant_items=True, upper_bound=1.0),
 }

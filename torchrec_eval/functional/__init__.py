@@ -1,7 +1,7 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
-from torchrec_eval.functional.intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia
+from torchrec_eval.functional.intents import alpha_dcg, alpha_ndcg, err_ia, nerr_ia, p_ia, strec
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.ranking.families.cascades import err, rbp
 from torchrec_eval.ranking.families.curves import precision_recall_curve
@@ -45,6 +45,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "p_ia",
     "partial_auc",
     "precision",
     "precision_recall_curve",
@@ -55,4 +56,5 @@ __all__ = [
     "sdcg",
     "set_map",
     "setf",
+    "strec",
 ]

@@ -1,6 +1,6 @@
 r"""The intent-aware families as functions of one batch (public as :mod:`torchrec_eval.functional`):
-``alpha_ndcg``, ``alpha_dcg``, ``err_ia`` and ``nerr_ia``, TREC's ``ndeval`` measures over an ``item_intents``
-table (definitions: :mod:`torchrec_eval.beyond.intents`).
+``alpha_ndcg``, ``alpha_dcg``, ``err_ia``, ``nerr_ia``, ``p_ia`` and ``strec``, TREC's ``ndeval`` measures over an
+``item_intents`` table (definitions: :mod:`torchrec_eval.beyond.intents`).
 
 Each function evaluates its class (:class:`~torchrec_eval.AlphaNDCG`, :class:`~torchrec_eval.AlphaDCG`,
 :class:`~torchrec_eval.ERRIA`, :class:`~torchrec_eval.NERRIA`) on the batch, so both give the same values: the
@@ -18,7 +18,7 @@ from torchrec_eval.metrics.intents import CLASSES
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import CommonCall
 
-__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia"]
+__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia", "p_ia", "strec"]
 
 
 class IntentCall(CommonCall, total=False):
@@ -42,6 +42,25 @@ class IntentFunction(Protocol):
                  **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
 
 
+class IntentCountFunction(Protocol):
+    """The type of the functions that count what the top k covers (P-IA, strec): :class:`IntentFunction` without
+    ``alpha``."""
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                 item_intents: Tensor, **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                 item_intents: Tensor, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+def intent_count_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> IntentCountFunction:
+    """A counting intent-aware function typed as :class:`IntentCountFunction`, its keywords checked against
+    :class:`IntentCall`."""
+    return cast(IntentCountFunction, keywords_checked_by(IntentCall)(function))
+
+
 def intent_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> IntentFunction:
     """An intent-aware function typed as :class:`IntentFunction`, its keywords checked against :class:`IntentCall`."""
     return cast(IntentFunction, keywords_checked_by(IntentCall)(function))
@@ -59,7 +78,9 @@ def intent_values(family: str, preds: Tensor | None, target: Tensor | None, k: i
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     common = {name: given.pop(name) for name in _COMMON if name in given}
-    metric = CLASSES[family](k, item_intents=item_intents, alpha=alpha, **common)
+    penalty = {} if alpha is None else {"alpha": alpha}  # (P-IA and strec take none)
+    make: Any = CLASSES[family]  # one of two signatures: with or without alpha
+    metric = make(k, item_intents=item_intents, **penalty, **common)
     inputs = {"preds": preds, "target": target, **given}
     device = next((value.device for value in inputs.values() if isinstance(value, Tensor)), None)
     if device is not None:
@@ -186,3 +207,53 @@ def nerr_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int
         tensor(0.8333, dtype=torch.float64)
     """
     return intent_values("nerr_ia", preds, target, k, item_intents, alpha, arguments)
+
+
+@intent_count_function
+def p_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         item_intents: Tensor, **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""P-IA@k as ndeval (:class:`~torchrec_eval.PrecisionIA`): each intent's precision at k, averaged over the S
+    intents the query's relevant items cover, :math:`\frac{1}{S} \sum_s \frac{1}{k} \sum_{i \le k} J_{i s}`.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"p_ia@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``reduction``, an item id out of range, and bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import p_ia
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> p_ia(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=3, item_intents=intents)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return intent_values("p_ia", preds, target, k, item_intents, None, arguments)
+
+
+@intent_count_function
+def strec(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+          item_intents: Tensor, **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""Subtopic recall@k as ndeval (:class:`~torchrec_eval.SubtopicRecall`): the share of the S intents the query's
+    relevant items cover that the top k covers.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"strec@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``reduction``, an item id out of range, and bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import strec
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> strec(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=2, item_intents=intents)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return intent_values("strec", preds, target, k, item_intents, None, arguments)

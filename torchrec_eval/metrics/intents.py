@@ -1,6 +1,6 @@
-r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA and NERRIA (TREC's ``ndeval``: alpha-nDCG, alpha-DCG, ERR-IA
-and nERR-IA), thin classes over the beyond registry's formulas (:mod:`torchrec_eval.beyond.intents`), as
-:mod:`~torchrec_eval.metrics.beyond`'s."""
+r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA, NERRIA, PrecisionIA and SubtopicRecall (TREC's ``ndeval``:
+alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA and strec), thin classes over the beyond registry's formulas
+(:mod:`torchrec_eval.beyond.intents`), as :mod:`~torchrec_eval.metrics.beyond`'s."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
 
-__all__ = ["CLASSES", "AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA"]
+__all__ = ["CLASSES", "AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA", "PrecisionIA", "SubtopicRecall"]
 
 
 class _IntentAware(_Beyond):
@@ -162,6 +162,75 @@ class NERRIA(_IntentAware):
     family = "nerr_ia"
 
 
+class _IntentCounts(_Beyond):
+    """A family that counts what the top k covers of the items' intents, ``item_intents`` (no redundancy penalty)."""
+
+    def __init__(self, k: IntOrSeq = 10, *, item_intents: Tensor, **kwargs: Unpack[MetricArguments]) -> None:
+        super().__init__(k, {"item_intents": item_intents}, **kwargs)
+
+
+class PrecisionIA(_IntentCounts):
+    r"""P-IA@k, intent-aware precision, as TREC's ``ndeval`` (ir-measures' ``P_IA``): each intent's precision at k,
+    averaged over the S intents that the query's relevant items cover.
+
+    .. math:: \mathrm{P\text{-}IA@k} = \frac{1}{S} \sum_s \frac{1}{k} \sum_{i \le k} J_{i s}
+
+    :math:`J_{i s} = 1` when the item at rank i is relevant and has intent s (``item_intents``); a list shorter than
+    k still divides by k (ndeval's). A query whose relevant items cover no intent scores 0; one without a relevant
+    item follows ``empty_target_action``.
+
+    Args:
+        k: cut-off(s) (ndeval reports 5, 10 and 20).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents (subtopics, categories) of each item.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or ``item_intents``, an item id out of range, and bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import PrecisionIA
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = PrecisionIA(k=2, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # intent 0: 2 of the top 2, intent 1: none; (2/2 + 0/2) / 2
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    family = "p_ia"
+
+
+class SubtopicRecall(_IntentCounts):
+    r"""Subtopic recall@k (strec@k, Zhai et al. 2003), as TREC's ``ndeval`` (ir-measures' ``StRecall``): the share of
+    the S intents that the query's relevant items cover which some relevant item of the top k covers.
+
+    .. math:: \mathrm{strec@k} = \frac{|\{s : \exists\, i \le k,\ J_{i s} = 1\}|}{S}
+
+    A query whose relevant items cover no intent scores 0; one without a relevant item follows
+    ``empty_target_action``.
+
+    Args:
+        k: cut-off(s) (ndeval reports 5, 10 and 20).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or ``item_intents``, an item id out of range, and bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import SubtopicRecall
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = SubtopicRecall(k=[2, 3], item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> {key: value.item() for key, value in metric.compute().items()}  # intent 1 from rank 3
+        {'strec@2': 0.5, 'strec@3': 1.0}
+    """
+
+    family = "strec"
+
+
 #: the class of each intent-aware family (the functions of :mod:`torchrec_eval.functional.intents`)
-CLASSES: dict[str, type[_IntentAware]] = {"alpha_ndcg": AlphaNDCG, "alpha_dcg": AlphaDCG, "err_ia": ERRIA,
-                                          "nerr_ia": NERRIA}
+CLASSES: dict[str, type[_IntentAware] | type[_IntentCounts]] = {
+    "alpha_ndcg": AlphaNDCG, "alpha_dcg": AlphaDCG, "err_ia": ERRIA, "nerr_ia": NERRIA, "p_ia": PrecisionIA,
+    "strec": SubtopicRecall}
