@@ -1,7 +1,8 @@
-"""alpha-nDCG, alpha-DCG, ERR-IA and nERR-IA against TREC's ndeval (pyndeval, through ir-measures and directly for an alpha
-other than 0.5), with each relevant item judged relevant to exactly its intents; in every input form, with
-queries without relevant items, relevant items without intents and lists shorter than k; against the plain
-reference (``tests/reference/intents.py``); through the harness; and their option checks."""
+"""alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, and P-IA and subtopic recall (the counts, below) against TREC's ndeval
+(pyndeval, through ir-measures and directly for an alpha other than 0.5), with each relevant item judged relevant
+to exactly its intents; in every input form, with queries without relevant items, relevant items without intents
+and lists shorter than k; against the plain reference (``tests/reference/intents.py``); through the harness; and
+their option checks."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ pyndeval = pytest.importorskip("pyndeval")
 ITEMS, INTENTS = 16, 4
 FAMILIES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
 CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "alpha_dcg": tre.AlphaDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA,
-           "p_ia": tre.PrecisionIA, "strec": tre.SubtopicRecall}  # the last two: tests/beyond/test_intent_counts.py
+           "p_ia": tre.PrecisionIA, "strec": tre.SubtopicRecall}  # the last two: the counts, at the end
 PEERS = {"alpha_ndcg": "alpha-nDCG", "alpha_dcg": "alpha-DCG", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA"}
 
 
@@ -282,3 +283,56 @@ def test_the_functions_equal_the_classes_and_pyndeval(family):
         function(k=5, item_intents=intents, reduction="sum", **inputs)
     with pytest.raises(ValueError, match=f"{family}\\(\\) got an unexpected keyword argument 'num_groups'"):
         function(k=5, item_intents=intents, num_groups=2, **inputs)
+
+
+# ndeval's intent-aware counts, P-IA@k and subtopic recall (strec@k): no alpha, no ideal list
+COUNTS = ("p_ia", "strec")
+COUNT_PEERS = {"p_ia": "P-IA", "strec": "strec"}
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_the_counts_in_every_form_equal_pyndeval(k):
+    preds, intents, target, mask = _data(seed=40 + k)
+    qrels, run = _judgments(intents, target, mask, preds)
+    peer = pyndeval.ndeval([(q.query_id, q.iteration, q.doc_id, q.relevance) for q in qrels],
+                           [(q, doc, score) for q, docs in run.items() for doc, score in docs.items()],
+                           measures=[f"{COUNT_PEERS[family]}@{k}" for family in COUNTS])
+    through = {family: {} for family in COUNTS}
+    names = {ir_measures.P_IA @ k: "p_ia", ir_measures.StRecall @ k: "strec"}
+    for metric in ir_measures.pyndeval.iter_calc(list(names), qrels, run):
+        through[names[metric.measure]][int(metric.query_id)] = metric.value
+    options = {family: {"item_intents": intents} for family in COUNTS}
+    for family in COUNTS:
+        expected = torch.tensor([peer[str(q)][f"{COUNT_PEERS[family]}@{k}"] if str(q) in peer else math.nan
+                                 for q in range(len(preds))], dtype=torch.float64)
+        assert expected.isnan().tolist() == [q == 0 for q in range(len(preds))]  # the query without a relevant item
+        assert expected[1] == 0.0 and expected.nan_to_num().gt(0).sum() >= 3  # relevant items without intents: 0
+        torch.testing.assert_close(torch.tensor([through[family].get(q, math.nan) for q in range(len(preds))],
+                                                dtype=torch.float64), expected, rtol=0, atol=1e-12, equal_nan=True)
+        reference = torch.tensor(_reference(family, intents, target, mask, preds, k), dtype=torch.float64)
+        torch.testing.assert_close(reference, expected, rtol=0, atol=1e-12, equal_nan=True)  # the reference reads it
+        for form, inputs in _forms(preds, target, mask).items():
+            values = getattr(tre.functional, family)(k=k, item_intents=intents, reduction="none", **inputs)
+            torch.testing.assert_close(values, expected, rtol=0, atol=1e-12, equal_nan=True, msg=(family, form))
+            suite = tre.RankingMetrics([f"{family}@{k}", f"alpha_ndcg@{k}"],
+                                       options={family: options[family], "alpha_ndcg": {"item_intents": intents}})
+            suite.update(**{name: value[:7] for name, value in inputs.items()})
+            suite.update(**{name: value[7:] for name, value in inputs.items()})
+            assert float(suite.compute()[f"{family}@{k}"]) == pytest.approx(float(expected.nanmean()), abs=1e-12)
+
+
+@pytest.mark.parametrize("family", COUNTS)
+def test_the_harness_of_the_counts(family):
+    check_metric(_case(family))
+
+
+@pytest.mark.parametrize("family", COUNTS)
+def test_the_counts_refuse_alpha_and_a_bad_table(family):
+    intents = torch.eye(ITEMS, 2)
+    with pytest.raises(ValueError, match=f"{family} has no option 'alpha'|unexpected keyword argument 'alpha'"):
+        tre.RankingMetrics([f"{family}@3"], options={family: {"item_intents": intents, "alpha": 0.3}})
+    with pytest.raises(ValueError, match="unexpected keyword argument 'alpha'"):
+        getattr(tre.functional, family)(torch.rand(1, ITEMS), torch.ones(1, ITEMS), k=3, item_intents=intents,
+                                        alpha=0.3)
+    with pytest.raises(ValueError, match="`item_intents` must hold only 0s and 1s .*, got 0.5"):
+        CLASSES[family](k=3, item_intents=torch.full((ITEMS, 2), 0.5))

@@ -50,7 +50,8 @@ OPTIONS = {"auc": {"tie_credit": 0.0},  # the pairs ordered strictly right: GAUC
            "psndcg": {"inverse_propensity": POPULARITY.double().reciprocal()},
            "alpha_ndcg": {"item_intents": FEATURES > 0.5}, "err_ia": {"item_intents": FEATURES > 0.5},
            "alpha_dcg": {"item_intents": FEATURES > 0.5, "alpha": 0.7},
-           "nerr_ia": {"item_intents": FEATURES > 0.5, "alpha": 0.3}}
+           "nerr_ia": {"item_intents": FEATURES > 0.5, "alpha": 0.3},
+           "p_ia": {"item_intents": FEATURES > 0.5}, "strec": {"item_intents": FEATURES > 0.5}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
     # rprecision@10: capped, no read; num_rel takes no cut-off
