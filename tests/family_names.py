@@ -26,6 +26,20 @@ NOT_READ = ("torchrec_eval/trec/", "torchrec_eval/cli/", "torchrec_eval/sampled/
             "torchrec_eval/demo.py")
 
 
+def exported_families() -> dict[str, tuple[str, str]]:
+    """Every registered top-k family -> (its class, its function), as the public indexes of this checkout export
+    them."""
+    import inspect
+
+    import torchrec_eval as tre
+    from torchrec_eval.metrics.topk import TopKMetric
+    from torchrec_eval.ranking.families import REGISTRY
+
+    classes = {cls.name: name for name in tre.__all__
+               if inspect.isclass(cls := getattr(tre, name)) and issubclass(cls, TopKMetric)}
+    return {family: (classes[family], family) for family in REGISTRY}
+
+
 def _words(path: Path) -> tuple[set[str], set[str]]:
     """(the string constants, as family names, and the identifiers) of one file."""
     strings, identifiers = set(), set()

@@ -4,27 +4,14 @@ adding a family is its module and a line in each index. Read from the source (``
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
-import torchrec_eval as tre
-from tests.family_names import FAMILY_MODULES, INDEXES, files_naming
+from tests.family_names import FAMILY_MODULES, INDEXES, exported_families, files_naming
 from torchrec_eval import functional
-from torchrec_eval.metrics.topk import TopKMetric
-from torchrec_eval.ranking.families import REGISTRY
-
-
-def _families() -> dict[str, tuple[str, str]]:
-    """Every registered family -> (its class, its function), as the public indexes export them."""
-    classes = {cls.name: name for name in tre.__all__
-               if inspect.isclass(cls := getattr(tre, name)) and issubclass(cls, TopKMetric)}
-    return {family: (classes[family], family) for family in REGISTRY}
-
 
 #: (family, file) pairs that name a family for another reason, each with it
 EXAMPLES = {("ndcg", "torchrec_eval/suites/config.py"): "'ndcg@10' is the example of the config's error messages"}
-FAMILIES = _families()
+FAMILIES = exported_families()
 NAMED = files_naming(FAMILIES)
 
 

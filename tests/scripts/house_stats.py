@@ -2,7 +2,8 @@
 longest function and class, README lines (issue 27); and the house measures of issue 34: imports that run
 up a layer and import circles (the layers of ``tests/layers.py``), the classes between ``RankingMetrics``
 and ``torchmetrics.Metric``, the package files one ``update`` of a 2-metric suite runs code in (traced with
-``sys.setprofile``), and the largest parameter count in ``pipeline/``.
+``sys.setprofile``), and the largest parameter count in ``pipeline/``; and issue 52's count of the package files
+that name each top-k family (``tests/family_names.py``, the families of this checkout).
 
 Usage: ``python tests/scripts/house_stats.py [ROOT]`` (default: this checkout; ROOT may be an older
 checkout, e.g. ``git worktree add /tmp/before ebd57a7``: its code is measured with today's layer rules).
@@ -95,7 +96,19 @@ def stats(root: Path) -> dict[str, object]:
     }
 
 
+def family_files(root: Path) -> dict[str, object]:
+    """How many package files name each top-k family of this checkout in ``root``'s package
+    (``tests/family_names.py``; issue 52: its module, the two public indexes and the presets' table)."""
+    import statistics
+
+    from tests.family_names import exported_families, files_naming
+
+    counts = {family: len(files) for family, files in files_naming(exported_families(), root).items()}
+    return {"package files naming a top-k family (max, median; RBP)":
+            f"{max(counts.values())}, {statistics.median(counts.values()):g}; {counts.get('rbp')}"}
+
+
 if __name__ == "__main__":
     where = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]).resolve()
-    for key, value in {**stats(where), **house(where)}.items():
+    for key, value in {**stats(where), **house(where), **family_files(where)}.items():
         print(f"{key}: {value}")
