@@ -137,7 +137,10 @@ def pair_results(settings: TestSettings, keys: Sequence[str], states: Mapping[st
     out: dict[str, Tensor] = {}
     means = states["sums"] / states["counts"].unsqueeze(1)  # [K, M]
     differences, deviations = _differences(settings.pairs, states)  # [K, P] each
-    p_values = _p_values(settings, means, differences, deviations, states)  # [K, P]
+    # the bootstrap's (low, high, p) of each key and pair, read once: its p-values and its intervals
+    intervals = {(k, p): _bootstrap(settings, states, k, i, j, deviations[k, p]) for k in range(len(keys))
+                 for p, (i, j) in enumerate(settings.pairs)} if settings.test == "bootstrap" else {}
+    p_values = _p_values(settings, means, differences, deviations, intervals, states)  # [K, P]
     models = settings.models
     for k, key in enumerate(keys):
         for m, model in enumerate(models):
@@ -150,8 +153,8 @@ def pair_results(settings: TestSettings, keys: Sequence[str], states: Mapping[st
             out[f"{name}/p_value"] = p_values[k, p]
             if adjusted is not None:
                 out[f"{name}/p_adjusted"] = adjusted[p]
-            if settings.test == "bootstrap":
-                out[f"{name}/low"], out[f"{name}/high"] = _bootstrap(settings, states, k, i, j, deviations[k, p])[:2]
+            if intervals:
+                out[f"{name}/low"], out[f"{name}/high"] = intervals[k, p][:2]
     return out
 
 
@@ -167,8 +170,9 @@ def _differences(pairs: list[tuple[int, int]], states: Mapping[str, Tensor]) -> 
 
 
 def _p_values(settings: TestSettings, means: Tensor, differences: Tensor, deviations: Tensor,
-              states: Mapping[str, Tensor]) -> Tensor:
-    """[K, P] each pair's p-value of the test (NaN below 2 queries)."""
+              intervals: Mapping[tuple[int, int], tuple[Tensor, Tensor, Tensor]], states: Mapping[str, Tensor]) -> Tensor:
+    """[K, P] each pair's p-value of the test (NaN below 2 queries); ``intervals``: the bootstrap's (low, high, p)
+    of each (key, pair)."""
     counts = states["counts"]
     count = counts.unsqueeze(1)
     if settings.test == "student":
@@ -180,9 +184,8 @@ def _p_values(settings: TestSettings, means: Tensor, differences: Tensor, deviat
         p = torch.stack([exceedance(differences[:, p] * counts, replicated[:, :, i] - replicated[:, :, j])
                          for p, (i, j) in enumerate(settings.pairs)], dim=1)
     else:  # bootstrap
-        p = torch.stack([torch.stack([_bootstrap(settings, states, k, i, j, deviations[k, p])[2]
-                                      for k in range(means.shape[0])])
-                         for p, (i, j) in enumerate(settings.pairs)], dim=1)
+        p = torch.stack([torch.stack([intervals[k, p][2] for k in range(means.shape[0])])
+                         for p in range(len(settings.pairs))], dim=1)
     return torch.where(count < 2, torch.nan, p)
 
 
