@@ -10,14 +10,13 @@ import pytest
 import torch
 
 import torchrec_eval as tre
+from tests.family_names import exported_families
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import ranking as ref
-from torchrec_eval.metrics.topk import TopKMetric
 from torchrec_eval.ranking.families import REGISTRY
 
 #: every family -> its class, as the root exports it
-CLASSES = {cls.name: name for name in tre.__all__ if isinstance(cls := getattr(tre, name), type)
-           and issubclass(cls, TopKMetric)}
+CLASSES = {family: cls for family, (cls, _) in exported_families().items()}
 K = 4
 # options beside the defaults: graded targets up to 3 need SDCG's top grade; RBP normalized, SetF with beta
 OPTIONS = {"sdcg": {"max_grade": 3}, "rbp": {"p": 0.7, "normalize": True}, "setf": {"beta": 0.5}, "iprec": {"recall": 0.4}}

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
 from torchmetrics import Metric
 
 import torchrec_eval as tre
-from torchrec_eval.metrics.topk import TopKMetric
+from tests.family_names import exported_families
 
 NUM_ITEMS = 8
 POPULARITY = torch.tensor([9.0, 7.0, 5.0, 4.0, 3.0, 2.0, 1.0, 1.0])
 FEATURES = torch.randn(NUM_ITEMS, 4, generator=torch.Generator().manual_seed(0))
-
-def _top_k_classes() -> dict[str, type[TopKMetric]]:
-    """Every top-k class the root exports: a new family's class joins every test that reads this table."""
-    return {name: cls for name in tre.__all__ if isinstance(cls := getattr(tre, name), type) and issubclass(cls, TopKMetric)}
-
 
 # every public metric class -> a factory (the beyond-accuracy ones need their tables)
 FACTORIES: dict[str, Callable[[], Metric]] = {
@@ -62,7 +58,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "SampledMetrics": lambda: tre.SampledMetrics(["ndcg@3"], num_items=100, num_negatives=NUM_ITEMS - 1,
                                                  estimator="naive"),
 }
-FACTORIES = {**{name: (lambda cls=cls: cls(k=3)) for name, cls in _top_k_classes().items()}, **FACTORIES}
+FACTORIES = {**{name: functools.partial(getattr(tre, name), k=3) for name, _ in exported_families().values()},
+             **FACTORIES}
 RATING = {"MAE", "MSE", "RMSE"}  # torchmetrics' own classes and plot
 OVERLAP = {"Intersection", "Jaccard", "RBO"}  # two rankings per query, no target
 POINTWISE = {"NE", "LogLoss", "Calibration", "PointwiseCTR", "PointwiseMSE", "PointwiseRMSE", "PointwiseMAE",
