@@ -12,7 +12,8 @@ tensor, and reported as the median of ``--repeats`` rounds: the ratios are compa
 
 Columns: median wall time of one call (us), its ratio to the top-k, the aten ops it dispatches (views
 excluded: on a GPU each is a kernel launch; for the compiled update, the kernels inductor generated for its
-graph) and, on a GPU, the kernels and copies the profiler sees.
+graph), the memory the call grows at its peak (KiB: the resident set on a CPU, the allocator's on a GPU) and,
+on a GPU, the kernels and copies the profiler sees.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ except ImportError:  # running from a source checkout without `pip install -e .`
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _interleaved, aten_ops, kernel_launches  # noqa: E402
+from bench_peers import peak_memory  # noqa: E402
 
 from torchrec_eval.syncs import simulate_accelerator  # noqa: E402
 
@@ -69,8 +71,9 @@ def cases(batch: dict[str, torch.Tensor], device: torch.device, backend: str) ->
 
 
 def rows(queries: int, items: int, repeats: int, device: torch.device,
-         backend: str = "inductor") -> list[tuple[str, float, float, str, str]]:
-    """(case, us, x top-k, aten ops or the compiled graph's kernels, GPU kernels + copies) for each case."""
+         backend: str = "inductor") -> list[tuple[str, float, float, str, str, str]]:
+    """(case, us, x top-k, aten ops or the compiled graph's kernels, peak memory growth, GPU kernels + copies) for
+    each case."""
     from torch._inductor import metrics
 
     batch = inputs(queries, items, device)
@@ -87,7 +90,9 @@ def rows(queries: int, items: int, repeats: int, device: torch.device,
         shown = "" if launches is None else f"{launches[0]} + {launches[1]}"
         # a dispatch mode would make the compiled update fall back to eager: its graph's own kernel count instead
         ops = f"{generated} in graph" if "compile" in name else str(aten_ops(call))
-        out.append((name, times[name] * 1e3, times[name] / floor, ops, shown))
+        peak = peak_memory(call, device)
+        out.append((name, times[name] * 1e3, times[name] / floor, ops, "n/a" if peak is None else f"{peak / 1024:.0f}",
+                    shown))
     return out
 
 
@@ -106,10 +111,11 @@ def profile(queries: int, items: int, device: torch.device, calls: int = 200, to
     return text.getvalue()
 
 
-def _table(title: str, table: list[tuple[str, float, float, str, str]], on_gpu: bool) -> str:
-    lines = [title, f"{'case':<28} {'us':>9} {'x topk':>8} {'aten ops':>12}" + ("  kernels + copies" if on_gpu else "")]
-    for name, us, ratio, ops, launches in table:
-        lines.append(f"{name:<28} {us:>9.1f} {ratio:>8.2f} {ops:>12}" + (f"  {launches}" if on_gpu else ""))
+def _table(title: str, table: list[tuple[str, float, float, str, str, str]], on_gpu: bool) -> str:
+    header = f"{'case':<28} {'us':>9} {'x topk':>8} {'aten ops':>12} {'peak KiB':>9}"
+    lines = [title, header + ("  kernels + copies" if on_gpu else "")]
+    for name, us, ratio, ops, peak, launches in table:
+        lines.append(f"{name:<28} {us:>9.1f} {ratio:>8.2f} {ops:>12} {peak:>9}" + (f"  {launches}" if on_gpu else ""))
     return "\n".join(lines)
 
 
@@ -136,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
                      f"eager <= {GOALS_US[0]:.0f} us, compiled <= {GOALS_US[1]:.0f} us, <= {KERNEL_GOAL} kernels "
                      f"eager", table, device.type == "cuda"))
         if args.json:
-            keys = ("case", "us", "ratio", "ops", "launches")
+            keys = ("case", "us", "ratio", "ops", "peak_kib", "launches")
             Path(args.json).write_text(json.dumps({"rows": [dict(zip(keys, row, strict=True)) for row in table]}))
         if args.profile:
             print("\nWhere the eager update's host time goes (cProfile, own time, 200 updates):")
