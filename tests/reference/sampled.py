@@ -10,10 +10,8 @@ from scipy import stats
 
 def transition(n: int, m: int, replacement: bool) -> np.ndarray:
     """[n, m + 1] P(s | r) from scipy's binomial or hypergeometric pmf."""
-    j = np.arange(m + 1)
-    rows = [stats.binom.pmf(j, m, (r - 1) / (n - 1)) if replacement else stats.hypergeom.pmf(j, n - 1, r - 1, m)
-            for r in range(1, n + 1)]
-    return np.array(rows)
+    j, r = np.arange(m + 1)[None, :], np.arange(1, n + 1)[:, None]
+    return stats.binom.pmf(j, m, (r - 1) / (n - 1)) if replacement else stats.hypergeom.pmf(j, n - 1, r - 1, m)
 
 
 def possible_ranks(scores: list[float], j: int, ties: str) -> list[int]:
@@ -72,12 +70,13 @@ def posterior_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def em(histogram: np.ndarray, a: np.ndarray, iterations: int = 200) -> np.ndarray:
-    """Maximum likelihood of the distribution of true ranks given counts of sampled ranks, by EM."""
+    """Maximum likelihood of the distribution of true ranks given counts of sampled ranks, by EM:
+    pi_r <- sum_s h_s P(r | s) / N, P(r | s) = pi_r P(s | r) / sum_r' pi_r' P(s | r')."""
     pi = np.full(a.shape[0], 1.0 / a.shape[0])
     for _ in range(iterations):
-        posterior = pi[:, None] * a  # [n, m + 1], P(r, s)
-        posterior = posterior / posterior.sum(0, keepdims=True)  # P(r | s)
-        pi = posterior @ histogram / histogram.sum()
+        evidence = pi @ a  # [m + 1]: P(s)
+        pi = pi * (a @ np.divide(histogram, evidence, out=np.zeros_like(evidence), where=evidence > 0))
+        pi /= histogram.sum()
     return pi
 
 

@@ -3,6 +3,8 @@ catalogue, and the estimates of the full-catalogue metric from the sampled ranks
 
 * :mod:`~torchrec_eval.sampled.transitions`: :math:`P(s \\mid r)`, how a true rank becomes a sampled rank
   (with or without replacement);
+* :mod:`~torchrec_eval.sampled.rank_axis`: sums over the n true ranks from a few thousand weighted ranks
+  (a discrete Gauss quadrature), so no estimator's cost grows with n;
 * :mod:`~torchrec_eval.sampled.rank_metrics`: each top-k family as a function of the rank of one
   relevant item;
 * :mod:`~torchrec_eval.sampled.estimators`: the naive sampled metric, Krichene & Rendle's corrections

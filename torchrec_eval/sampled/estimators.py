@@ -21,22 +21,41 @@ every k is then :math:`\sum_r \pi_r M(r)`.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import check_int
+from torchrec_eval.sampled.rank_axis import RankAxis, rank_axis
 from torchrec_eval.sampled.rank_metrics import rank_metric
-from torchrec_eval.sampled.transitions import (
-    BLOCK,
-    binomial_gram,
-    check_sampling,
-    rank_blocks,
-    sampled_rank_probabilities,
-)
+from torchrec_eval.sampled.transitions import binomial_gram, check_sampling, sampled_rank_probabilities
 
-__all__ = ["bias_variance", "bias_variance_rows", "correction_system", "em_rank_distribution", "expected_naive",
-           "least_bias_rows", "naive", "rank_estimate", "true_value"]
+__all__ = ["RankDistribution", "bias_variance", "bias_variance_rows", "correction_system", "em_rank_distribution",
+           "expected_naive", "least_bias_rows", "naive", "rank_estimate", "true_value"]
+
+Requests = list[tuple[str, int | None]]
+
+#: EM's rank axis: its iterate sharpens with each iteration, so 40 nodes per 2 binomial widths (the corrections
+#: need 24 per 3: ``tests/sampled/test_rank_axis.py``)
+EM_POINTS, EM_SPAN = 40, 2.0
+
+
+class RankDistribution(NamedTuple):
+    """A distribution of true ranks on a :class:`~torchrec_eval.sampled.rank_axis.RankAxis`: ``mass`` [J] (or
+    [R, J], R distributions) at the axis's ranks [J], each node's mass that of the ranks it stands for."""
+
+    axis: RankAxis
+    mass: Tensor
+
+
+def _cutoffs(requests: Requests) -> tuple[int, ...]:
+    return tuple(sorted({k for _, k in requests if k is not None}))
+
+
+def _values(requests: Requests, axis: RankAxis) -> Tensor:
+    """[J, P] each request's metric at each rank of the axis."""
+    return torch.stack([rank_metric(family, axis.ranks, k, axis.num_items) for family, k in requests], dim=1)
 
 
 def naive(family: str, k: int | None, num_negatives: int) -> Tensor:
@@ -100,11 +119,11 @@ def least_bias_rows(requests: list[tuple[str, int | None]], num_items: int, num_
     """
     n, m = check_sampling(num_items, num_negatives)
     size = m + 1
-    triangle = torch.zeros(0, size + len(requests), dtype=torch.float64)
-    for ranks in rank_blocks(n, block=max(BLOCK, 4 * size)):  # each QR refactors the triangle's rows too
-        values = torch.stack([rank_metric(family, ranks.double(), k, n) for family, k in requests], dim=1)
-        rows = torch.cat([sampled_rank_probabilities(ranks, n, m, replacement), values], dim=1) / n ** 0.5
-        triangle = torch.linalg.qr(torch.cat([triangle, rows]), mode="r").R  # R of every block so far
+    axis = rank_axis(n, m, _cutoffs(requests), replacement)
+    rows = torch.cat([sampled_rank_probabilities(axis.ranks, n, m, replacement), _values(requests, axis)], dim=1)
+    rows = rows * (axis.weights / n).sqrt().unsqueeze(1)  # sqrt(pi) [A | B], a node weighing the ranks it stands for
+    triangle = torch.linalg.qr(rows, mode="r").R  # [min(J, m + 1 + P), m + 1 + P]
+    triangle = torch.cat([triangle, triangle.new_zeros(max(0, size - triangle.shape[0]), triangle.shape[1])])
     solved = torch.linalg.lstsq(triangle[:size, :size], triangle[:size, size:],
                                 rcond=size * torch.finfo(torch.float64).eps, driver="gelsd")
     return solved.solution.T
@@ -129,22 +148,23 @@ def correction_system(requests: list[tuple[str, int | None]], num_items: int, nu
     cutoffs = [k for _, k in requests]
     reach = n if None in cutoffs else min(n, max(k for k in cutoffs if k is not None))
     targets = torch.zeros(m + 1, len(requests), dtype=torch.float64)
-    for ranks in rank_blocks(reach):
-        values = torch.stack([rank_metric(family, ranks.double(), k, n) for family, k in requests], dim=1)
-        targets += sampled_rank_probabilities(ranks, n, m, replacement).T @ values / n
-    return (1 - gamma) * gram + gamma * torch.diag(weight), targets
+    for part in rank_axis(n, m, _cutoffs(requests), replacement).upto(reach).blocks():
+        a = sampled_rank_probabilities(part.ranks, n, m, replacement)
+        targets += a.T @ (_values(requests, part) * (part.weights / n).unsqueeze(1))
+    system = gram * (1 - gamma)
+    system.diagonal().add_(weight, alpha=gamma)
+    return system, targets
 
 
 @functools.lru_cache(maxsize=8)
 def _gram(n: int, m: int, replacement: bool) -> Tensor:
     """A^T D A under the uniform prior, the part of every correction that depends on n and m only: built once
-    per (n, m) in a process, from power sums with replacement (:func:`binomial_gram`), else a block of ranks
-    at a time."""
+    per (n, m) in a process, from power sums with replacement (:func:`binomial_gram`), else over the rank axis."""
     if replacement:
         return binomial_gram(n, m)
     gram = torch.zeros(m + 1, m + 1, dtype=torch.float64)
-    for ranks in rank_blocks(n):
-        a = sampled_rank_probabilities(ranks, n, m, replacement) / n ** 0.5  # sqrt(pi) A, pi = 1 / n
+    for part in rank_axis(n, m, (), replacement).blocks():
+        a = sampled_rank_probabilities(part.ranks, n, m, replacement) * (part.weights / n).sqrt().unsqueeze(1)
         gram += a.T @ a
     return gram
 
@@ -155,12 +175,18 @@ def expected_naive(family: str, k: int | None, ranks: Tensor, num_items: int, nu
     return sampled_rank_probabilities(ranks, num_items, num_negatives, replacement) @ naive(family, k, num_negatives)
 
 
-def true_value(family: str, k: int | None, distribution: Tensor) -> Tensor:
-    """:math:`\\sum_r \\pi_r M(r)`: the metric over a distribution ``distribution`` [n] of true ranks (or each
-    row of [R, n]: R distributions)."""
-    n = distribution.shape[-1]
-    ranks = torch.arange(1, n + 1, dtype=torch.float64, device=distribution.device)
-    return distribution @ rank_metric(family, ranks, k, n)
+def true_value(family: str, k: int | None, distribution: RankDistribution) -> Tensor:
+    """:math:`\\sum_r \\pi_r M(r)`: the metric over a distribution of true ranks (:func:`em_rank_distribution`; a
+    [R, J] mass gives R values).
+
+    Raises:
+        ValueError: for a cut-off at which the distribution's axis has no panel end.
+    """
+    axis = distribution.axis
+    if k is not None and not axis.exact and k < axis.num_items and k not in axis.cutoffs:
+        raise ValueError(f"`k`: the distribution's rank axis ends panels at the cut-offs {axis.cutoffs}, so the "
+                         f"metric at k={k} would be summed across its jump; fit it with cutoffs=({k},)")
+    return distribution.mass @ rank_metric(family, axis.ranks, k, axis.num_items)
 
 
 def _counts(histogram: Tensor, num_negatives: int) -> Tensor:
@@ -181,12 +207,20 @@ def _counts(histogram: Tensor, num_negatives: int) -> Tensor:
 
 
 def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, replacement: bool = True,
-                         iterations: int = 200, tolerance: float = 1e-10) -> Tensor:
-    """[n] the distribution of true ranks that best explains ``histogram`` [m + 1] of sampled ranks (maximum
+                         iterations: int = 200, tolerance: float = 1e-10,
+                         cutoffs: tuple[int, ...] = ()) -> RankDistribution:
+    """The distribution of true ranks that best explains ``histogram`` [m + 1] of sampled ranks (maximum
     likelihood by EM, Jin et al. 2021): :math:`\\pi \\leftarrow \\frac{1}{N} \\sum_s h_s P(r \\mid s)`,
-    :math:`P(r \\mid s) \\propto \\pi_r P(s \\mid r)`, from a uniform start, until no entry moves more than
-    ``tolerance``. A [R, m + 1] stack of histograms gives [R, n], R fits at once (matrix products instead of
-    vector ones), run until none moves more than ``tolerance``.
+    :math:`P(r \\mid s) \\propto \\pi_r P(s \\mid r)`, from a uniform start, until no rank's density
+    :math:`n \\pi_r` (1 at the start) moves more than ``tolerance`` (a test of each rank's mass itself stopped
+    a catalogue of 10^10 items after one iteration: every mass is below 1e-10). A [R, m + 1] stack of
+    histograms gives R fits at once (matrix products instead of vector ones), run until none moves more than
+    ``tolerance``.
+
+    The n ranks are the weighted ranks of :func:`~torchrec_eval.sampled.rank_axis.rank_axis` (its panels ending
+    at ``cutoffs``, the cut-offs :func:`true_value` will be asked for): from a uniform start every iterate is
+    :math:`\\pi_r = \\varphi(r) / n` for a product :math:`\\varphi` of polynomials in r, so a node of weight w
+    carries w times its rank's mass, and the fit costs O(J m) an iteration for J nodes, not O(n m).
 
     Raises:
         ValueError: on a bad n or m, and on a histogram of another length, not finite, all 0, or below 0 by
@@ -195,14 +229,15 @@ def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, 
     n, m = check_sampling(num_items, num_negatives)
     counts = _counts(histogram, m)
     total = counts.sum(-1, keepdim=True)
-    a = torch.cat([sampled_rank_probabilities(ranks, n, m, replacement) for ranks in rank_blocks(n)])  # [n, m+1]
-    pi = torch.full((*counts.shape[:-1], n), 1.0 / n, dtype=torch.float64)
+    axis = rank_axis(n, m, tuple(sorted(set(cutoffs))), replacement, EM_POINTS, EM_SPAN)
+    a = sampled_rank_probabilities(axis.ranks, n, m, replacement)  # [J, m + 1]
+    pi = (axis.weights / n).expand(*counts.shape[:-1], -1)
     for _ in range(iterations):
         evidence = pi @ a  # [..., m + 1]: P(s) under pi
         ratio = torch.where(evidence > 0, counts / evidence.clamp(min=1e-300), 0.0)
         updated = pi * (ratio @ a.T) / total
-        moved = float((updated - pi).abs().max())
+        moved = float(((updated - pi) * (n / axis.weights)).abs().max())  # each rank's density n pi_r
         pi = updated
         if moved < tolerance:
             break
-    return pi
+    return RankDistribution(axis, pi)

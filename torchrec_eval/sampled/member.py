@@ -101,6 +101,7 @@ class SampledMember(Member):
             if family not in FAMILIES:
                 raise ValueError(f"Unknown sampled metric {family!r}; known: {list(FAMILIES)}")
         self.metric_keys = [family if k is None else f"{family}@{k}" for family, k in self.requests]
+        self.cutoffs = tuple(k for _, k in self.requests if k is not None)
         if len(set(self.metric_keys)) != len(self.metric_keys):
             raise ValueError(f"A metric is requested twice: {self.metric_keys}")
         self.keys = self.metric_keys + (audit_keys(self.metric_keys) if audit else [])
@@ -271,7 +272,7 @@ class SampledMember(Member):
                 replicate_values = (draws @ values.T / draws.sum(1, keepdim=True)).unbind(1)
             else:
                 fitted = estimators.em_rank_distribution(draws.cpu(), self.catalogue, self.num_negatives,
-                                                         self.replacement)
+                                                         self.replacement, cutoffs=self.cutoffs)
                 replicate_values = tuple(estimators.true_value(family, k, fitted).to(row.device)
                                          for family, k in self.requests)
             for key, replicate in zip(self.metric_keys, replicate_values, strict=True):
@@ -287,8 +288,8 @@ class SampledMember(Member):
             return {key: estimates[:, i] for i, key in enumerate(self.metric_keys)}
         out: dict[str, list[Tensor]] = {key: [] for key in self.metric_keys}
         for row in histogram.cpu():
-            fitted = estimators.em_rank_distribution(row, self.catalogue, self.num_negatives, self.replacement) \
-                if float(row.sum()) > 0 else None
+            fitted = estimators.em_rank_distribution(row, self.catalogue, self.num_negatives, self.replacement,
+                                                     cutoffs=self.cutoffs) if float(row.sum()) > 0 else None
             for (family, k), key in zip(self.requests, self.metric_keys, strict=True):
                 value = torch.tensor(float("nan"), dtype=torch.float64) if fitted is None \
                     else estimators.true_value(family, k, fitted)

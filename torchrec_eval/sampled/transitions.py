@@ -13,30 +13,33 @@ built a block of ranks at a time: n can be a catalogue (10^5 items and more) whi
 With replacement, the binomial makes the second moments cheap: :math:`\sum_r P(s \mid r) P(s' \mid r)
 = \binom{m}{s-1}\binom{m}{s'-1} \sum_r p_r^{t} (1 - p_r)^{2m - t}` with t = s + s' - 2, so the
 [m + 1, m + 1] Gram matrix of the corrections needs 2m + 1 power sums over the ranks
-(:func:`binomial_gram`), not an [n, m + 1] x [n, m + 1] product.
+(:func:`binomial_gram`), not an [n, m + 1] x [n, m + 1] product; the sums over the ranks are taken on the
+rank axis (:mod:`~torchrec_eval.sampled.rank_axis`), whose cost does not grow with n.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import check_int
+from torchrec_eval.sampled.rank_axis import rank_axis
 
-__all__ = ["binomial_gram", "check_sampling", "rank_blocks", "sampled_rank_probabilities"]
+__all__ = ["MAX_ITEMS", "binomial_gram", "check_sampling", "sampled_rank_probabilities"]
 
-#: ranks per block of the [n, m + 1] matrix: a block of [1024, 1001] float64 (8 MiB) is reused by the allocator, where
-#: fresh 32 MiB blocks cost page faults that doubled the time of a fit
-BLOCK = 1024
+#: the largest catalogue: every rank 1..n + 1 a float64 integer, exactly
+MAX_ITEMS = 2**53 - 1
 
 
 def check_sampling(num_items: int, num_negatives: int) -> tuple[int, int]:
     """``num_items`` n and ``num_negatives`` m, checked: integers with 1 <= m <= n - 1."""
     n = check_int("num_items", num_items, 2)
     m = check_int("num_negatives", num_negatives, 1)
+    if n > MAX_ITEMS:
+        raise ValueError(f"`num_items` must be at most 2**53 - 1 = {MAX_ITEMS} (each rank a float64 integer), "
+                         f"got {n}")
     if m > n - 1:
         raise ValueError(f"`num_negatives` must be at most num_items - 1 = {n - 1} (the negatives are other "
                          f"items of the catalogue), got {m}")
@@ -102,17 +105,12 @@ def binomial_gram(num_items: int, num_negatives: int) -> Tensor:
     t = torch.arange(m + 1, dtype=torch.float64)
     q = t / (2 * m)
     peak = torch.xlogy(t, q) + torch.xlogy(2 * m - t, 1 - q)  # the largest term of each sum (continuous p)
+    axis = rank_axis(n, m)
     sums = torch.zeros(m + 1, dtype=torch.float64)
-    for ranks in rank_blocks(n):
-        sums += torch.exp(_log_terms((ranks.double() - 1) / (n - 1), 2 * m, t, -peak)).sum(0)
+    for part in axis.blocks():
+        sums += part.weights @ torch.exp(_log_terms((part.ranks - 1) / (n - 1), 2 * m, t, -peak))
     half = peak + torch.log(sums) - math.log(n)
     log_g = torch.cat([half, half[:-1].flip(0)])  # t = 0..2m
     log_choose_m = _log_choose(torch.tensor(float(m), dtype=torch.float64), t)
     index = torch.arange(m + 1).unsqueeze(1) + torch.arange(m + 1).unsqueeze(0)
     return torch.exp(log_choose_m.unsqueeze(1) + log_choose_m.unsqueeze(0) + log_g[index])
-
-
-def rank_blocks(num_items: int, device: torch.device | None = None, block: int = BLOCK) -> Iterator[Tensor]:
-    """The true ranks 1..n in blocks of ``block`` (int64), for sums over every rank in bounded memory."""
-    for start in range(1, num_items + 1, block):
-        yield torch.arange(start, min(start + block, num_items + 1), device=device)

@@ -1,0 +1,99 @@
+"""Sampled evaluation at the catalogue sizes of real recommenders: each estimator's whole life (construction,
+one update of 256 queries, ``compute()``) and its ``bootstrap_interval`` (200 replicates), from n = 10^3 to
+10^10 items, with its peak memory growth.
+
+Run: ``python benchmarks/bench_sampled_scale.py`` (``--quick`` for a smoke run; ``--sizes``, ``--negatives``
+and ``--estimators`` to choose). Each case is the first fit of its (n, m) in the process (the rank axis's and
+the Gram matrix's caches cleared), after one warm-up fit that takes the one-time imports. ``peak`` is the
+peak memory growth of the same case run again (``bench_peers.peak_memory``), beyond the 256 x (m + 1)
+scores. The ratio column is the case's time over the n = 10^3 case of the same estimator and m: a cost
+that does not grow with n reads about 1x down each column.
+Goals (issue 54): at most 50 ms and 50 MB for m = 1000 at any n, EM included, on a 2-core VM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import torchrec_eval as tre
+from torchrec_eval.sampled import estimators, rank_axis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import _table  # noqa: E402
+from bench_peers import peak_memory  # noqa: E402
+
+KEYS = ["ndcg@10", "recall@10", "mrr", "auc"]
+ESTIMATORS = ["naive", "rank_estimate", "bias_variance", "constrained", "em"]
+
+
+def _clear_caches() -> None:
+    estimators._gram.cache_clear()
+    rank_axis.rank_axis.cache_clear()
+
+
+def _data(m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(256, m + 1, generator=gen)
+    scores[:, 0] += 2.0  # a model that ranks its held-out items well
+    target = torch.zeros(256, m + 1, dtype=torch.bool)
+    target[:, 0] = True
+    return scores, target
+
+
+def life(n: int, m: int, estimator: str, scores: torch.Tensor, target: torch.Tensor) -> tre.SampledMetrics:
+    """Construction, one update and ``compute()``: what a validation epoch costs beyond the model."""
+    metric = tre.SampledMetrics(KEYS, num_items=n, num_negatives=m, estimator=estimator)
+    metric.update(scores, target)
+    metric.compute()
+    return metric
+
+
+def timed(fn: object) -> float:
+    start = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return 1000 * (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run, as the tests do)")
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6, 1e9, 1e10])
+    parser.add_argument("--negatives", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--estimators", nargs="+", default=ESTIMATORS, choices=ESTIMATORS)
+    args = parser.parse_args(argv)
+    sizes = [int(n) for n in ([1e3, 1e6] if args.quick else args.sizes)]
+    negatives = [20] if args.quick else args.negatives
+    scores, target = _data(negatives[0])
+    life(10 * negatives[0], negatives[0], "em", scores, target)  # the one-time imports and kernels
+    rows: list[tuple[str, ...]] = []
+    for m in negatives:
+        scores, target = _data(m)
+        for estimator in args.estimators:
+            first = None
+            for n in sizes:
+                if m > n - 1:
+                    continue
+                _clear_caches()
+                fit = timed(lambda: life(n, m, estimator, scores, target))  # noqa: B023
+                metric = life(n, m, estimator, scores, target)
+                _clear_caches()
+                boot = timed(lambda: metric.bootstrap_interval(replicates=200))  # noqa: B023
+                _clear_caches()
+                peak = peak_memory(lambda: life(n, m, estimator, scores, target))  # noqa: B023
+                first = first or fit
+                memory = "n/a" if peak is None else f"{peak / 2**20:.1f} MiB"
+                rows.append((f"{n:.0e}", str(m), estimator, f"{fit:.1f} ms", f"{fit / first:.2f}x",
+                             f"{boot:.1f} ms", memory))
+    report = _table(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads", rows,
+                    ("n", "m", "estimator", "fit", "vs smallest n", "bootstrap", "peak"))
+    print(report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
