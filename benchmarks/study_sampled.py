@@ -1,6 +1,10 @@
-"""Sampled evaluation against the exact metric, on the demo's synthetic data and models (issue 35's study).
+"""Sampled evaluation against the exact metric, on the demo's synthetic data or on MovieLens-100K, with the
+demo's models (issues 35 and 54).
 
-Run: ``python benchmarks/study_sampled.py`` (``--quick``: fewer users, fewer models). Models of several
+Run: ``python benchmarks/study_sampled.py`` (``--quick``: fewer users, fewer models; ``--movielens``: RecBole's
+MovieLens-100K, ``recbole/dataset_example/ml-100k/ml-100k.inter``, which ``pip install --no-deps recbole``
+brings without RecBole's dependencies, or ``--movielens PATH`` for another MovieLens or RecBole file: every
+rating an interaction, each user's latest 20% the test interactions). Models of several
 qualities (random scores, popularity, the demo's BPR-MF after 1, 3 and 10 epochs) score every item for
 every test interaction of the time split; each interaction is one evaluation instance (its test item the
 one relevant item, every other item of the catalogue a candidate: n = the catalogue). The exact metric
@@ -16,12 +20,15 @@ closer to exact than naive, and the Kendall tau of its order of the models again
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
+from pathlib import Path
 
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.demo import BPRMF, prepare_data, train_epoch
+from torchrec_eval.data.movielens import load_movielens
+from torchrec_eval.demo import BPRMF, DemoData, prepare_data, split_data, train_epoch
 from torchrec_eval.sampled.rank_metrics import rank_metric
 from torchrec_eval.sampled.sampler import sample_negatives
 
@@ -29,9 +36,18 @@ METRICS = [("ndcg", 10), ("recall", 10), ("mrr", None)]
 ESTIMATORS = ("naive", "rank_estimate", "bias_variance", "constrained", "em")
 
 
-def _models(num_users: int, num_items: int, quick: bool) -> dict[str, torch.Tensor]:
+def recbole_movielens() -> Path | None:
+    """RecBole's MovieLens-100K file, or None where RecBole is not installed."""
+    spec = importlib.util.find_spec("recbole")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "dataset_example" / "ml-100k" / "ml-100k.inter"
+    return path if path.is_file() else None
+
+
+def _models(data: DemoData, quick: bool) -> dict[str, torch.Tensor]:
     """Model name -> [U, N] scores of every user for every item."""
-    data = prepare_data(num_users, num_items, seed=0)
+    num_users, num_items = data.num_users, data.num_items
     gen = torch.Generator().manual_seed(0)
     scores = {"random": torch.rand(num_users, num_items, generator=gen),
               "popularity": data.popularity.expand(num_users, num_items).clone()}
@@ -55,9 +71,10 @@ def _kendall_tau(a: list[float], b: list[float]) -> float:
     return agree / len(pairs)
 
 
-def study(num_users: int, num_items: int, ms: tuple[int, ...], quick: bool) -> dict[tuple[str, str, int], dict[str, float]]:
+def study(data: DemoData, ms: tuple[int, ...], quick: bool) -> dict[tuple[str, str, int], dict[str, float]]:
     """(model, metric key, m) -> {"exact": value, estimator: value, ...}."""
-    models = _models(num_users, num_items, quick)
+    num_items = data.num_items
+    models = _models(data, quick)
     users, items = models.pop("test")
     keys = [family if k is None else f"{family}@{k}" for family, k in METRICS]
     out = {}
@@ -106,14 +123,24 @@ def report(results: dict[tuple[str, str, int], dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="200 users, 500 items, m in (50, 100)")
+    parser.add_argument("--quick", action="store_true", help="200 users, 500 items (synthetic), m in (50, 100)")
+    parser.add_argument("--movielens", nargs="?", const="recbole", metavar="PATH",
+                        help="MovieLens-100K from RecBole's wheel (no PATH), or a MovieLens or RecBole file")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    if args.quick:
-        results = study(200, 500, (50, 100), quick=True)
+    ms = (50, 100) if args.quick else (50, 100, 1000)
+    if args.movielens is None:
+        data = prepare_data(200, 500, seed=0) if args.quick else prepare_data(1000, 2000, seed=0)
+        source = "synthetic (the demo's data)"
     else:
-        results = study(1000, 2000, (50, 100, 1000), quick=False)
-    print(report(results))
+        path = recbole_movielens() if args.movielens == "recbole" else Path(args.movielens)
+        if path is None:
+            parser.error("--movielens: RecBole is not installed; `pip install --no-deps recbole` brings its "
+                         "MovieLens-100K (or give a PATH)")
+        data = split_data(load_movielens(path))
+        source = f"{path.name}: {data.num_users} users, {data.num_items} items, {len(data.test)} test interactions"
+    print(source)
+    print(report(study(data, ms, quick=args.quick)))
     return 0
 
 

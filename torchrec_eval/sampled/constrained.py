@@ -40,44 +40,84 @@ def constrained_rows(requests: list[tuple[str, int | None]], num_items: int, num
 def nonnegative_quadratic(matrix: Tensor, vector: Tensor, max_steps: int | None = None) -> Tensor:
     """argmin over d >= 0 of :math:`\\frac12 d^T Q d - d^T q` for a positive semi-definite Q [N, N] and q [N]:
     Lawson & Hanson's active set (a variable joins where the gradient pulls it above 0; the free variables
-    solve their equations; a step back keeps them >= 0).
+    solve their equations; a step back keeps them >= 0). The free variables' block of Q is kept as a Cholesky
+    factor that grows by one row as a variable joins (O(k^2), where a fresh solve is O(k^3): the corrections
+    of m = 1000 took 30 s), refactored when one leaves, and solved by least squares where it is singular.
 
     Raises:
         ValueError: if the active set has not converged in ``max_steps`` (default 3N) steps.
 
     Example:
         >>> import torch
-        >>> q_matrix = torch.tensor([[2.0, 0.0], [0.0, 2.0]], dtype=torch.float64)
-        >>> nonnegative_quadratic(q_matrix, torch.tensor([2.0, -4.0], dtype=torch.float64))
+        >>> q_matrix = torch.tensor([[4.0, 0.0], [0.0, 4.0]], dtype=torch.float64)
+        >>> nonnegative_quadratic(q_matrix, torch.tensor([4.0, -4.0], dtype=torch.float64))
         tensor([1., 0.], dtype=torch.float64)
     """
     size = vector.shape[0]
     scale = float(matrix.diagonal().abs().max()) * float(vector.abs().max() + 1)
     tolerance = 1e-12 * max(scale, 1e-300)
     solution = torch.zeros_like(vector)
-    free = torch.zeros(size, dtype=torch.bool)
+    free: list[int] = []
+    factor = _Factor(matrix)
     for _ in range(max_steps if max_steps is not None else 3 * size):
-        pull = torch.where(free, -torch.inf, vector - matrix @ solution)
+        pull = vector - matrix @ solution
+        pull[free] = -torch.inf
         if float(pull.max()) <= tolerance:
             return solution
-        free[int(pull.argmax())] = True
+        free.append(int(pull.argmax()))
+        factor.grow(free)
         while True:
-            trial = _solve_free(matrix, vector, free)
-            blocked = free & (trial <= 0)
-            if not bool(blocked.any()):
+            trial = _solve_free(matrix, vector, free, factor.lower(len(free)))
+            index = torch.tensor(free)
+            blocked = index[trial[index] <= 0]
+            if len(blocked) == 0:
                 solution = trial
                 break
             ratio = solution[blocked] / (solution[blocked] - trial[blocked])
             solution = solution + float(ratio.min()) * (trial - solution)
-            free &= solution > 0
-            solution = torch.where(free, solution, 0.0)
+            free = [i for i in free if float(solution[i]) > 0]
+            kept = torch.zeros(size, dtype=torch.bool)
+            kept[free] = True
+            solution = torch.where(kept, solution, 0.0)
+            factor.rebuild(free)
     raise ValueError(f"`max_steps`: the constrained correction did not converge in {max_steps or 3 * size} steps")
 
 
-def _solve_free(matrix: Tensor, vector: Tensor, free: Tensor) -> Tensor:
-    """The minimiser over the free variables with the others at 0 (least norm if their block is singular)."""
-    index = free.nonzero().squeeze(1)
-    block = matrix[index][:, index]
+class _Factor:
+    """The lower Cholesky factor of Q over the free variables, in the order they were freed, in one [N, N]
+    buffer: a variable freed appends a row (its earlier rows stay), one fixed again rebuilds it; singular (the
+    block not positive definite) until the next rebuild."""
+
+    def __init__(self, matrix: Tensor) -> None:
+        self.matrix, self.buffer, self.singular = matrix, torch.zeros_like(matrix), False
+
+    def lower(self, size: int) -> Tensor | None:
+        return None if self.singular else self.buffer[:size, :size]
+
+    def grow(self, free: list[int]) -> None:
+        if self.singular:
+            return
+        size, new = len(free), free[-1]
+        before = self.buffer[: size - 1, : size - 1]
+        row = torch.linalg.solve_triangular(before, self.matrix[free[:-1], new].unsqueeze(1), upper=False).squeeze(1)
+        pivot = float(self.matrix[new, new]) - float(row @ row)
+        self.singular = not pivot > 1e-14 * float(self.matrix[new, new])
+        self.buffer[size - 1, : size - 1], self.buffer[size - 1, size - 1] = row, max(pivot, 0.0) ** 0.5
+
+    def rebuild(self, free: list[int]) -> None:
+        lower, info = torch.linalg.cholesky_ex(self.matrix[free][:, free])
+        self.singular = int(info) != 0
+        self.buffer.zero_()
+        self.buffer[: len(free), : len(free)] = lower
+
+
+def _solve_free(matrix: Tensor, vector: Tensor, free: list[int], factor: Tensor | None) -> Tensor:
+    """The minimiser over the free variables with the others at 0: two triangular solves with their factor, or
+    least squares (the least-norm solution) where their block is singular."""
     trial = torch.zeros_like(vector)
-    trial[index] = torch.linalg.lstsq(block, vector[index].unsqueeze(1), driver="gelsd").solution.squeeze(1)
+    target = vector[free].unsqueeze(1)
+    if factor is not None:
+        trial[free] = torch.cholesky_solve(target, factor).squeeze(1)
+    else:
+        trial[free] = torch.linalg.lstsq(matrix[free][:, free], target, driver="gelsd").solution.squeeze(1)
     return trial
