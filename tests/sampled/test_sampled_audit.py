@@ -170,3 +170,64 @@ def test_a_closed_audit_takes_no_more_chunks():
         catalogue.add(full, 0)
     catalogue.close()  # closing again adds nothing
     assert torch.equal(metric.audit_exact, before) and float(metric.compute()["audit/queries"]) == 9.0
+
+
+@pytest.mark.parametrize("ties", ["index", "average"])
+def test_rows_of_several_held_out_items_are_audited_one_instance_each(ties):
+    """A row of R held-out items (1 to 3 here; ``mask`` for the unused slots) is R instances, each ranked among
+    the catalogue without the row's other held-out items (as among the negatives without them) and weighing
+    1 / R; ``positive_ids`` [B, 3] gives their ids in column order, -1 in the unused slots."""
+    gen = torch.Generator().manual_seed(4)
+    rows, slots = 6, 3
+    full = torch.randint(0, 12, (rows, N), generator=gen).float()
+    counts = [1, 3, 2, 3, 1, 2]
+    ids, columns = [], []
+    for count in counts:
+        order = torch.randperm(N, generator=gen)
+        held, negatives = order[:count].tolist(), order[count:count + M].tolist()
+        ids.append(held + [-1] * (slots - count))
+        columns.append(held + [negatives[0]] * (slots - count) + negatives)  # unused slots: masked out
+    columns_t, ids_t = torch.tensor(columns), torch.tensor(ids)
+    preds = full.gather(1, columns_t)
+    mask = torch.ones(rows, slots + M, dtype=torch.bool)
+    target = torch.zeros(rows, slots + M, dtype=torch.bool)
+    for row, count in enumerate(counts):
+        target[row, :count] = True
+        mask[row, count:slots] = False
+    metric = tre.SampledMetrics(KEYS, num_items=N, num_negatives=M, estimator="naive", ties=ties, audit=True)
+    with metric.audit(preds, target, positive_ids=ids_t, mask=mask) as catalogue:
+        catalogue.add(full[:, 25:], 25)
+        catalogue.add(full[:, :25], 0)
+    got = metric.compute()
+    for (family, k), key in zip(METRICS, KEYS, strict=True):
+        exact, estimate = [], []
+        for row, count in enumerate(counts):
+            held = ids[row][:count]
+            values, sampled = [], []
+            for position, item in enumerate(held):
+                kept = [i for i in range(N) if i == item or i not in held]  # the catalogue less the other held-out
+                ranks = ref.possible_ranks([full[row, i].item() for i in kept], kept.index(item), ties)
+                values.append(np.mean(ref.metric(family, np.array(ranks), k, N)))
+                row_scores = [preds[row, position].item()] + preds[row, slots:].tolist()
+                sampled.append(np.mean(ref.metric(family, np.array(ref.possible_ranks(row_scores, 0, ties)), k,
+                                                  M + 1)))
+            exact.append(np.mean(values))
+            estimate.append(np.mean(sampled))
+        assert float(got[f"audit/{key}/exact"]) == pytest.approx(np.mean(exact), abs=1e-12), key
+        assert float(got[f"audit/{key}/estimate"]) == pytest.approx(np.mean(estimate), abs=1e-12), key
+    assert float(got["audit/queries"]) == pytest.approx(rows, abs=1e-12)  # shares of 1/3 summed
+
+
+def test_ids_that_do_not_match_the_held_out_slots_are_refused_and_change_nothing():
+    preds = torch.tensor([[0.9, 0.8, 0.1, 0.2], [0.7, 0.0, 0.3, 0.4]])
+    target = torch.tensor([[True, True, False, False], [True, False, False, False]])
+    mask = torch.tensor([[True, True, True, True], [True, False, True, True]])
+    metric = tre.SampledMetrics(["mrr"], num_items=10, num_negatives=2, estimator="naive", audit=True)
+    for bad in (torch.tensor([1, 2]), torch.tensor([[1, 2], [3, 4]]), torch.tensor([[1, -1], [3, -1]]),
+                torch.tensor([[1, 2], [10, -1]])):
+        with pytest.raises(ValueError, match="`positive_ids` must"):
+            metric.audit(preds, target, positive_ids=bad, mask=mask)
+    assert float(metric.audit_sampled_ranks.sum()) == 0 and float(metric.audit_exact.sum()) == 0
+    with metric.audit(preds, target, positive_ids=torch.tensor([[1, 2], [3, -1]]), mask=mask) as catalogue:
+        catalogue.add(torch.rand(2, 10), 0)
+    assert float(metric.audit_sampled_ranks.sum()) == 2

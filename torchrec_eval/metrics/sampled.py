@@ -230,20 +230,24 @@ class SampledMetrics(MemberMetric):
             return {key: (mean[0], low[0], high[0]) for key, (mean, low, high) in results.items()}
         return results
 
-    def audit(self, preds: Tensor, target: Tensor, *, positive_ids: Tensor, groups: Tensor | None = None,
-              sample_weight: Tensor | None = None) -> AuditBatch:
+    def audit(self, preds: Tensor, target: Tensor, *, positive_ids: Tensor, mask: Tensor | None = None,
+              groups: Tensor | None = None, sample_weight: Tensor | None = None) -> AuditBatch:
         """Audit one batch against the whole catalogue, scored in chunks (for a metric built with ``audit=True``).
 
         Give the batch's sampled rows as to ``update`` (which adds them to the estimate; the audit does not)
-        and the catalogue id of each query's held-out item, then ``add(scores, offset)`` for each chunk of the
+        and the catalogue id of each held-out item, then ``add(scores, offset)`` for each chunk of the
         n items' scores and ``close()`` (or leave the ``with`` block). ``compute`` then reports, over the
         audited queries, ``audit/<key>/exact``, ``audit/<key>/estimate`` (the estimator run on their sampled
         ranks alone), ``audit/<key>/error`` (their difference) and ``audit/queries``.
 
         Args:
-            preds, target: the sampled rows [B, m + 1], as given to ``update``.
-            positive_ids: [B] int, the catalogue id (0..n-1) of each query's held-out item.
-            groups, sample_weight: as in ``update``.
+            preds, target: the sampled rows [B, m + 1] (or [B, R + m] with several held-out items), as given
+                to ``update``.
+            positive_ids: [B] int, the catalogue id (0..n-1) of each query's held-out item; for rows of R
+                held-out slots [B, R], their ids in column order and -1 in a row's unused slots. Each held-out
+                item ranks among the catalogue without the row's other held-out items (as among the negatives
+                without them) and weighs 1 / (the row's held-out items).
+            mask, groups, sample_weight: as in ``update``.
 
         Returns:
             an :class:`~torchrec_eval.sampled.AuditBatch`, also a context manager.
@@ -267,7 +271,7 @@ class SampledMetrics(MemberMetric):
         """
         if not self.member.audit:
             raise ValueError(f"`audit`: this metric keeps no audit states; build it with audit=True, got {self!r}")
-        batch = self.batch(preds, target, groups=groups)
+        batch = self.batch(preds, target, groups=groups, mask=mask)
         batch.weights = checked_weights(sample_weight, batch.num_queries, self.weighted, self.device,
                                         self.validate_args)
         return AuditBatch(self, self.member, batch, positive_ids)

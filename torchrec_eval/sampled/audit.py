@@ -24,7 +24,7 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled.rank_metrics import rank_metric
-from torchrec_eval.sampled.ranks import rank_spans
+from torchrec_eval.sampled.ranks import held_out_items, spans
 
 __all__ = ["AuditBatch", "audit_keys", "span_means"]
 
@@ -65,22 +65,12 @@ class AuditBatch:
         candidates = batch.every_candidate()
         if not isinstance(candidates, Candidates):
             raise ValueError(f"`preds`: the audit takes the sampled scores [B, m + 1], got {type(candidates).__name__}")
-        rows = candidates.scores.shape[0]
-        n = member.num_items
-        if not isinstance(positive_ids, Tensor) or positive_ids.shape != (rows,) or positive_ids.is_floating_point() \
-                or positive_ids.dtype == torch.bool:
-            raise ValueError(f"`positive_ids` must be an integer tensor [B] ({rows},), the catalogue id of each "
-                             f"query's held-out item, got {describe(positive_ids)}")
-        if metric.validate_args and bool(((positive_ids < 0) | (positive_ids >= n)).any()):
-            raise ValueError(f"`positive_ids` must lie in [0, num_items = {n}), got {positive_ids.tolist()}")
-        self.metric, self.member, self.batch = metric, member, batch
-        if candidates.scores.shape[1] != member.num_negatives + 1:
-            raise ValueError(f"`preds`: the audit takes one held-out item per row, [B, m + 1] = [B, "
-                             f"{member.num_negatives + 1}], got {describe(candidates.scores)}")
-        self.spans = rank_spans(batch, member.num_negatives, metric.ties, metric.validate_args)  # checks the rows
-        self.ids = positive_ids.to(candidates.scores.device).long().unsqueeze(1)
-        self.score = torch.where(candidates.relevant, candidates.scores, 0).sum(1, keepdim=True).double()
-        self.above = torch.zeros(rows, dtype=torch.int64, device=self.ids.device)
+        items = held_out_items(batch, member.num_negatives, metric.validate_args)  # checks the rows
+        self.ids = _checked_ids(positive_ids, items.present, member.num_items, metric.validate_args)
+        self.metric, self.member, self.batch, self.share = metric, member, batch, items.share
+        self.spans = spans(items, metric.ties)
+        self.score = candidates.scores.gather(1, items.columns).double()  # [B, P] each held-out item's score
+        self.above = torch.zeros(self.ids.shape, dtype=torch.int64, device=self.ids.device)
         self.tied = torch.zeros_like(self.above)
         self.tied_before = torch.zeros_like(self.above)  # tied items of a lower id
         self.chunks: list[tuple[int, int]] = []
@@ -100,13 +90,15 @@ class AuditBatch:
                              f"{offset!r} for C = {scores.shape[1]}")
         if self.metric.validate_args and bool(scores.isnan().any()):
             raise ValueError(f"`scores` must not contain NaN, got {describe(scores)}")
-        items = torch.arange(offset, offset + scores.shape[1], device=scores.device)
-        other = items != self.ids  # [B, C]: every item but the held-out one
-        values = scores.to(self.score.device).double()
-        tied = (values == self.score) & other
-        self.above += ((values > self.score) & other).sum(1)
-        self.tied += tied.sum(1)
-        self.tied_before += (tied & (items < self.ids)).sum(1)
+        items = torch.arange(offset, offset + scores.shape[1], device=self.ids.device)
+        # [B, 1, C]: every item but the row's held-out ones (each ranks among the others, K&R's instances)
+        other = (items != self.ids.unsqueeze(2)).all(1, keepdim=True)
+        values = scores.to(self.score.device).double().unsqueeze(1)
+        score = self.score.unsqueeze(2)  # [B, P, 1]
+        tied = (values == score) & other
+        self.above += ((values > score) & other).sum(2)
+        self.tied += tied.sum(2)
+        self.tied_before += (tied & (items < self.ids.unsqueeze(2))).sum(2)
         self.chunks.append((offset, scores.shape[1]))
 
     def close(self) -> None:
@@ -122,11 +114,11 @@ class AuditBatch:
         if covered != self.member.num_items:
             raise ValueError(f"`add`: the chunks must cover the items 0..{self.member.num_items - 1} once, got "
                              f"(offset, width) = {sorted(self.chunks)}")
-        exact = self._exact_values()
+        exact = (self._exact_values() * self.share.unsqueeze(2)).sum(1)  # [B, K]: each query's mean over its items
         weight = self.batch.weights if self.batch.weights is not None else torch.ones_like(exact[:, 0])
-        groups = self.batch.groups if self.batch.groups is not None else torch.zeros_like(self.above)
-        low, spread, share = self.spans
-        histogram = self.member.histogram(low, spread, share * weight.unsqueeze(1), groups,
+        groups = self.batch.groups if self.batch.groups is not None else torch.zeros_like(self.above[:, 0])
+        low, spread = self.spans
+        histogram = self.member.histogram(low, spread, self.share * weight.unsqueeze(1), groups,
                                           self.metric.audit_sampled_ranks.shape[0])
         sums = torch.zeros_like(self.metric.audit_exact).index_add_(0, groups, exact * weight.unsqueeze(1))
         self.metric.audit_sampled_ranks.add_(histogram)
@@ -134,16 +126,17 @@ class AuditBatch:
         self.closed = True
 
     def _exact_values(self) -> Tensor:
-        """[B, P] each metric at each query's true rank (averaged over a tie's ranks under ``"average"``)."""
+        """[B, P, K] each metric at each held-out item's true rank (averaged over a tie's ranks under
+        ``"average"``)."""
         ties, n = self.metric.ties, self.member.num_items
         above = self.above.double()
         if ties == "average":
             first, last = above + 1, above + self.tied.double() + 1
-            return torch.stack([span_means(family, k, first, last, n) for family, k in self.member.requests], 1)
+            return torch.stack([span_means(family, k, first, last, n) for family, k in self.member.requests], -1)
         before = {"pessimistic": self.tied, "optimistic": torch.zeros_like(self.tied), "index": self.tied_before,
                   "reverse_index": self.tied - self.tied_before}[ties]
         rank = above + before.double() + 1
-        return torch.stack([rank_metric(family, rank, k, n) for family, k in self.member.requests], 1)
+        return torch.stack([rank_metric(family, rank, k, n) for family, k in self.member.requests], -1)
 
     def __enter__(self) -> AuditBatch:
         return self
@@ -152,6 +145,22 @@ class AuditBatch:
                  trace: TracebackType | None) -> None:
         if kind is None:
             self.close()
+
+
+def _checked_ids(positive_ids: Tensor, present: Tensor, num_items: int, validate_args: bool) -> Tensor:
+    """[B, P] the catalogue ids of the held-out items (-1 in a row's unused slots), from [B] (one per row) or
+    [B, P] (in the order of their columns)."""
+    rows, slots = present.shape
+    if not isinstance(positive_ids, Tensor) or positive_ids.is_floating_point() or positive_ids.dtype == torch.bool \
+            or tuple(positive_ids.shape) not in ((rows, slots), (rows,) if slots == 1 else (rows, slots)):
+        raise ValueError(f"`positive_ids` must be an integer tensor [B] ({rows},) (one held-out item per row) or "
+                         f"[B, P] ({rows}, {slots}) (a row's held-out items in column order, -1 in its unused "
+                         f"slots), the catalogue ids, got {describe(positive_ids)}")
+    ids = positive_ids.to(present.device).long().reshape(rows, slots)
+    if validate_args and bool(torch.where(present, (ids < 0) | (ids >= num_items), ids != -1).any()):
+        raise ValueError(f"`positive_ids` must lie in [0, num_items = {num_items}) at each held-out item and be -1 "
+                         f"in a row's unused slots, got {positive_ids.tolist()}")
+    return torch.where(present, ids, -1)
 
 
 def audit_keys(keys: Sequence[str]) -> list[str]:
