@@ -24,7 +24,15 @@ if TYPE_CHECKING:
         Serendipity,
     )
     from torchrec_eval.metrics.categories import CategoryEntropy, RankBiasedEntropy
-    from torchrec_eval.metrics.intents import ERRIA, NERRIA, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall
+    from torchrec_eval.metrics.intents import (
+        ERRIA,
+        NERRIA,
+        AlphaDCG,
+        AlphaNDCG,
+        AveragePrecisionIA,
+        PrecisionIA,
+        SubtopicRecall,
+    )
     from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
     from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR, PartialAUC
     from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
@@ -68,7 +76,8 @@ _HOMES = {
         "IntraListDiversity", "Novelty", "Serendipity"
     ), "torchrec_eval.metrics.beyond"),
     **dict.fromkeys(("CategoryEntropy", "RankBiasedEntropy"), "torchrec_eval.metrics.categories"),
-    **dict.fromkeys(("AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA", "PrecisionIA", "SubtopicRecall"),
+    **dict.fromkeys(("AlphaDCG", "AlphaNDCG", "AveragePrecisionIA", "ERRIA", "NERRIA", "PrecisionIA",
+                     "SubtopicRecall"),
                     "torchrec_eval.metrics.intents"),
     **dict.fromkeys(("Intersection", "Jaccard", "RBO"), "torchrec_eval.metrics.overlap"),
     **dict.fromkeys(("AUC", "CTR", "FCP", "GAUC", "MPR", "PartialAUC"), "torchrec_eval.metrics.pairwise"),
@@ -102,6 +111,7 @@ __all__ = [
     "AlphaDCG",
     "AlphaNDCG",
     "AveragePopularity",
+    "AveragePrecisionIA",
     "CategoryEntropy",
     "Coverage",
     "Entropy",

@@ -257,6 +257,7 @@ def test_dense_form_with_mask_gives_short_lists(suites):
             "nerr_ia": {"item_intents": intents},
             "p_ia": {"item_intents": intents},
             "strec": {"item_intents": intents},
+            "ap_ia": {"item_intents": intents},
         },
     )
     suite.update(preds, target, mask=mask)
@@ -290,7 +291,7 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     _close(result["long_tail_count@5"], ref.long_tail_count(lists, ref.recbole_tail(pop.tolist(), 3)))
     item_intents = {item: {s for s in range(3) if intents[item, s]} for item in range(NUM_ITEMS)}
     for family, alpha in (("alpha_ndcg", 0.3), ("alpha_dcg", 0.3), ("err_ia", 0.5), ("nerr_ia", 0.5), ("p_ia", None),
-                          ("strec", None)):
+                          ("strec", None), ("ap_ia", None)):
         _close(result[f"{family}@5"], ref_intents.mean(family, lists, relevant, item_intents, k, alpha))
 
 

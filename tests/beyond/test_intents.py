@@ -22,7 +22,8 @@ pyndeval = pytest.importorskip("pyndeval")
 ITEMS, INTENTS = 16, 4
 FAMILIES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
 CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "alpha_dcg": tre.AlphaDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA,
-           "p_ia": tre.PrecisionIA, "strec": tre.SubtopicRecall}  # the last two: the counts, at the end
+           "p_ia": tre.PrecisionIA, "strec": tre.SubtopicRecall,
+           "ap_ia": tre.AveragePrecisionIA}  # the last three: the counts, at the end
 PEERS = {"alpha_ndcg": "alpha-nDCG", "alpha_dcg": "alpha-DCG", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA"}
 
 
@@ -285,30 +286,38 @@ def test_the_functions_equal_the_classes_and_pyndeval(family):
         function(k=5, item_intents=intents, num_groups=2, **inputs)
 
 
-# ndeval's intent-aware counts, P-IA@k and subtopic recall (strec@k): no alpha, no ideal list
-COUNTS = ("p_ia", "strec")
-COUNT_PEERS = {"p_ia": "P-IA", "strec": "strec"}
+# ndeval's intent-aware counts, P-IA@k, subtopic recall (strec@k) and MAP-IA: no alpha, no ideal list
+COUNTS = ("p_ia", "strec", "ap_ia")
+COUNT_PEERS = {"p_ia": "P-IA@{k}", "strec": "strec@{k}", "ap_ia": "MAP-IA"}
 
 
 @pytest.mark.parametrize("k", [1, 5, 20])
 def test_the_counts_in_every_form_equal_pyndeval(k):
+    """ndeval's MAP-IA ranks the whole run (16 items): AP-IA@20 is it; at k 1 and 5 the top-k reference, which
+    reads MAP-IA at k = 20, stands for it."""
     preds, intents, target, mask = _data(seed=40 + k)
     qrels, run = _judgments(intents, target, mask, preds)
+    peer_names = {family: COUNT_PEERS[family].format(k=k) for family in COUNTS}
     peer = pyndeval.ndeval([(q.query_id, q.iteration, q.doc_id, q.relevance) for q in qrels],
                            [(q, doc, score) for q, docs in run.items() for doc, score in docs.items()],
-                           measures=[f"{COUNT_PEERS[family]}@{k}" for family in COUNTS])
+                           measures=list(peer_names.values()))
     through = {family: {} for family in COUNTS}
-    names = {ir_measures.P_IA @ k: "p_ia", ir_measures.StRecall @ k: "strec"}
+    names = {ir_measures.P_IA @ k: "p_ia", ir_measures.StRecall @ k: "strec", ir_measures.AP_IA: "ap_ia"}
     for metric in ir_measures.pyndeval.iter_calc(list(names), qrels, run):
         through[names[metric.measure]][int(metric.query_id)] = metric.value
     options = {family: {"item_intents": intents} for family in COUNTS}
     for family in COUNTS:
-        expected = torch.tensor([peer[str(q)][f"{COUNT_PEERS[family]}@{k}"] if str(q) in peer else math.nan
+        expected = torch.tensor([peer[str(q)][peer_names[family]] if str(q) in peer else math.nan
                                  for q in range(len(preds))], dtype=torch.float64)
+        whole = expected
+        torch.testing.assert_close(torch.tensor([through[family].get(q, math.nan) for q in range(len(preds))],
+                                                dtype=torch.float64), whole, rtol=0, atol=1e-12, equal_nan=True)
+        if family == "ap_ia" and k < ITEMS:  # MAP-IA ranks the whole run
+            torch.testing.assert_close(torch.tensor(_reference(family, intents, target, mask, preds, ITEMS),
+                                                    dtype=torch.float64), whole, rtol=0, atol=1e-12, equal_nan=True)
+            expected = torch.tensor(_reference(family, intents, target, mask, preds, k), dtype=torch.float64)
         assert expected.isnan().tolist() == [q == 0 for q in range(len(preds))]  # the query without a relevant item
         assert expected[1] == 0.0 and expected.nan_to_num().gt(0).sum() >= 3  # relevant items without intents: 0
-        torch.testing.assert_close(torch.tensor([through[family].get(q, math.nan) for q in range(len(preds))],
-                                                dtype=torch.float64), expected, rtol=0, atol=1e-12, equal_nan=True)
         reference = torch.tensor(_reference(family, intents, target, mask, preds, k), dtype=torch.float64)
         torch.testing.assert_close(reference, expected, rtol=0, atol=1e-12, equal_nan=True)  # the reference reads it
         for form, inputs in _forms(preds, target, mask).items():

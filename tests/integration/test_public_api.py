@@ -30,6 +30,7 @@ PUBLIC = {
         "AlphaDCG",
         "AlphaNDCG",
         "AveragePopularity",
+        "AveragePrecisionIA",
         "BinaryAUC",
         "BinaryAUPRC",
         "BinnedAUC",
@@ -110,6 +111,7 @@ PUBLIC = {
     "torchrec_eval.functional": [
         "alpha_dcg",
         "alpha_ndcg",
+        "ap_ia",
         "arhr",
         "auc",
         "bpref",

@@ -202,6 +202,7 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "nerr_ia": tre.NERRIA(k=5, item_intents=intents, alpha=0.3),
         "p_ia": tre.PrecisionIA(k=[3, 5], item_intents=intents),
         "strec": tre.SubtopicRecall(k=5, item_intents=intents, num_groups=NUM_GROUPS),
+        "ap_ia": tre.AveragePrecisionIA(k=5, item_intents=intents),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():

@@ -99,8 +99,26 @@ def strec(ranked, relevant, intents, k, alpha=0.5) -> float:
     return len({intent for item in ranked[:k] if item in relevant for intent in intents[item]}) / len(subtopics)
 
 
+def ap_ia(ranked, relevant, intents, k, alpha=0.5) -> float:
+    """ndeval's MAP-IA over the top k: for each intent s of the S the relevant items cover, the precision at each
+    rank whose item is relevant with intent s, summed and divided by R_s (the relevant items with intent s);
+    their mean over the S intents; 0 where S = 0. No alpha."""
+    subtopics = {intent for item in relevant for intent in intents[item]}
+    if not subtopics:
+        return 0.0
+    total = 0.0
+    for intent in subtopics:
+        hits, precision_sum = 0, 0.0
+        for rank, item in enumerate(ranked[:k], start=1):
+            if item in relevant and intent in intents[item]:
+                hits += 1
+                precision_sum += hits / rank
+        total += precision_sum / sum(intent in intents[item] for item in relevant)
+    return total / len(subtopics)
+
+
 MEASURES = {"alpha_ndcg": alpha_ndcg, "alpha_dcg": alpha_dcg, "err_ia": err_ia, "nerr_ia": nerr_ia, "p_ia": p_ia,
-            "strec": strec}
+            "strec": strec, "ap_ia": ap_ia}
 
 
 def mean(measure: str, lists, relevant, intents, k, alpha=0.5) -> float:

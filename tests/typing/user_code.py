@@ -12,6 +12,7 @@ from torch import Tensor
 import torchrec_eval as tre
 from torchrec_eval.functional import (
     alpha_ndcg,
+    ap_ia,
     auc,
     ctr,
     jaccard,
@@ -38,6 +39,7 @@ intents = torch.tensor([[1, 0], [0, 1], [1, 1]])
 assert_type(alpha_ndcg(preds, target, k=2, item_intents=intents, alpha=0.5), Tensor)
 assert_type(alpha_ndcg(preds, target, k=[1, 2], item_intents=intents, reduction="none"), dict[str, Tensor])
 assert_type(p_ia(preds, target, k=2, item_intents=intents), Tensor)  # the intent counts take no alpha
+assert_type(ap_ia(preds, target, k=[1, 2], item_intents=intents), dict[str, Tensor])
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)

@@ -41,11 +41,11 @@ from torchrec_eval.pipeline.batch import RankedTargets, once_per_view
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 
 #: the measures of :func:`intent_aware`
-MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec")
+MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia")
 #: the measures over ndeval's "ideal ideal" (S intents at every rank), not over its greedy ideal list
 IDEAL_IDEAL = ("alpha_dcg", "err_ia")
 #: the measures that count what the top k covers, over the S intents, without a gain or an ideal list
-COUNTED = ("p_ia", "strec")
+COUNTED = ("p_ia", "strec", "ap_ia")
 
 
 def intent_gains(cover: Tensor, alpha: float) -> Tensor:
@@ -82,6 +82,8 @@ class GreedyIdeal:
 
     Attributes:
         subtopics: S [B] float64, the intents some relevant candidate covers (ndeval's ``actualSubtopics``).
+        relevant_per_intent: [B, I] float64, the relevant candidates that cover each intent (ndeval's
+            ``nrelSub``).
     """
 
     def __init__(self, items: Tensor, relevant: Tensor, table: Tensor, alpha: float,
@@ -101,6 +103,7 @@ class GreedyIdeal:
         else:
             seen = self.cover.sum(1)
         self.subtopics = (seen > 0).sum(1, dtype=torch.float64)
+        self.relevant_per_intent = seen
         self.remaining = torch.ones(rows, num_intents, dtype=torch.float64, device=table.device)  # (1 - alpha)^seen
         self.steps: list[Tensor] = []
 
@@ -182,8 +185,17 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
     ids, relevant = ids[:, :k], relevant[:, :k]
     cover = table[ids.clamp(min=0)] * relevant.unsqueeze(2).to(table.dtype)
     if measure in COUNTED:  # ndeval's P-IA@k: each intent's P@k (over k, a short list too), averaged over the S
-        # intents; strec@k: the share of the S intents that the top k covers. 0 where S = 0 (nothing is covered)
-        found = cover.sum((1, 2)) / k if measure == "p_ia" else (cover.amax(1) > 0).sum(1, dtype=torch.float64)
+        # intents; strec@k: the share of the S intents that the top k covers; MAP-IA: each intent's AP (over its
+        # relevant items), averaged over the S intents. 0 where S = 0 (nothing is covered)
+        if measure == "p_ia":
+            found = cover.sum((1, 2)) / k
+        elif measure == "strec":
+            found = (cover.amax(1) > 0).sum(1, dtype=torch.float64)
+        else:
+            ranks = torch.arange(1, cover.shape[1] + 1, dtype=cover.dtype, device=cover.device).view(1, -1, 1)
+            precision_sums = (cover * cover.cumsum(1) / ranks).sum(1)  # [B, I]: each intent's precision at its hits
+            per_intent = ideal.relevant_per_intent
+            found = torch.where(per_intent > 0, precision_sums / per_intent.clamp(min=1), 0.0).sum(1)
         return found / ideal.subtopics.clamp(min=1)
     gains = intent_gains(cover, alpha)
     discount = _discounts(measure, k, gains.device)

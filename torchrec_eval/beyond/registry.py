@@ -229,9 +229,11 @@ REGISTRY: dict[str, BeyondFamily] = {
                               reads_relevant_items=True),
     "nerr_ia": BeyondFamily(_INTENTS, opts.configure_intents, per_query=_intent_aware("nerr_ia"),
                             reads_relevant_items=True),
-    # ndeval's intent-aware precision and subtopic recall: counts of what the top k covers, no alpha
+    # ndeval's intent-aware precision, subtopic recall and MAP-IA: counts of what the top k covers, no alpha
     "p_ia": BeyondFamily({"item_intents": True}, opts.configure_intents, per_query=_intent_aware("p_ia"),
                          reads_relevant_items=True, upper_bound=1.0),
     "strec": BeyondFamily({"item_intents": True}, opts.configure_intents, per_query=_intent_aware("strec"),
+                          reads_relevant_items=True, upper_bound=1.0),
+    "ap_ia": BeyondFamily({"item_intents": True}, opts.configure_intents, per_query=_intent_aware("ap_ia"),
                           reads_relevant_items=True, upper_bound=1.0),
 }

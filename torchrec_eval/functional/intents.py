@@ -1,6 +1,6 @@
 r"""The intent-aware families as functions of one batch (public as :mod:`torchrec_eval.functional`):
-``alpha_ndcg``, ``alpha_dcg``, ``err_ia``, ``nerr_ia``, ``p_ia`` and ``strec``, TREC's ``ndeval`` measures over an
-``item_intents`` table (definitions: :mod:`torchrec_eval.beyond.intents`).
+``alpha_ndcg``, ``alpha_dcg``, ``err_ia``, ``nerr_ia``, ``p_ia``, ``strec`` and ``ap_ia``, TREC's ``ndeval``
+measures over an ``item_intents`` table (definitions: :mod:`torchrec_eval.beyond.intents`).
 
 Each function evaluates its class (:class:`~torchrec_eval.AlphaNDCG`, :class:`~torchrec_eval.AlphaDCG`,
 :class:`~torchrec_eval.ERRIA`, :class:`~torchrec_eval.NERRIA`) on the batch, so both give the same values: the
@@ -18,7 +18,7 @@ from torchrec_eval.metrics.intents import CLASSES
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import CommonCall
 
-__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia", "p_ia", "strec"]
+__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "ap_ia", "err_ia", "nerr_ia", "p_ia", "strec"]
 
 
 class IntentCall(CommonCall, total=False):
@@ -43,7 +43,7 @@ class IntentFunction(Protocol):
 
 
 class IntentCountFunction(Protocol):
-    """The type of the functions that count what the top k covers (P-IA, strec): :class:`IntentFunction` without
+    """The type of the functions that count what the top k covers (P-IA, strec, AP-IA): :class:`IntentFunction` without
     ``alpha``."""
 
     @overload
@@ -257,3 +257,28 @@ def strec(preds: Tensor | None = None, target: Tensor | None = None, *, k: int |
         tensor(0.5000, dtype=torch.float64)
     """
     return intent_values("strec", preds, target, k, item_intents, None, arguments)
+
+
+@intent_count_function
+def ap_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+          item_intents: Tensor, **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""AP-IA@k as ndeval's MAP-IA (:class:`~torchrec_eval.AveragePrecisionIA`): each intent's average precision over
+    its R_s relevant items, averaged over the S intents the query's relevant items cover.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"ap_ia@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents`` or ``reduction``, an item id out of range, and bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import ap_ia
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> ap_ia(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=2, item_intents=intents)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return intent_values("ap_ia", preds, target, k, item_intents, None, arguments)

@@ -1,6 +1,6 @@
-r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA, NERRIA, PrecisionIA and SubtopicRecall (TREC's ``ndeval``:
-alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA and strec), thin classes over the beyond registry's formulas
-(:mod:`torchrec_eval.beyond.intents`), as :mod:`~torchrec_eval.metrics.beyond`'s."""
+r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA, NERRIA, PrecisionIA, SubtopicRecall and AveragePrecisionIA
+(TREC's ``ndeval``: alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA, strec and MAP-IA), thin classes over the beyond
+registry's formulas (:mod:`torchrec_eval.beyond.intents`), as :mod:`~torchrec_eval.metrics.beyond`'s."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
 
-__all__ = ["CLASSES", "AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA", "PrecisionIA", "SubtopicRecall"]
+__all__ = ["CLASSES", "AlphaDCG", "AlphaNDCG", "AveragePrecisionIA", "ERRIA", "NERRIA", "PrecisionIA",
+           "SubtopicRecall"]
 
 
 class _IntentAware(_Beyond):
@@ -230,7 +231,40 @@ class SubtopicRecall(_IntentCounts):
     family = "strec"
 
 
+class AveragePrecisionIA(_IntentCounts):
+    r"""AP-IA@k, intent-aware average precision, as TREC's ``ndeval`` reports MAP-IA (ir-measures' ``AP_IA``): each
+    intent's average precision over the relevant items that cover it, averaged over the S intents that the query's
+    relevant items cover.
+
+    .. math:: \mathrm{AP\text{-}IA@k} = \frac{1}{S} \sum_{s : R_s > 0} \frac{1}{R_s} \sum_{i \le k} J_{i s}
+        \frac{\sum_{j \le i} J_{j s}}{i}
+
+    :math:`R_s` is the number of the query's relevant items with intent s (ndeval's ``nrelSub``); ndeval ranks the
+    whole run (k at least the list's length gives its value). A query whose relevant items cover no intent scores 0;
+    one without a relevant item follows ``empty_target_action``.
+
+    Args:
+        k: cut-off(s).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k`` or ``item_intents``, an item id out of range, and bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import AveragePrecisionIA
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = AveragePrecisionIA(k=3, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # intent 0: (1/1 + 2/2) / 2, intent 1: (1/3) / 1; their mean
+        tensor(0.6667, dtype=torch.float64)
+    """
+
+    family = "ap_ia"
+
+
 #: the class of each intent-aware family (the functions of :mod:`torchrec_eval.functional.intents`)
 CLASSES: dict[str, type[_IntentAware] | type[_IntentCounts]] = {
     "alpha_ndcg": AlphaNDCG, "alpha_dcg": AlphaDCG, "err_ia": ERRIA, "nerr_ia": NERRIA, "p_ia": PrecisionIA,
-    "strec": SubtopicRecall}
+    "strec": SubtopicRecall, "ap_ia": AveragePrecisionIA}
