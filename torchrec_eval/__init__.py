@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from torchrec_eval.metrics.intents import (
         ERRIA,
         NERRIA,
+        NNRBP,
+        NRBP,
         AlphaDCG,
         AlphaNDCG,
         AveragePrecisionIA,
@@ -76,8 +78,8 @@ _HOMES = {
         "IntraListDiversity", "Novelty", "Serendipity"
     ), "torchrec_eval.metrics.beyond"),
     **dict.fromkeys(("CategoryEntropy", "RankBiasedEntropy"), "torchrec_eval.metrics.categories"),
-    **dict.fromkeys(("AlphaDCG", "AlphaNDCG", "AveragePrecisionIA", "ERRIA", "NERRIA", "PrecisionIA",
-                     "SubtopicRecall"),
+    **dict.fromkeys(("AlphaDCG", "AlphaNDCG", "AveragePrecisionIA", "ERRIA", "NERRIA", "NNRBP", "NRBP",
+                     "PrecisionIA", "SubtopicRecall"),
                     "torchrec_eval.metrics.intents"),
     **dict.fromkeys(("Intersection", "Jaccard", "RBO"), "torchrec_eval.metrics.overlap"),
     **dict.fromkeys(("AUC", "CTR", "FCP", "GAUC", "MPR", "PartialAUC"), "torchrec_eval.metrics.pairwise"),
@@ -147,6 +149,8 @@ __all__ = [
     "NCRR",
     "NDCG",
     "NERRIA",
+    "NNRBP",
+    "NRBP",
     "NumRel",
     "NumRelRet",
     "NumRet",

@@ -258,6 +258,8 @@ def test_dense_form_with_mask_gives_short_lists(suites):
             "p_ia": {"item_intents": intents},
             "strec": {"item_intents": intents},
             "ap_ia": {"item_intents": intents},
+            "nrbp": {"item_intents": intents, "alpha": 0.3, "beta": 0.8},
+            "nnrbp": {"item_intents": intents, "beta": 0.9},
         },
     )
     suite.update(preds, target, mask=mask)
@@ -293,6 +295,8 @@ def test_dense_form_with_mask_gives_short_lists(suites):
     for family, alpha in (("alpha_ndcg", 0.3), ("alpha_dcg", 0.3), ("err_ia", 0.5), ("nerr_ia", 0.5), ("p_ia", None),
                           ("strec", None), ("ap_ia", None)):
         _close(result[f"{family}@5"], ref_intents.mean(family, lists, relevant, item_intents, k, alpha))
+    _close(result["nrbp@5"], ref_intents.mean("nrbp", lists, relevant, item_intents, k, 0.3, beta=0.8))
+    _close(result["nnrbp@5"], ref_intents.mean("nnrbp", lists, relevant, item_intents, k, 0.5, beta=0.9))
 
 
 # ----------------------------------------------------------------------------------------------

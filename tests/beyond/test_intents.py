@@ -23,7 +23,7 @@ ITEMS, INTENTS = 16, 4
 FAMILIES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia")
 CLASSES = {"alpha_ndcg": tre.AlphaNDCG, "alpha_dcg": tre.AlphaDCG, "err_ia": tre.ERRIA, "nerr_ia": tre.NERRIA,
            "p_ia": tre.PrecisionIA, "strec": tre.SubtopicRecall,
-           "ap_ia": tre.AveragePrecisionIA}  # the last three: the counts, at the end
+           "ap_ia": tre.AveragePrecisionIA, "nrbp": tre.NRBP, "nnrbp": tre.NNRBP}
 PEERS = {"alpha_ndcg": "alpha-nDCG", "alpha_dcg": "alpha-DCG", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA"}
 
 
@@ -75,12 +75,12 @@ def _judgments(intents: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, 
     return qrels, run
 
 
-def _reference(family: str, intents, target, mask, preds, k: int, alpha: float = 0.5) -> list[float]:
+def _reference(family: str, intents, target, mask, preds, k: int, alpha: float = 0.5, **patience) -> list[float]:
     lists = [preds[q].masked_fill(~mask[q], -math.inf).argsort(descending=True)[: int(mask[q].sum())].tolist()
              for q in range(len(preds))]
     table = {item: set(intents[item].nonzero().flatten().tolist()) for item in range(ITEMS)}
     relevant = [set(row.nonzero().flatten().tolist()) for row in target]
-    return [ref.MEASURES[family](ranked, rel, table, k, alpha) if rel else math.nan
+    return [ref.MEASURES[family](ranked, rel, table, k, alpha, **patience) if rel else math.nan
             for ranked, rel in zip(lists, relevant, strict=True)]
 
 
@@ -345,3 +345,60 @@ def test_the_counts_refuse_alpha_and_a_bad_table(family):
                                         alpha=0.3)
     with pytest.raises(ValueError, match="`item_intents` must hold only 0s and 1s .*, got 0.5"):
         CLASSES[family](k=3, item_intents=torch.full((ITEMS, 2), 0.5))
+
+
+# ndeval's novelty- and rank-biased precision: NRBP and nNRBP, with alpha and the patience beta
+PATIENT = ("nrbp", "nnrbp")
+
+
+@pytest.mark.parametrize(("alpha", "beta"), [(0.5, 0.5), (0.3, 0.8), (1.0, 0.2)])
+def test_nrbp_in_every_form_equals_pyndeval(alpha, beta):
+    """ndeval sums NRBP over the whole run (16 items): k = 16 is it, directly and through ir-measures; at k = 1
+    and 5 the top-k reference, which reads ndeval's at k = 16, stands for it. A list whose relevant items cover no
+    intent: NRBP 0 as ndeval, nNRBP 0 (ndeval divides 0 by its ideal's 0)."""
+    preds, intents, target, mask = _data(seed=21)
+    qrels, run = _judgments(intents, target, mask, preds)
+    peer = pyndeval.ndeval([(q.query_id, q.iteration, q.doc_id, q.relevance) for q in qrels],
+                           [(q, doc, score) for q, docs in run.items() for doc, score in docs.items()],
+                           measures=["NRBP", "nNRBP"], alpha=alpha, beta=beta)
+    names = {ir_measures.NRBP(alpha=alpha, beta=beta): "nrbp", ir_measures.nNRBP(alpha=alpha, beta=beta): "nnrbp"}
+    through = {family: {} for family in PATIENT}
+    for metric in ir_measures.pyndeval.iter_calc(list(names), qrels, run):
+        through[names[metric.measure]][int(metric.query_id)] = metric.value
+    for family, peer_name in (("nrbp", "NRBP"), ("nnrbp", "nNRBP")):
+        whole = torch.tensor([peer[str(q)][peer_name] if str(q) in peer else math.nan for q in range(len(preds))],
+                             dtype=torch.float64)
+        whole[1] = whole[1].nan_to_num()  # ndeval's nNRBP of S = 0 is 0 / 0
+        assert whole.isnan().tolist() == [q == 0 for q in range(len(preds))] and whole[1] == 0.0
+        torch.testing.assert_close(torch.tensor([through[family].get(q, math.nan) for q in range(len(preds))],
+                                                dtype=torch.float64).nan_to_num(), whole.nan_to_num(), rtol=0,
+                                   atol=1e-12)
+        for k in (1, 5, ITEMS):
+            expected = torch.tensor(_reference(family, intents, target, mask, preds, k, alpha, beta=beta),
+                                    dtype=torch.float64)
+            if k == ITEMS:
+                torch.testing.assert_close(expected, whole, rtol=0, atol=1e-12, equal_nan=True)
+            for form, inputs in _forms(preds, target, mask).items():
+                values = getattr(tre.functional, family)(k=k, item_intents=intents, alpha=alpha, beta=beta,
+                                                         reduction="none", **inputs)
+                torch.testing.assert_close(values, expected, rtol=0, atol=1e-12, equal_nan=True, msg=(family, form))
+            suite = tre.RankingMetrics([f"{family}@{k}", f"alpha_ndcg@{k}"], options={
+                family: {"item_intents": intents, "alpha": alpha, "beta": beta}, "alpha_ndcg": {"item_intents": intents}})
+            suite.update(preds[:7], target[:7], mask=mask[:7])
+            suite.update(preds[7:], target[7:], mask=mask[7:])
+            assert float(suite.compute()[f"{family}@{k}"]) == pytest.approx(float(expected.nanmean()), abs=1e-12)
+
+
+@pytest.mark.parametrize("family", PATIENT)
+def test_the_harness_of_nrbp(family):
+    check_metric(_case(family))
+
+
+def test_beta_is_nrbps_alone_and_checked():
+    intents = torch.eye(ITEMS, 2)
+    with pytest.raises(ValueError, match="alpha_ndcg has no option 'beta'|unexpected keyword argument 'beta'"):
+        tre.RankingMetrics(["alpha_ndcg@3"], options={"alpha_ndcg": {"item_intents": intents, "beta": 0.3}})
+    for bad in (-0.1, 1.5, "0.5", math.nan):
+        with pytest.raises(ValueError, match=r"nrbp: `beta` must be a number in \[0, 1\]"):
+            tre.NRBP(k=3, item_intents=intents, beta=bad)
+

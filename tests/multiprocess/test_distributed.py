@@ -203,6 +203,8 @@ def make_metrics(**kw: Any) -> dict[str, Any]:
         "p_ia": tre.PrecisionIA(k=[3, 5], item_intents=intents),
         "strec": tre.SubtopicRecall(k=5, item_intents=intents, num_groups=NUM_GROUPS),
         "ap_ia": tre.AveragePrecisionIA(k=5, item_intents=intents),
+        "nrbp": tre.NRBP(k=5, item_intents=intents, beta=0.8, num_groups=NUM_GROUPS),
+        "nnrbp": tre.NNRBP(k=[3, 5], item_intents=intents),
         "coverage_groups": tre.Coverage(k=5, num_items=NUM_ITEMS, num_groups=NUM_GROUPS),
     }
     for metric in metrics.values():

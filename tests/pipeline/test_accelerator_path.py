@@ -52,7 +52,8 @@ OPTIONS = {"auc": {"tie_credit": 0.0},  # the pairs ordered strictly right: GAUC
            "alpha_dcg": {"item_intents": FEATURES > 0.5, "alpha": 0.7},
            "nerr_ia": {"item_intents": FEATURES > 0.5, "alpha": 0.3},
            "p_ia": {"item_intents": FEATURES > 0.5}, "strec": {"item_intents": FEATURES > 0.5},
-           "ap_ia": {"item_intents": FEATURES > 0.5}}
+           "ap_ia": {"item_intents": FEATURES > 0.5}, "nrbp": {"item_intents": FEATURES > 0.5, "beta": 0.7},
+           "nnrbp": {"item_intents": FEATURES > 0.5}}
 CUTOFFS = {"ndcg": 10, "map": 10, "recall": 20, "mrr": 10}  # the others at 5
 FAMILIES = {
     # rprecision@10: capped, no read; num_rel takes no cut-off

@@ -28,7 +28,8 @@ def test_a_misspelt_keyword_names_the_function_and_its_keywords(name):
 def test_the_input_forms_keywords_still_pass(name):
     function = getattr(tre.functional, name)
     required = {"max_k": 3} if name == "precision_recall_curve" else {}  # the curve's length, no default
-    if name in ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia"):  # the intents table, no default
+    if name in ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia", "nrbp",
+                "nnrbp"):  # the intents table, no default
         required = {"item_intents": torch.eye(5, 2)}
     value = function(torch.rand(2, 5), target_ids=torch.tensor([[1, -1], [0, 3]]), mask=torch.ones(2, 5, dtype=torch.bool),
                      **required)

@@ -45,6 +45,8 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "NERRIA": lambda: tre.NERRIA(k=3, item_intents=FEATURES > 0, alpha=0.3),
     "PrecisionIA": lambda: tre.PrecisionIA(k=3, item_intents=FEATURES > 0),
     "AveragePrecisionIA": lambda: tre.AveragePrecisionIA(k=3, item_intents=FEATURES > 0),
+    "NRBP": lambda: tre.NRBP(k=3, item_intents=FEATURES > 0, beta=0.8),
+    "NNRBP": lambda: tre.NNRBP(k=3, item_intents=FEATURES > 0, alpha=0.3),
     "SubtopicRecall": lambda: tre.SubtopicRecall(k=3, item_intents=FEATURES > 0),
     "MAE": lambda: tre.MAE(), "MSE": lambda: tre.MSE(), "RMSE": lambda: tre.RMSE(),
     # the overlap of two models' lists: update(preds, reference_preds)

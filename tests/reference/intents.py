@@ -117,12 +117,28 @@ def ap_ia(ranked, relevant, intents, k, alpha=0.5) -> float:
     return total / len(subtopics)
 
 
+def nrbp(ranked, relevant, intents, k, alpha=0.5, beta=0.5) -> float:
+    """ndeval's computeNRBP over the top k: sum_i G_i beta^(i - 1) times (1 - (1 - alpha) beta) / S; 0 where S = 0."""
+    subtopics = len({intent for item in relevant for intent in intents[item]})
+    if not subtopics:
+        return 0.0
+    found = sum(gain * beta ** (rank - 1) for rank, gain in enumerate(gains(ranked[:k], relevant, intents, alpha), 1))
+    return found * (1 - (1 - alpha) * beta) / subtopics
+
+
+def nnrbp(ranked, relevant, intents, k, alpha=0.5, beta=0.5) -> float:
+    """ndeval's renormalize: NRBP over the greedy ideal list's NRBP (the factor cancels); 0 where nothing is gained."""
+    found = sum(gain * beta ** (rank - 1) for rank, gain in enumerate(gains(ranked[:k], relevant, intents, alpha), 1))
+    best = sum(gain * beta ** (rank - 1) for rank, gain in enumerate(ideal(relevant, intents, alpha, k), 1))
+    return found / best if found else 0.0
+
+
 MEASURES = {"alpha_ndcg": alpha_ndcg, "alpha_dcg": alpha_dcg, "err_ia": err_ia, "nerr_ia": nerr_ia, "p_ia": p_ia,
-            "strec": strec, "ap_ia": ap_ia}
+            "strec": strec, "ap_ia": ap_ia, "nrbp": nrbp, "nnrbp": nnrbp}
 
 
-def mean(measure: str, lists, relevant, intents, k, alpha=0.5) -> float:
-    """The mean over the queries with a relevant item (``empty_target_action="skip"``)."""
-    values = [MEASURES[measure](ranked, rel, intents, k, alpha) for ranked, rel in zip(lists, relevant, strict=True)
-              if rel]
+def mean(measure: str, lists, relevant, intents, k, alpha=0.5, **patience) -> float:
+    """The mean over the queries with a relevant item (``empty_target_action="skip"``); ``patience``: NRBP's beta."""
+    values = [MEASURES[measure](ranked, rel, intents, k, alpha, **patience)
+              for ranked, rel in zip(lists, relevant, strict=True) if rel]
     return sum(values) / len(values) if values else math.nan

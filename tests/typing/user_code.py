@@ -18,6 +18,7 @@ from torchrec_eval.functional import (
     jaccard,
     mrr,
     ndcg,
+    nrbp,
     p_ia,
     partial_auc,
     precision,
@@ -40,6 +41,7 @@ assert_type(alpha_ndcg(preds, target, k=2, item_intents=intents, alpha=0.5), Ten
 assert_type(alpha_ndcg(preds, target, k=[1, 2], item_intents=intents, reduction="none"), dict[str, Tensor])
 assert_type(p_ia(preds, target, k=2, item_intents=intents), Tensor)  # the intent counts take no alpha
 assert_type(ap_ia(preds, target, k=[1, 2], item_intents=intents), dict[str, Tensor])
+assert_type(nrbp(preds, target, k=2, item_intents=intents, alpha=0.5, beta=0.8), Tensor)  # NRBP's patience
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)

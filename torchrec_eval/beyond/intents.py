@@ -41,11 +41,13 @@ from torchrec_eval.pipeline.batch import RankedTargets, once_per_view
 from torchrec_eval.pipeline.tensor_cache import constant, filled
 
 #: the measures of :func:`intent_aware`
-MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia")
+MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia", "nrbp", "nnrbp")
 #: the measures over ndeval's "ideal ideal" (S intents at every rank), not over its greedy ideal list
 IDEAL_IDEAL = ("alpha_dcg", "err_ia")
 #: the measures that count what the top k covers, over the S intents, without a gain or an ideal list
 COUNTED = ("p_ia", "strec", "ap_ia")
+#: the measures that discount rank i by beta^(i - 1) (novelty- and rank-biased precision, Clarke et al. 2009)
+PATIENT = ("nrbp", "nnrbp")
 
 
 def intent_gains(cover: Tensor, alpha: float) -> Tensor:
@@ -165,10 +167,10 @@ def table_digest(table: Tensor) -> str:
     return hashlib.sha256(repr(tuple(data.shape)).encode() + data.numpy().tobytes()).hexdigest()[:16]
 
 
-def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal, k: int) -> Tensor:
+def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal, k: int, beta: float = 0.5) -> Tensor:
     """One of :data:`MEASURES` at cut-off ``k`` per query, float64 [B], as ndeval: from the top-k ``ids`` [B, K]
     (-1 past a short list), whether each is ``relevant`` [B, K], and the query's :class:`GreedyIdeal` (its table
-    and alpha).
+    and alpha); ``beta`` the patience of NRBP and nNRBP.
 
     Example:
         >>> import torch
@@ -198,6 +200,14 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
             found = torch.where(per_intent > 0, precision_sums / per_intent.clamp(min=1), 0.0).sum(1)
         return found / ideal.subtopics.clamp(min=1)
     gains = intent_gains(cover, alpha)
+    if measure in PATIENT:  # ndeval's computeNRBP: sum_i G_i beta^(i - 1), scaled by (1 - (1 - alpha) beta) / S
+        decay = beta ** torch.arange(k, dtype=torch.float64, device=gains.device)
+        found = (gains * decay[: gains.shape[1]]).sum(1)
+        if measure == "nrbp":
+            return found * (1 - (1 - alpha) * beta) / ideal.subtopics.clamp(min=1)
+        best = ideal.gains(k)
+        best = (best * decay[: best.shape[1]]).sum(1)  # nNRBP: over the greedy ideal's (ndeval's renormalize)
+        return torch.where(found > 0, found / best.clamp(min=1e-300), 0.0)
     discount = _discounts(measure, k, gains.device)
     found = (gains * discount[: gains.shape[1]]).sum(1)
     if measure in IDEAL_IDEAL:  # (found > 0 only where S > 0: the list's items are relevant candidates)
@@ -211,7 +221,7 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
 
 def _discounts(measure: str, k: int, device: torch.device) -> Tensor:
     """[k] float64 discounts of ranks 1..k: 1 / log2(i + 1) (alpha-nDCG, alpha-DCG) or 1 / i (ERR-IA, nERR-IA)."""
-    if measure not in MEASURES or measure in COUNTED:
+    if measure not in MEASURES or measure in COUNTED or measure in PATIENT:
         raise ValueError(f"`measure` must be one of {MEASURES}, got {measure!r}")
     logarithmic = measure in ("alpha_ndcg", "alpha_dcg")
     return constant(("intent_discounts", logarithmic, k, device), lambda: 1.0 / (

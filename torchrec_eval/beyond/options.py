@@ -174,8 +174,9 @@ def configure_propensity(family: str, options: dict[str, Any]) -> Configured:
 
 
 def configure_intents(family: str, options: dict[str, Any]) -> Configured:
-    """``item_intents`` [num_items, I] of 0s and 1s (one- or multi-hot; bool, int or float, kept as float64) and
-    ``alpha``, the redundancy penalty in [0, 1] (0.5 by default, ndeval's)."""
+    """``item_intents`` [num_items, I] of 0s and 1s (one- or multi-hot; bool, int or float, kept as float64),
+    ``alpha``, the redundancy penalty in [0, 1] (0.5 by default, ndeval's), and for NRBP ``beta``, the patience in
+    [0, 1] (0.5, ndeval's)."""
     intents = options["item_intents"]
     if not isinstance(intents, Tensor) or intents.ndim != 2 or intents.numel() == 0 or intents.is_complex():
         shape = tuple(intents.shape) if isinstance(intents, Tensor) else type(intents).__name__
@@ -186,10 +187,14 @@ def configure_intents(family: str, options: dict[str, Any]) -> Configured:
     if not bool(binary.all()):
         raise ValueError(f"{family}: `item_intents` must hold only 0s and 1s (which intents each item has), got "
                          f"{table[~binary][0].item()}")
-    alpha = options.get("alpha", 0.5)
+    alpha, beta = options.get("alpha", 0.5), options.get("beta", 0.5)
     if not (is_number(alpha) and 0 <= alpha <= 1):
         raise ValueError(f"{family}: `alpha` must be a number in [0, 1], got {alpha!r}")
+    if not (is_number(beta) and 0 <= beta <= 1):
+        raise ValueError(f"{family}: `beta` must be a number in [0, 1], got {beta!r}")
     settings = {"alpha": float(alpha), "intents_digest": table_digest(table)}  # (families of one table share its ideal)
+    if "beta" in options:
+        settings["beta"] = float(beta)
     return Configured(settings, table, (f"{family}: `item_intents` rows", table.shape[0]))
 
 

@@ -142,14 +142,14 @@ def _psndcg(
 
 
 def _intent_aware(measure: str) -> PerQuery:
-    """alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA or subtopic recall as ndeval (table: item x intent); a query
-    without a relevant item follows ``empty_target_action``."""
+    """One of ndeval's intent-aware measures (:data:`~torchrec_eval.beyond.intents.MEASURES`; table: item x
+    intent); a query without a relevant item follows ``empty_target_action``."""
 
     def per_query(
         ranked: RankedTargets, k: int, table: Tensor, settings: dict[str, Any], action: str
     ) -> tuple[Tensor, Tensor]:
         ideal = shared_ideal(ranked, table, settings["alpha"], settings["intents_digest"])
-        value = intent_aware(measure, ranked.listed_ids(), ranked.relevant, ideal, k)
+        value = intent_aware(measure, ranked.listed_ids(), ranked.relevant, ideal, k, settings.get("beta", 0.5))
         values, counted = apply_empty_target_action(value.unsqueeze(1), ranked.num_relevant, action)
         return values.squeeze(1), counted
 
@@ -181,6 +181,7 @@ _CATALOGUE_SIZE = {"num_items": True}
 _POPULARITY = "item_popularity"
 _LONG_TAIL = {_POPULARITY: True, "head_share": False, "tail_ratio": False}
 _INTENTS = {"item_intents": True, "alpha": False}
+_PATIENT_INTENTS = {"item_intents": True, "alpha": False, "beta": False}
 
 REGISTRY: dict[str, BeyondFamily] = {
     "coverage": BeyondFamily(_CATALOGUE_SIZE, opts.configure_catalogue, from_counts=_coverage,
@@ -236,4 +237,9 @@ REGISTRY: dict[str, BeyondFamily] = {
                           reads_relevant_items=True, upper_bound=1.0),
     "ap_ia": BeyondFamily({"item_intents": True}, opts.configure_intents, per_query=_intent_aware("ap_ia"),
                           reads_relevant_items=True, upper_bound=1.0),
+    # ndeval's novelty- and rank-biased precision (Clarke et al., ICTIR 2009): alpha and the patience beta
+    "nrbp": BeyondFamily(_PATIENT_INTENTS, opts.configure_intents, per_query=_intent_aware("nrbp"),
+                         reads_relevant_items=True),
+    "nnrbp": BeyondFamily(_PATIENT_INTENTS, opts.configure_intents, per_query=_intent_aware("nnrbp"),
+                          reads_relevant_items=True),
 }

@@ -1,7 +1,17 @@
 """Functional metrics: pure functions of one batch (see :mod:`torchrec_eval.metrics` for the stateful classes)."""
 
 from torchrec_eval.beyond.functional import intersection, jaccard, rbo
-from torchrec_eval.functional.intents import alpha_dcg, alpha_ndcg, ap_ia, err_ia, nerr_ia, p_ia, strec
+from torchrec_eval.functional.intents import (
+    alpha_dcg,
+    alpha_ndcg,
+    ap_ia,
+    err_ia,
+    nerr_ia,
+    nnrbp,
+    nrbp,
+    p_ia,
+    strec,
+)
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.ranking.families.cascades import err, rbp
 from torchrec_eval.ranking.families.curves import precision_recall_curve
@@ -43,6 +53,8 @@ __all__ = [
     "ncrr",
     "ndcg",
     "nerr_ia",
+    "nnrbp",
+    "nrbp",
     "num_rel",
     "num_rel_ret",
     "num_ret",

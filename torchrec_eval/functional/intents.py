@@ -1,5 +1,5 @@
 r"""The intent-aware families as functions of one batch (public as :mod:`torchrec_eval.functional`):
-``alpha_ndcg``, ``alpha_dcg``, ``err_ia``, ``nerr_ia``, ``p_ia``, ``strec`` and ``ap_ia``, TREC's ``ndeval``
+``alpha_ndcg``, ``alpha_dcg``, ``err_ia``, ``nerr_ia``, ``p_ia``, ``strec``, ``ap_ia``, ``nrbp`` and ``nnrbp``, TREC's ``ndeval``
 measures over an ``item_intents`` table (definitions: :mod:`torchrec_eval.beyond.intents`).
 
 Each function evaluates its class (:class:`~torchrec_eval.AlphaNDCG`, :class:`~torchrec_eval.AlphaDCG`,
@@ -18,7 +18,7 @@ from torchrec_eval.metrics.intents import CLASSES
 from torchrec_eval.pipeline import keywords_checked_by
 from torchrec_eval.ranking.named_metric import CommonCall
 
-__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "ap_ia", "err_ia", "nerr_ia", "p_ia", "strec"]
+__all__ = ["IntentCall", "alpha_dcg", "alpha_ndcg", "ap_ia", "err_ia", "nerr_ia", "nnrbp", "nrbp", "p_ia", "strec"]
 
 
 class IntentCall(CommonCall, total=False):
@@ -55,6 +55,25 @@ class IntentCountFunction(Protocol):
                  item_intents: Tensor, **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
 
 
+class PatientIntentFunction(Protocol):
+    """The type of NRBP and nNRBP: :class:`IntentFunction` with the patience ``beta``."""
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                 item_intents: Tensor, alpha: float | None = None, beta: float | None = None,
+                 **arguments: Unpack[IntentCall]) -> Tensor: ...
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                 item_intents: Tensor, alpha: float | None = None, beta: float | None = None,
+                 **arguments: Unpack[IntentCall]) -> dict[str, Tensor]: ...
+
+
+def patient_intent_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> PatientIntentFunction:
+    """NRBP or nNRBP typed as :class:`PatientIntentFunction`, its keywords checked against :class:`IntentCall`."""
+    return cast(PatientIntentFunction, keywords_checked_by(IntentCall)(function))
+
+
 def intent_count_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> IntentCountFunction:
     """A counting intent-aware function typed as :class:`IntentCountFunction`, its keywords checked against
     :class:`IntentCall`."""
@@ -70,7 +89,8 @@ _COMMON = ("convention", "empty_target_action", "relevance_threshold", "ties", "
 
 
 def intent_values(family: str, preds: Tensor | None, target: Tensor | None, k: int | Sequence[int],
-                  item_intents: Tensor, alpha: float | None, arguments: IntentCall) -> Tensor | dict[str, Tensor]:
+                  item_intents: Tensor, alpha: float | None, arguments: IntentCall,
+                  beta: float | None = None) -> Tensor | dict[str, Tensor]:
     """The shared body of the functions: ``family``'s class built with the call's common arguments, evaluated on
     its one batch, on the device of the batch."""
     given: dict[str, Any] = dict(arguments)
@@ -78,8 +98,8 @@ def intent_values(family: str, preds: Tensor | None, target: Tensor | None, k: i
     if reduction not in ("mean", "none"):
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     common = {name: given.pop(name) for name in _COMMON if name in given}
-    penalty = {} if alpha is None else {"alpha": alpha}  # (P-IA and strec take none)
-    make: Any = CLASSES[family]  # one of two signatures: with or without alpha
+    penalty = {name: value for name, value in (("alpha", alpha), ("beta", beta)) if value is not None}
+    make: Any = CLASSES[family]  # one of three signatures: with alpha, with alpha and beta, with neither
     metric = make(k, item_intents=item_intents, **penalty, **common)
     inputs = {"preds": preds, "target": target, **given}
     device = next((value.device for value in inputs.values() if isinstance(value, Tensor)), None)
@@ -282,3 +302,61 @@ def ap_ia(preds: Tensor | None = None, target: Tensor | None = None, *, k: int |
         tensor(0.5000, dtype=torch.float64)
     """
     return intent_values("ap_ia", preds, target, k, item_intents, None, arguments)
+
+
+@patient_intent_function
+def nrbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         item_intents: Tensor, alpha: float | None = None, beta: float | None = None,
+         **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""NRBP@k as ndeval (:class:`~torchrec_eval.NRBP`):
+    :math:`\frac{1 - (1 - \alpha)\beta}{S} \sum_{i \le k} \beta^{i - 1} G_i`, with alpha-nDCG's gains.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"nrbp@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1] (None: 0.5, ndeval's).
+        beta: the patience in [0, 1] (None: 0.5, ndeval's).
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha``, ``beta`` or ``reduction``, an item id out of range,
+            and bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import nrbp
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> nrbp(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=3, item_intents=intents, beta=1.0)
+        tensor(0.6250, dtype=torch.float64)
+    """
+    return intent_values("nrbp", preds, target, k, item_intents, alpha, arguments, beta)
+
+
+@patient_intent_function
+def nnrbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+          item_intents: Tensor, alpha: float | None = None, beta: float | None = None,
+          **arguments: Unpack[IntentCall]) -> Tensor | dict[str, Tensor]:
+    r"""nNRBP@k as ndeval (:class:`~torchrec_eval.NNRBP`): NRBP over the greedy ideal list's,
+    :math:`\sum_{i \le k} \beta^{i - 1} G_i / \sum_{i \le k} \beta^{i - 1} G^*_i`.
+
+    Args:
+        preds, target: one batch, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"nnrbp@k": value}``).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1] (None: 0.5, ndeval's).
+        beta: the patience in [0, 1] (None: 0.5, ndeval's).
+        arguments: the input forms and common arguments of :class:`IntentCall`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha``, ``beta`` or ``reduction``, an item id out of range,
+            and bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import nnrbp
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> nnrbp(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]), k=3, item_intents=intents)
+        tensor(0.9231, dtype=torch.float64)
+    """
+    return intent_values("nnrbp", preds, target, k, item_intents, alpha, arguments, beta)

@@ -1,6 +1,7 @@
-r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA, NERRIA, PrecisionIA, SubtopicRecall and AveragePrecisionIA
-(TREC's ``ndeval``: alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA, strec and MAP-IA), thin classes over the beyond
-registry's formulas (:mod:`torchrec_eval.beyond.intents`), as :mod:`~torchrec_eval.metrics.beyond`'s."""
+r"""Intent-aware diversity: AlphaNDCG, AlphaDCG, ERRIA, NERRIA, PrecisionIA, SubtopicRecall, AveragePrecisionIA, NRBP
+and NNRBP (TREC's ``ndeval``: alpha-nDCG, alpha-DCG, ERR-IA, nERR-IA, P-IA, strec, MAP-IA, NRBP and nNRBP), thin
+classes over the beyond registry's formulas (:mod:`torchrec_eval.beyond.intents`), as
+:mod:`~torchrec_eval.metrics.beyond`'s."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.beyond import IntOrSeq, _Beyond
 
-__all__ = ["CLASSES", "AlphaDCG", "AlphaNDCG", "AveragePrecisionIA", "ERRIA", "NERRIA", "PrecisionIA",
-           "SubtopicRecall"]
+__all__ = ["CLASSES", "NNRBP", "NRBP", "AlphaDCG", "AlphaNDCG", "AveragePrecisionIA", "ERRIA", "NERRIA",
+           "PrecisionIA", "SubtopicRecall"]
 
 
 class _IntentAware(_Beyond):
@@ -264,7 +265,84 @@ class AveragePrecisionIA(_IntentCounts):
     family = "ap_ia"
 
 
+class _PatientIntents(_Beyond):
+    """A family over the items' intents with ndeval's redundancy penalty ``alpha`` and patience ``beta``."""
+
+    def __init__(self, k: IntOrSeq = 10, *, item_intents: Tensor, alpha: float | None = None,
+                 beta: float | None = None, **kwargs: Unpack[MetricArguments]) -> None:
+        options: dict[str, object] = {"item_intents": item_intents}
+        options |= {name: value for name, value in (("alpha", alpha), ("beta", beta)) if value is not None}
+        super().__init__(k, options, **kwargs)
+
+
+class NRBP(_PatientIntents):
+    r"""NRBP@k, novelty- and rank-biased precision (Clarke, Kolla & Vechtomova, ICTIR 2009), as TREC's ``ndeval``
+    (ir-measures' ``NRBP``): RBP whose gain at rank i is alpha-nDCG's intent-aware :math:`G_i`, over the S intents.
+
+    .. math:: \mathrm{NRBP@k} = \frac{1 - (1 - \alpha)\beta}{S} \sum_{i \le k} \beta^{i - 1} G_i, \quad
+        G_i = \sum_s J_{i s} (1 - \alpha)^{c_s(i - 1)}
+
+    ndeval sums the whole run (k at least the list's length gives its value). A query whose relevant items cover
+    no intent scores 0; one without a relevant item follows ``empty_target_action``.
+
+    Args:
+        k: cut-off(s).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1], 0.5 by default (ndeval's).
+        beta: the patience in [0, 1], 0.5 by default (ndeval's).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha`` or ``beta``, an item id out of range, and bad input
+            in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import NRBP
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = NRBP(k=3, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # gains 1, 0.5, 1: (1 - 0.25) (1 + 0.5 * 0.5 + 0.25 * 1) / 2
+        tensor(0.5625, dtype=torch.float64)
+    """
+
+    family = "nrbp"
+
+
+class NNRBP(_PatientIntents):
+    r"""nNRBP@k, NRBP over the NRBP of ndeval's greedy ideal list (ir-measures' ``nNRBP``), as ``ndeval``'s
+    ``renormalize``.
+
+    .. math:: \mathrm{nNRBP@k} = \frac{\sum_{i \le k} \beta^{i - 1} G_i}{\sum_{i \le k} \beta^{i - 1} G^*_i}
+
+    :math:`G^*` the gains of the greedy ideal list (as :class:`~torchrec_eval.AlphaNDCG`'s). A list that gains
+    nothing scores 0; a query without a relevant item follows ``empty_target_action``.
+
+    Args:
+        k: cut-off(s).
+        item_intents: ``[num_items, intents]`` 0s and 1s, the intents of each item.
+        alpha: the redundancy penalty in [0, 1], 0.5 by default (ndeval's).
+        beta: the patience in [0, 1], 0.5 by default (ndeval's).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on a bad ``k``, ``item_intents``, ``alpha`` or ``beta``, an item id out of range, and bad input
+            in ``update``.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval import NNRBP
+        >>> intents = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]])
+        >>> metric = NNRBP(k=3, item_intents=intents)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.0]]), torch.tensor([[1, 1, 1, 0]]))
+        >>> metric.compute()  # (1 + 0.25 + 0.25) / (1 + 0.5 + 0.125): the ideal's gains 1, 1, 0.5
+        tensor(0.9231, dtype=torch.float64)
+    """
+
+    family = "nnrbp"
+
+
 #: the class of each intent-aware family (the functions of :mod:`torchrec_eval.functional.intents`)
-CLASSES: dict[str, type[_IntentAware] | type[_IntentCounts]] = {
+CLASSES: dict[str, type[_IntentAware] | type[_IntentCounts] | type[_PatientIntents]] = {
     "alpha_ndcg": AlphaNDCG, "alpha_dcg": AlphaDCG, "err_ia": ERRIA, "nerr_ia": NERRIA, "p_ia": PrecisionIA,
-    "strec": SubtopicRecall, "ap_ia": AveragePrecisionIA}
+    "strec": SubtopicRecall, "ap_ia": AveragePrecisionIA, "nrbp": NRBP, "nnrbp": NNRBP}
