@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.sampled import estimators
+from torchrec_eval.sampled import estimators, rank_axis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _interleaved, add_device_option, device_label, parse_args  # noqa: E402
@@ -63,6 +63,7 @@ def fit_cases(num_items: int, m: int) -> Cases:
 
     def fit(estimator: str) -> None:
         estimators._gram.cache_clear()  # a first fit in the process: nothing cached for this n and m
+        rank_axis.rank_axis.cache_clear()
         metric = tre.SampledMetrics(KEYS, num_items=num_items, num_negatives=m, estimator=estimator)
         metric.update(histogram_scores, target)
         metric.compute()

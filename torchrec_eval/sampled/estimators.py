@@ -96,9 +96,10 @@ def least_bias_rows(requests: list[tuple[str, int | None]], num_items: int, num_
                     replacement: bool = True) -> Tensor:
     r"""[P, m + 1] K&R's minimal-bias corrections (gamma = 0): :math:`\arg\min_c \sum_r \pi_r (A_r c - b_r)^2`
     for each request, solved on :math:`\sqrt{\pi} [A \mid B]` itself, never on the Gram matrix
-    :math:`A^T D A`, whose condition number is the square of A's: a QR a block of ranks at a time keeps the
-    triangle R (and :math:`Q^T B`), then a truncated SVD solves :math:`R c = Q^T b` (singular values below
-    (m + 1) eps of the largest dropped, as ``numpy.linalg.lstsq`` drops them).
+    :math:`A^T D A`, whose condition number is the square of A's: a QR of its rows on the rank axis (each node's
+    row weighted by the ranks it stands for) keeps the triangle R (and :math:`Q^T B`), then a truncated SVD
+    solves :math:`R c = Q^T b` (singular values below (m + 1) eps of the largest dropped, as
+    ``numpy.linalg.lstsq`` drops them).
 
     Where A is well conditioned (m <= 40 at n = 300: cond(A) about 5e11) this is the least-squares minimum
     itself. Past cond(A) = 1 / eps (m = 50 at n = 500) A's columns, the binomial probabilities of degree m, are

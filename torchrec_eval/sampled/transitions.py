@@ -7,8 +7,9 @@ above it with probability p = (r - 1) / (n - 1), so
 * with replacement (each negative drawn uniformly from the n - 1): s - 1 ~ Binomial(m, p);
 * without replacement (m distinct negatives): s - 1 ~ Hypergeometric(n - 1 items, r - 1 above, m drawn)
 
-(Krichene & Rendle, KDD 2020; ``../shared/sampled-metrics.md`` of the project). The [n, m + 1] matrix is
-built a block of ranks at a time: n can be a catalogue (10^5 items and more) while m is about 100.
+(Krichene & Rendle, KDD 2020; ``../shared/sampled-metrics.md`` of the project). The [n, m + 1] matrix is never
+built: its rows are taken at the weighted ranks of the rank axis (:mod:`~torchrec_eval.sampled.rank_axis`), a few
+thousand whatever n is.
 
 With replacement, the binomial makes the second moments cheap: :math:`\sum_r P(s \mid r) P(s' \mid r)
 = \binom{m}{s-1}\binom{m}{s'-1} \sum_r p_r^{t} (1 - p_r)^{2m - t}` with t = s + s' - 2, so the
