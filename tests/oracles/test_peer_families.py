@@ -1,4 +1,4 @@
-"""The peers' top-k families against the peers themselves: ERR against gdeval, SDCG and RBP against cwl_eval
+"""The peers' top-k families against the peers themselves: ERR against gdeval, SDCG, RBP and NERR against cwl_eval
 (both through ir-measures), SetF, SetMAP, NumRet, NumRelRet, IPrec and InterpolatedAP against trec_eval (pytrec_eval),
 NCRR against cornac.
 
@@ -73,6 +73,24 @@ def test_sdcg_equals_cwl_eval(k):
     _close(graded, _peer(ir_measures.SDCG(max_rel=4) @ k, preds, target))
     # without a top grade: binary relevance, cwl_eval's max_rel=1 (a grade >= 1 counts 1)
     _close(F.sdcg(preds, target, k=k, reduction="none"), _peer(ir_measures.SDCG(max_rel=1) @ k, preds, target))
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_nerr_equals_cwl_eval(k):
+    """Equations 8 and 9 truncate at k; 10 and 11 run to cwl_eval's depth of 1000 (a run padded with 0 gains): NERR@1000
+    is their value. Graded (max_rel 4) and binary (max_rel 1, our max_grade None)."""
+    preds, target = _batch(seed=30 + k)
+    for equation, measure in ((8, ir_measures.NERR8), (9, ir_measures.NERR9)):
+        _close(F.nerr(preds, target, k=k, equation=equation, max_grade=4, reduction="none"),
+               _peer(measure(max_rel=4) @ k, preds, target))
+        _close(F.nerr(preds, target, k=k, equation=equation, reduction="none"),
+               _peer(measure(max_rel=1) @ k, preds, target))
+    _close(F.nerr(preds, target, k=1000, equation=10, phi=0.3 + k / 40, max_grade=4, reduction="none"),
+           _peer(ir_measures.NERR10(max_rel=4, p=0.3 + k / 40), preds, target))
+    _close(F.nerr(preds, target, k=1000, equation=11, T=k / 4, max_grade=4, reduction="none"),
+           _peer(ir_measures.NERR11(max_rel=4, T=k / 4), preds, target))
+    ours = F.nerr(preds, target, k=k, max_grade=4, reduction="none")
+    assert ours.isnan()[0] and ours.nan_to_num().gt(0).sum() > 10  # the oracle saw values
 
 
 @pytest.mark.parametrize("p", [0.5, 0.8, 0.95])

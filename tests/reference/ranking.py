@@ -279,6 +279,21 @@ def sdcg(ranked, gains, k, max_grade=None, log_base=2.0, threshold=None):
     return _dcg(shown, k, "linear", log_base) / ((max_grade or 1.0) * _dcg([1.0] * k, k, "linear", log_base))
 
 
+def nerr(ranked, gains, k, equation=8, max_grade=None, phi=0.9, T=1.0, threshold=None):  # noqa: N803
+    """Azzopardi et al. 2021 (cwl_eval's NERR-EQ8..11): W_i proportional to prod_{j<i} C_j over ranks 1..k (a
+    short list padded with 0 gains), sum_i W_i g_i; g = grade / max_grade (no max_grade: the relevance)."""
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    shown = [g / max_grade for g in ranked] if max_grade else [float(r) for r in _rel(ranked, threshold)]
+    shown = (shown + [0.0] * k)[:k]
+    total, weights, reach = 0.0, 0.0, 1.0
+    for j, g in enumerate(shown, start=1):
+        total, weights = total + reach * g, weights + reach
+        scale = {8: 1.0, 9: j / (j + 1), 10: phi, 11: ((j + 2 * T - 1) / (j + 2 * T)) ** 2}[equation]
+        reach *= scale * (1 - g)
+    return total / weights
+
+
 def setf(ranked, gains, k, beta=1.0, threshold=None):
     """van Rijsbergen's F_beta of the top k as a set (0 without hits)."""
     R = _num_relevant(gains, threshold)
@@ -416,7 +431,8 @@ def interpolated_ap(ranked, gains, k, threshold=None):
 
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
-             "rprecision": rprecision, "ncrr": ncrr, "err": err, "rbp": rbp, "sdcg": sdcg, "setf": setf, "set_map": set_map,
+             "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "rbp": rbp, "sdcg": sdcg, "setf": setf,
+             "set_map": set_map,
              "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,
              "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged, "infap": infap}
 

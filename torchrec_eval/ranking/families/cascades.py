@@ -1,5 +1,5 @@
-"""The families of a user who scans the list from the top and stops: ERR (stops at a satisfying item) and
-RBP (goes on to the next rank with probability p).
+"""The families of a user who scans the list from the top and stops: ERR (stops at a satisfying item), RBP
+(goes on to the next rank with probability p) and NERR (ERR's stopping as a C/W/L user).
 
 Each family here is its formula (a kernel of the ranked batch), its registry entry, its class and its
 function, in that order."""
@@ -16,7 +16,7 @@ from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
-from torchrec_eval.ranking.rank_sums import best_sums, divide, listed_within, summed, weight_sums
+from torchrec_eval.ranking.rank_sums import at_cutoffs, best_sums, divide, listed_within, summed, weight_sums
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TOP_GRADE, Interval, TopKFamily, register
 
 
@@ -217,3 +217,109 @@ def rbp(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | S
     """
     options = {"p": p, "normalize": normalize, "weight": weight, "log_base": log_base}
     return compute_named_metric("rbp", preds, target, k, options, arguments)
+
+
+#: the continuation of Azzopardi, Mackenzie & Moffat's NERR (ICTIR 2021), by the equation of the paper
+NerrEquation = Literal[8, 9, 10, 11]
+
+
+def nerr_kernel(rt: RankedTargets, ks: Sequence[int], equation: int = 8, max_grade: float | None = None,
+                phi: float = 0.9, T: float = 1.0) -> Tensor:  # noqa: N803 (the paper's and cwl_eval's name)
+    # a C/W/L user who goes on from rank j with probability C_j and scores sum_i W_i g_i, W_i proportional to
+    # prod_{j<i} C_j over the ranks up to k (cwl_eval pads a short list with 0 gains, which continue)
+    depth = max(ks)
+    gains = rt.gains / max_grade if max_grade else rt.hits.to(torch.float64)
+    gains = torch.nn.functional.pad(gains, (0, max(0, depth - gains.shape[1])))[:, :depth]
+    rank = torch.arange(1, depth + 1, dtype=torch.float64, device=gains.device)
+    scale = {8: torch.ones_like(rank), 9: rank / (rank + 1), 10: torch.full_like(rank, phi),
+             11: ((rank + 2 * T - 1) / (rank + 2 * T)) ** 2}[equation]
+    going_on = torch.cumprod(scale * (1 - gains), dim=1)
+    reach = torch.cat([torch.ones_like(going_on[:, :1]), going_on[:, :-1]], dim=1)  # prod_{j<i} C_j
+    return at_cutoffs((gains * reach).cumsum(1), ks) / at_cutoffs(reach.cumsum(1), ks)
+
+
+register("nerr", TopKFamily(nerr_kernel, {"equation": get_args(NerrEquation), **TOP_GRADE,
+                                          "phi": (Interval(0.0, 1.0),), "T": (Interval(0.0),), **LIST_OPTIONS},
+                            exact_under_average_ties=False))
+
+
+class NERR(TopKMetric):
+    r"""NERR@k, "not (but nearly) ERR" (Azzopardi, Mackenzie & Moffat, ICTIR 2021; cwl_eval's NERR-EQ8 to 11,
+    ir-measures' ``NERR8`` to ``NERR11``): ERR's gain-based stopping as a C/W/L user model,
+    :math:`\sum_{i \le k} g_i \prod_{j < i} C_j / \sum_{i \le k} \prod_{j < i} C_j` with the continuation
+    :math:`C_j = (1 - g_j)` (``equation=8``), :math:`\frac{j}{j+1}(1 - g_j)` (9), :math:`\phi (1 - g_j)` (10) or
+    :math:`(\frac{j + 2T - 1}{j + 2T})^2 (1 - g_j)` (11), and gains :math:`g = \text{grade} / g_{max}` in [0, 1].
+
+    cwl_eval truncates equations 8 and 9 at k and runs 10 and 11 to the depth of 1000: NERR@1000 is its value
+    there. A list shorter than k continues past its end with 0 gains (cwl_eval's padding).
+
+    Args:
+        k: cut-off(s).
+        equation: 8 (default), 9, 10 or 11.
+        max_grade: the top grade :math:`g_{max}` (ir-measures' ``max_rel``); None: binary relevance (a relevant item
+            gains 1, cwl_eval's ``max_rel=1``). A larger gain is refused in ``update``.
+        phi: the patience of equation 10, in [0, 1] (0.9, cwl_eval's).
+        T: the expected number of relevant items sought, equation 11, > 0 (1, cwl_eval's).
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``
+            (a product over ranks).
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NERR(k=3, max_grade=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[1, 0, 0, 2]]))
+        >>> metric.compute()  # gains 0.5, 0, 1: (0.5 + 0 + 0.5 * 1) / (1 + 0.5 + 0.5)
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    name = "nerr"
+
+    def __init__(self, k: IntOrSeq = 10, *, equation: NerrEquation | None = None, max_grade: float | None = None,
+                 phi: float | None = None, T: float | None = None,  # noqa: N803
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"equation": equation, "max_grade": max_grade, "phi": phi, "T": T}, **kwargs)
+
+
+@overload
+def nerr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+         equation: NerrEquation | None = None, max_grade: float | None = None, phi: float | None = None,
+         T: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...  # noqa: N803
+
+
+@overload
+def nerr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+         equation: NerrEquation | None = None, max_grade: float | None = None, phi: float | None = None,
+         T: float | None = None, **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...  # noqa: N803
+
+
+@keywords_checked_by(TopKCall)
+def nerr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         equation: NerrEquation | None = None, max_grade: float | None = None, phi: float | None = None,
+         T: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:  # noqa: N803
+    r"""NERR@k (:class:`~torchrec_eval.NERR`): ERR's gain-based stopping as a C/W/L user,
+    :math:`\sum_{i \le k} g_i \prod_{j < i} C_j / \sum_{i \le k} \prod_{j < i} C_j`, C by ``equation``.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"nerr@k": value}``).
+        equation: 8 (default), 9, 10 or 11 of Azzopardi et al.
+        max_grade: the top grade (None: binary relevance).
+        phi: equation 10's patience (0.9); T: equation 11's relevant items sought (1).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input
+            (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import nerr
+        >>> nerr(torch.tensor([[0.9, 0.8, 0.1, 0.4]]), torch.tensor([[0, 0, 0, 1]]), k=3, equation=9)  # (1/3) / (1 + 1/2 + 1/3)
+        tensor(0.1818, dtype=torch.float64)
+    """
+    options = {"equation": equation, "max_grade": max_grade, "phi": phi, "T": T}
+    return compute_named_metric("nerr", preds, target, k, options, arguments)
