@@ -93,6 +93,17 @@ def test_nerr_equals_cwl_eval(k):
     assert ours.isnan()[0] and ours.nan_to_num().gt(0).sum() > 10  # the oracle saw values
 
 
+@pytest.mark.parametrize("T", [0.5, 1.0, 3.0])
+def test_inst_and_insq_equal_cwl_eval(T):  # noqa: N803
+    """Both run to cwl_eval's depth of 1000 (a run padded with 0 gains): INST@1000 and INSQ@1000, graded and binary;
+    at k = 5 the brute-force reference (``tests/ranking/test_ranking_families.py``) stands for the cut."""
+    preds, target = _batch(seed=40 + int(T * 2))
+    for function, measure in ((F.inst, ir_measures.INST), (F.insq, ir_measures.INSQ)):
+        _close(function(preds, target, k=1000, T=T, max_grade=4, reduction="none"),
+               _peer(measure(T=T, max_rel=4), preds, target))
+        _close(function(preds, target, k=1000, T=T, reduction="none"), _peer(measure(T=T, max_rel=1), preds, target))
+
+
 @pytest.mark.parametrize("p", [0.5, 0.8, 0.95])
 @pytest.mark.parametrize("k", [1, 5, 20])
 def test_rbp_equals_cwl_eval(k, p):

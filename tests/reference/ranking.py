@@ -294,6 +294,32 @@ def nerr(ranked, gains, k, equation=8, max_grade=None, phi=0.9, T=1.0, threshold
     return total / weights
 
 
+def _cwl(ranked, k, max_grade, threshold, continuation):
+    """cwl_eval's expected utility over ranks 1..k (a short list padded with 0 gains): sum_i W_i g_i,
+    W_i proportional to prod_{j<i} C_j, C_j = continuation(j, g_j, gain of ranks 1..j)."""
+    shown = [g / max_grade for g in ranked] if max_grade else [float(r) for r in _rel(ranked, threshold)]
+    total, weights, reach, so_far = 0.0, 0.0, 1.0, 0.0
+    for j, g in enumerate((shown + [0.0] * k)[:k], start=1):
+        total, weights, so_far = total + reach * g, weights + reach, so_far + g
+        reach *= continuation(j, g, so_far)
+    return total / weights
+
+
+def inst(ranked, gains, k, T=1.0, max_grade=None, threshold=None):  # noqa: N803
+    """Moffat et al. 2015: C_i = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T - the gain of ranks 1..i."""
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return _cwl(ranked, k, max_grade, threshold,
+                lambda j, g, so_far: ((j + T + (T - so_far) - 1) / (j + T + (T - so_far))) ** 2)
+
+
+def insq(ranked, gains, k, T=1.0, max_grade=None, threshold=None):  # noqa: N803
+    """Moffat et al. 2012: C_i = ((i + 2T - 1) / (i + 2T))^2."""
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return _cwl(ranked, k, max_grade, threshold, lambda j, g, so_far: ((j + 2 * T - 1) / (j + 2 * T)) ** 2)
+
+
 def setf(ranked, gains, k, beta=1.0, threshold=None):
     """van Rijsbergen's F_beta of the top k as a set (0 without hits)."""
     R = _num_relevant(gains, threshold)
@@ -431,7 +457,8 @@ def interpolated_ap(ranked, gains, k, threshold=None):
 
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
-             "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "rbp": rbp, "sdcg": sdcg, "setf": setf,
+             "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "inst": inst, "insq": insq, "rbp": rbp,
+             "sdcg": sdcg, "setf": setf,
              "set_map": set_map,
              "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,
              "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged, "infap": infap}

@@ -1,5 +1,6 @@
 """The families of a user who scans the list from the top and stops: ERR (stops at a satisfying item), RBP
-(goes on to the next rank with probability p) and NERR (ERR's stopping as a C/W/L user).
+(goes on to the next rank with probability p), and the C/W/L users of cwl_eval: NERR (ERR's stopping), INST and
+INSQ (a user who wants T units of gain).
 
 Each family here is its formula (a kernel of the ranked batch), its registry entry, its class and its
 function, in that order."""
@@ -227,14 +228,26 @@ def nerr_kernel(rt: RankedTargets, ks: Sequence[int], equation: int = 8, max_gra
                 phi: float = 0.9, T: float = 1.0) -> Tensor:  # noqa: N803 (the paper's and cwl_eval's name)
     # a C/W/L user who goes on from rank j with probability C_j and scores sum_i W_i g_i, W_i proportional to
     # prod_{j<i} C_j over the ranks up to k (cwl_eval pads a short list with 0 gains, which continue)
+    gains, rank = _scaled_gains(rt, ks, max_grade)
+    scale = {8: torch.ones_like(rank), 9: rank / (rank + 1), 10: torch.full_like(rank, phi),
+             11: ((rank + 2 * T - 1) / (rank + 2 * T)) ** 2}[equation]
+    return _expected_utility(gains, scale * (1 - gains), ks)
+
+
+def _scaled_gains(rt: RankedTargets, ks: Sequence[int], max_grade: float | None) -> tuple[Tensor, Tensor]:
+    """[B, max(ks)] the gains in [0, 1] (grade / ``max_grade``, or the relevance), a short list padded with 0 as
+    cwl_eval pads it, and the ranks 1..max(ks)."""
     depth = max(ks)
     gains = rt.gains / max_grade if max_grade else rt.hits.to(torch.float64)
     gains = torch.nn.functional.pad(gains, (0, max(0, depth - gains.shape[1])))[:, :depth]
-    rank = torch.arange(1, depth + 1, dtype=torch.float64, device=gains.device)
-    scale = {8: torch.ones_like(rank), 9: rank / (rank + 1), 10: torch.full_like(rank, phi),
-             11: ((rank + 2 * T - 1) / (rank + 2 * T)) ** 2}[equation]
-    going_on = torch.cumprod(scale * (1 - gains), dim=1)
-    reach = torch.cat([torch.ones_like(going_on[:, :1]), going_on[:, :-1]], dim=1)  # prod_{j<i} C_j
+    return gains, torch.arange(1, depth + 1, dtype=torch.float64, device=gains.device)
+
+
+def _expected_utility(gains: Tensor, going_on: Tensor, ks: Sequence[int]) -> Tensor:
+    """C/W/L's expected utility per item within each cut-off: sum_i W_i g_i, W_i = prod_{j<i} C_j over their sum
+    (Moffat et al.'s framework, as cwl_eval), from the continuation ``going_on`` C [B, K]."""
+    reach = torch.cumprod(going_on, dim=1)
+    reach = torch.cat([torch.ones_like(reach[:, :1]), reach[:, :-1]], dim=1)  # prod_{j<i} C_j
     return at_cutoffs((gains * reach).cumsum(1), ks) / at_cutoffs(reach.cumsum(1), ks)
 
 
@@ -323,3 +336,162 @@ def nerr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
     """
     options = {"equation": equation, "max_grade": max_grade, "phi": phi, "T": T}
     return compute_named_metric("nerr", preds, target, k, options, arguments)
+
+
+def inst_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N803
+                max_grade: float | None = None) -> Tensor:
+    # Moffat et al.'s INST: a user who wants T units of gain goes on from rank i with C_i = ((i + T + T_i - 1)
+    # / (i + T + T_i))^2, T_i = T - the gain of ranks 1..i (cwl_eval's INSTCWLMetric)
+    gains, rank = _scaled_gains(rt, ks, max_grade)
+    wanted = rank + 2 * T - gains.cumsum(1)
+    return _expected_utility(gains, ((wanted - 1) / wanted) ** 2, ks)
+
+
+def insq_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N803
+                max_grade: float | None = None) -> Tensor:
+    # INSQ (Moffat et al. 2012): INST's continuation with T_i = T at every rank, C_i = ((i + 2T - 1) / (i + 2T))^2
+    gains, rank = _scaled_gains(rt, ks, max_grade)
+    return _expected_utility(gains, (((rank + 2 * T - 1) / (rank + 2 * T)) ** 2).expand_as(gains), ks)
+
+
+_ADAPTIVE = {"T": (Interval(0.0),), **TOP_GRADE, **LIST_OPTIONS}
+register("inst", TopKFamily(inst_kernel, _ADAPTIVE, exact_under_average_ties=False))
+register("insq", TopKFamily(insq_kernel, _ADAPTIVE, exact_under_average_ties=False))
+
+
+class INST(TopKMetric):
+    r"""INST@k, the adaptive user of Moffat, Bailey, Scholer & Thomas (2015; cwl_eval's INST, ir-measures'
+    ``INST``): a user who wants T units of gain and goes on from rank i with
+    :math:`C_i = (\frac{i + T + T_i - 1}{i + T + T_i})^2`, :math:`T_i = T - \sum_{j \le i} g_j`; the expected
+    utility :math:`\sum_{i \le k} g_i \prod_{j < i} C_j / \sum_{i \le k} \prod_{j < i} C_j`.
+
+    cwl_eval runs it to the depth of 1000 (a short run padded with 0 gains): INST@1000 is its value.
+
+    Args:
+        k: cut-off(s).
+        T: the gain the user wants, > 0 (1, cwl_eval's).
+        max_grade: the top grade (ir-measures' ``max_rel``); None: binary relevance.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.INST(k=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[1, 0, 0]]))
+        >>> metric.compute()  # C_1 = (1 + 1 + 0 - 1)^2 / (1 + 1 + 0)^2 = 1/4: 1 / (1 + 1/4)
+        tensor(0.8000, dtype=torch.float64)
+    """
+
+    name = "inst"
+
+    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
+
+
+class INSQ(TopKMetric):
+    r"""INSQ@k (Moffat, Scholer & Thomas 2012; cwl_eval's INSQ, ir-measures' ``INSQ``): INST's user with a goal that
+    does not adapt, :math:`C_i = (\frac{i + 2T - 1}{i + 2T})^2`; the expected utility
+    :math:`\sum_{i \le k} g_i \prod_{j < i} C_j / \sum_{i \le k} \prod_{j < i} C_j`.
+
+    cwl_eval runs it to the depth of 1000 (a short run padded with 0 gains): INSQ@1000 is its value.
+
+    Args:
+        k: cut-off(s).
+        T: the gain the user wants, > 0 (1, cwl_eval's).
+        max_grade: the top grade (ir-measures' ``max_rel``); None: binary relevance.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.INSQ(k=2)
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[0, 1, 0]]))
+        >>> metric.compute()  # C_1 = (2/3)^2: (4/9) / (1 + 4/9)
+        tensor(0.3077, dtype=torch.float64)
+    """
+
+    name = "insq"
+
+    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
+
+
+@overload
+def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, T: float | None = None,  # noqa: N803
+         max_grade: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+         T: float | None = None, max_grade: float | None = None,  # noqa: N803
+         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         T: float | None = None, max_grade: float | None = None,  # noqa: N803
+         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""INST@k (:class:`~torchrec_eval.INST`): the expected utility of a user who wants T units of gain.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"inst@k": value}``).
+        T: the gain the user wants (1); max_grade: the top grade (None: binary relevance).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import inst
+        >>> inst(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[1, 0, 0]]), k=2)
+        tensor(0.8000, dtype=torch.float64)
+    """
+    return compute_named_metric("inst", preds, target, k, {"T": T, "max_grade": max_grade}, arguments)
+
+
+@overload
+def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, T: float | None = None,  # noqa: N803
+         max_grade: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+         T: float | None = None, max_grade: float | None = None,  # noqa: N803
+         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+         T: float | None = None, max_grade: float | None = None,  # noqa: N803
+         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""INSQ@k (:class:`~torchrec_eval.INSQ`): INST's user with a goal that does not adapt.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"insq@k": value}``).
+        T: the gain the user wants (1); max_grade: the top grade (None: binary relevance).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import insq
+        >>> insq(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[0, 1, 0]]), k=2)
+        tensor(0.3077, dtype=torch.float64)
+    """
+    return compute_named_metric("insq", preds, target, k, {"T": T, "max_grade": max_grade}, arguments)
+
