@@ -56,7 +56,7 @@ if TYPE_CHECKING:
         PointwiseRMSE,
         Windowed,
     )
-    from torchrec_eval.ranking.families.cascades import ERR, INSQ, INST, NERR, RBP
+    from torchrec_eval.ranking.families.cascades import BPM, ERR, INSQ, INST, NERR, RBP
     from torchrec_eval.ranking.families.curves import PrecisionRecallCurve, RecallAtFixedPrecision
     from torchrec_eval.ranking.families.gains import CG, DCG, NDCG, SDCG
     from torchrec_eval.ranking.families.hit_counts import F1, FallOut, HitRate, Precision, Recall
@@ -89,7 +89,7 @@ _HOMES = {
     **dict.fromkeys(("PSP", "PSnDCG"), "torchrec_eval.metrics.propensity"),
     **dict.fromkeys(("MAE", "MSE", "RMSE"), "torchrec_eval.metrics.rating"),
     **dict.fromkeys(("SampledMetrics",), "torchrec_eval.metrics.sampled"),
-    **dict.fromkeys(("ERR", "INSQ", "INST", "NERR", "RBP"), "torchrec_eval.ranking.families.cascades"),
+    **dict.fromkeys(("BPM", "ERR", "INSQ", "INST", "NERR", "RBP"), "torchrec_eval.ranking.families.cascades"),
     **dict.fromkeys((
         "PrecisionRecallCurve", "RecallAtFixedPrecision"
     ), "torchrec_eval.ranking.families.curves"),
@@ -165,6 +165,7 @@ __all__ = [
     "Bpref",
     "HitRate",
     "InfAP",
+    "BPM",
     "INSQ",
     "INST",
     "InterpolatedAP",

@@ -1,6 +1,6 @@
-"""The peers' top-k families against the peers themselves: ERR against gdeval, SDCG, RBP and NERR against cwl_eval
-(both through ir-measures), SetF, SetMAP, NumRet, NumRelRet, IPrec and InterpolatedAP against trec_eval (pytrec_eval),
-NCRR against cornac.
+"""The peers' top-k families against the peers themselves: ERR against gdeval, SDCG, RBP, NERR, INST, INSQ and BPM
+against cwl_eval (both through ir-measures), SetF, SetMAP, NumRet, NumRelRet, IPrec and InterpolatedAP against
+trec_eval (pytrec_eval), NCRR against cornac.
 
 Seeded batches with graded gains 0..4, queries without a relevant item, short lists (items scored ``-inf``
 are not candidates: the peers see only the candidates) and distinct scores, so that no library's tie rule
@@ -102,6 +102,15 @@ def test_inst_and_insq_equal_cwl_eval(T):  # noqa: N803
         _close(function(preds, target, k=1000, T=T, max_grade=4, reduction="none"),
                _peer(measure(T=T, max_rel=4), preds, target))
         _close(function(preds, target, k=1000, T=T, reduction="none"), _peer(measure(T=T, max_rel=1), preds, target))
+
+
+@pytest.mark.parametrize("T", [0.5, 1.0, 3.0])
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_bpm_equals_cwl_eval(k, T):  # noqa: N803
+    preds, target = _batch(seed=50 + k)
+    _close(F.bpm(preds, target, k=k, T=T, max_grade=4, reduction="none"),
+           _peer(ir_measures.BPM(T=T, max_rel=4) @ k, preds, target))
+    _close(F.bpm(preds, target, k=k, T=T, reduction="none"), _peer(ir_measures.BPM(T=T, max_rel=1) @ k, preds, target))
 
 
 @pytest.mark.parametrize("p", [0.5, 0.8, 0.95])

@@ -320,6 +320,14 @@ def insq(ranked, gains, k, T=1.0, max_grade=None, threshold=None):  # noqa: N803
     return _cwl(ranked, k, max_grade, threshold, lambda j, g, so_far: ((j + 2 * T - 1) / (j + 2 * T)) ** 2)
 
 
+def bpm(ranked, gains, k, T=1.0, max_grade=None, threshold=None):  # noqa: N803
+    """Zhang et al. 2017, static (cwl_eval, a cost of 1 an item): the mean gain of ranks 1..s, s the first rank where
+    the gain so far reaches T, at most k."""
+    if _num_relevant(gains, threshold) == 0:
+        return None
+    return _cwl(ranked, k, max_grade, threshold, lambda j, g, so_far: float(so_far < T))
+
+
 def setf(ranked, gains, k, beta=1.0, threshold=None):
     """van Rijsbergen's F_beta of the top k as a set (0 without hits)."""
     R = _num_relevant(gains, threshold)
@@ -457,7 +465,7 @@ def interpolated_ap(ranked, gains, k, threshold=None):
 
 FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitrate, "mrr": mrr,
              "arhr": arhr, "map": map, "mar": mar, "dcg": dcg, "ndcg": ndcg, "cg": cg,
-             "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "inst": inst, "insq": insq, "rbp": rbp,
+             "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "inst": inst, "insq": insq, "bpm": bpm, "rbp": rbp,
              "sdcg": sdcg, "setf": setf,
              "set_map": set_map,
              "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,

@@ -13,7 +13,7 @@ from torchrec_eval.functional.intents import (
     strec,
 )
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
-from torchrec_eval.ranking.families.cascades import err, insq, inst, nerr, rbp
+from torchrec_eval.ranking.families.cascades import bpm, err, insq, inst, nerr, rbp
 from torchrec_eval.ranking.families.curves import precision_recall_curve
 from torchrec_eval.ranking.families.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.families.hit_counts import f1, fallout, hitrate, precision, recall
@@ -29,6 +29,7 @@ __all__ = [
     "ap_ia",
     "arhr",
     "auc",
+    "bpm",
     "bpref",
     "cg",
     "ctr",

@@ -1,6 +1,6 @@
 """The families of a user who scans the list from the top and stops: ERR (stops at a satisfying item), RBP
 (goes on to the next rank with probability p), and the C/W/L users of cwl_eval: NERR (ERR's stopping), INST and
-INSQ (a user who wants T units of gain).
+INSQ (a user who wants T units of gain) and BPM (who reads until T or k).
 
 Each family here is its formula (a kernel of the ranked batch), its registry entry, its class and its
 function, in that order."""
@@ -354,9 +354,18 @@ def insq_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N
     return _expected_utility(gains, (((rank + 2 * T - 1) / (rank + 2 * T)) ** 2).expand_as(gains), ks)
 
 
+def bpm_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N803
+               max_grade: float | None = None) -> Tensor:
+    # Zhang et al.'s static bejeweled player (cwl_eval's BPMCWLMetric with a cost of 1 an item): the user goes on
+    # while the gain so far is below T and the items read below k, and scores the mean gain of what was read
+    gains, _ = _scaled_gains(rt, ks, max_grade)
+    return _expected_utility(gains, (gains.cumsum(1) < T).to(gains.dtype), ks)
+
+
 _ADAPTIVE = {"T": (Interval(0.0),), **TOP_GRADE, **LIST_OPTIONS}
 register("inst", TopKFamily(inst_kernel, _ADAPTIVE, exact_under_average_ties=False))
 register("insq", TopKFamily(insq_kernel, _ADAPTIVE, exact_under_average_ties=False))
+register("bpm", TopKFamily(bpm_kernel, _ADAPTIVE, exact_under_average_ties=False))
 
 
 class INST(TopKMetric):
@@ -494,4 +503,72 @@ def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
         tensor(0.3077, dtype=torch.float64)
     """
     return compute_named_metric("insq", preds, target, k, {"T": T, "max_grade": max_grade}, arguments)
+
+
+class BPM(TopKMetric):
+    r"""BPM@k, the static bejeweled player model (Zhang, Liu, Li, Ma, Zhang & Ma, SIGIR 2017; cwl_eval's BPM,
+    ir-measures' ``BPM``): a user who reads until the gain so far reaches T or k items are read, and scores the
+    mean gain of what was read, :math:`\sum_{i \le s} g_i / s` with
+    :math:`s = \min(k, \min\{i : \sum_{j \le i} g_j \ge T\})`.
+
+    Args:
+        k: cut-off(s): the items the user will read at most (cwl_eval's K, with a cost of 1 an item).
+        T: the gain the user wants, > 0 (1, cwl_eval's).
+        max_grade: the top grade (ir-measures' ``max_rel``); None: binary relevance.
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`; not ``ties="average"``.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, ``ties="average"``, and on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.BPM(k=[2, 4])
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[0, 0, 1, 1]]))
+        >>> {key: value.item() for key, value in metric.compute().items()}  # @4: stops at rank 3 (gain 1 = T)
+        {'bpm@2': 0.0, 'bpm@4': 0.3333333333333333}
+    """
+
+    name = "bpm"
+
+    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
+
+
+@overload
+def bpm(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, T: float | None = None,  # noqa: N803
+        max_grade: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+
+@overload
+def bpm(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+        T: float | None = None, max_grade: float | None = None,  # noqa: N803
+        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+@keywords_checked_by(TopKCall)
+def bpm(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
+        T: float | None = None, max_grade: float | None = None,  # noqa: N803
+        **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
+    r"""BPM@k (:class:`~torchrec_eval.BPM`): the mean gain of what a user reads until the gain reaches T or k
+    items are read.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        k: the cut-off, or a sequence of them (then a dict ``{"bpm@k": value}``).
+        T: the gain the user wants (1); max_grade: the top grade (None: binary relevance).
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on a bad ``k`` or option, and on bad input.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import bpm
+        >>> bpm(torch.tensor([[0.9, 0.8, 0.7, 0.1]]), torch.tensor([[0, 1, 1, 1]]), k=4, T=2)  # reads 3: 2 / 3
+        tensor(0.6667, dtype=torch.float64)
+    """
+    return compute_named_metric("bpm", preds, target, k, {"T": T, "max_grade": max_grade}, arguments)
 
