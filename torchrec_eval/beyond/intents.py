@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.batch import RankedTargets, once_per_view
-from torchrec_eval.pipeline.tensor_cache import constant, filled
+from torchrec_eval.pipeline.tensor_cache import constant, filled, geometric
 
 #: the measures of :func:`intent_aware`
 MEASURES = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia", "nrbp", "nnrbp")
@@ -201,7 +201,7 @@ def intent_aware(measure: str, ids: Tensor, relevant: Tensor, ideal: GreedyIdeal
         return found / ideal.subtopics.clamp(min=1)
     gains = intent_gains(cover, alpha)
     if measure in PATIENT:  # ndeval's computeNRBP: sum_i G_i beta^(i - 1), scaled by (1 - (1 - alpha) beta) / S
-        decay = beta ** torch.arange(k, dtype=torch.float64, device=gains.device)
+        decay = geometric(k, beta, gains.device)
         found = (gains * decay[: gains.shape[1]]).sum(1)
         if measure == "nrbp":
             return found * (1 - (1 - alpha) * beta) / ideal.subtopics.clamp(min=1)

@@ -7,7 +7,7 @@ function, in that order."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Unpack, get_args, overload
 
 import torch
@@ -16,6 +16,7 @@ from torch import Tensor
 from torchrec_eval.metrics.arguments import TopKArguments
 from torchrec_eval.metrics.topk import IntOrSeq, TopKMetric
 from torchrec_eval.pipeline import RankedTargets, keywords_checked_by
+from torchrec_eval.pipeline.tensor_cache import ranks
 from torchrec_eval.ranking.named_metric import TopKCall, compute_named_metric
 from torchrec_eval.ranking.rank_sums import at_cutoffs, best_sums, divide, listed_within, summed, weight_sums
 from torchrec_eval.ranking.registry import LIST_OPTIONS, TOP_GRADE, Interval, TopKFamily, register
@@ -228,27 +229,61 @@ def nerr_kernel(rt: RankedTargets, ks: Sequence[int], equation: int = 8, max_gra
                 phi: float = 0.9, T: float = 1.0) -> Tensor:  # noqa: N803 (the paper's and cwl_eval's name)
     # a C/W/L user who goes on from rank j with probability C_j and scores sum_i W_i g_i, W_i proportional to
     # prod_{j<i} C_j over the ranks up to k (cwl_eval pads a short list with 0 gains, which continue)
-    gains, rank = _scaled_gains(rt, ks, max_grade)
+    gains, rank = _scaled_gains(rt, max_grade)
     scale = {8: torch.ones_like(rank), 9: rank / (rank + 1), 10: torch.full_like(rank, phi),
              11: ((rank + 2 * T - 1) / (rank + 2 * T)) ** 2}[equation]
-    return _expected_utility(gains, scale * (1 - gains), ks)
+    tails = {8: _flat_tail, 9: _harmonic_tail, 10: lambda depth, k: _geometric_tail(depth, k, phi),
+             11: lambda depth, k: _square_tail(depth, k, gains.new_tensor(2 * T))}
+    return _expected_utility(gains, scale * (1 - gains), ks, tails[equation])
 
 
-def _scaled_gains(rt: RankedTargets, ks: Sequence[int], max_grade: float | None) -> tuple[Tensor, Tensor]:
-    """[B, max(ks)] the gains in [0, 1] (grade / ``max_grade``, or the relevance), a short list padded with 0 as
-    cwl_eval pads it, and the ranks 1..max(ks)."""
-    depth = max(ks)
+def _scaled_gains(rt: RankedTargets, max_grade: float | None) -> tuple[Tensor, Tensor]:
+    """[B, L] the gains in [0, 1] (grade / ``max_grade``, or the relevance) and the ranks 1..L of the view."""
     gains = rt.gains / max_grade if max_grade else rt.hits.to(torch.float64)
-    gains = torch.nn.functional.pad(gains, (0, max(0, depth - gains.shape[1])))[:, :depth]
-    return gains, torch.arange(1, depth + 1, dtype=torch.float64, device=gains.device)
+    return gains, ranks(gains.shape[1], gains.device)
 
 
-def _expected_utility(gains: Tensor, going_on: Tensor, ks: Sequence[int]) -> Tensor:
+def _expected_utility(gains: Tensor, going_on: Tensor, ks: Sequence[int], tail: Callable[[int, int], Tensor]) -> Tensor:
     """C/W/L's expected utility per item within each cut-off: sum_i W_i g_i, W_i = prod_{j<i} C_j over their sum
-    (Moffat et al.'s framework, as cwl_eval), from the continuation ``going_on`` C [B, K]."""
-    reach = torch.cumprod(going_on, dim=1)
-    reach = torch.cat([torch.ones_like(reach[:, :1]), reach[:, :-1]], dim=1)  # prod_{j<i} C_j
-    return at_cutoffs((gains * reach).cumsum(1), ks) / at_cutoffs(reach.cumsum(1), ks)
+    (Moffat et al.'s framework, as cwl_eval), from the continuation ``going_on`` C [B, L]. Past the view's L ranks
+    the list goes on with 0 gains (cwl_eval pads it to its depth): ranks L+1..k weigh prod_{j<=L} C_j times
+    ``tail(L, k)``, the sum of the 0-gain continuation's products in closed form, so a cut-off of 10^12 allocates
+    nothing for it."""
+    reached = torch.cumprod(going_on, dim=1)
+    reach = torch.cat([torch.ones_like(reached[:, :1]), reached[:, :-1]], dim=1)  # prod_{j<i} C_j
+    numerator = at_cutoffs((gains * reach).cumsum(1), ks)
+    denominator = at_cutoffs(reach.cumsum(1), ks)
+    depth = gains.shape[1]
+    if max(ks) > depth:
+        zero = gains.new_zeros(gains.shape[0])
+        extra = torch.stack([zero + tail(depth, k) if k > depth else zero for k in ks], dim=1)
+        denominator = denominator + reached[:, -1:] * extra
+    return numerator / denominator
+
+
+def _flat_tail(depth: int, k: int) -> Tensor:
+    """C = 1 past the list: k - L ranks of the same weight."""
+    return torch.tensor(float(k - depth), dtype=torch.float64)
+
+
+def _harmonic_tail(depth: int, k: int) -> Tensor:
+    """C_j = j / (j + 1): sum_{i=L+1}^{k} (L + 1) / i."""
+    at = torch.tensor([k + 1.0, depth + 1.0], dtype=torch.float64)
+    digamma = torch.digamma(at)
+    return (depth + 1) * (digamma[0] - digamma[1])
+
+
+def _geometric_tail(depth: int, k: int, phi: float) -> Tensor:
+    """C = phi: sum_{t < k - L} phi^t."""
+    count = k - depth
+    return torch.tensor(float(count) if phi == 1 else (1 - phi**count) / (1 - phi), dtype=torch.float64)
+
+
+def _square_tail(depth: int, k: int, offset: Tensor) -> Tensor:
+    """C_j = ((j + a - 1) / (j + a))^2 (a = ``offset`` > 0, any shape): sum_{i=L+1}^{k} ((L + a) / (i - 1 + a))^2
+    = (L + a)^2 (trigamma(L + a) - trigamma(k + a))."""
+    start = offset + depth
+    return start**2 * (torch.special.polygamma(1, start) - torch.special.polygamma(1, offset + k))
 
 
 register("nerr", TopKFamily(nerr_kernel, {"equation": get_args(NerrEquation), **TOP_GRADE,
@@ -342,24 +377,27 @@ def inst_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N
                 max_grade: float | None = None) -> Tensor:
     # Moffat et al.'s INST: a user who wants T units of gain goes on from rank i with C_i = ((i + T + T_i - 1)
     # / (i + T + T_i))^2, T_i = T - the gain of ranks 1..i (cwl_eval's INSTCWLMetric)
-    gains, rank = _scaled_gains(rt, ks, max_grade)
+    gains, rank = _scaled_gains(rt, max_grade)
     wanted = rank + 2 * T - gains.cumsum(1)
-    return _expected_utility(gains, ((wanted - 1) / wanted) ** 2, ks)
+    still_wanted = 2 * T - gains.sum(1)  # past the list: C_j = ((j + b - 1) / (j + b))^2, b = 2T - its gain
+    return _expected_utility(gains, ((wanted - 1) / wanted) ** 2, ks,
+                             lambda depth, k: _square_tail(depth, k, still_wanted))
 
 
 def insq_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N803
                 max_grade: float | None = None) -> Tensor:
     # INSQ (Moffat et al. 2012): INST's continuation with T_i = T at every rank, C_i = ((i + 2T - 1) / (i + 2T))^2
-    gains, rank = _scaled_gains(rt, ks, max_grade)
-    return _expected_utility(gains, (((rank + 2 * T - 1) / (rank + 2 * T)) ** 2).expand_as(gains), ks)
+    gains, rank = _scaled_gains(rt, max_grade)
+    return _expected_utility(gains, (((rank + 2 * T - 1) / (rank + 2 * T)) ** 2).expand_as(gains), ks,
+                             lambda depth, k: _square_tail(depth, k, gains.new_tensor(2 * T)))
 
 
 def bpm_kernel(rt: RankedTargets, ks: Sequence[int], T: float = 1.0,  # noqa: N803
                max_grade: float | None = None) -> Tensor:
     # Zhang et al.'s static bejeweled player (cwl_eval's BPMCWLMetric with a cost of 1 an item): the user goes on
     # while the gain so far is below T and the items read below k, and scores the mean gain of what was read
-    gains, _ = _scaled_gains(rt, ks, max_grade)
-    return _expected_utility(gains, (gains.cumsum(1) < T).to(gains.dtype), ks)
+    gains, _ = _scaled_gains(rt, max_grade)  # (past the list C = 1 while the gain is below T, as on the list)
+    return _expected_utility(gains, (gains.cumsum(1) < T).to(gains.dtype), ks, _flat_tail)
 
 
 _ADAPTIVE = {"T": (Interval(0.0),), **TOP_GRADE, **LIST_OPTIONS}
