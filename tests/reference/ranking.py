@@ -284,14 +284,9 @@ def nerr(ranked, gains, k, equation=8, max_grade=None, phi=0.9, T=1.0, threshold
     short list padded with 0 gains), sum_i W_i g_i; g = grade / max_grade (no max_grade: the relevance)."""
     if _num_relevant(gains, threshold) == 0:
         return None
-    shown = [g / max_grade for g in ranked] if max_grade else [float(r) for r in _rel(ranked, threshold)]
-    shown = (shown + [0.0] * k)[:k]
-    total, weights, reach = 0.0, 0.0, 1.0
-    for j, g in enumerate(shown, start=1):
-        total, weights = total + reach * g, weights + reach
-        scale = {8: 1.0, 9: j / (j + 1), 10: phi, 11: ((j + 2 * T - 1) / (j + 2 * T)) ** 2}[equation]
-        reach *= scale * (1 - g)
-    return total / weights
+    scale = {8: lambda j: 1.0, 9: lambda j: j / (j + 1), 10: lambda j: phi,
+             11: lambda j: ((j + 2 * T - 1) / (j + 2 * T)) ** 2}[equation]
+    return _cwl(ranked, k, max_grade, threshold, lambda j, g, so_far: scale(j) * (1 - g))
 
 
 def _cwl(ranked, k, max_grade, threshold, continuation):

@@ -78,7 +78,7 @@ def bias_variance(family: str, k: int | None, num_items: int, num_negatives: int
     return bias_variance_rows([(family, k)], num_items, num_negatives, gamma, replacement)[0]
 
 
-def bias_variance_rows(requests: list[tuple[str, int | None]], num_items: int, num_negatives: int, gamma: float,
+def bias_variance_rows(requests: Requests, num_items: int, num_negatives: int, gamma: float,
                        replacement: bool = True) -> Tensor:
     """[P, m + 1] :func:`bias_variance` of each (family, k) of ``requests``, from one pass over the true ranks
     (gamma = 0: :func:`least_bias_rows`)."""
@@ -92,7 +92,7 @@ def bias_variance_rows(requests: list[tuple[str, int | None]], num_items: int, n
     return torch.linalg.lstsq(system, targets, driver="gelsd").solution.T
 
 
-def least_bias_rows(requests: list[tuple[str, int | None]], num_items: int, num_negatives: int,
+def least_bias_rows(requests: Requests, num_items: int, num_negatives: int,
                     replacement: bool = True) -> Tensor:
     r"""[P, m + 1] K&R's minimal-bias corrections (gamma = 0): :math:`\arg\min_c \sum_r \pi_r (A_r c - b_r)^2`
     for each request, solved on :math:`\sqrt{\pi} [A \mid B]` itself, never on the Gram matrix
@@ -137,7 +137,7 @@ def _checked_gamma(gamma: float) -> float:
     return gamma
 
 
-def correction_system(requests: list[tuple[str, int | None]], num_items: int, num_negatives: int, gamma: float,
+def correction_system(requests: Requests, num_items: int, num_negatives: int, gamma: float,
                       replacement: bool = True) -> tuple[Tensor, Tensor]:
     """The quadratic objective of K&R's corrections, :math:`\frac12 c^T S c - c^T t_p` for each request p:
     S = (1 - gamma) A^T D A + gamma diag(A^T pi) [m + 1, m + 1] and the targets A^T D b [m + 1, P]."""

@@ -19,7 +19,7 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 
-__all__ = ["HeldOut", "held_out_items", "rank_mass", "rank_spans", "spans"]
+__all__ = ["HeldOut", "held_out_items", "rank_mass", "spans"]
 
 
 @dataclass
@@ -119,14 +119,6 @@ def spans(items: HeldOut, ties: str, weights: Tensor | None = None) -> tuple[Ten
         low, spread = above + count(tied & (positions < columns if ties == "index" else positions > columns)), \
             torch.zeros_like(above)
     return torch.where(items.present, low, 0), torch.where(items.present, spread, 0)
-
-
-def rank_spans(batch: Batch, num_negatives: int, ties: str, validate_args: bool) -> tuple[Tensor, Tensor, Tensor]:
-    """For each held-out item [B, P]: the first sampled rank it can take (0-based), how many more, and its
-    share of its query (:func:`held_out_items`, :func:`spans`)."""
-    items = held_out_items(batch, num_negatives, validate_args)
-    low, spread = spans(items, ties)
-    return low, spread, items.share
 
 
 def rank_mass(low: Tensor, spread: Tensor, share: Tensor, num_negatives: int) -> Tensor:
