@@ -14,6 +14,7 @@ from torchrec_eval.functional import (
     alpha_ndcg,
     ap_ia,
     auc,
+    bpm,
     ctr,
     jaccard,
     mrr,
@@ -42,6 +43,7 @@ assert_type(alpha_ndcg(preds, target, k=[1, 2], item_intents=intents, reduction=
 assert_type(p_ia(preds, target, k=2, item_intents=intents), Tensor)  # the intent counts take no alpha
 assert_type(ap_ia(preds, target, k=[1, 2], item_intents=intents), dict[str, Tensor])
 assert_type(nrbp(preds, target, k=2, item_intents=intents, alpha=0.5, beta=0.8), Tensor)  # NRBP's patience
+assert_type(bpm(preds, target, k=[1, 2], T=2.0), dict[str, Tensor])  # INST, INSQ and BPM: one protocol
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)

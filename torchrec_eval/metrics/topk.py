@@ -43,7 +43,8 @@ class TopKMetric(MemberMetric):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.higher_is_better = REGISTRY[cls.name].higher_is_better  # a class constant in torchmetrics
+        if "name" in vars(cls):  # (a shared base of several families, INST's and BPM's, names none)
+            cls.higher_is_better = REGISTRY[cls.name].higher_is_better  # a class constant in torchmetrics
 
     def __init__(self, k: IntOrSeq | None = 10, options: dict[str, Any] | None = None,
                  **kwargs: Unpack[TopKArguments]) -> None:

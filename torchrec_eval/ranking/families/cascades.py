@@ -8,7 +8,7 @@ function, in that order."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Unpack, get_args, overload
+from typing import Literal, Protocol, Unpack, cast, get_args, overload
 
 import torch
 from torch import Tensor
@@ -406,7 +406,36 @@ register("insq", TopKFamily(insq_kernel, _ADAPTIVE, exact_under_average_ties=Fal
 register("bpm", TopKFamily(bpm_kernel, _ADAPTIVE, exact_under_average_ties=False))
 
 
-class INST(TopKMetric):
+class _GainGoal(TopKMetric):
+    """A C/W/L user with a goal of ``T`` units of gain (INST, INSQ, BPM): their options, written once."""
+
+    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
+                 **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
+
+
+class GainGoalFunction(Protocol):
+    """The type of :func:`inst`, :func:`insq` and :func:`bpm`: an int ``k`` gives a tensor, a sequence of cut-offs a
+    dict ``{"name@k": value}``; ``T`` and ``max_grade`` their options, the rest :class:`TopKCall`'s."""
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                 T: float | None = None, max_grade: float | None = None,  # noqa: N803
+                 **arguments: Unpack[TopKCall]) -> Tensor: ...
+
+    @overload
+    def __call__(self, preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                 T: float | None = None, max_grade: float | None = None,  # noqa: N803
+                 **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
+
+
+def gain_goal_function(function: Callable[..., Tensor | dict[str, Tensor]]) -> GainGoalFunction:
+    """INST's, INSQ's or BPM's function typed as :class:`GainGoalFunction`, its keywords checked against
+    :class:`TopKCall`."""
+    return cast(GainGoalFunction, keywords_checked_by(TopKCall)(function))
+
+
+class INST(_GainGoal):
     r"""INST@k, the adaptive user of Moffat, Bailey, Scholer & Thomas (2015; cwl_eval's INST, ir-measures'
     ``INST``): a user who wants T units of gain and goes on from rank i with
     :math:`C_i = (\frac{i + T + T_i - 1}{i + T + T_i})^2`, :math:`T_i = T - \sum_{j \le i} g_j`; the expected
@@ -434,12 +463,8 @@ class INST(TopKMetric):
 
     name = "inst"
 
-    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
-                 **kwargs: Unpack[TopKArguments]) -> None:
-        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
 
-
-class INSQ(TopKMetric):
+class INSQ(_GainGoal):
     r"""INSQ@k (Moffat, Scholer & Thomas 2012; cwl_eval's INSQ, ir-measures' ``INSQ``): INST's user with a goal that
     does not adapt, :math:`C_i = (\frac{i + 2T - 1}{i + 2T})^2`; the expected utility
     :math:`\sum_{i \le k} g_i \prod_{j < i} C_j / \sum_{i \le k} \prod_{j < i} C_j`.
@@ -466,23 +491,8 @@ class INSQ(TopKMetric):
 
     name = "insq"
 
-    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
-                 **kwargs: Unpack[TopKArguments]) -> None:
-        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
 
-
-@overload
-def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, T: float | None = None,  # noqa: N803
-         max_grade: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-         T: float | None = None, max_grade: float | None = None,  # noqa: N803
-         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@gain_goal_function
 def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
          T: float | None = None, max_grade: float | None = None,  # noqa: N803
          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
@@ -507,18 +517,7 @@ def inst(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
     return compute_named_metric("inst", preds, target, k, {"T": T, "max_grade": max_grade}, arguments)
 
 
-@overload
-def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, T: float | None = None,  # noqa: N803
-         max_grade: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-         T: float | None = None, max_grade: float | None = None,  # noqa: N803
-         **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@gain_goal_function
 def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
          T: float | None = None, max_grade: float | None = None,  # noqa: N803
          **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
@@ -543,7 +542,7 @@ def insq(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | 
     return compute_named_metric("insq", preds, target, k, {"T": T, "max_grade": max_grade}, arguments)
 
 
-class BPM(TopKMetric):
+class BPM(_GainGoal):
     r"""BPM@k, the static bejeweled player model (Zhang, Liu, Li, Ma, Zhang & Ma, SIGIR 2017; cwl_eval's BPM,
     ir-measures' ``BPM``): a user who reads until the gain so far reaches T or k items are read, and scores the
     mean gain of what was read, :math:`\sum_{i \le s} g_i / s` with
@@ -569,23 +568,8 @@ class BPM(TopKMetric):
 
     name = "bpm"
 
-    def __init__(self, k: IntOrSeq = 10, *, T: float | None = None, max_grade: float | None = None,  # noqa: N803
-                 **kwargs: Unpack[TopKArguments]) -> None:
-        super().__init__(k, {"T": T, "max_grade": max_grade}, **kwargs)
 
-
-@overload
-def bpm(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10, T: float | None = None,  # noqa: N803
-        max_grade: float | None = None, **arguments: Unpack[TopKCall]) -> Tensor: ...
-
-
-@overload
-def bpm(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
-        T: float | None = None, max_grade: float | None = None,  # noqa: N803
-        **arguments: Unpack[TopKCall]) -> dict[str, Tensor]: ...
-
-
-@keywords_checked_by(TopKCall)
+@gain_goal_function
 def bpm(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
         T: float | None = None, max_grade: float | None = None,  # noqa: N803
         **arguments: Unpack[TopKCall]) -> Tensor | dict[str, Tensor]:
