@@ -87,6 +87,8 @@ def test_nerr_equals_cwl_eval(k):
                _peer(measure(max_rel=1) @ k, preds, target))
     _close(F.nerr(preds, target, k=1000, equation=10, phi=0.3 + k / 40, max_grade=4, reduction="none"),
            _peer(ir_measures.NERR10(max_rel=4, p=0.3 + k / 40), preds, target))
+    _close(F.nerr(preds, target, k=1000, equation=10, phi=1.0, max_grade=4, reduction="none"),  # phi = 1: the
+           F.nerr(preds, target, k=1000, equation=8, max_grade=4, reduction="none"))  # tail of equation 8
     _close(F.nerr(preds, target, k=1000, equation=11, T=k / 4, max_grade=4, reduction="none"),
            _peer(ir_measures.NERR11(max_rel=4, T=k / 4), preds, target))
     ours = F.nerr(preds, target, k=k, max_grade=4, reduction="none")
@@ -218,6 +220,11 @@ def test_err_refuses_averaged_ties_and_a_gain_above_its_top_grade():
     (lambda: tre.SDCG(k=5, max_grade=True), r"`max_grade` of sdcg must be a number >= 1, got True"),
     (lambda: tre.SetF(k=5, beta=0), r"`beta` of setf must be a number > 0, got 0"),
     (lambda: tre.IPrec(k=5, recall=1.5), r"`recall` of iprec must be a number >= 0 and <= 1, got 1.5"),
+    (lambda: tre.NERR(k=5, equation=7), r"`equation` of nerr must be one of \(8, 9, 10, 11\), got 7"),
+    (lambda: tre.NERR(k=5, phi=1.5), r"`phi` of nerr must be a number >= 0 and <= 1, got 1.5"),
+    (lambda: tre.BPM(k=5, T=0), r"`T` of bpm must be a number > 0, got 0"),
+    (lambda: tre.INST(k=5, max_grade=0.5), r"`max_grade` of inst must be a number >= 1, got 0.5"),
+    (lambda: tre.INSQ(k=5, ties="average"), r"insq has no exact expectation over the orders of tied scores"),
 ])
 def test_bad_options_name_the_option(make, message):
     with pytest.raises(ValueError, match=message):

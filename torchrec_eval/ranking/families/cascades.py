@@ -286,9 +286,9 @@ def _square_tail(depth: int, k: int, offset: Tensor) -> Tensor:
     return start**2 * (torch.special.polygamma(1, start) - torch.special.polygamma(1, offset + k))
 
 
-register("nerr", TopKFamily(nerr_kernel, {"equation": get_args(NerrEquation), **TOP_GRADE,
-                                          "phi": (Interval(0.0, 1.0),), "T": (Interval(0.0),), **LIST_OPTIONS},
-                            exact_under_average_ties=False))
+_PATIENCE = Interval(0.0, 1.0, closed=True, closed_high=True)
+register("nerr", TopKFamily(nerr_kernel, {"equation": get_args(NerrEquation), **TOP_GRADE, "phi": (_PATIENCE,),
+                                          "T": (Interval(0.0),), **LIST_OPTIONS}, exact_under_average_ties=False))
 
 
 class NERR(TopKMetric):
