@@ -106,7 +106,7 @@ def test_the_constrained_correction_is_scipys_on_the_whole_axis():
     np.testing.assert_allclose(got, want, atol=1e-8)
 
 
-@pytest.mark.parametrize(("n", "m", "skew"), [(30_000, 100, 3.0), (8192, 1000, 3.0), (8192, 1000, 0.3)])
+@pytest.mark.parametrize(("n", "m", "skew"), [(30_000, 100, 3.0), (8192, 1000, 0.3)])
 def test_em_equals_the_rank_by_rank_em(n, m, skew):
     """200 iterations of EM on the axis give the metrics of 200 iterations over all n ranks, to 1e-9: a model
     that ranks well (true ranks n u^3) and one that ranks badly (n u^0.3), where EM's fit is sharpest."""
