@@ -62,13 +62,15 @@ def timed(fn: Callable[[], object]) -> float:
 
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run, as the tests do)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and 20 bootstrap replicates (a smoke run, as the tests do)")
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6, 1e9, 1e10])
     parser.add_argument("--negatives", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--estimators", nargs="+", default=ESTIMATORS, choices=ESTIMATORS)
     args = parser.parse_args(argv)
     sizes = [int(n) for n in ([1e3, 1e6] if args.quick else args.sizes)]
     negatives = [20] if args.quick else args.negatives
+    replicates = 20 if args.quick else 200
     scores, target = _data(negatives[0])
     life(10 * negatives[0], negatives[0], "em", scores, target)  # the one-time imports and kernels
     rows: list[tuple[str, ...]] = []
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> str:
                 fit = timed(lambda: life(n, m, estimator, scores, target))  # noqa: B023
                 metric = life(n, m, estimator, scores, target)
                 _clear_caches()
-                boot = timed(lambda: metric.bootstrap_interval(replicates=200))  # noqa: B023
+                boot = timed(lambda: metric.bootstrap_interval(replicates=replicates))  # noqa: B023
                 _clear_caches()
                 peak = peak_memory(lambda: life(n, m, estimator, scores, target))  # noqa: B023
                 first = first or fit
