@@ -4,11 +4,12 @@ run, on the same inputs, for Fisher's signs, the bootstrap's Poisson weights and
 
 Run: ``python benchmarks/bench_comparison_memory.py`` (``--quick`` for small sizes, seconds). One CPU thread.
 Columns: ``ms``, one update (median of ``--repeats`` interleaved rounds, in this process); ``peak mem``, how
-much the resident set grows at its peak during one update, each path in a fresh process of its own
-(``bench_peers.peak_memory``: Linux ``VmHWM`` reset through ``/proc/self/clear_refs``, the least of three
-updates after a first one; ``n/a`` where it cannot be read); ``vs one block``, the blocked path's time and
-memory over the one-block path's; ``same sums``: ``to the bit`` where the two paths' replicate states are
-equal, else their largest relative difference (the batch's rows split into blocks add in another order).
+much the resident set grows at its peak during one update, each case and path in a fresh process of its own
+(``--quick``: the cases of one path in one process; ``bench_peers.peak_memory``: Linux ``VmHWM`` reset through
+``/proc/self/clear_refs``, the least of three updates after a first one; ``n/a`` where it cannot be read);
+``vs one block``, the blocked path's time and memory over the one-block path's; ``same sums``: ``to the bit``
+where the two paths' replicate states are equal, else their largest relative difference (the batch's rows split
+into blocks add in another order).
 Goal (issue 51, item 13): the blocked update's memory beyond its batch under 64 MB whatever B and R, at the
 same speed, with the same sums.
 """
@@ -51,28 +52,34 @@ def _update(test: str, rows: int, items: int, models: int, replicates: int) -> t
     return compare, lambda: compare.update(preds, target, query_ids=ids)
 
 
-def _one_case(spec: str, cells: int, out: str) -> None:
-    """In a fresh process: the peak memory of one update of ``spec`` with blocks of ``cells``, printed as JSON,
-    and the replicate states of one update saved to ``out``."""
+def _one_process(specs: str, cells: int, folder: str) -> None:
+    """In a fresh process: for each case of ``specs`` (``;``-separated), the peak memory of one update with
+    blocks of ``cells``, printed as one JSON list, and the replicate states of one update saved to
+    ``folder/<i>.pt``."""
     torch.set_num_threads(1)
-    test, rows, items, models, replicates = spec.split(",")
     replicate_sums.BLOCK_CELLS = cells
-    compare, update = _update(test, int(rows), int(items), int(models), int(replicates))
-    update()  # the first call builds the cached constants
-    compare.reset()
-    update()
-    torch.save({name: getattr(compare, name) for name in STATES if hasattr(compare, name)}, out)
-    print(json.dumps({"peak": least_peak(update)}))
+    peaks = []
+    for i, spec in enumerate(specs.split(";")):
+        test, rows, items, models, replicates = spec.split(",")
+        compare, update = _update(test, int(rows), int(items), int(models), int(replicates))
+        update()  # the first call builds the cached constants
+        compare.reset()
+        update()
+        torch.save({name: getattr(compare, name) for name in STATES if hasattr(compare, name)},
+                   Path(folder) / f"{i}.pt")
+        peaks.append(least_peak(update))
+    print(json.dumps(peaks))
 
 
-def _peak_and_states(spec: str, cells: int, folder: str) -> tuple[int | None, dict[str, torch.Tensor]]:
-    out = str(Path(folder) / f"{spec}-{cells}.pt")
-    done = subprocess.run([sys.executable, __file__, "--case", spec, "--cells", str(cells), "--out", out],
-                          capture_output=True, text=True)
+def _peaks_and_states(specs: list[str], cells: int, folder: str) -> list[tuple[int | None, dict[str, torch.Tensor]]]:
+    """:func:`_one_process` of ``specs`` in a child process: (peak, states) per case."""
+    out = Path(folder)
+    done = subprocess.run([sys.executable, __file__, "--case", ";".join(specs), "--cells", str(cells),
+                           "--out", str(out)], capture_output=True, text=True)
     if done.returncode:  # e.g. the one block's gigabytes not available on a busy machine
-        raise RuntimeError(f"the case {spec} with blocks of {cells} cells failed: {done.stderr.strip()[-2000:]}")
-    peak = json.loads(done.stdout.strip().splitlines()[-1])["peak"]
-    return peak, torch.load(out)
+        raise RuntimeError(f"the cases {specs} with blocks of {cells} cells failed: {done.stderr.strip()[-2000:]}")
+    peaks = json.loads(done.stdout.strip().splitlines()[-1])
+    return [(peak, torch.load(out / f"{i}.pt")) for i, peak in enumerate(peaks)]
 
 
 def _times(spec: str, repeats: int) -> dict[str, float]:
@@ -113,7 +120,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--cells", type=int, default=PATHS[AFTER], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.case:
-        _one_case(args.case, args.cells, args.out)
+        _one_process(args.case, args.cells, args.out)
         return ""
     torch.set_num_threads(1)
     if args.quick:
@@ -123,21 +130,28 @@ def main(argv: list[str] | None = None) -> str:
         specs += [f"{test},8192,100,3,10000" for test in ("fisher", "bootstrap", "tukey")]
     repeats = args.repeats or (2 if args.quick else 3)
     rows: list[tuple[str, ...]] = []
+    # each case in a fresh process of its own; --quick: the cases of one path share one process (and its heap)
+    batches = [specs] if args.quick else [[spec] for spec in specs]
     with tempfile.TemporaryDirectory() as folder:
-        for spec in specs:
-            test, batch, items, models, replicates = spec.split(",")
-            times = _times(spec, repeats)
-            peaks, states = {}, {}
+        measured: dict[tuple[str, str], tuple[int | None, dict[str, torch.Tensor]]] = {}
+        for i, batch in enumerate(batches):
             for path, cells in PATHS.items():
-                peaks[path], states[path] = _peak_and_states(spec, cells, folder)
-            same = _agreement(states[BEFORE], states[AFTER])
+                place = Path(folder) / f"{i}-{path.split()[0]}"
+                place.mkdir()
+                for spec, result in zip(batch, _peaks_and_states(batch, cells, str(place)), strict=True):
+                    measured[spec, path] = result
+        for spec in specs:
+            test, batch_size, items, models, replicates = spec.split(",")
+            times = _times(spec, repeats)
+            peaks = {path: measured[spec, path][0] for path in PATHS}
+            same = _agreement(measured[spec, BEFORE][1], measured[spec, AFTER][1])
             for path in PATHS:
                 ratios = ("", "")
                 if path == AFTER:
                     before, after = peaks[BEFORE], peaks[AFTER]
                     memory = "n/a" if before is None or after is None else f"{after / before:.3f}x"
                     ratios = (f"{times[AFTER] / times[BEFORE]:.2f}x", memory)
-                rows.append((test, f"{batch} x {items}", models, f"{int(replicates):,}", path,
+                rows.append((test, f"{batch_size} x {items}", models, f"{int(replicates):,}", path,
                              f"{times[path]:.1f}", _mb(peaks[path]), *ratios, same))
     title = (f"torch {torch.__version__}, cpu, 1 thread; one update of ModelComparison(['ndcg@10']), blocks of "
              f"{PATHS[AFTER]:,} cells")

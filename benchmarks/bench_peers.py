@@ -79,7 +79,10 @@ def _rss(field_name: str) -> int:
 
 
 def _trim() -> None:
+    # freeze what survives: the next collection walks only the objects made since (a full walk of the heap that
+    # torch, torchmetrics and numba leave took 0.3 s per measurement)
     gc.collect()
+    gc.freeze()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import cast
 
 import torch
 
@@ -29,9 +27,12 @@ def _cached_discount_sum(k: int, log_base: float) -> float:
 
 # A compiled update takes the number as a constant, computed in eager torch: traced, its float64 sum could be
 # reduced in another order (inductor's), some ulps away from the eager update's. The cache is a plain dict,
-# not functools.lru_cache, whose wrapper dynamo would trace past. (The marker is untyped: cast, not called.)
-_Sum = Callable[[int, float], float]
-discount_sum = cast(Callable[[_Sum], _Sum], torch.compiler.assume_constant_result)(_cached_discount_sum)
+# not functools.lru_cache, whose wrapper dynamo would trace past. The mark is the attribute that
+# `torch.compiler.assume_constant_result` sets: calling it imports torch._dynamo, a second of every user's import
+# (tests/ranking/test_discount_sum.py checks that the public decorator still sets exactly this mark).
+CONSTANT_MARK = "_dynamo_marked_constant"
+setattr(_cached_discount_sum, CONSTANT_MARK, True)
+discount_sum = _cached_discount_sum
 
 
 def _discount_sum(k: int, log_base: float) -> float:
