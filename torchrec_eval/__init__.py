@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         PrecisionIA,
         SubtopicRecall,
     )
+    from torchrec_eval.metrics.off_policy import OffPolicyCTR
     from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
     from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR, PartialAUC
     from torchrec_eval.metrics.popularity_bias import ExposureGini, LongTailCount, LongTailShare
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from torchrec_eval.ranking.families.judgments import Bpref, InfAP, Judged
     from torchrec_eval.ranking.families.reciprocal_ranks import ARHR, MAP, MAR, MRR, NCRR
     from torchrec_eval.ranking.families.rprecision import RPrecision
-    from torchrec_eval.ranking.families.set_measures import NumRel, NumRelRet, NumRet, SetF, SetMAP
+    from torchrec_eval.ranking.families.set_measures import NumQ, NumRel, NumRelRet, NumRet, SetF, SetMAP
     from torchrec_eval.suites.ranking import RankingMetrics
 
 __version__ = "0.1.0"
@@ -82,6 +83,7 @@ _HOMES = {
                      "PrecisionIA", "SubtopicRecall"),
                     "torchrec_eval.metrics.intents"),
     **dict.fromkeys(("Intersection", "Jaccard", "RBO"), "torchrec_eval.metrics.overlap"),
+    "OffPolicyCTR": "torchrec_eval.metrics.off_policy",
     **dict.fromkeys(("AUC", "CTR", "FCP", "GAUC", "MPR", "PartialAUC"), "torchrec_eval.metrics.pairwise"),
     **dict.fromkeys((
         "ExposureGini", "LongTailCount", "LongTailShare"
@@ -101,7 +103,7 @@ _HOMES = {
     **dict.fromkeys(("Bpref", "InfAP", "Judged"), "torchrec_eval.ranking.families.judgments"),
     **dict.fromkeys(("ARHR", "MAP", "MAR", "MRR", "NCRR"), "torchrec_eval.ranking.families.reciprocal_ranks"),
     **dict.fromkeys(("RPrecision",), "torchrec_eval.ranking.families.rprecision"),
-    **dict.fromkeys(("NumRel", "NumRelRet", "NumRet", "SetF", "SetMAP"), "torchrec_eval.ranking.families.set_measures"),
+    **dict.fromkeys(("NumQ", "NumRel", "NumRelRet", "NumRet", "SetF", "SetMAP"), "torchrec_eval.ranking.families.set_measures"),
     **dict.fromkeys(_POINTWISE, "torchrec_eval.pointwise"),
     "RankingMetrics": "torchrec_eval.suites.ranking",
     "ModelComparison": "torchrec_eval.comparison.models",
@@ -152,9 +154,11 @@ __all__ = [
     "NERRIA",
     "NNRBP",
     "NRBP",
+    "NumQ",
     "NumRel",
     "NumRelRet",
     "NumRet",
+    "OffPolicyCTR",
     "PartialAUC",
     "RankBiasedEntropy",
     "RBP",

@@ -14,6 +14,7 @@ import json
 import pytest
 import torch
 
+import torchrec_eval as tre
 from torchrec_eval import cli
 from torchrec_eval import functional as F
 
@@ -81,3 +82,29 @@ def test_every_family_counts_a_query_without_a_relevant_item_as_trec_eval_does(s
         assert total == pytest.approx(summary[name], abs=1e-12), family
     assert (F.num_ret(ranked_ids=ranked, target_ids=judged, target_gains=gains, k=LENGTH,
                       convention="trec", reduction="none")[empty] == LENGTH).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_num_q_counts_the_judged_queries_as_trec_eval_and_ir_measures_sum_them(seed, tmp_path, capsys):
+    """NumQ is a total: the queries of the run with a judgment (a judged query without a relevant item too; a
+    row without any is a query missing from the qrels), in the function, the class over two batches and the
+    command line's summary, equal to pytrec_eval's ``num_q`` summed and to ir-measures' ``NumQ``."""
+    ir_measures = pytest.importorskip("ir_measures")
+    ranked, judged, gains = _queries(seed)
+    judged[2::5], gains[2::5] = -1, 0.0  # not in the qrels
+    run, qrels, run_path, qrels_path = _files(ranked, judged, gains, tmp_path)
+    qrels = {query: docs for query, docs in qrels.items() if docs}
+    peer = sum(values["num_q"] for values in pytrec_eval.RelevanceEvaluator(qrels, {"num_q"}).evaluate(run).values())
+    aggregate = ir_measures.calc_aggregate([ir_measures.NumQ], qrels, run)[ir_measures.NumQ]
+    assert peer == aggregate == len(ranked) - len(range(2, len(ranked), 5))
+    inputs = {"ranked_ids": ranked, "target_ids": judged, "target_gains": gains}
+    for convention in (None, "trec"):
+        assert F.num_q(convention=convention, **inputs).item() == peer
+    metric = tre.NumQ(convention="trec")
+    for half in (slice(0, 5), slice(5, None)):
+        metric.update(**{name: value[half] for name, value in inputs.items()})
+    assert metric.compute().item() == peer
+    assert torch.equal(F.num_q(reduction="none", **inputs).isnan(), (judged < 0).all(1))
+    assert cli.main(["evaluate", str(run_path), str(qrels_path), "--convention", "trec", "--json", "--quiet",
+                     "-m", "num_q"]) == 0
+    assert json.loads(capsys.readouterr().out)["num_q"] == peer

@@ -183,7 +183,8 @@ def test_each_family_counts_its_own_queries_in_a_suite():
     assert suite.stats.shape[1] == 2 * len(names) + 3  # the kept queries of R, of non-relevant candidates, of judgments
     with pytest.raises(ValueError, match=r"Query 0 of the batch has no relevant item and"):
         F.bpref(scores, k=5, empty_target_action="error", **ids)
-    with pytest.raises(ValueError, match=r"Query 4 of the batch has no relevant item \(for Judged and NumRet: no judged item\)"):
+    with pytest.raises(ValueError,
+                       match=r"Query 4 of the batch has no relevant item \(for Judged, NumRet and NumQ: no judged item\)"):
         F.judged(scores[1:], k=5, empty_target_action="error", **{name: value[1:] for name, value in ids.items()})
     for name in ("bpref", "judged"):  # one order of the tied scores: refused over all orders
         with pytest.raises(ValueError, match=f"{name} has no exact expectation over the orders of tied scores"):

@@ -44,7 +44,7 @@ def build(family: str) -> MetricCase:
     k = None if REGISTRY[family].optional_k else K  # R-Precision's cut at R, NumRel's none
     per_query = ref.evaluate_dense(family, whole["preds"].tolist(), whole["target"].tolist(), k,
                                    **OPTIONS.get(family, {}))
-    expected = ref.mean(per_query)
+    expected = ref.summary(family, per_query)
     options = ({} if k is None else {"k": k}) | OPTIONS.get(family, {})
     key = family if k is None else f"{family}@{k}"
 
@@ -64,7 +64,7 @@ def build_suite() -> MetricCase:
         k = None if REGISTRY[family].optional_k else K
         per_query = ref.evaluate_dense(family, whole["preds"].tolist(), whole["target"].tolist(), k,
                                        **OPTIONS.get(family, {}))
-        expected[family if k is None else f"{family}@{k}"] = ref.mean(per_query)
+        expected[family if k is None else f"{family}@{k}"] = ref.summary(family, per_query)
     return MetricCase(name="suite", make=lambda: tre.RankingMetrics(list(expected), options=OPTIONS),
                       batches=batches, expected=expected, atol=1e-12)
 

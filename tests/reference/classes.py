@@ -18,12 +18,15 @@ FEATURES = torch.randn(NUM_ITEMS, 4, generator=torch.Generator().manual_seed(0))
 # every public metric class -> a factory (the beyond-accuracy ones need their tables)
 FACTORIES: dict[str, Callable[[], Metric]] = {
     # the top-k families: every class at k = 3 (below), but those that take no k or need an option
-    "RPrecision": lambda: tre.RPrecision(), "NumRel": lambda: tre.NumRel(), "IPrec": lambda: tre.IPrec(k=3, recall=0.5),
+    "RPrecision": lambda: tre.RPrecision(), "NumRel": lambda: tre.NumRel(), "NumQ": lambda: tre.NumQ(),
+    "IPrec": lambda: tre.IPrec(k=3, recall=0.5),
     "PrecisionRecallCurve": lambda: tre.PrecisionRecallCurve(3),
     "RecallAtFixedPrecision": lambda: tre.RecallAtFixedPrecision(0.2, 3),
     "AUC": lambda: tre.AUC(), "GAUC": lambda: tre.GAUC(), "MPR": lambda: tre.MPR(), "FCP": lambda: tre.FCP(),
     "PartialAUC": lambda: tre.PartialAUC(k=3),
     "CTR": lambda: tre.CTR(k=3),
+    # every candidate logged (no ignore_index), Jurity's uniform propensity: a plain (preds, target) batch
+    "OffPolicyCTR": lambda: tre.OffPolicyCTR(k=3),
     "Coverage": lambda: tre.Coverage(k=3, num_items=NUM_ITEMS),
     "GiniIndex": lambda: tre.GiniIndex(k=3, num_items=NUM_ITEMS),
     "ExposureGini": lambda: tre.ExposureGini(k=3, num_items=NUM_ITEMS),

@@ -355,6 +355,11 @@ def num_rel(ranked, gains, k=None, threshold=None):
     return None if R == 0 else float(R)
 
 
+def num_q(ranked, gains, k=None, threshold=None):
+    """trec_eval's num_q of one query: 1 when the query has a judgment (a gain, any), summed over queries."""
+    return 1.0 if gains else None
+
+
 def num_rel_ret(ranked, gains, k, threshold=None):
     if _num_relevant(gains, threshold) == 0:
         return None
@@ -463,7 +468,7 @@ FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitr
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "inst": inst, "insq": insq, "bpm": bpm, "rbp": rbp,
              "sdcg": sdcg, "setf": setf,
              "set_map": set_map,
-             "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "iprec": iprec,
+             "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "num_q": num_q, "iprec": iprec,
              "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged, "infap": infap}
 
 
@@ -482,6 +487,17 @@ def mean(values, empty_target_action="skip"):
     """Mean over the counted queries (NaN if none is counted)."""
     vals = [v for v in apply_empty(values, empty_target_action) if not math.isnan(v)]
     return sum(vals) / len(vals) if vals else math.nan
+
+
+#: the families whose value is a sum over queries (trec_eval and ir-measures sum num_q), not a mean
+TOTALS = {"num_q"}
+
+
+def summary(family, values, empty_target_action="skip"):
+    """A family's value over its queries: their mean, or their sum for a total (0 over none)."""
+    if family in TOTALS:
+        return sum(v for v in apply_empty(values, empty_target_action) if not math.isnan(v))
+    return mean(values, empty_target_action)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -124,6 +124,21 @@ def test_interval_of_auc_matches_per_query_values():
         assert float(a) == pytest.approx(float(e), rel=1e-10)
 
 
+def test_a_total_has_no_interval_and_no_paired_comparison():
+    """NumQ is a sum over queries, not a mean: no interval is formed for it (there are for the suite's means) and a
+    paired comparison refuses it by name, every state of the suite unchanged."""
+    generator = torch.Generator().manual_seed(4)
+    preds, target = torch.randn(12, 8, generator=generator), torch.rand(12, 8, generator=generator) < 0.3
+    suite = tre.RankingMetrics(["ndcg@3", "num_q"])
+    suite.update(preds, target)
+    assert list(confidence_interval(suite)) == ["ndcg@3"]
+    assert suite.compute()["num_q"].item() == 12
+    with pytest.raises(ValueError, match=r"\['num_q'\] are totals over queries, not means"):
+        PairedComparison(["ndcg@3", "num_q"])
+    with pytest.raises(ValueError, match=r"\['num_q'\] are totals over queries, not means"):
+        tre.ModelComparison(["num_q"], models=["a", "b"])
+
+
 def test_interval_of_beyond_per_query_metric():
     generator = torch.Generator().manual_seed(1)
     pop = torch.randint(1, 30, (10,), generator=generator).double()

@@ -114,6 +114,9 @@ def compared_values(metrics: Sequence[str] | MemberMetric | Callable[[], MemberM
         if catalogue:
             raise ValueError(f"{catalogue} are catalogue-level, not means over queries: a paired comparison "
                              "needs per-query metrics")
+        if member.total_keys:
+            raise ValueError(f"{list(member.total_keys)} are totals over queries, not means: a paired comparison "
+                             "needs per-query means")
         if member.query_keys:
             members.append(member)
             keys.extend(member.query_keys)

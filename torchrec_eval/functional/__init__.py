@@ -13,6 +13,7 @@ from torchrec_eval.functional.intents import (
     strec,
 )
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
+from torchrec_eval.pairwise.off_policy import off_policy_ctr
 from torchrec_eval.ranking.families.cascades import bpm, err, insq, inst, nerr, rbp
 from torchrec_eval.ranking.families.curves import precision_recall_curve
 from torchrec_eval.ranking.families.gains import cg, dcg, ndcg, sdcg
@@ -21,7 +22,7 @@ from torchrec_eval.ranking.families.interpolated import interpolated_ap, iprec
 from torchrec_eval.ranking.families.judgments import bpref, infap, judged
 from torchrec_eval.ranking.families.reciprocal_ranks import arhr, map, mar, mrr, ncrr
 from torchrec_eval.ranking.families.rprecision import rprecision
-from torchrec_eval.ranking.families.set_measures import num_rel, num_rel_ret, num_ret, set_map, setf
+from torchrec_eval.ranking.families.set_measures import num_q, num_rel, num_rel_ret, num_ret, set_map, setf
 
 __all__ = [
     "alpha_dcg",
@@ -59,9 +60,11 @@ __all__ = [
     "nerr_ia",
     "nnrbp",
     "nrbp",
+    "num_q",
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "off_policy_ctr",
     "p_ia",
     "partial_auc",
     "precision",

@@ -44,6 +44,8 @@ class Member(Protocol):
             per-query weight applies (``weighted=True``).
         query_keys: the keys with a value per query (the columns of :meth:`per_query`); catalogue-level
             keys are left out.
+        total_keys: those of :attr:`query_keys` whose value is a sum over queries, not a mean (NumQ): no
+            confidence interval, no paired comparison.
         paired: whether a :class:`~torchrec_eval.comparison.uncertainty.PairedComparison` may difference its
             per-query values query by query.
         raises_on_data: it raises on some values of a batch (pAUC@k's ``insufficient_handling="raise"``),
@@ -52,6 +54,7 @@ class Member(Protocol):
 
     keys: list[str]
     query_keys: list[str]
+    total_keys: tuple[str, ...] = ()
     depth: int
     needs_ideal: bool
     to_num_relevant: bool

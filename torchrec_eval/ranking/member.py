@@ -39,10 +39,12 @@ class TopKMember(Member):
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = list(entries)
         self.keys = [key for entry in self.entries for key in entry.keys]
-        self.query_keys = list(self.keys)  # every top-k value is a mean over queries
+        self.query_keys = list(self.keys)  # every top-k value has a value per query: a mean of them, or a total
         if len(set(self.keys)) != len(self.keys):
             raise ValueError(f"A metric is requested twice: {self.keys}")
         specs = [REGISTRY[entry.name] for entry in self.entries]
+        self.total_keys = tuple(key for spec, entry in zip(specs, self.entries, strict=True) if spec.total
+                                for key in entry.keys)
         self.depth = max([k for entry in self.entries for k in entry.ks if k is not None], default=1)
         self.needs_ideal = any(
             spec.needs_ideal and dict(entry.options).get("gain", "linear") != "binary"
@@ -168,7 +170,7 @@ class TopKMember(Member):
     def _empty_query_names(self) -> str:
         """What an empty query lacks, for the error of ``empty_target_action="error"``."""
         lacks = {"non_relevant": "for FallOut: no non-relevant candidate",
-                 "judged_items": "for Judged and NumRet: no judged item"}
+                 "judged_items": "for Judged, NumRet and NumQ: no judged item"}
         notes = [lacks[basis] for basis in self.bases if basis in lacks]
         return f"no relevant item ({'; '.join(notes)})" if notes else "no relevant item"
 
@@ -204,7 +206,8 @@ class TopKMember(Member):
         """key -> (sum [G], sum of squares [G], count [G]) of each value."""
         p, stats = len(self.keys), metric.stats
         return {key: (stats[:, i], stats[:, p + i], stats[:, 2 * p + column])
-                for i, (key, column) in enumerate(zip(self.keys, self.count_columns, strict=True))}
+                for i, (key, column) in enumerate(zip(self.keys, self.count_columns, strict=True))
+                if key not in self.total_keys}
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         p, stats = len(self.keys), metric.stats
@@ -213,11 +216,15 @@ class TopKMember(Member):
 
     def means(self, totals: Tensor, counts: Tensor) -> Tensor:
         """[G, P] means from the sums [G, P] and the counts [G, C]: NaN over no query, or 0.0 for a value
-        with ``empty_mean="zero"`` where its zero count (:func:`zero_kinds`) is 0."""
+        with ``empty_mean="zero"`` where its zero count (:func:`zero_kinds`) is 0; a total family's value is
+        its sum (:attr:`total_keys`)."""
         means = totals / counts[:, list(self.count_columns)]
         kinds = self.count_kinds
         for j, kind in zero_kinds(tuple(self.entries)):
             means[:, j] = torch.where(counts[:, kinds.index(kind)] == 0, 0.0, means[:, j])
+        for j, key in enumerate(self.keys):
+            if key in self.total_keys:
+                means[:, j] = totals[:, j]
         return means
 
 

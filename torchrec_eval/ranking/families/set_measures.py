@@ -1,5 +1,5 @@
 """The families that read the top k as a set: SetF, SetMAP, NumRet, NumRelRet and NumRel (trec_eval's
-``set_F``, ``set_map``, ``num_ret``, ``num_rel_ret``, ``num_rel``).
+``set_F``, ``set_map``, ``num_ret``, ``num_rel_ret``, ``num_rel``), and NumQ, the number of queries (``num_q``).
 
 Each family here is its formula (a kernel of the ranked batch), its registry entry, its class and its
 function, in that order."""
@@ -295,7 +295,20 @@ def num_rel_kernel(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
 register("num_rel", TopKFamily(num_rel_kernel, cutoff="none", upper_bound=None))  # reads no list: no empty_list_action
 
 
-class NumRel(TopKMetric):
+class _Uncut(TopKMetric):
+    """A family that takes no cut-off: its class takes the common arguments alone."""
+
+    def __init__(self, **kwargs: Unpack[TopKArguments]) -> None:
+        super().__init__(None, None, **kwargs)
+
+
+def _uncut(name: str, preds: Tensor | None, target: Tensor | None, arguments: TopKCall) -> Tensor:
+    """The function of a family without a cut-off: its one value."""
+    result = compute_named_metric(name, preds, target, None, {}, arguments)
+    return result if isinstance(result, Tensor) else result[name]
+
+
+class NumRel(_Uncut):
     r"""NumRel: the query's relevant candidates R, their mean over queries (trec_eval's ``num_rel``, which it
     sums over queries). It takes no cut-off.
 
@@ -315,9 +328,6 @@ class NumRel(TopKMetric):
     """
 
     name = "num_rel"
-
-    def __init__(self, **kwargs: Unpack[TopKArguments]) -> None:
-        super().__init__(None, None, **kwargs)
 
 
 @keywords_checked_by(TopKCall)
@@ -339,5 +349,66 @@ def num_rel(preds: Tensor | None = None, target: Tensor | None = None, **argumen
         >>> num_rel(torch.tensor([[0.9, 0.8, 0.1, 0.4], [0.2, 0.3, 0.7, 0.1]]), torch.tensor([[1, 0, 0, 3], [0, 0, 2, 1]]))
         tensor(2., dtype=torch.float64)
     """
-    result = compute_named_metric("num_rel", preds, target, None, {}, arguments)
-    return result if isinstance(result, Tensor) else result["num_rel"]
+    return _uncut("num_rel", preds, target, arguments)
+
+
+def num_q_kernel(rt: RankedTargets, ks: Sequence[int | None]) -> Tensor:
+    return rt.relevant_column.new_ones(rt.relevant_column.shape[0], len(ks))
+
+
+# a total, not a mean; a query counts when it has a judgment (trec_eval evaluates the queries in the qrels)
+register("num_q", TopKFamily(num_q_kernel, cutoff="none", reads_judged=True, empty_unjudged=True, upper_bound=None,
+                             total=True, aliases=("numq",)))
+
+
+class NumQ(_Uncut):
+    r"""NumQ: the number of queries evaluated, :math:`\sum_q 1` over the queries with a judged item (trec_eval's
+    ``num_q``, ir-measures' ``NumQ``). Its value is that total, not a mean: no confidence interval, no paired
+    comparison. It takes no cut-off.
+
+    A query counts when it has a judgment: every row of the dense form (each candidate is judged), a row with a
+    target id in the ids form (a judged non-relevant one too), as trec_eval counts the queries of the run found
+    in the qrels. ``empty_target_action`` resolves a query without a judgment: skipped (the default and
+    ``"neg"``: it adds 0), counted (``"pos"``) or an error; with ``groups``, the total of each group; with
+    ``weighted=True``, the sum of the queries' weights.
+
+    Args:
+        kwargs: common arguments, see :class:`~torchrec_eval.metrics.base.MemberMetric`.
+
+    Raises:
+        ValueError: on bad input in ``update``.
+
+    Example:
+        >>> import torch
+        >>> import torchrec_eval as tre
+        >>> metric = tre.NumQ()
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.3, 0.7]]), torch.tensor([[1, 0, 0], [0, 0, 0]]))
+        >>> metric.update(torch.tensor([[0.5, 0.4, 0.3]]), torch.tensor([[0, 2, 0]]))
+        >>> metric.compute()  # three queries, judged (a dense row judges every candidate)
+        tensor(3., dtype=torch.float64)
+    """
+
+    name = "num_q"
+
+
+@keywords_checked_by(TopKCall)
+def num_q(preds: Tensor | None = None, target: Tensor | None = None, **arguments: Unpack[TopKCall]) -> Tensor:
+    r"""NumQ: the number of queries with a judged item in the batch (trec_eval's ``num_q``, ir-measures'
+    ``NumQ``): a total, not a mean; with ``reduction="none"``, 1 for each query counted and NaN for the others.
+
+    Args:
+        preds, target: one batch, or ``preds`` with ``target_ids``, or another input form of ``arguments``.
+        arguments: the common arguments and input forms of
+            :class:`~torchrec_eval.ranking.named_metric.TopKCall`.
+
+    Raises:
+        ValueError: on bad input (:class:`~torchrec_eval.ranking.named_metric.TopKCall`).
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.functional import num_q
+        >>> preds = torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.3, 0.7], [0.5, 0.4, 0.3]])
+        >>> num_q(preds, target_ids=torch.tensor([[0, 2], [-1, -1], [1, -1]]))  # the second has no judgment
+        tensor(2., dtype=torch.float64)
+    """
+    return _uncut("num_q", preds, target, arguments)
