@@ -20,6 +20,8 @@ from torchrec_eval.functional import (
     mrr,
     ndcg,
     nrbp,
+    num_q,
+    off_policy_ctr,
     p_ia,
     partial_auc,
     precision,
@@ -46,6 +48,9 @@ assert_type(nrbp(preds, target, k=2, item_intents=intents, alpha=0.5, beta=0.8),
 assert_type(bpm(preds, target, k=[1, 2], T=2.0), dict[str, Tensor])  # INST, INSQ and BPM: one protocol
 assert_type(auc(preds, target_ids=torch.tensor([[1, 2]])), Tensor)
 assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
+assert_type(off_policy_ctr(preds, target, k=2, estimator="snips", propensity=preds), Tensor)
+assert_type(off_policy_ctr(preds, target, k=[1, 2], estimator="dr"), dict[str, Tensor])
+assert_type(num_q(preds, target), Tensor)
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)
 assert_type(partial_auc(preds, target, k=[1, 2]), dict[str, Tensor])
 

@@ -27,7 +27,7 @@ recommended pair counts the same, as in Jurity.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Unpack, get_args
+from typing import Any, Literal, Unpack, get_args, overload
 
 import torch
 from torch import Tensor
@@ -148,6 +148,18 @@ class OffPolicyMember(Member):
         return {key: values[:, i] for i, key in enumerate(self.keys)}
 
 
+@overload
+def off_policy_ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int = 10,
+                   estimator: Estimator = "ips", propensity: Tensor | None = None,
+                   reward_estimate: Tensor | None = None, ignore_index: float | None = None,
+                   reduction: Reduction = "mean", ties: Ties = "index", validate_args: bool = True,
+                   **inputs: Unpack[FormInputs]) -> Tensor: ...
+@overload
+def off_policy_ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: Sequence[int],
+                   estimator: Estimator = "ips", propensity: Tensor | None = None,
+                   reward_estimate: Tensor | None = None, ignore_index: float | None = None,
+                   reduction: Reduction = "mean", ties: Ties = "index", validate_args: bool = True,
+                   **inputs: Unpack[FormInputs]) -> dict[str, Tensor]: ...
 @input_keywords_checked
 def off_policy_ctr(preds: Tensor | None = None, target: Tensor | None = None, *, k: int | Sequence[int] = 10,
                    estimator: Estimator = "ips", propensity: Tensor | None = None,
