@@ -6,6 +6,7 @@ and Monte-Carlo bias tables for the claim of the docs: which estimator is unbias
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -250,3 +251,27 @@ def test_bad_input_is_refused_and_leaves_every_state():
         tre.OffPolicyCTR(ties="average")
     with pytest.raises(ValueError, match="`relevance_threshold` is about relevance"):
         tre.OffPolicyCTR(relevance_threshold=1.0)
+
+
+@pytest.mark.parametrize("form", ["dense", "ids", "ranked"])
+def test_no_host_read_and_a_compiled_update_equal_eager(form):
+    """With ``validate_args=False`` on the accelerator path an update reads nothing on the host (Jurity's default
+    propensity included: the distinct logged items are counted on the device), and ``compile_update`` gives one
+    graph (no eager fallback) with the eager values."""
+    from tests.reference.host_reads import NoHostReads
+    from torchrec_eval.syncs import simulate_accelerator
+
+    batches = [FORMS[form](_log(seed)[0]) for seed in (7, 8)]
+    ignore = {"ignore_index": -1} if form == "dense" else {}
+    eager, compiled = (tre.OffPolicyCTR(k=[1, K], estimator="dr", validate_args=False, **ignore) for _ in range(2))
+    compiled.compile_update(backend="aot_eager")
+    with simulate_accelerator():
+        eager.update(**batches[0])  # first-call constants (the cut-off columns) are built from the host once
+        with NoHostReads():
+            eager.update(**{name: value for name, value in batches[1].items() if name != "propensity"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a graph, never the eager fallback
+        compiled.update(**batches[0])
+        compiled.update(**{name: value for name, value in batches[1].items() if name != "propensity"})
+    for key, value in eager.compute().items():
+        torch.testing.assert_close(compiled.compute()[key], value, rtol=1e-12, atol=1e-12, msg=key)
