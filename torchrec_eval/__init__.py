@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         PrecisionIA,
         SubtopicRecall,
     )
+    from torchrec_eval.metrics.list_weights import WeightedRBP
     from torchrec_eval.metrics.off_policy import OffPolicyCTR
     from torchrec_eval.metrics.overlap import RBO, Intersection, Jaccard
     from torchrec_eval.metrics.pairwise import AUC, CTR, FCP, GAUC, MPR, PartialAUC
@@ -84,6 +85,7 @@ _HOMES = {
                     "torchrec_eval.metrics.intents"),
     **dict.fromkeys(("Intersection", "Jaccard", "RBO"), "torchrec_eval.metrics.overlap"),
     "OffPolicyCTR": "torchrec_eval.metrics.off_policy",
+    "WeightedRBP": "torchrec_eval.metrics.list_weights",
     **dict.fromkeys(("AUC", "CTR", "FCP", "GAUC", "MPR", "PartialAUC"), "torchrec_eval.metrics.pairwise"),
     **dict.fromkeys((
         "ExposureGini", "LongTailCount", "LongTailShare"
@@ -128,6 +130,7 @@ __all__ = [
     "Novelty",
     "Serendipity",
     "SubtopicRecall",
+    "WeightedRBP",
     # the overlap of two models' lists
     "Intersection",
     "Jaccard",

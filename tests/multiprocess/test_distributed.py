@@ -463,7 +463,8 @@ TOP_K_PROCESSES = "tests/ranking/test_ranking_families.py"
 ELSEWHERE = {tre.SampledMetrics: "tests/sampled/test_sampled_metrics.py",  # one relevant item per row
              # two rankings per query, no target
              **dict.fromkeys((tre.Intersection, tre.Jaccard, tre.RBO), "tests/beyond/test_overlap.py"),
-             tre.OffPolicyCTR: "tests/pairwise/test_off_policy.py"}  # the logging policy's inputs beside the ranking
+             tre.OffPolicyCTR: "tests/pairwise/test_off_policy.py",  # the logging policy's inputs
+             tre.WeightedRBP: "tests/ranking/test_list_weights.py"}  # each item's weight beside the ranking
 
 
 def test_every_exported_metric_class_is_covered() -> None:

@@ -15,6 +15,14 @@ NUM_ITEMS = 8
 POPULARITY = torch.tensor([9.0, 7.0, 5.0, 4.0, 3.0, 2.0, 1.0, 1.0])
 FEATURES = torch.randn(NUM_ITEMS, 4, generator=torch.Generator().manual_seed(0))
 
+class ScoreWeightedRBP(tre.WeightedRBP):
+    """WeightedRBP whose list weights are the items' sigmoid scores (LensKit's ``weight_field="score"``-like), so
+    that the tables' plain ``update(preds, target)`` feeds it."""
+
+    def update(self, preds=None, target=None, **inputs):  # noqa: ANN001, ANN003, ANN201 - update's own arguments
+        super().update(preds, target, item_weights=preds.sigmoid(), **inputs)
+
+
 # every public metric class -> a factory (the beyond-accuracy ones need their tables)
 FACTORIES: dict[str, Callable[[], Metric]] = {
     # the top-k families: every class at k = 3 (below), but those that take no k or need an option
@@ -27,6 +35,7 @@ FACTORIES: dict[str, Callable[[], Metric]] = {
     "CTR": lambda: tre.CTR(k=3),
     # every candidate logged (no ignore_index), Jurity's uniform propensity: a plain (preds, target) batch
     "OffPolicyCTR": lambda: tre.OffPolicyCTR(k=3),
+    "WeightedRBP": lambda: ScoreWeightedRBP(k=3),
     "Coverage": lambda: tre.Coverage(k=3, num_items=NUM_ITEMS),
     "GiniIndex": lambda: tre.GiniIndex(k=3, num_items=NUM_ITEMS),
     "ExposureGini": lambda: tre.ExposureGini(k=3, num_items=NUM_ITEMS),

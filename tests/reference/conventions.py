@@ -592,6 +592,20 @@ def lenskit_rbp_log(ranked, truth, k, offset=1, normalize=False, base=2.0):
     return sum(weight for weight, item in zip(weights, recs, strict=True) if item in truth) / normalization
 
 
+def lenskit_rbp_field(ranked, truth, k, weights):
+    """``RBP.measure_list`` with ``weight_field``: the field's weights of the list cut at k (``weights`` {item:
+    weight}), the good items' over all of them (``normalize`` is not read on this path); None (left out) for a
+    user without test items and for weights summing to 0 (an empty list: LensKit's 0 / 0 is NaN)."""
+    recs = ranked[:k]
+    if not truth:
+        return None
+    listed = [weights[item] for item in recs]
+    normalization = sum(listed)
+    if normalization == 0:
+        return None
+    return sum(weight for weight, item in zip(listed, recs, strict=True) if item in truth) / normalization
+
+
 def lenskit_reciprocal_rank(ranked, truth, k):
     """``RecipRank.measure_list``: 1 / the rank of the first good item in recs[:k], else 0."""
     if not truth:

@@ -23,6 +23,7 @@ from torchrec_eval.ranking.families.judgments import bpref, infap, judged
 from torchrec_eval.ranking.families.reciprocal_ranks import arhr, map, mar, mrr, ncrr
 from torchrec_eval.ranking.families.rprecision import rprecision
 from torchrec_eval.ranking.families.set_measures import num_q, num_rel, num_rel_ret, num_ret, set_map, setf
+from torchrec_eval.ranking.list_weights import weighted_rbp
 
 __all__ = [
     "alpha_dcg",
@@ -77,4 +78,5 @@ __all__ = [
     "set_map",
     "setf",
     "strec",
+    "weighted_rbp",
 ]

@@ -15,6 +15,7 @@ from typing import Any, overload
 import torch
 from torch import Tensor
 
+from torchrec_eval.pipeline.item_values import checked_item_values, values_at_ranks
 from torchrec_eval.pipeline.validation import describe, describe_any
 
 __all__ = ["LoggedInputs", "logged_inputs", "refuse_flat", "uniform_propensity"]
@@ -61,15 +62,12 @@ class LoggedInputs:
             reward = self.reward.gather(1, slot)
             propensity = self.propensity.expand_as(self.reward).gather(1, slot)
         return {"logged": logged, "reward": reward, "propensity": propensity,
-                "estimate": self._estimate_at(listed, column)}
+                "estimate": self._estimate_at(listed)}
 
-    def _estimate_at(self, listed: Tensor, column: Tensor) -> Tensor:
+    def _estimate_at(self, listed: Tensor) -> Tensor:
         if self.estimate is None:
             return torch.zeros(listed.shape, dtype=torch.float64, device=listed.device)
-        if self.ranked_ids is None:
-            return self.estimate.gather(1, column)
-        slot = (listed.unsqueeze(2) == self.ranked_ids.unsqueeze(1)).to(torch.int32).argmax(2)
-        return self.estimate.gather(1, slot)
+        return values_at_ranks(self.estimate, listed, self.ranked_ids)
 
 
 def uniform_propensity(items_logged: Tensor) -> Tensor:
@@ -141,11 +139,9 @@ def logged_inputs(preds: Tensor | None, target: Tensor | None, propensity: Tenso
         reward, where = _ids_rewards(target_ids, inputs.get("target_gains")), target_ids >= 0
         items_logged = _distinct_ids(target_ids)
     given = _checked("propensity", propensity, tuple(reward.shape), beside)
-    if ranked_ids is not None:
-        estimate = _checked("reward_estimate", reward_estimate, tuple(ranked_ids.shape), "ranked_ids")
-    else:  # Jurity's default: the recommendation's own score
-        shape = tuple(preds.shape) if isinstance(preds, Tensor) else ()
-        estimate = _checked("reward_estimate", reward_estimate, shape, "preds") if reward_estimate is not None else preds
+    estimate = checked_item_values("reward_estimate", reward_estimate, preds, ranked_ids)
+    if estimate is None and ranked_ids is None:  # Jurity's default: the recommendation's own score
+        estimate = preds
     if validate_args:
         _check_values(beside if beside != "target_ids" else "target_gains", reward, where, probability=False)
         if given is not None:
