@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         Windowed,
     )
     from torchrec_eval.ranking.families.cascades import BPM, ERR, INSQ, INST, NERR, RBP
+    from torchrec_eval.ranking.families.compatibility import Compat
     from torchrec_eval.ranking.families.curves import PrecisionRecallCurve, RecallAtFixedPrecision
     from torchrec_eval.ranking.families.gains import CG, DCG, NDCG, SDCG
     from torchrec_eval.ranking.families.hit_counts import F1, FallOut, HitRate, Precision, Recall
@@ -98,6 +99,7 @@ _HOMES = {
         "PrecisionRecallCurve", "RecallAtFixedPrecision"
     ), "torchrec_eval.ranking.families.curves"),
     **dict.fromkeys(("CG", "DCG", "NDCG", "SDCG"), "torchrec_eval.ranking.families.gains"),
+    "Compat": "torchrec_eval.ranking.families.compatibility",
     **dict.fromkeys((
         "F1", "FallOut", "HitRate", "Precision", "Recall"
     ), "torchrec_eval.ranking.families.hit_counts"),
@@ -119,6 +121,7 @@ __all__ = [
     "AveragePopularity",
     "AveragePrecisionIA",
     "CategoryEntropy",
+    "Compat",
     "Coverage",
     "Entropy",
     "ExposureGini",

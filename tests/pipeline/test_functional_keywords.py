@@ -31,6 +31,8 @@ def test_the_input_forms_keywords_still_pass(name):
     if name in ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "p_ia", "strec", "ap_ia", "nrbp",
                 "nnrbp"):  # the intents table, no default
         required = {"item_intents": torch.eye(5, 2)}
+    if name == "weighted_rbp":  # LensKit's list weights, beside the scores
+        required = {"item_weights": torch.rand(2, 5)}
     value = function(torch.rand(2, 5), target_ids=torch.tensor([[1, -1], [0, 3]]), mask=torch.ones(2, 5, dtype=torch.bool),
                      **required)
     values = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else [value]

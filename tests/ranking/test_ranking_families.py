@@ -21,7 +21,7 @@ K = 4
 # options beside the defaults: graded targets up to 3 need SDCG's top grade; RBP normalized, SetF with beta, NERR graded
 OPTIONS = {"sdcg": {"max_grade": 3}, "rbp": {"p": 0.7, "normalize": True}, "setf": {"beta": 0.5}, "iprec": {"recall": 0.4},
            "nerr": {"equation": 11, "max_grade": 3, "T": 2.0}, "inst": {"T": 2.0, "max_grade": 3}, "insq": {"T": 0.5},
-           "bpm": {"T": 1.5, "max_grade": 3}}
+           "bpm": {"T": 1.5, "max_grade": 3}, "compat": {"p": 0.8}}
 
 
 def _batches(seed: int) -> list[dict[str, torch.Tensor]]:

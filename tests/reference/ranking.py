@@ -355,6 +355,41 @@ def num_rel(ranked, gains, k=None, threshold=None):
     return None if R == 0 else float(R)
 
 
+def _rbo(ranking, ideal, p, depth):
+    """ir-measures' ``rbo`` (``compat_provider.py``): sum_i p^(i-1) |I_i & R_i| / i over its normalizer."""
+    seen_ranking, seen_ideal, score, normalizer, weight = set(), set(), 0.0, 0.0, 1.0
+    for i in range(depth):
+        if i < len(ranking):
+            seen_ranking.add(ranking[i])
+        if i < len(ideal):
+            seen_ideal.add(ideal[i])
+        score += weight * len(seen_ideal & seen_ranking) / (i + 1)
+        normalizer += weight
+        weight *= p
+    return score / normalizer
+
+
+def compat(ranked, gains, k, threshold=None, p=0.95, normalize=True):
+    """Clarke et al.'s compatibility as ir-measures computes it on the run cut at k: RBO of the ranking against the
+    relevant items by grade, a grade's ranked items in rank order before its unranked ones (ir-measures' ideal
+    sorts a grade by run score, 0 for an unranked item), to depth max(len, R)."""
+    relevant = [g for g in gains if g is not None and (g > 0 if threshold is None else g >= threshold)]
+    if not relevant:
+        return None
+    ranking = [("ranked", i) for i in range(min(k, len(ranked)))]
+    listed = [(g, ("ranked", i)) for i, g in enumerate(ranked[:k])
+              if g is not None and (g > 0 if threshold is None else g >= threshold)]
+    unranked = list(relevant)
+    for g, _ in listed:
+        unranked.remove(g)
+    pool = listed + [(g, ("unranked", j)) for j, g in enumerate(unranked)]
+    # sorted is stable: a grade's ranked items keep their rank order, ahead of its unranked ones
+    ideal = [item for _, item in sorted(pool, key=lambda pair: (-pair[0], pair[1][0] == "unranked"))]
+    depth = max(len(ranking), len(ideal))
+    score = _rbo(ranking, ideal, p, depth)
+    return score / _rbo(ideal, ideal, p, depth) if normalize else score
+
+
 def num_q(ranked, gains, k=None, threshold=None):
     """trec_eval's num_q of one query: 1 when the query has a judgment (a gain, any), summed over queries."""
     return 1.0 if gains else None
@@ -468,7 +503,7 @@ FUNCTIONS = {"precision": precision, "recall": recall, "f1": f1, "hitrate": hitr
              "rprecision": rprecision, "ncrr": ncrr, "err": err, "nerr": nerr, "inst": inst, "insq": insq, "bpm": bpm, "rbp": rbp,
              "sdcg": sdcg, "setf": setf,
              "set_map": set_map,
-             "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "num_q": num_q, "iprec": iprec,
+             "num_ret": num_ret, "num_rel": num_rel, "num_rel_ret": num_rel_ret, "num_q": num_q, "compat": compat, "iprec": iprec,
              "interpolated_ap": interpolated_ap, "fallout": fallout, "bpref": bpref, "judged": judged, "infap": infap}
 
 

@@ -15,6 +15,7 @@ from torchrec_eval.functional import (
     ap_ia,
     auc,
     bpm,
+    compat,
     ctr,
     jaccard,
     mrr,
@@ -52,6 +53,7 @@ assert_type(ctr(preds, target, k=[1, 3]), dict[str, Tensor])
 assert_type(off_policy_ctr(preds, target, k=2, estimator="snips", propensity=preds), Tensor)
 assert_type(off_policy_ctr(preds, target, k=[1, 2], estimator="dr"), dict[str, Tensor])
 assert_type(num_q(preds, target), Tensor)
+assert_type(compat(preds, target, k=2, p=0.9, normalize=False), Tensor)
 assert_type(weighted_rbp(preds, target, item_weights=preds, k=[1, 2]), dict[str, Tensor])
 assert_type(partial_auc(preds, target, k=2, insufficient_handling="exclude"), Tensor)
 assert_type(partial_auc(preds, target, k=[1, 2]), dict[str, Tensor])

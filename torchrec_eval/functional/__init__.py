@@ -15,6 +15,7 @@ from torchrec_eval.functional.intents import (
 from torchrec_eval.pairwise.functional import auc, ctr, fcp, gauc, mpr, partial_auc
 from torchrec_eval.pairwise.off_policy import off_policy_ctr
 from torchrec_eval.ranking.families.cascades import bpm, err, insq, inst, nerr, rbp
+from torchrec_eval.ranking.families.compatibility import compat
 from torchrec_eval.ranking.families.curves import precision_recall_curve
 from torchrec_eval.ranking.families.gains import cg, dcg, ndcg, sdcg
 from torchrec_eval.ranking.families.hit_counts import f1, fallout, hitrate, precision, recall
@@ -34,6 +35,7 @@ __all__ = [
     "bpm",
     "bpref",
     "cg",
+    "compat",
     "ctr",
     "dcg",
     "err",

@@ -69,6 +69,8 @@ class RankedTargets:
             :attr:`hits` is then ``gains``, not a copy.
         relevant_items: (ids [B, W] long, relevant [B, W] bool): every relevant candidate of each query, ranked
             or not, where a family asks (``Needs.relevant_items``); the dense form's W is its N items.
+        relevant_gains: [B, W] float64 the gains of those W items, beside ``relevant_items`` (Compat's ideal
+            positions read the grades of the query's relevant items).
         judged: [B, K] bool, whether the item at each rank is judged: found among the target ids (whatever
             its gain: a gain that is not relevant is a judged non-relevant item), every listed candidate in the
             dense form; False past the list. Kept only where a family reads it (``Needs.judged``).
@@ -91,6 +93,7 @@ class RankedTargets:
     averaged: RankedTargets | None = None
     binary: bool = False
     relevant_items: tuple[Tensor, Tensor] | None = None
+    relevant_gains: Tensor | None = None
     judged: Tensor | None = None
     num_judged: Tensor | None = None
     pooled: Tensor | None = None
@@ -121,6 +124,13 @@ class RankedTargets:
             raise ValueError("this ranked view keeps no relevant items: its metric did not ask for them "
                              f"(Needs.relevant_items), got relevant_items={self.relevant_items}")
         return self.relevant_items
+
+    def relevant_item_gains(self) -> Tensor:
+        """[B, W] the gains of :meth:`relevant_item_table`'s items (``Needs.relevant_items``)."""
+        if self.relevant_gains is None:
+            raise ValueError("this ranked view keeps no gains of the relevant items: its metric did not ask for them "
+                             f"(Needs.relevant_items), got relevant_gains={self.relevant_gains}")
+        return self.relevant_gains
 
     def judged_items(self) -> Tensor:
         """[B, K] :attr:`judged`, which a family that reads the judgments asked for (``Needs.judged``)."""

@@ -93,6 +93,8 @@ class TopKFamily:
             without a relevant item in a binary view (``tests/ranking/test_empty_targets.py`` holds each to it).
         upper_bound: the most its value can be (a plot's y axis reaches it); None: unbounded above (DCG, counts).
         aliases: other names a suite takes for it (``"hr"`` for HitRate, ``"ap"`` for MAP).
+        reads_relevant_items: the formula reads every relevant candidate of each query and its gain, ranked or not
+            (``Needs.relevant_items``: Compat's ideal list).
         total: its value is the sum of the per-query values over the queries counted, not their mean (NumQ:
             trec_eval and ir-measures sum ``num_q``); it has no confidence interval and no paired comparison.
     """
@@ -115,6 +117,7 @@ class TopKFamily:
     empty_unjudged: bool = False
     upper_bound: float | None = 1.0
     aliases: tuple[str, ...] = ()
+    reads_relevant_items: bool = False
     total: bool = False
 
     @property

@@ -229,7 +229,8 @@ def table_ranked(item_ids: Tensor, table: TargetTable, num_candidates: Tensor, n
             pooled = read(_pooled_flags(table))
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
-                         relevant_items=_relevant_items(table, needs), pooled=pooled)
+                         relevant_items=_relevant_items(table, needs), pooled=pooled,
+                         relevant_gains=table.gains if needs.relevant_items else None)
 
 
 def _relevant_items(table: TargetTable, needs: Needs) -> tuple[Tensor, Tensor] | None:
@@ -389,4 +390,5 @@ def _placed(ranks: Tensor, item_ids: Tensor | None, depth: int, table: TargetTab
             pooled = spread[:, :depth] > 0
     return RankedTargets(gains, relevant, num_relevant, num_candidates, _ideal_gains(table, needs), item_ids,
                          table.ids.shape[1], binary=table.binary, judged=judged, num_judged=num_judged,
-                         relevant_items=_relevant_items(table, needs), pooled=pooled)
+                         relevant_items=_relevant_items(table, needs), pooled=pooled,
+                         relevant_gains=table.gains if needs.relevant_items else None)

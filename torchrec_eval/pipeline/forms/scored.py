@@ -164,7 +164,8 @@ def dense_batch(
     # (relevant_all is kept whenever the relevant items are asked for: from_ideal is off then)
     relevant_items = _relevant_items(relevant_all, exclusions) if needs.relevant_items and relevant_all is not None else None
     ranked = RankedTargets(gains, relevant, num_relevant, num_candidates, ideal, idx, num_items, binary=binary,
-                           relevant_items=relevant_items)
+                           relevant_items=relevant_items,
+                           relevant_gains=None if relevant_items is None else target.to(torch.float64))
     if needs.judged:
         judged = None if judgments is None else judgments.judged
         _judge(ranked, judged if judged is None or valid is None else judged & valid, exclusions, top.indices,
