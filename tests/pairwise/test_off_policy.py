@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 import torch
+import torch._dynamo
 
 import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
@@ -264,6 +265,7 @@ def test_no_host_read_and_a_compiled_update_equal_eager(form):
     batches = [FORMS[form](_log(seed)[0]) for seed in (7, 8)]
     ignore = {"ignore_index": -1} if form == "dense" else {}
     eager, compiled = (tre.OffPolicyCTR(k=[1, K], estimator="dr", validate_args=False, **ignore) for _ in range(2))
+    torch._dynamo.reset()  # a fresh cache: earlier graphs of this process count towards dynamo's recompile limit
     compiled.compile_update(backend="aot_eager")
     with simulate_accelerator():
         eager.update(**batches[0])  # first-call constants (the cut-off columns) are built from the host once
@@ -275,3 +277,34 @@ def test_no_host_read_and_a_compiled_update_equal_eager(form):
         compiled.update(**{name: value for name, value in batches[1].items() if name != "propensity"})
     for key, value in eager.compute().items():
         torch.testing.assert_close(compiled.compute()[key], value, rtol=1e-12, atol=1e-12, msg=key)
+
+
+def build_suite(form: str) -> MetricCase:
+    """IPS, SNIPS and DR in a suite beside NDCG (one top-k): every candidate logged (the suite's one target, items
+    without a logged response masked out), the ids form's logged items as target ids."""
+    batches, queries, estimates = [], [], []
+    for seed, rows in ((9, ROWS), (10, 4)):
+        dense, (q, e) = _log(seed, rows)
+        dense["mask"] &= dense["target"] >= 0  # the suite ranks the logged items only
+        dense["target"] = dense["target"].clamp(min=0)
+        batches.append(FORMS[form](dense) if form == "ids" else dense)
+        queries += [({i: s for i, s in scores.items() if i in logged}, logged) for scores, logged in q]
+        estimates += e
+    names = ["ips_ctr@3", "snips_ctr@1", "dr_ctr@3"]
+    expected = {name: ref.pooled(queries, int(name[-1]), name.partition("_")[0], estimates) for name in names}
+    return MetricCase(name=f"suite-{form}", make=lambda: tre.RankingMetrics(["ndcg@3", *names]), batches=batches,
+                      expected=expected, flatten=lambda result: {key: float(result[key]) for key in names},
+                      atol=1e-12)
+
+
+@pytest.mark.parametrize("form", ["dense", "ids"])
+def test_in_a_suite_beside_ndcg(form):
+    check_metric(build_suite(form))
+
+
+def test_a_suite_refuses_an_input_none_of_its_families_reads():
+    dense, _ = _log(11)
+    suite = tre.RankingMetrics(["ndcg@3"])
+    with pytest.raises(ValueError, match="`propensity` is read by ips_ctr@k, snips_ctr@k or dr_ctr@k"):
+        suite.update(dense["preds"], dense["target"].clamp(min=0), propensity=dense["propensity"])
+    assert not suite.stats.any()

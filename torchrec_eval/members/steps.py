@@ -5,7 +5,7 @@ per-query rows into a state."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import torch
 from torch import Tensor
@@ -115,3 +115,17 @@ def counted_values(values: Tensor, num_relevant: Tensor, action: str, empty: str
             raise ValueError(f"Query {row} of the batch has {empty} and `empty_target_action` is 'error'")
         return values, counted
     return values.masked_fill(lacking, 1.0 if action == "pos" else 0.0), counted
+
+
+def plain_requests(pairs: list[tuple[str, int | None]], options: dict[str, dict[str, Any]]) -> list[tuple[str, int]]:
+    """A suite's (family, cut-off) pairs of families that need a cut-off and take no option, checked.
+
+    Raises:
+        ValueError: naming the family, on a missing cut-off or an option.
+    """
+    for family, k in pairs:
+        if k is None:
+            raise ValueError(f"Metric {family!r} needs a cut-off: write '{family}@10' or pass `k`")
+        if options.get(family):
+            raise ValueError(f"{family} takes no option, got {options[family]!r}")
+    return [(family, k) for family, k in pairs if k is not None]

@@ -19,7 +19,9 @@ from torchrec_eval.beyond.registry import REGISTRY as BEYOND
 from torchrec_eval.members.conventions import resolve_options
 from torchrec_eval.members.interface import Member
 from torchrec_eval.pairwise import member as pairwise_member
+from torchrec_eval.pairwise import off_policy
 from torchrec_eval.pairwise.registry import REGISTRY as PAIRWISE
+from torchrec_eval.ranking import list_weights
 from torchrec_eval.ranking.entries import make_entry
 from torchrec_eval.ranking.member import TopKMember
 from torchrec_eval.ranking.registry import REGISTRY as RANKING
@@ -85,6 +87,7 @@ def _builder(module: Any) -> Build:
 
 
 _pairwise, _beyond = _builder(pairwise_member), _builder(beyond_member)
+_off_policy, _list_weights = _builder(off_policy), _builder(list_weights)
 
 def families() -> dict[str, Family]:
     """Every family, in the order of the members a suite builds (top-k, pairwise, beyond-accuracy), read from the
@@ -97,6 +100,10 @@ def families() -> dict[str, Family]:
                         spec.aliases, spec.host_reads) for name, spec in PAIRWISE.items()},
         **{name: Family(name, "k", dict.fromkeys(spec.options, ()), spec.higher_is_better, _beyond, spec.upper_bound)
            for name, spec in BEYOND.items()},
+        # the families of per-item inputs beside the forms (suites/ranking.py's update, metrics/item_inputs.py)
+        **{f"{estimator}_ctr": Family(f"{estimator}_ctr", "k", {}, True, _off_policy)
+           for estimator in off_policy.ESTIMATORS},
+        "weighted_rbp": Family("weighted_rbp", "k", {}, True, _list_weights),
     }
 
 

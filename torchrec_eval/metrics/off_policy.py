@@ -84,7 +84,7 @@ class OffPolicyCTR(MemberMetric):
                 raise ValueError(f"`{name}` is about relevance, and {type(self).__name__} reads rewards: leave it "
                                  f"out, got {name}={kwargs.get(name)!r}")
         check_ignore_index(ignore_index)
-        member = OffPolicyMember(estimator, ctr_cutoffs(k))
+        member = OffPolicyMember([(estimator, one) for one in ctr_cutoffs(k)])
         super().__init__([member], single_key=not isinstance(k, (list, tuple)), **kwargs)
         self.member = member
         self.ignore_index = ignore_index
@@ -134,7 +134,7 @@ class OffPolicyCTR(MemberMetric):
         """The validated, ranked batch, with each rank's logged flag, reward, propensity and reward estimate in
         ``extras`` (:meth:`~torchrec_eval.pairwise.logged.LoggedInputs.at_ranks`)."""
         log = logged_inputs(preds, target, propensity, reward_estimate, inputs, self.ignore_index, self.validate_args,
-                            needs_estimate=self.member.estimator == "dr")
+                            needs_estimate=self.member.needs_estimate)
         ranking = {name: value for name, value in inputs.items() if name != "target_gains"}  # rewards, read above
         batch = super().batch(preds, log.pipeline_target, groups=groups, **ranking)
         batch.extras = log.at_ranks(batch.top_k().listed_ids())

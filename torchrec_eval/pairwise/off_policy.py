@@ -33,14 +33,14 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.members.interface import Member
-from torchrec_eval.members.steps import Reduction, accumulate, prepare
+from torchrec_eval.members.steps import Reduction, accumulate, plain_requests, prepare
 from torchrec_eval.pairwise.ctr import check_ignore_index, ctr_cutoffs
 from torchrec_eval.pairwise.logged import logged_inputs
 from torchrec_eval.pipeline import Batch, FormInputs, Inputs, Rules, Ties, input_keywords_checked
 from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.pipeline.tensor_cache import constant
 
-__all__ = ["ESTIMATORS", "Estimator", "OffPolicyMember", "off_policy_ctr", "off_policy_sums", "sums_at_ranks"]
+__all__ = ["ESTIMATORS", "Estimator", "OffPolicyMember", "build_member", "off_policy_ctr", "off_policy_sums", "sums_at_ranks"]
 
 Estimator = Literal["ips", "snips", "dr"]
 ESTIMATORS: tuple[Estimator, ...] = get_args(Estimator)
@@ -85,11 +85,12 @@ def estimate_from_sums(estimator: str, sums: Tensor) -> Tensor:
 
 
 class OffPolicyMember(Member):
-    """One off-policy estimator at one or more cut-offs; its state ``off_policy_sums`` [G, 4 len(ks)] float64.
+    """Off-policy estimates, each an (estimator, cut-off) pair; its state ``off_policy_sums`` [G, 4 C] float64, the
+    four sums of each of its C distinct cut-offs (every estimator reads the same sums).
 
     The batch's top-k view gives the recommended items; ``batch.extras`` holds, at each rank, whether the item is
     logged, its reward, its propensity and the reward model's estimate (see
-    :meth:`~torchrec_eval.metrics.off_policy.OffPolicyCTR.batch`).
+    :meth:`~torchrec_eval.pairwise.logged.LoggedInputs.at_ranks`).
     """
 
     needs_ideal = False
@@ -99,17 +100,19 @@ class OffPolicyMember(Member):
     supports_weights = True  # a pooled ratio: each query's sums weighed
     paired = False  # a ratio of pooled sums, not a mean over queries
 
-    def __init__(self, estimator: str, ks: Sequence[Any]) -> None:
-        if not isinstance(estimator, str) or estimator not in ESTIMATORS:
-            raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}")
-        self.estimator = estimator
-        self.ks = [check_k(k) for k in ks]
-        self.keys = [f"{estimator}_ctr@{k}" for k in self.ks]
+    def __init__(self, requests: Sequence[tuple[str, Any]]) -> None:
+        for estimator, _ in requests:
+            if not isinstance(estimator, str) or estimator not in ESTIMATORS:
+                raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}")
+        self.requests = [(estimator, check_k(k)) for estimator, k in requests]
+        self.ks = sorted({k for _, k in self.requests})
+        self.keys = [f"{estimator}_ctr@{k}" for estimator, k in self.requests]
         self.query_keys = list(self.keys)  # a query's value is its own ratio
         self.depth = max(self.ks)
+        self.needs_estimate = any(estimator == "dr" for estimator, _ in self.requests)
 
     def configuration(self) -> dict[str, Any]:
-        return {"kind": "off-policy", "estimator": self.estimator, "ks": list(self.ks)}
+        return {"kind": "off-policy", "requests": [list(request) for request in self.requests]}
 
     def check_ties(self, ties: str) -> None:
         if ties == "average":
@@ -117,7 +120,7 @@ class OffPolicyMember(Member):
                              f"single list; use an order ('index', 'reverse_index', ...), got ties={ties!r}")
 
     def sums(self, batch: Batch) -> Tensor:
-        """[B, 4 len(ks)] each query's sums."""
+        """[B, 4 C] each query's sums at each distinct cut-off."""
         extras = batch.extras or {}
         missing = [name for name in ("logged", "reward", "propensity", "estimate") if name not in extras]
         if missing:
@@ -126,6 +129,12 @@ class OffPolicyMember(Member):
         listed = batch.top_k().listed_ids() >= 0
         terms = sums_at_ranks(listed, extras["logged"], extras["reward"], extras["propensity"], extras["estimate"])
         return off_policy_sums(terms, self.ks)
+
+    def values(self, sums: Tensor) -> Tensor:
+        """[..., P] each key's estimate from sums [..., 4 C]."""
+        by_cutoff = sums.view(*sums.shape[:-1], len(self.ks), len(SUMS))
+        return torch.stack([estimate_from_sums(estimator, by_cutoff[..., self.ks.index(k), :])
+                            for estimator, k in self.requests], dim=-1)
 
     def add_states(self, metric: Any, num_groups: int) -> None:
         default = torch.zeros(num_groups, len(SUMS) * len(self.ks), dtype=torch.float64)
@@ -136,16 +145,20 @@ class OffPolicyMember(Member):
         return lambda: accumulate(metric.off_policy_sums, sums, batch.groups, batch.weights)
 
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
-        values = estimate_from_sums(self.estimator, self.sums(batch).view(-1, len(self.ks), len(SUMS)))
+        values = self.values(self.sums(batch))
         return values.nan_to_num(0.0), values.isfinite()
 
     def moments(self, metric: Any) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
         return {}  # a ratio of pooled sums: no interval over queries
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
-        sums = metric.off_policy_sums.view(-1, len(self.ks), len(SUMS))
-        values = estimate_from_sums(self.estimator, sums)
+        values = self.values(metric.off_policy_sums)
         return {key: values[:, i] for i, key in enumerate(self.keys)}
+
+
+def build_member(pairs: list[tuple[str, int | None]], options: dict[str, dict[str, Any]]) -> OffPolicyMember:
+    """A suite's member of the off-policy families (``"ips_ctr"``, ``"snips_ctr"``, ``"dr_ctr"``) at their cut-offs."""
+    return OffPolicyMember([(family.removesuffix("_ctr"), k) for family, k in plain_requests(pairs, options)])
 
 
 @overload
@@ -201,7 +214,7 @@ def off_policy_ctr(preds: Tensor | None = None, target: Tensor | None = None, *,
         raise ValueError(f"`reduction` must be 'mean' or 'none', got {reduction!r}")
     check_ignore_index(ignore_index)
     ks = ctr_cutoffs(k)
-    member = OffPolicyMember(estimator, ks)
+    member = OffPolicyMember([(estimator, one) for one in ks])
     member.check_ties(ties)
     log = logged_inputs(preds, target, propensity, reward_estimate, inputs, ignore_index, validate_args,
                         needs_estimate=estimator == "dr")
@@ -209,7 +222,7 @@ def off_policy_ctr(preds: Tensor | None = None, target: Tensor | None = None, *,
     batch = prepare([member], Inputs.of({**ranking, "preds": preds, "target": log.pipeline_target}),
                     Rules(ties, None, validate_args))
     batch.extras = log.at_ranks(batch.top_k().listed_ids())
-    sums = member.sums(batch).view(-1, len(ks), len(SUMS))
-    values = estimate_from_sums(estimator, sums if reduction == "none" else sums.sum(0, keepdim=True))
+    sums = member.sums(batch)
+    values = member.values(sums if reduction == "none" else sums.sum(0, keepdim=True))
     results = {key: values[:, i] if reduction == "none" else values[0, i] for i, key in enumerate(member.keys)}
     return results if isinstance(k, (list, tuple)) else results[member.keys[0]]

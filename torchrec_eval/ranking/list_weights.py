@@ -19,7 +19,14 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.members.interface import Member
-from torchrec_eval.members.steps import Reduction, accumulate, check_common, counted_values, prepare
+from torchrec_eval.members.steps import (
+    Reduction,
+    accumulate,
+    check_common,
+    counted_values,
+    plain_requests,
+    prepare,
+)
 from torchrec_eval.pipeline import (
     Batch,
     FormInputs,
@@ -33,7 +40,7 @@ from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.pipeline.item_values import checked_item_values, values_at_ranks
 from torchrec_eval.pipeline.tensor_cache import constant
 
-__all__ = ["ListWeightMember", "checked_list_weights", "listed_weights", "weighted_rbp", "weighted_rbp_values"]
+__all__ = ["ListWeightMember", "build_member", "checked_list_weights", "listed_weights", "weighted_rbp", "weighted_rbp_values"]
 
 
 def weighted_rbp_values(ranked: RankedTargets, weights: Tensor, ks: Sequence[int]) -> Tensor:
@@ -108,6 +115,11 @@ class ListWeightMember(Member):
 
     def compute(self, metric: Any) -> dict[str, Tensor]:
         return {key: total / count for key, (total, _, count) in self.moments(metric).items()}
+
+
+def build_member(pairs: list[tuple[str, int | None]], options: dict[str, dict[str, Any]]) -> ListWeightMember:
+    """A suite's ``weighted_rbp`` member at its cut-offs."""
+    return ListWeightMember([k for _, k in plain_requests(pairs, options)])
 
 
 @overload

@@ -13,6 +13,10 @@ from torchmetrics import Metric
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.families import build_members, canonical, families, find_family, upper_bound
+from torchrec_eval.metrics.item_inputs import check_item_inputs, item_extras
+from torchrec_eval.metrics.lifecycle import keywords_checked
+from torchrec_eval.metrics.per_query import per_query
+from torchrec_eval.pipeline import Batch, FormInputs
 from torchrec_eval.pipeline.arguments import check_k
 from torchrec_eval.ranking import families as _registered  # noqa: F401  (enters every top-k family)
 
@@ -118,6 +122,39 @@ class RankingMetrics(MemberMetric):
         # One Metric view per key, as submodules so that Lightning finds them on the LightningModule.
         self._views = nn.ModuleDict({str(i): SuiteValue(self, key) for i, key in enumerate(order)})
         self._round: _Round | None = None
+
+    def update(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+               sample_weight: Tensor | None = None, item_weights: Tensor | None = None,
+               propensity: Tensor | None = None, reward_estimate: Tensor | None = None,
+               **inputs: Unpack[FormInputs]) -> None:
+        """:meth:`~torchrec_eval.metrics.base.MemberMetric.update`, with the per-item inputs of the families that
+        read them (:mod:`~torchrec_eval.metrics.item_inputs`): ``item_weights`` (``weighted_rbp``), ``propensity``
+        and ``reward_estimate`` (the off-policy CTR estimates)."""
+        given = {"item_weights": item_weights, "propensity": propensity, "reward_estimate": reward_estimate}
+        check_item_inputs(self.members, given, inputs)
+        self._update_from({"preds": preds, "target": target, "groups": groups, "sample_weight": sample_weight,
+                           **{name: value for name, value in given.items() if value is not None}, **inputs})
+
+    @keywords_checked
+    def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+                  query_ids: Any = None, as_frame: bool = False, item_weights: Tensor | None = None,
+                  propensity: Tensor | None = None, reward_estimate: Tensor | None = None,
+                  **inputs: Unpack[FormInputs]) -> Any:
+        """:meth:`~torchrec_eval.metrics.base.MemberMetric.per_query`, with :meth:`update`'s per-item inputs."""
+        given = {"item_weights": item_weights, "propensity": propensity, "reward_estimate": reward_estimate}
+        check_item_inputs(self.members, given, inputs)
+        return per_query(self, {"preds": preds, "target": target, "groups": groups,
+                                **{name: value for name, value in given.items() if value is not None}, **inputs},
+                         query_ids, as_frame)
+
+    def batch(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
+              item_weights: Tensor | None = None, propensity: Tensor | None = None,
+              reward_estimate: Tensor | None = None, **inputs: Tensor | None) -> Batch:
+        """The validated, ranked batch, with the per-rank values of the per-item inputs in ``extras``."""
+        batch = super().batch(preds, target, groups=groups, **inputs)
+        given = {"item_weights": item_weights, "propensity": propensity, "reward_estimate": reward_estimate}
+        batch.extras = item_extras(self.members, batch, preds, target, inputs, given, self.validate_args)
+        return batch
 
     def compute(self) -> dict[str, Tensor]:
         """``{result key: value}`` in the order of the suite (a [num_groups] tensor per value with groups)."""
