@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# one xdist worker for the module: its module-scoped fixtures (a mypy run of the user's files, ~15 s) then run once,
+# where two workers would each run them
+pytestmark = pytest.mark.xdist_group("typing")
+
 ROOT = Path(__file__).resolve().parents[2]
 USER_CODE = ROOT / "tests" / "typing" / "user_code.py"
 MISSPELT = ROOT / "tests" / "typing" / "misspelt_option.py"
