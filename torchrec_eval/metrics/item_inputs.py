@@ -23,11 +23,16 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.list_weights import ListWeightMember, checked_list_weights, listed_weights
 
-__all__ = ["ITEM_INPUTS", "check_item_inputs", "item_extras"]
+__all__ = ["ITEM_INPUTS", "check_item_inputs", "item_extras", "reads_item_inputs"]
 
 #: the per-item inputs of a suite, and the member that reads each
 ITEM_INPUTS: dict[str, type] = {"item_weights": ListWeightMember, "propensity": OffPolicyMember,
                                 "reward_estimate": OffPolicyMember}
+
+
+def reads_item_inputs(members: Sequence[Member]) -> bool:
+    """Whether a member reads a per-item input (a suite without one skips them)."""
+    return any(isinstance(member, tuple(set(ITEM_INPUTS.values()))) for member in members)
 
 
 def check_item_inputs(members: Sequence[Member], given: Mapping[str, Any], inputs: Mapping[str, Any]) -> None:

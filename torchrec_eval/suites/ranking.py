@@ -13,7 +13,7 @@ from torchmetrics import Metric
 from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.families import build_members, canonical, families, find_family, upper_bound
-from torchrec_eval.metrics.item_inputs import check_item_inputs, item_extras
+from torchrec_eval.metrics.item_inputs import check_item_inputs, item_extras, reads_item_inputs
 from torchrec_eval.metrics.lifecycle import keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.pipeline import Batch, FormInputs
@@ -112,6 +112,7 @@ class RankingMetrics(MemberMetric):
         options = {canonical(family): value for family, value in options.items()}
         members = build_members(requested, options, kwargs.get("convention"), kwargs.get("ties"))
         super().__init__(members, **kwargs)
+        self._reads_item_inputs = reads_item_inputs(members)
         self.order = order
         # strings, never None: torchmetrics' MetricCollection strips them from its keys with str.replace
         self.prefix, self.postfix = prefix or "", postfix or ""
@@ -130,10 +131,12 @@ class RankingMetrics(MemberMetric):
         """:meth:`~torchrec_eval.metrics.base.MemberMetric.update`, with the per-item inputs of the families that
         read them (:mod:`~torchrec_eval.metrics.item_inputs`): ``item_weights`` (``weighted_rbp``), ``propensity``
         and ``reward_estimate`` (the off-policy CTR estimates)."""
-        given = {"item_weights": item_weights, "propensity": propensity, "reward_estimate": reward_estimate}
-        check_item_inputs(self.members, given, inputs)
+        given = {name: value for name, value in (("item_weights", item_weights), ("propensity", propensity),
+                                                  ("reward_estimate", reward_estimate)) if value is not None}
+        if given:
+            check_item_inputs(self.members, given, inputs)
         self._update_from({"preds": preds, "target": target, "groups": groups, "sample_weight": sample_weight,
-                           **{name: value for name, value in given.items() if value is not None}, **inputs})
+                           **given, **inputs})
 
     @keywords_checked
     def per_query(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
@@ -152,8 +155,9 @@ class RankingMetrics(MemberMetric):
               reward_estimate: Tensor | None = None, **inputs: Tensor | None) -> Batch:
         """The validated, ranked batch, with the per-rank values of the per-item inputs in ``extras``."""
         batch = super().batch(preds, target, groups=groups, **inputs)
-        given = {"item_weights": item_weights, "propensity": propensity, "reward_estimate": reward_estimate}
-        batch.extras = item_extras(self.members, batch, preds, target, inputs, given, self.validate_args)
+        if self._reads_item_inputs:
+            given = {"item_weights": item_weights, "propensity": propensity, "reward_estimate": reward_estimate}
+            batch.extras = item_extras(self.members, batch, preds, target, inputs, given, self.validate_args)
         return batch
 
     def compute(self) -> dict[str, Tensor]:
