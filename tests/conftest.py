@@ -23,6 +23,23 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
 collect_ignore = ["typing"]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give an ``xdist_group`` test the ``@group`` suffix that ``--dist loadgroup`` schedules by, where pytest-xdist
+    could not: it writes ``item._nodeid``, which pytest 9 no longer reads (a node's id is its ``_id``), so every group
+    was spread over the workers (a module-scoped fixture ran once per worker; ranx's numba code compiled in each).
+    ``tests/test_xdist_groups.py`` fails when a group is not applied."""
+    if not config.getoption("loadgroup", default=False):  # set on the workers of --dist loadgroup
+        return
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId  # pytest >= 9, where nodeid is NodeId's string
+
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
 @pytest.fixture(autouse=True)
 def _seed_global_rng():
     torch.manual_seed(0)

@@ -33,6 +33,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
+# one xdist worker for the module: its module-scoped fixture (the distributions' build) then runs once, not once per worker
+pytestmark = pytest.mark.xdist_group("packaging")
 SUITES = sorted(path.name for path in (ROOT / "torchrec_eval" / "suites").glob("*.yaml"))
 
 
