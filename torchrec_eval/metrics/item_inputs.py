@@ -17,9 +17,10 @@ from typing import Any
 from torch import Tensor
 
 from torchrec_eval.members.interface import Member
-from torchrec_eval.pairwise.logged import logged_inputs, refuse_flat
+from torchrec_eval.pairwise.logged import logged_inputs
 from torchrec_eval.pairwise.off_policy import OffPolicyMember
 from torchrec_eval.pipeline import Batch
+from torchrec_eval.pipeline.item_values import refuse_flat
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.list_weights import ListWeightMember, checked_list_weights, listed_weights
 
@@ -47,7 +48,7 @@ def check_item_inputs(members: Sequence[Member], given: Mapping[str, Any], input
         if not any(isinstance(member, ITEM_INPUTS[name]) for member in members):
             reader = "weighted_rbp@k" if name == "item_weights" else "ips_ctr@k, snips_ctr@k or dr_ctr@k"
             raise ValueError(f"`{name}` is read by {reader}, which this suite does not hold; got {describe_any(value)}")
-        refuse_flat(inputs)
+        refuse_flat(inputs, f"`{name}`")
 
 
 def item_extras(members: Sequence[Member], batch: Batch, preds: Tensor | None, target: Tensor | None,

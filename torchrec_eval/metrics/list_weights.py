@@ -16,6 +16,7 @@ from torchrec_eval.metrics.lifecycle import keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.pairwise.ctr import ctr_cutoffs
 from torchrec_eval.pipeline import Batch, FormInputs
+from torchrec_eval.pipeline.item_values import refuse_flat
 from torchrec_eval.ranking.list_weights import ListWeightMember, checked_list_weights, listed_weights
 
 __all__ = ["WeightedRBP"]
@@ -66,7 +67,7 @@ class WeightedRBP(MemberMetric):
                 :meth:`~torchrec_eval.metrics.base.MemberMetric.update` (not the flat form).
             item_weights: each item's weight: [B, N] beside ``preds``, or [B, L] beside ``ranked_ids``.
         """
-        checked_list_weights(item_weights, preds, inputs, validate_args=False)  # shape and form, before anything
+        refuse_flat(inputs, "list weights")  # the flat form never reaches batch(), where the weights are read
         self._update_from({"preds": preds, "target": target, "item_weights": item_weights, "groups": groups,
                            "sample_weight": sample_weight, **inputs})
 
@@ -77,7 +78,7 @@ class WeightedRBP(MemberMetric):
     ) -> Any:
         """Each query's value for one batch (NaN: not counted), without touching the state; ``update``'s
         arguments, see :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query`."""
-        checked_list_weights(item_weights, preds, inputs, validate_args=False)
+        refuse_flat(inputs, "list weights")
         return per_query(self, {"preds": preds, "target": target, "item_weights": item_weights, "groups": groups,
                                 **inputs}, query_ids, as_frame)
 

@@ -20,9 +20,10 @@ from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.lifecycle import keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.pairwise.ctr import check_ignore_index, ctr_cutoffs
-from torchrec_eval.pairwise.logged import logged_inputs, refuse_flat
+from torchrec_eval.pairwise.logged import logged_inputs
 from torchrec_eval.pairwise.off_policy import Estimator, OffPolicyMember
 from torchrec_eval.pipeline import Batch, FormInputs
+from torchrec_eval.pipeline.item_values import refuse_flat
 
 __all__ = ["OffPolicyCTR"]
 
@@ -110,7 +111,7 @@ class OffPolicyCTR(MemberMetric):
                 [B, L] beside ``ranked_ids``. Default: ``preds`` (required with ``ranked_ids``).
             groups, sample_weight: as in :meth:`~torchrec_eval.metrics.base.MemberMetric.update`.
         """
-        refuse_flat(inputs)
+        refuse_flat(inputs, "an off-policy estimate's propensities")
         self._update_from({"preds": preds, "target": target, "propensity": propensity,
                            "reward_estimate": reward_estimate, "groups": groups, "sample_weight": sample_weight,
                            **inputs})
@@ -123,7 +124,7 @@ class OffPolicyCTR(MemberMetric):
     ) -> Any:
         """Each query's own estimate for one batch (NaN: no recommended pair), without touching the state;
         ``update``'s arguments, see :meth:`~torchrec_eval.metrics.base.MemberMetric.per_query`."""
-        refuse_flat(inputs)
+        refuse_flat(inputs, "an off-policy estimate's propensities")
         return per_query(self, {"preds": preds, "target": target, "propensity": propensity,
                                 "reward_estimate": reward_estimate, "groups": groups, **inputs}, query_ids, as_frame)
 

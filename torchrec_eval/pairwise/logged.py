@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 import torch
 from torch import Tensor
 
-from torchrec_eval.pipeline.item_values import checked_item_values, values_at_ranks
-from torchrec_eval.pipeline.validation import describe, describe_any
+from torchrec_eval.pipeline.item_values import checked_item_values, checked_like, refuse_flat, values_at_ranks
+from torchrec_eval.pipeline.validation import describe_any
 
-__all__ = ["LoggedInputs", "logged_inputs", "refuse_flat", "uniform_propensity"]
+__all__ = ["LoggedInputs", "logged_inputs", "uniform_propensity"]
 
 
 @dataclass(frozen=True)
@@ -83,19 +83,6 @@ def _distinct_ids(ids: Tensor) -> Tensor:
     return (first & (flat >= 0)).sum()
 
 
-@overload
-def _checked(name: str, value: Tensor, shape: tuple[int, ...], beside: str) -> Tensor: ...
-@overload
-def _checked(name: str, value: Tensor | None, shape: tuple[int, ...], beside: str) -> Tensor | None: ...
-def _checked(name: str, value: Tensor | None, shape: tuple[int, ...], beside: str) -> Tensor | None:
-    """``value`` if it is a real tensor of ``shape`` (that of ``beside``), None for None."""
-    if value is None:
-        return None
-    if not isinstance(value, Tensor) or value.is_complex() or value.dtype == torch.bool or tuple(value.shape) != shape:
-        raise ValueError(f"`{name}` must be a real tensor of the shape of `{beside}` {shape}, got {describe(value)}")
-    return value
-
-
 def _check_values(name: str, value: Tensor, where: Tensor, probability: bool) -> None:
     """With ``validate_args``: ``value`` finite where ``where`` (a propensity in (0, 1]); reads the host."""
     read = value.to(torch.float64)[where]
@@ -103,14 +90,6 @@ def _check_values(name: str, value: Tensor, where: Tensor, probability: bool) ->
     if bool(bad.any()):
         wanted = "a probability in (0, 1]" if probability else "finite"
         raise ValueError(f"`{name}` must be {wanted} where an item is logged, got {read[bad][:5].tolist()}")
-
-
-def refuse_flat(inputs: Mapping[str, Any]) -> None:
-    """The flat form is not taken: its propensities would have to follow the flat entries across calls."""
-    if inputs.get("indexes") is not None:
-        raise ValueError("`indexes`: the flat form is not taken by an off-policy estimate (its propensities would "
-                         "have to follow the flat entries); pass the dense, ids or ranked form, got `indexes` of "
-                         f"{describe(inputs['indexes'])}")
 
 
 def logged_inputs(preds: Tensor | None, target: Tensor | None, propensity: Tensor | None,
@@ -124,7 +103,7 @@ def logged_inputs(preds: Tensor | None, target: Tensor | None, propensity: Tenso
             shape that does not follow the form, a propensity outside (0, 1] or a non-finite reward or estimate
             where an item is logged (with ``validate_args``).
     """
-    refuse_flat(inputs)
+    refuse_flat(inputs, "an off-policy estimate's propensities")
     target_ids: Tensor | None = inputs.get("target_ids")
     ranked_ids: Tensor | None = inputs.get("ranked_ids")
     if needs_estimate and ranked_ids is not None and reward_estimate is None:
@@ -138,7 +117,7 @@ def logged_inputs(preds: Tensor | None, target: Tensor | None, propensity: Tenso
         logged, beside = None, "target_ids"
         reward, where = _ids_rewards(target_ids, inputs.get("target_gains")), target_ids >= 0
         items_logged = _distinct_ids(target_ids)
-    given = _checked("propensity", propensity, tuple(reward.shape), beside)
+    given = checked_like("propensity", propensity, tuple(reward.shape), beside)
     estimate = checked_item_values("reward_estimate", reward_estimate, preds, ranked_ids)
     if estimate is None and ranked_ids is None:  # Jurity's default: the recommendation's own score
         estimate = preds
@@ -170,4 +149,4 @@ def _ids_rewards(target_ids: Tensor, target_gains: Tensor | None) -> Tensor:
     """The rewards of the logged ``target_ids``: ``target_gains``, or 1 for each (a click) without them."""
     if target_gains is None:
         return (target_ids >= 0).to(torch.float64)
-    return _checked("target_gains", target_gains, tuple(target_ids.shape), "target_ids").to(torch.float64)
+    return checked_like("target_gains", target_gains, tuple(target_ids.shape), "target_ids").to(torch.float64)

@@ -8,12 +8,33 @@ reads them at the listed items of the view (``RankedTargets.listed_ids``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, overload
+
 import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.validation import describe_any
 
-__all__ = ["checked_item_values", "values_at_ranks"]
+__all__ = ["checked_item_values", "checked_like", "refuse_flat", "values_at_ranks"]
+
+
+@overload
+def checked_like(name: str, value: Tensor, shape: tuple[int, ...] | None, beside: str) -> Tensor: ...
+@overload
+def checked_like(name: str, value: Tensor | None, shape: tuple[int, ...] | None, beside: str) -> Tensor | None: ...
+def checked_like(name: str, value: Tensor | None, shape: tuple[int, ...] | None, beside: str) -> Tensor | None:
+    """``value`` if it is a real tensor of ``shape`` (that of the input ``beside``), None for None.
+
+    Raises:
+        ValueError: naming ``name`` and what it received, on another shape, a bool or complex tensor.
+    """
+    if value is None:
+        return None
+    if (not isinstance(value, Tensor) or value.is_complex() or value.dtype == torch.bool
+            or shape is None or tuple(value.shape) != shape):
+        raise ValueError(f"`{name}` must be a real tensor of the shape of `{beside}` {shape}, got {describe_any(value)}")
+    return value
 
 
 def checked_item_values(name: str, values: Tensor | None, preds: Tensor | None,
@@ -23,15 +44,22 @@ def checked_item_values(name: str, values: Tensor | None, preds: Tensor | None,
     Raises:
         ValueError: naming ``name`` and what it received, on another shape, a bool or complex tensor.
     """
-    if values is None:
-        return None
-    beside, shape = ("ranked_ids", ranked_ids.shape) if ranked_ids is not None else (
-        "preds", preds.shape if isinstance(preds, Tensor) else None)
-    if (not isinstance(values, Tensor) or values.is_complex() or values.dtype == torch.bool
-            or shape is None or values.shape != shape):
-        raise ValueError(f"`{name}` must be a real tensor of the shape of `{beside}` "
-                         f"{None if shape is None else tuple(shape)}, got {describe_any(values)}")
-    return values.to(torch.float64)
+    if ranked_ids is not None:
+        checked = checked_like(name, values, tuple(ranked_ids.shape), "ranked_ids")
+    else:
+        checked = checked_like(name, values, tuple(preds.shape) if isinstance(preds, Tensor) else None, "preds")
+    return None if checked is None else checked.to(torch.float64)
+
+
+def refuse_flat(inputs: Mapping[str, Any], what: str) -> None:
+    """Per-item values are not taken with the flat form, whose entries of a query may span calls.
+
+    Raises:
+        ValueError: naming ``indexes`` and ``what`` (the inputs that would have to follow the flat entries).
+    """
+    if inputs.get("indexes") is not None:
+        raise ValueError(f"`indexes`: the flat form is not taken with {what} (they would have to follow the flat "
+                         f"entries); pass the dense, ids or ranked form, got `indexes` of {describe_any(inputs['indexes'])}")
 
 
 def values_at_ranks(values: Tensor, listed: Tensor, ranked_ids: Tensor | None = None) -> Tensor:

@@ -37,7 +37,7 @@ from torchrec_eval.pipeline import (
     input_keywords_checked,
 )
 from torchrec_eval.pipeline.arguments import check_k
-from torchrec_eval.pipeline.item_values import checked_item_values, values_at_ranks
+from torchrec_eval.pipeline.item_values import checked_item_values, refuse_flat, values_at_ranks
 from torchrec_eval.pipeline.tensor_cache import constant
 
 __all__ = ["ListWeightMember", "build_member", "checked_list_weights", "listed_weights", "weighted_rbp", "weighted_rbp_values"]
@@ -187,10 +187,7 @@ def checked_list_weights(item_weights: Tensor | None, preds: Tensor | None, inpu
     Raises:
         ValueError: naming ``item_weights``: missing, another shape, not finite, or with the flat form.
     """
-    if inputs.get("indexes") is not None:
-        raise ValueError("`indexes`: the flat form is not taken with list weights (they would have to follow the "
-                         f"flat entries); pass the dense, ids or ranked form, got `indexes` of shape "
-                         f"{tuple(inputs['indexes'].shape)}")
+    refuse_flat(inputs, "list weights")
     weights = checked_item_values("item_weights", item_weights, preds, inputs.get("ranked_ids"))
     if weights is None:
         raise ValueError(f"`item_weights`: RBP with list weights needs each item's weight, got {item_weights!r}")
