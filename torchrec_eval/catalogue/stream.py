@@ -25,7 +25,7 @@ from torchrec_eval.pipeline.arguments import check_int
 from torchrec_eval.pipeline.batch import Batch
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.candidates import ranking_depth
-from torchrec_eval.pipeline.forms.ids import check_target_ids, table_ranked, target_table
+from torchrec_eval.pipeline.forms.ids import table_ranked, target_table
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.topk import top_indices
 from torchrec_eval.pipeline.validation import (
@@ -33,6 +33,7 @@ from torchrec_eval.pipeline.validation import (
     as_long,
     check_id_range,
     check_scores,
+    check_target_ids,
     describe,
     one_column_at_least,
     require_float,

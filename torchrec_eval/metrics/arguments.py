@@ -1,6 +1,5 @@
 """The checks of the arguments a :class:`~torchrec_eval.metrics.base.MemberMetric` adds to the input forms:
-their types, ``weighted`` and what the flat form refuses (the checks of ``groups`` and ``sample_weight`` in an
-update are :mod:`torchrec_eval.pipeline.validation`'s, with the input forms').
+their types, ``weighted``, what the flat form refuses, and an update's ``groups`` and ``sample_weight``.
 
 Each raises a ``ValueError`` that names the argument and what it received; the input forms themselves are
 checked by :mod:`torchrec_eval.pipeline`.
@@ -11,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import torch
+from torch import Tensor
+
 from torchrec_eval.members.conventions import Convention
 from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import EmptyTargetAction
@@ -19,7 +21,8 @@ from torchrec_eval.pipeline.inputs import Ties
 from torchrec_eval.pipeline.validation import describe_any
 from torchrec_eval.ranking.registry import EmptyListAction, EmptyMean
 
-__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "refuse_flat_weights"]
+__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights",
+           "require_groups"]
 
 
 class MetricArguments(TorchmetricsArguments, total=False):
@@ -58,3 +61,46 @@ def refuse_flat_weights(sample_weight: Any) -> None:
         raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
                          "(one row per query), not with the flat form (`indexes`); got `sample_weight` of "
                          f"{describe_any(sample_weight)}")
+
+
+def require_groups(groups: Tensor | None, num_groups: int | None) -> None:
+    """``groups`` must be given exactly when the metric was built with ``num_groups``."""
+    if (groups is None) != (num_groups is None):
+        raise ValueError(
+            "`groups` must be given exactly when the metric was built with `num_groups` "
+            f"(num_groups={num_groups}, groups {'missing' if groups is None else 'given'})"
+        )
+
+
+def checked_groups(groups: Tensor | None, num_groups: int | None, device: torch.device,
+                   validate_args: bool) -> Tensor | None:
+    """``groups`` [B] given exactly when the metric has ``num_groups``, integers in [0, num_groups) (checked with
+    ``validate_args``), on ``device`` (None without groups)."""
+    require_groups(groups, num_groups)
+    if groups is None or num_groups is None:
+        return None
+    if groups.is_floating_point() or groups.dtype == torch.bool:
+        raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
+    if validate_args:
+        low, high = torch.aminmax(groups)
+        if bool((low < 0) | (high >= num_groups)):
+            raise ValueError(f"`groups` must lie in [0, {num_groups}), got values from {low.item()} to {high.item()}")
+    return groups.to(device)
+
+
+def checked_weights(weight: Any, rows: int, weighted: bool, device: torch.device, validate_args: bool) -> Tensor | None:
+    """The [B] float64 query weights on ``device`` (None: unweighted), for a batch of ``rows`` queries."""
+    if weight is None:
+        return None
+    if not weighted:
+        raise ValueError("`sample_weight` needs a metric built with `weighted=True`; got `sample_weight` of "
+                         f"{describe_any(weight)} for an unweighted metric")
+    if not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool or weight.is_complex():
+        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
+                         f"query, got {shape}")
+    weight = weight.to(device=device, dtype=torch.float64)
+    if validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
+        raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
+                         f"to {weight.max().item()}")
+    return weight

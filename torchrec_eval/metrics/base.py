@@ -26,7 +26,13 @@ from torchrec_eval.catalogue import CatalogueBatch
 from torchrec_eval.members.conventions import preset, resolve_common
 from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import check_common, needs_of
-from torchrec_eval.metrics.arguments import check_weighted, refuse_flat_weights
+from torchrec_eval.metrics.arguments import (
+    check_weighted,
+    checked_groups,
+    checked_weights,
+    refuse_flat_weights,
+    require_groups,
+)
 from torchrec_eval.metrics.compiled import compile_update, compiled_step, give_up_compiling
 from torchrec_eval.metrics.configuration import (
     check_loaded_configuration,
@@ -38,9 +44,9 @@ from torchrec_eval.metrics.configuration_guard import fixed_shapes
 from torchrec_eval.metrics.lifecycle import Apply, StatefulMetric, keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.metrics.shown_arguments import given_arguments, shown, shown_repr
-from torchrec_eval.pipeline import TIES, Batch, FormInputs, Inputs, Rules, check_flat, prepare_batch
+from torchrec_eval.pipeline import INPUT_NAMES, TIES, Batch, FormInputs, Inputs, Rules, prepare_batch
 from torchrec_eval.pipeline.arguments import check_optional_int
-from torchrec_eval.pipeline.validation import checked_groups, checked_weights, require_groups
+from torchrec_eval.pipeline.validation import checked_inputs
 
 __all__ = ["MemberMetric", "fingerprint"]
 
@@ -169,17 +175,17 @@ class MemberMetric(StatefulMetric):
     def batch(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
               **inputs: Tensor | None) -> Batch:
         """Validate and rank one batch once for every member, with this metric's settings and groups."""
-        require_groups(groups, self.num_groups)
-        rules = Rules(self.ties, self._ranking_threshold(), self.validate_args, self.duplicates)
-        batch = prepare_batch(Inputs.of({**inputs, "preds": preds, "target": target, "groups": groups}), self._needs, rules)
+        inputs = {**inputs, "preds": preds, "target": target, "groups": groups}
+        batch = prepare_batch(Inputs.of(inputs), self._needs, self._rules())
         batch.groups = self._checked_groups(batch.groups)
         return batch
 
+    def _rules(self) -> Rules:
+        """How this metric reads a batch (after :meth:`_inputs`)."""
+        return Rules(self.ties, self._ranking_threshold(), self.validate_args, self.duplicates)
+
     def _checked_groups(self, groups: Tensor | None) -> Tensor | None:
         """``groups`` given exactly when the metric has ``num_groups``, integers in range, on its device."""
-        require_groups(groups, self.num_groups)
-        if groups is None or self.num_groups is None:
-            return None
         return checked_groups(groups, self.num_groups, self.device, self.validate_args)
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
@@ -195,7 +201,8 @@ class MemberMetric(StatefulMetric):
             except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
                 failure = error
         batch = self.batch(**inputs)
-        batch.weights = checked_weights(weight, batch.num_queries, self.weighted, self.device, self.validate_args)
+        if weight is not None:
+            batch.weights = checked_weights(weight, batch.num_queries, self.weighted, self.device, self.validate_args)
         if failure is not None:  # the eager path takes this input: the graph itself failed
             give_up_compiling(self, failure)
         return self._stage_batch(batch)
@@ -224,9 +231,11 @@ class MemberMetric(StatefulMetric):
         return self.relevance_threshold
 
     def _check_flat(self, inputs: dict[str, Any]) -> None:
+        """The checks of a whole flat-form call (before the stream holds any of its rows back)."""
         refuse_flat_weights(inputs.get("sample_weight"))
         require_groups(inputs.get("groups"), self.num_groups)
-        check_flat(self._inputs(inputs), self.validate_args)
+        form_inputs = {name: value for name, value in self._inputs(inputs).items() if name in INPUT_NAMES}
+        checked_inputs(Inputs.of(form_inputs), self._needs, self._rules())
 
     # entry points beside update ----------------------------------------------------------------------
     def catalogue(

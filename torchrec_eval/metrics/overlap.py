@@ -18,12 +18,11 @@ from torch import Tensor
 from torchrec_eval.beyond.overlap_inputs import OverlapInputs, ranked_pair
 from torchrec_eval.beyond.overlap_member import OverlapMember, RBOVariant
 from torchrec_eval.catalogue import CatalogueBatch
-from torchrec_eval.metrics.arguments import MetricArguments
+from torchrec_eval.metrics.arguments import MetricArguments, require_groups
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.lifecycle import keywords_checked
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.pipeline import Batch
-from torchrec_eval.pipeline.validation import require_groups
 
 __all__ = ["RBO", "Intersection", "Jaccard"]
 

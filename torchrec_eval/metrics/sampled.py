@@ -10,12 +10,12 @@ from typing import Any, Unpack
 import torch
 from torch import Tensor
 
-from torchrec_eval.metrics.arguments import MetricArguments
+from torchrec_eval.metrics.arguments import MetricArguments, checked_weights
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.per_query import per_query
 from torchrec_eval.pipeline import Batch, FormInputs
 from torchrec_eval.pipeline.arguments import check_int, check_probability
-from torchrec_eval.pipeline.validation import checked_weights, describe, describe_any
+from torchrec_eval.pipeline.validation import describe, describe_any
 from torchrec_eval.sampled.audit import AuditBatch
 from torchrec_eval.sampled.member import Estimator, SampledMember, Sampling
 from torchrec_eval.suites.config import load_yaml, sampled_suite_kwargs

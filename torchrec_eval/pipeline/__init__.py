@@ -28,7 +28,6 @@ Its steps, one job per module:
 
 from torchrec_eval.pipeline.batch import Batch, Candidates, RankedTargets
 from torchrec_eval.pipeline.forms import FORMS
-from torchrec_eval.pipeline.forms.flat import check_flat
 from torchrec_eval.pipeline.inputs import (
     INPUT_KEYWORDS,
     INPUT_NAMES,
@@ -59,7 +58,6 @@ __all__ = [
     "RankedTargets",
     "Rules",
     "Ties",
-    "check_flat",
     "count_true",
     "input_keywords_checked",
     "keywords_checked_by",

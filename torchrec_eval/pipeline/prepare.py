@@ -32,8 +32,9 @@ the checks of each) in :mod:`~torchrec_eval.pipeline.forms`, which items are can
 :mod:`~torchrec_eval.pipeline.batch`, ranking and tie order in :mod:`~torchrec_eval.pipeline.topk`,
 ``exclude_ids`` in :mod:`~torchrec_eval.pipeline.exclusion`, ``ties="average"`` in
 :mod:`~torchrec_eval.pipeline.average_ties`, the records passed down in :mod:`~torchrec_eval.pipeline.inputs`.
-This module checks which form a call uses (the table :data:`FORM_TABLE`: a new form is one module and
-one entry) and hands the call to its form.
+This module has the call checked in full (which form it uses, and every check of that form:
+:func:`~torchrec_eval.pipeline.validation.checked_inputs`) and hands it to its form (the table
+:data:`FORM_TABLE`: a new form is one module, one entry here and its checks).
 """
 
 from __future__ import annotations
@@ -44,30 +45,23 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from torchrec_eval.pipeline.batch import Batch
-from torchrec_eval.pipeline.forms import FORMS
 from torchrec_eval.pipeline.forms.flat import flat_batch
 from torchrec_eval.pipeline.forms.ranked import ranked_batch
 from torchrec_eval.pipeline.forms.scored import scored_batch
 from torchrec_eval.pipeline.inputs import INPUT_KEYWORDS, TIES, FormInputs, Inputs, Needs, Rules
-from torchrec_eval.pipeline.validation import (
-    Checks,
-    as_long,
-    check_gain_bound,
-    one_column_at_least,
-    require_tensor,
-)
+from torchrec_eval.pipeline.validation import Notes, checked_inputs
 
 __all__ = ["FORM_TABLE", "INPUT_KEYWORDS", "TIES", "input_keywords_checked", "keywords_checked_by", "prepare_batch"]
 
-FormBatch = Callable[[Inputs, Needs, Rules, "Checks | None"], Batch]
+FormBatch = Callable[[Inputs, Needs, Rules, "Notes | None"], Batch]
 
-#: the input forms, in the order they are recognised: (the argument that marks a call as this form, the
-#: function that checks it and makes its batch); dense and ids share the scored path
-FORM_TABLE: dict[str, tuple[str, FormBatch]] = {
-    "ranked": ("ranked_ids", ranked_batch),
-    "flat": ("indexes", flat_batch),
-    "ids": ("target_ids", scored_batch),
-    "dense": ("target", scored_batch),
+#: the input forms (as :func:`~torchrec_eval.pipeline.validation.form_of` names them) and the function that makes
+#: the batch of a checked call of each; dense and ids share the scored path
+FORM_TABLE: dict[str, FormBatch] = {
+    "ranked": ranked_batch,
+    "flat": flat_batch,
+    "ids": scored_batch,
+    "dense": scored_batch,
 }
 
 
@@ -114,44 +108,7 @@ def prepare_batch(inputs: Inputs, needs: Needs, rules: Rules) -> Batch:
     Raises:
         ValueError: if no form or several forms are given, on any shape or dtype mismatch, and
             (with ``validate_args``) on NaN/inf scores, negative relevance, ids out of range or
-            repeated ids.
+            repeated ids (:func:`~torchrec_eval.pipeline.validation.checked_inputs`, in one host sync).
     """
-    if rules.ties not in TIES:
-        raise ValueError(f"`ties` must be one of {TIES}, got {rules.ties!r}")
-    for name, value in inputs.given().items():
-        require_tensor(name, value)  # the forms read their shapes and dtypes next
-    # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
-    target_ids, gains = one_column_at_least(as_long(inputs.target_ids), inputs.target_gains)
-    ids = {"target_ids": target_ids, "target_gains": gains, "ranked_ids": as_long(inputs.ranked_ids),
-           "exclude_ids": as_long(inputs.exclude_ids)}
-    if any(value is not getattr(inputs, name) for name, value in ids.items()):
-        inputs = inputs.replace(**ids)
-    _, make_batch = FORM_TABLE[_form(inputs)]
-    checks = Checks() if rules.validate_args else None
-    if checks is not None and needs.max_gain is not None:
-        for name in ("target", "target_gains"):
-            check_gain_bound(checks, name, getattr(inputs, name), needs.max_gain)
-    return make_batch(inputs, needs, rules, checks)
-
-
-def _form(inputs: Inputs) -> str:
-    """Which input form a call uses (the first entry of :data:`FORM_TABLE` whose argument is given); a
-    ValueError for no form or a mix of forms (the flat form checks its own mix)."""
-    if inputs.ranked_ids is not None:
-        if inputs.preds is not None or inputs.target is not None or inputs.indexes is not None \
-                or inputs.target_ids is None:
-            raise ValueError(
-                f"The ranked form takes `ranked_ids` and `target_ids` only (no `preds`, `target`, "
-                f"`indexes`); expected one of the forms: {FORMS}"
-            )
-        return "ranked"
-    if inputs.preds is None:
-        raise ValueError(
-            f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}"
-        )
-    if inputs.indexes is None and (inputs.target is None) == (inputs.target_ids is None):
-        got = "both `target` and `target_ids`" if inputs.target is not None else "neither `target` nor `target_ids`"
-        raise ValueError(
-            f"Pass exactly one of `target` and `target_ids` with `preds` (got {got}); expected one of: {FORMS}"
-        )
-    return next(form for form, (marker, _) in FORM_TABLE.items() if getattr(inputs, marker) is not None)
+    form, inputs, notes = checked_inputs(inputs, needs, rules)
+    return FORM_TABLE[form](inputs, needs, rules, notes)

@@ -1,17 +1,23 @@
 """Validation of the input tensors: every check names the argument and shows what it received.
 
-Value checks that need the data (NaN, ranges, repeats) are gathered in a :class:`Checks` so that all
-of them cost one host sync; ``validate_args=False`` skips them. Shape and dtype checks are free.
-Plain (non-tensor) arguments are checked in :mod:`~torchrec_eval.pipeline.arguments`.
+One call of :func:`checked_inputs` validates a whole call of any input form before any form reads it: which
+form it is, every shape and dtype check of that form (free), and, with ``validate_args``, every value check
+(NaN, ranges, repeats), gathered in a :class:`Checks` so that all of them cost one host sync. The forms of
+:mod:`~torchrec_eval.pipeline.forms` then compute only. Plain (non-tensor) arguments are checked in
+:mod:`~torchrec_eval.pipeline.arguments`, a metric's own ``groups`` and ``sample_weight`` in
+:mod:`~torchrec_eval.metrics.arguments`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, overload
+from typing import NamedTuple, overload
 
 import torch
 from torch import Tensor
+
+from torchrec_eval.pipeline.forms import FORMS
+from torchrec_eval.pipeline.inputs import TIES, Inputs, Needs, Rules
 
 
 class Checks:
@@ -199,14 +205,225 @@ def check_groups_shape(groups: Tensor | None, rows: int) -> None:
         raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {describe(groups)}")
 
 
-def check_flat_shapes(
-    preds: Tensor,
-    target: Tensor | None,
-    indexes: Tensor,
-    mask: Tensor | None,
-    groups: Tensor | None,
+# The checks of each input form, entered once per call ---------------------------------------------------------
+
+#: the facts read in the checks' host sync (``{"-inf": any score is -inf}``); None: the values were not checked
+Notes = dict[str, bool]
+
+
+class CheckedInputs(NamedTuple):
+    """A call's input form, its tensors with integer ids as int64, and the :data:`Notes` of its checks."""
+
+    form: str
+    inputs: Inputs
+    notes: Notes | None
+
+
+def checked_inputs(inputs: Inputs, needs: Needs, rules: Rules) -> CheckedInputs:
+    """Validate one call of any input form in full, before any form reads it.
+
+    Every check names the argument and what it received; the value checks (``rules.validate_args``) cost one
+    host sync together, and run before any id is used as an index.
+
+    Args:
+        inputs: the tensors of the call (exactly one input form).
+        needs: what the members read (a bound on the gains, judgments, candidates: what a form cannot give).
+        rules: the tie order, ``validate_args`` and the duplicates rule.
+
+    Returns:
+        The form (``"dense"``, ``"ids"``, ``"ranked"`` or ``"flat"``), the inputs with integer ids as int64 and
+        ids [B, 0] as one padding column, and the notes of the value checks (None without them).
+
+    Raises:
+        ValueError: if no form or several forms are given, on any shape or dtype mismatch, and (with
+            ``validate_args``) on NaN/inf scores, negative relevance, ids out of range or repeated ids.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
+        >>> checked = checked_inputs(Inputs(preds=torch.tensor([[0.5, -float("inf")]]),
+        ...                                 target_ids=torch.tensor([[0]], dtype=torch.int32)), Needs(), Rules())
+        >>> checked.form, checked.inputs.target_ids.dtype, checked.notes
+        ('ids', torch.int64, {'-inf': True})
+    """
+    if rules.ties not in TIES:
+        raise ValueError(f"`ties` must be one of {TIES}, got {rules.ties!r}")
+    for name, value in inputs.given().items():
+        require_tensor(name, value)  # the forms' checks read their shapes and dtypes next
+    # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
+    target_ids, gains = one_column_at_least(as_long(inputs.target_ids), inputs.target_gains)
+    ids = {"target_ids": target_ids, "target_gains": gains, "ranked_ids": as_long(inputs.ranked_ids),
+           "exclude_ids": as_long(inputs.exclude_ids)}
+    if any(value is not getattr(inputs, name) for name, value in ids.items()):
+        inputs = inputs.replace(**ids)
+    form = form_of(inputs)
+    checks = Checks() if rules.validate_args else None
+    _FORM_CHECKS[form](inputs, needs, rules, checks)
+    if checks is None:
+        return CheckedInputs(form, inputs, None)
+    if needs.max_gain is not None:
+        for name in ("target", "target_gains"):
+            check_gain_bound(checks, name, getattr(inputs, name), needs.max_gain)
+    checks.run()
+    return CheckedInputs(form, inputs, checks.notes)
+
+
+def form_of(inputs: Inputs) -> str:
+    """Which input form a call uses: ``ranked_ids`` marks the ranked form, ``indexes`` the flat one, ``target_ids``
+    the ids form and ``target`` the dense one; a ValueError for no form or a mix (the flat form checks its own)."""
+    if inputs.ranked_ids is not None:
+        if inputs.preds is not None or inputs.target is not None or inputs.indexes is not None \
+                or inputs.target_ids is None:
+            raise ValueError(
+                f"The ranked form takes `ranked_ids` and `target_ids` only (no `preds`, `target`, "
+                f"`indexes`); expected one of the forms: {FORMS}"
+            )
+        return "ranked"
+    if inputs.preds is None:
+        raise ValueError(
+            f"No input form recognised (got neither `preds` nor `ranked_ids`); expected one of: {FORMS}"
+        )
+    if inputs.indexes is not None:
+        return "flat"
+    if (inputs.target is None) == (inputs.target_ids is None):
+        got = "both `target` and `target_ids`" if inputs.target is not None else "neither `target` nor `target_ids`"
+        raise ValueError(
+            f"Pass exactly one of `target` and `target_ids` with `preds` (got {got}); expected one of: {FORMS}"
+        )
+    return "ids" if inputs.target_ids is not None else "dense"
+
+
+def _check_scored(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> None:
+    """The scored forms: ``preds`` [B, N] real scores (``-inf``: not a candidate), a bool ``mask`` of its shape,
+    ``exclude_ids`` [B, E], one group per row, and a dense ``target`` [B, N] or ``target_ids`` [B, T]."""
+    preds = required("preds", inputs.preds, "scored")
+    require_float("preds", preds)
+    if preds.ndim != 2:
+        raise ValueError(f"`preds` must have shape [B, N] (one row of item scores per query), got {describe(preds)}")
+    require_nonempty("preds", preds)
+    check_groups_shape(inputs.groups, preds.shape[0])
+    if checks is not None:
+        check_scores(checks, "preds", preds)
+    if inputs.exclude_ids is not None:
+        require_ids("exclude_ids", inputs.exclude_ids, preds.shape[0])
+        if checks is not None:
+            check_id_range(checks, "exclude_ids", inputs.exclude_ids, preds.shape[1])
+    mask = inputs.mask
+    if mask is not None and (mask.dtype != torch.bool or mask.shape != preds.shape):
+        raise ValueError(
+            f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, got {describe(mask)}"
+        )
+    if inputs.target_ids is None:
+        _check_dense_target(preds, required("target", inputs.target, "dense"), inputs.target_gains, checks)
+    else:
+        check_target_ids(inputs.target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks,
+                         unjudged=needs.judged)
+
+
+def _check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | None, checks: Checks | None) -> None:
+    """The dense ``target``: the shape of ``preds``, real relevance >= 0, no ``target_gains``."""
+    if target_gains is not None:
+        raise ValueError(
+            "`target_gains` goes with `target_ids` (ids form); with a dense `target` the gains are the "
+            f"target values themselves. Got `target` of {describe(target)} and `target_gains` of "
+            f"{describe_any(target_gains)}"
+        )
+    if target.shape != preds.shape:
+        raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {describe(target)}")
+    if target.is_complex():
+        raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
+    if checks is not None:
+        check_target_values(checks, "target", target)
+
+
+def check_target_ids(
+    target_ids: Tensor,
+    target_gains: Tensor | None,
+    shape: tuple[int, int | None],
     checks: Checks | None,
+    unique: bool = True,
+    unjudged: bool = False,
 ) -> None:
+    """Check the ids form's targets against a batch of ``shape`` (rows, items; items None: any id >= 0); with
+    ``unjudged`` a gain of -1 (pooled, not judged) is taken."""
+    rows, num_items = shape
+    require_ids("target_ids", target_ids, rows)
+    if target_gains is not None:
+        if target_gains.shape != target_ids.shape or target_gains.is_complex():
+            raise ValueError(
+                f"`target_gains` must be real and of the shape of `target_ids` {tuple(target_ids.shape)}, "
+                f"got {describe(target_gains)}"
+            )
+    if checks is not None:
+        check_id_range(checks, "target_ids", target_ids, num_items)
+        if unique:
+            check_unique_ids(checks, "target_ids", target_ids)
+        if target_gains is not None:
+            check_target_values(checks, "target_gains", target_gains, unjudged)
+
+
+def _check_ranked(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> None:
+    """The ranked form: ``ranked_ids`` [B, L] (no repeat unless ``rules.duplicates="count"``), ``target_ids``
+    [B, T], ``exclude_ids`` [B, E], no ``mask``; and no member that needs scores."""
+    ranked_ids = required("ranked_ids", inputs.ranked_ids, "ranked")
+    if inputs.mask is not None:
+        raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`, got "
+                         f"`mask` of {describe_any(inputs.mask)}")
+    if needs.candidates:
+        raise ValueError(
+            "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
+            f"(dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
+        )
+    if needs.non_relevant:
+        raise ValueError(
+            "FallOut divides by each query's non-relevant candidates, which a ranked list does not know: pass "
+            f"`preds` (dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
+        )
+    check_groups_shape(inputs.groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
+    if ranked_ids.ndim != 2:
+        raise ValueError(
+            f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {describe(ranked_ids)}"
+        )
+    require_nonempty("ranked_ids", ranked_ids)
+    rows = ranked_ids.shape[0]
+    require_ids("ranked_ids", ranked_ids, rows)
+    repeats = rules.duplicates == "count"
+    if checks is not None:
+        check_id_range(checks, "ranked_ids", ranked_ids, None)
+        if not repeats:
+            check_unique_ids(checks, "ranked_ids", ranked_ids)
+    target_ids = required("target_ids", inputs.target_ids, "ranked")
+    check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats, unjudged=needs.judged)
+    if inputs.exclude_ids is not None:
+        require_ids("exclude_ids", inputs.exclude_ids, rows)
+        if checks is not None:
+            check_id_range(checks, "exclude_ids", inputs.exclude_ids, None)
+
+
+def _check_flat(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> None:
+    """The flat form: 1-D ``preds``, ``target``, ``indexes`` (and ``mask``, ``groups``) of one length; graded
+    relevance in ``target``, no ids."""
+    target, target_ids, target_gains = inputs.target, inputs.target_ids, inputs.target_gains
+    if target is None or target_ids is not None or target_gains is not None:
+        raise ValueError(
+            f"The flat form takes `preds`, `target` and `indexes` (graded relevance goes in `target`, "
+            f"not `target_gains`); expected one of: {FORMS}. Got `target` {describe_any(target)}, `target_ids` "
+            f"{describe_any(target_ids)}, `target_gains` {describe_any(target_gains)}"
+        )
+    if inputs.exclude_ids is not None:
+        raise ValueError("`exclude_ids` is not supported with the flat form; use a boolean `mask` [M], got "
+                         f"`exclude_ids` of {describe_any(inputs.exclude_ids)}")
+    preds, indexes = required("preds", inputs.preds, "flat"), required("indexes", inputs.indexes, "flat")
+    _check_flat_shapes(preds, target, indexes, inputs.mask, inputs.groups)
+    if target.is_complex():
+        raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
+    if checks is not None:
+        check_scores(checks, "preds", preds)
+        check_target_values(checks, "target", target)
+
+
+def _check_flat_shapes(preds: Tensor, target: Tensor, indexes: Tensor, mask: Tensor | None,
+                       groups: Tensor | None) -> None:
     require_float("preds", preds)
     require_nonempty("preds", preds)
     if preds.ndim != 1:
@@ -223,39 +440,6 @@ def check_flat_shapes(
         raise ValueError(f"`mask` must be a bool tensor, got {describe(mask)}")
 
 
-def require_groups(groups: Tensor | None, num_groups: int | None) -> None:
-    """``groups`` must be given exactly when the metric was built with ``num_groups``."""
-    if (groups is None) != (num_groups is None):
-        raise ValueError(
-            "`groups` must be given exactly when the metric was built with `num_groups` "
-            f"(num_groups={num_groups}, groups {'missing' if groups is None else 'given'})"
-        )
-
-
-def checked_groups(groups: Tensor, num_groups: int, device: torch.device, validate_args: bool) -> Tensor:
-    """``groups`` [B], integers in [0, num_groups) (checked with ``validate_args``), on ``device``."""
-    if groups.is_floating_point() or groups.dtype == torch.bool:
-        raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
-    if validate_args:
-        low, high = torch.aminmax(groups)
-        if bool((low < 0) | (high >= num_groups)):
-            raise ValueError(f"`groups` must lie in [0, {num_groups}), got values from {low.item()} to {high.item()}")
-    return groups.to(device)
-
-
-def checked_weights(weight: Any, rows: int, weighted: bool, device: torch.device, validate_args: bool) -> Tensor | None:
-    """The [B] float64 query weights on ``device`` (None: unweighted), for a batch of ``rows`` queries."""
-    if weight is None:
-        return None
-    if not weighted:
-        raise ValueError("`sample_weight` needs a metric built with `weighted=True`; got `sample_weight` of "
-                         f"{describe_any(weight)} for an unweighted metric")
-    if not isinstance(weight, Tensor) or weight.shape != (rows,) or weight.dtype == torch.bool or weight.is_complex():
-        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
-        raise ValueError(f"`sample_weight` must be a number tensor of shape [B] ({rows},), one weight per "
-                         f"query, got {shape}")
-    weight = weight.to(device=device, dtype=torch.float64)
-    if validate_args and weight.numel() and not bool((torch.isfinite(weight) & (weight >= 0)).all()):
-        raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
-                         f"to {weight.max().item()}")
-    return weight
+_FORM_CHECKS: dict[str, Callable[[Inputs, Needs, Rules, Checks | None], None]] = {
+    "dense": _check_scored, "ids": _check_scored, "ranked": _check_ranked, "flat": _check_flat,
+}

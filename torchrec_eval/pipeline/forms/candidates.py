@@ -1,5 +1,5 @@
-"""What every scored input form shares: the scores' checks, relevance from gains, the ranking depth, the candidate
-count; and which items of a scored batch are candidates: ``mask``, ``-inf`` scores and ``exclude_ids`` combined.
+"""What every scored input form shares: relevance from gains, the ranking depth, the candidate count; and which
+items of a scored batch are candidates: ``mask``, ``-inf`` scores and ``exclude_ids`` combined.
 
 A score of ``-inf`` marks an item that is not a candidate, exactly like ``mask`` False. Excluded ids stay ids
 (:class:`~torchrec_eval.pipeline.exclusion.Exclusions`) unless a dense mask is built anyway.
@@ -15,29 +15,9 @@ from torch import Tensor
 from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.tensor_cache import count_true, filled
-from torchrec_eval.pipeline.validation import (
-    Checks,
-    check_groups_shape,
-    check_id_range,
-    check_scores,
-    describe,
-    require_float,
-    require_ids,
-    require_nonempty,
-)
+from torchrec_eval.pipeline.validation import Notes
 
-# What every scored input form shares: the scores' checks, relevance from gains, the ranking depth, the
-# candidate count.
-
-def check_preds(preds: Tensor, groups: Tensor | None, checks: Checks | None) -> None:
-    """``preds``: [B, N] real scores (``-inf`` allowed: not a candidate), one group per row if grouped."""
-    require_float("preds", preds)
-    if preds.ndim != 2:
-        raise ValueError(f"`preds` must have shape [B, N] (one row of item scores per query), got {describe(preds)}")
-    require_nonempty("preds", preds)
-    check_groups_shape(groups, preds.shape[0])
-    if checks is not None:
-        check_scores(checks, "preds", preds)
+# What every scored input form shares: relevance from gains, the ranking depth, the candidate count.
 
 
 def is_relevant(values: Tensor, relevance_threshold: float | None) -> Tensor:
@@ -90,44 +70,33 @@ def candidate_items(
     preds: Tensor,
     mask: Tensor | None,
     exclusions: Exclusions | None,
-    checks: Checks | None,
+    notes: Notes | None,
     ids_top_k: bool,
     dense_mask: bool,
 ) -> CandidateItems:
-    """Which items are candidates (see :class:`CandidateItems`). Runs the checks so far.
+    """Which items are candidates (see :class:`CandidateItems`), with the ``notes`` of the checks (None: none ran).
 
     The ids form's top-k view reads -inf scores off its ranked list and its targets (no pass over
     [B, N]); other views mask them. Excluded ids stay ids unless a dense mask is built anyway (or
     ``dense_mask``: the full candidate view and averaged ties need one): it then holds both.
     """
     if ids_top_k:
-        if checks is not None:
-            checks.run()
-        return CandidateItems(None, exclusions, checks is None or checks.notes.get("-inf", False))
-    valid = _without_neg_inf(preds, _checked_mask(mask, preds), checks)
+        return CandidateItems(None, exclusions, notes is None or notes.get("-inf", False))
+    valid = _without_neg_inf(preds, mask, notes)
     if exclusions is not None and (valid is not None or dense_mask):
         keep = exclusions.keep_mask(preds.shape[1])
         valid, exclusions = (keep if valid is None else valid & keep), None
     return CandidateItems(valid, exclusions)
 
 
-def checked_exclusions(exclude_ids: Tensor, preds: Tensor, checks: Checks | None) -> Exclusions:
-    """The excluded ids, range-checked (the check runs with the others, before any use as an index)."""
-    require_ids("exclude_ids", exclude_ids, preds.shape[0])
-    if checks is not None:
-        check_id_range(checks, "exclude_ids", exclude_ids, preds.shape[1])
-    return Exclusions.from_ids(exclude_ids)
-
-
-def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: Checks | None) -> Tensor | None:
+def _without_neg_inf(preds: Tensor, valid: Tensor | None, notes: Notes | None) -> Tensor | None:
     """The candidate mask with items scored ``-inf`` left out: ``-inf`` means "not a candidate".
 
-    With validation the check's host sync already tells whether any score is ``-inf``; without it a
+    With validation the checks' host sync already told whether any score is ``-inf`` (``notes``); without it a
     CPU looks (a cheap reduction, no device to wait for) and an accelerator always builds the mask.
     """
-    if checks is not None:
-        checks.run()
-        present = checks.notes.get("-inf", False)
+    if notes is not None:
+        present = notes.get("-inf", False)
     elif host_reads_free(preds):
         present = preds.amin().item() == float("-inf")
     else:
@@ -136,11 +105,3 @@ def _without_neg_inf(preds: Tensor, valid: Tensor | None, checks: Checks | None)
         return valid
     finite = preds > float("-inf")
     return finite if valid is None else valid & finite
-
-
-def _checked_mask(mask: Tensor | None, preds: Tensor) -> Tensor | None:
-    if mask is not None and (mask.dtype != torch.bool or mask.shape != preds.shape):
-        raise ValueError(
-            f"`mask` must be a bool tensor of the shape of `preds` {tuple(preds.shape)}, got {describe(mask)}"
-        )
-    return mask

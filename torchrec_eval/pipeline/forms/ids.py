@@ -25,15 +25,7 @@ from torchrec_eval.pipeline.forms.candidates import (
 from torchrec_eval.pipeline.inputs import Needs, Rules
 from torchrec_eval.pipeline.tensor_cache import constant, count_true, filled, hit_dtype, positions
 from torchrec_eval.pipeline.topk import TopK, ranked_top
-from torchrec_eval.pipeline.validation import (
-    UNJUDGED_GAIN,
-    Checks,
-    check_id_range,
-    check_target_values,
-    check_unique_ids,
-    describe,
-    require_ids,
-)
+from torchrec_eval.pipeline.validation import UNJUDGED_GAIN
 
 
 def lookup(items: Tensor, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -167,32 +159,6 @@ def target_table(
         gains = torch.where(present, target_gains.to(torch.float64), 0.0)
         relevant = is_relevant(gains, relevance_threshold) & present
     return TargetTable(target_ids, gains, relevant, scores, relevance_threshold, judged=present)
-
-
-def check_target_ids(
-    target_ids: Tensor,
-    target_gains: Tensor | None,
-    shape: tuple[int, int | None],
-    checks: Checks | None,
-    unique: bool = True,
-    unjudged: bool = False,
-) -> None:
-    """Check the ids form's targets against a batch of ``shape`` (rows, items; items None: any id >= 0); with
-    ``unjudged`` a gain of -1 (pooled, not judged) is taken."""
-    rows, num_items = shape
-    require_ids("target_ids", target_ids, rows)
-    if target_gains is not None:
-        if target_gains.shape != target_ids.shape or target_gains.is_complex():
-            raise ValueError(
-                f"`target_gains` must be real and of the shape of `target_ids` {tuple(target_ids.shape)}, "
-                f"got {describe(target_gains)}"
-            )
-    if checks is not None:
-        check_id_range(checks, "target_ids", target_ids, num_items)
-        if unique:
-            check_unique_ids(checks, "target_ids", target_ids)
-        if target_gains is not None:
-            check_target_values(checks, "target_gains", target_gains, unjudged)
 
 
 def candidate_targets(target_ids: Tensor, items: CandidateItems, target_scores: Tensor | None = None) -> Tensor | None:

@@ -3,67 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import torch
+from torch import Tensor
 
 from torchrec_eval.pipeline.batch import Batch, RankedTargets
-from torchrec_eval.pipeline.forms.ids import check_target_ids, lookup, table_ranked, target_table
+from torchrec_eval.pipeline.forms.ids import lookup, table_ranked, target_table
 from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.tensor_cache import filled
-from torchrec_eval.pipeline.validation import (
-    Checks,
-    check_groups_shape,
-    check_id_range,
-    check_unique_ids,
-    describe,
-    describe_any,
-    require_ids,
-    require_nonempty,
-    required,
-)
+from torchrec_eval.pipeline.validation import Notes
 
 
-def ranked_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> Batch:
-    """The ranked form's batch: no scores, so no candidate view."""
-    ranked_ids = required("ranked_ids", inputs.ranked_ids, "ranked")
-    if inputs.mask is not None:
-        raise ValueError("`mask` needs scores over a candidate set; with `ranked_ids` use `exclude_ids`, got "
-                         f"`mask` of {describe_any(inputs.mask)}")
-    if needs.candidates:
-        raise ValueError(
-            "AUC, GAUC, MPR, FCP and CTR need a score for every candidate: pass `preds` "
-            f"(dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
-        )
-    if needs.non_relevant:
-        raise ValueError(
-            "FallOut divides by each query's non-relevant candidates, which a ranked list does not know: pass "
-            f"`preds` (dense, ids or flat form), not `ranked_ids` (got `ranked_ids` of {describe_any(ranked_ids)})"
-        )
-    check_groups_shape(inputs.groups, ranked_ids.shape[0] if ranked_ids.ndim else 0)
-    return Batch(ranked_form(inputs, needs, rules, checks), None, inputs.groups)
+def ranked_batch(inputs: Inputs, needs: Needs, rules: Rules, notes: Notes | None) -> Batch:
+    """The ranked form's batch, checked (:func:`~torchrec_eval.pipeline.validation.checked_inputs`): no scores, so
+    no candidate view."""
+    return Batch(ranked_form(inputs, needs, rules), None, inputs.groups)
 
 
-def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> RankedTargets:
+def ranked_form(inputs: Inputs, needs: Needs, rules: Rules) -> RankedTargets:
     """The ranked form's top-k view: the lists as given (padding moved to the end, excluded ids
     dropped), read through the target table; with ``rules.duplicates="count"``, ranx's counting of
     repeated ids."""
-    ranked_ids = required("ranked_ids", inputs.ranked_ids, "ranked")
-    target_ids = required("target_ids", inputs.target_ids, "ranked")
+    ranked_ids, target_ids = cast(Tensor, inputs.ranked_ids), cast(Tensor, inputs.target_ids)  # checked: given
     exclude_ids = inputs.exclude_ids
     repeats = rules.duplicates == "count"
-    if ranked_ids.ndim != 2:
-        raise ValueError(
-            f"`ranked_ids` must have shape [B, L] (one ranked list per query), got {describe(ranked_ids)}"
-        )
-    require_nonempty("ranked_ids", ranked_ids)
     rows = ranked_ids.shape[0]
-    require_ids("ranked_ids", ranked_ids, rows)
-    if checks is not None:
-        check_id_range(checks, "ranked_ids", ranked_ids, None)
-        if not repeats:
-            check_unique_ids(checks, "ranked_ids", ranked_ids)
-    check_target_ids(target_ids, inputs.target_gains, (rows, None), checks, unique=not repeats, unjudged=needs.judged)
     table = target_table(target_ids, inputs.target_gains, None, rules.relevance_threshold, unjudged=needs.judged)
     if repeats:  # as ranx: a ranked item takes the gain of its first relevant row (-2: matches no id, not
         # even the list's padding -1, which a lookup finds at the targets' padding of gain 0); it is judged
@@ -71,9 +37,6 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
         table = replace(table, ids=target_ids.masked_fill(~table.relevant, -2),
                         judged_ids=target_ids if needs.judged else None, repeats=True)
     if exclude_ids is not None:
-        require_ids("exclude_ids", exclude_ids, rows)
-        if checks is not None:
-            check_id_range(checks, "exclude_ids", exclude_ids, None)
         dropped, _, _ = lookup(ranked_ids, exclude_ids)
         ranked_ids = ranked_ids.masked_fill(dropped, -1)
         excluded_targets, _, _ = lookup(table.ids, exclude_ids)
@@ -84,8 +47,6 @@ def ranked_form(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | Non
                 excluded_targets, _, _ = lookup(table.judged_ids, exclude_ids)
             table = replace(table, judged=table.judged & ~excluded_targets,
                             pooled=None if table.pooled is None else table.pooled & ~excluded_targets)
-    if checks is not None:
-        checks.run()
     present = ranked_ids >= 0
     if host_reads_free(present) and bool(present.all()):  # no padding (the common case, free to ask on the CPU)
         num_candidates = filled((rows,), float(ranked_ids.shape[1]), ranked_ids.device)

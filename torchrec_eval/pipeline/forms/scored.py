@@ -4,7 +4,7 @@ form's top-k view can skip a [B, N] target."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import torch
 from torch import Tensor
@@ -15,46 +15,33 @@ from torchrec_eval.pipeline.exclusion import Exclusions
 from torchrec_eval.pipeline.forms.candidates import (
     CandidateItems,
     candidate_items,
-    check_preds,
-    checked_exclusions,
     count_candidates,
     is_relevant,
     ranking_depth,
 )
-from torchrec_eval.pipeline.forms.ids import candidate_targets, check_target_ids, ids_ranked, target_table
+from torchrec_eval.pipeline.forms.ids import candidate_targets, ids_ranked, target_table
 from torchrec_eval.pipeline.inputs import Inputs, Needs, Rules
 from torchrec_eval.pipeline.syncs import host_reads_free
 from torchrec_eval.pipeline.tensor_cache import count_true, hit_dtype, positions
 from torchrec_eval.pipeline.topk import ranked_top, top_scores
-from torchrec_eval.pipeline.validation import (
-    Checks,
-    check_target_values,
-    describe,
-    describe_any,
-    required,
-)
+from torchrec_eval.pipeline.validation import Notes
 
 GAIN_AWARE_TIES = ("pessimistic", "optimistic")  # these order equal scores by every candidate's gain
 
 
-def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, checks: Checks | None) -> Batch:
-    """The batch of a form with scores ``preds`` [B, N] and a dense ``target`` or ``target_ids``."""
-    preds, target_ids = required("preds", inputs.preds, "scored"), inputs.target_ids
-    check_preds(preds, inputs.groups, checks)
+def scored_batch(inputs: Inputs, needs: Needs, rules: Rules, notes: Notes | None) -> Batch:
+    """The batch of a form with scores ``preds`` [B, N] and a dense ``target`` or ``target_ids``, checked
+    (:func:`~torchrec_eval.pipeline.validation.checked_inputs`: its ``notes``, None where values were not)."""
+    preds, target_ids = cast(Tensor, inputs.preds), inputs.target_ids  # checked: a scored form has scores
     averaging = rules.averaging(needs)
-    exclusions = None if inputs.exclude_ids is None else checked_exclusions(inputs.exclude_ids, preds, checks)
+    exclusions = None if inputs.exclude_ids is None else Exclusions.from_ids(inputs.exclude_ids)
     ids_top_k = (target_ids is not None and inputs.mask is None and not (needs.candidates or averaging)
                  and rules.ties not in GAIN_AWARE_TIES and not needs.non_relevant)
-    items = candidate_items(preds, inputs.mask, exclusions, checks, ids_top_k, needs.candidates or averaging)
+    items = candidate_items(preds, inputs.mask, exclusions, notes, ids_top_k, needs.candidates or averaging)
     judgments = None  # the dense form judges (and pools) every candidate
     if target_ids is None:
-        target = required("target", inputs.target, "dense")
-        check_dense_target(preds, target, inputs.target_gains, checks)
+        target = cast(Tensor, inputs.target)  # checked: the dense form has a target
     else:
-        check_target_ids(target_ids, inputs.target_gains, (preds.shape[0], preds.shape[1]), checks,
-                         unjudged=needs.judged)
-        if checks is not None:  # before any read at the target ids (a mask's, the scores'): one id past N raises
-            checks.run()        # its ValueError, not an index error
         # the targets' own scores tell which are -inf (no mask says it), and rank them in a distinct list
         target_scores = preds.gather(1, target_ids.clamp(min=0)) if items.neg_inf else None
         valid_target = candidate_targets(target_ids, items, target_scores)
@@ -82,23 +69,6 @@ def _scattered_target(preds: Tensor, target_ids: Tensor, gains: Tensor) -> Tenso
 
 
 # The dense form: ``preds`` [B, N] scores and ``target`` [B, N] relevance, ranked once.
-
-def check_dense_target(preds: Tensor, target: Tensor, target_gains: Tensor | None, checks: Checks | None) -> None:
-    """The dense ``target``: the shape of ``preds``, real relevance >= 0, no ``target_gains``."""
-    if target_gains is not None:
-        raise ValueError(
-            "`target_gains` goes with `target_ids` (ids form); with a dense `target` the gains are the "
-            f"target values themselves. Got `target` of {describe(target)} and `target_gains` of "
-            f"{describe_any(target_gains)}"
-        )
-    if target.shape != preds.shape:
-        raise ValueError(f"`target` must have the shape of `preds` {tuple(preds.shape)}, got {describe(target)}")
-    if target.is_complex():
-        raise ValueError(f"`target` must be bool, integer or float relevance, got {describe(target)}")
-    if checks is not None:
-        check_target_values(checks, "target", target)
-        checks.run()
-
 
 class Judgments(NamedTuple):
     """The ids form's judgments scattered over the rows: ``judged`` [B, N] bool, its target ids; ``pooled`` [B, N]
