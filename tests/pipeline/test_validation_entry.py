@@ -1,5 +1,6 @@
 """Validation is entered once per call of an input form, before any form reads it, and its value checks cost one
-host sync (issue 52: the scored form entered ``pipeline/validation.py`` from three places and synced twice)."""
+host sync (issue 52: the scored form entered ``pipeline/validation.py`` from three places and synced twice; a
+metric's groups were checked in a sync of their own)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from typing import Any
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import torchrec_eval as tre
 from torchrec_eval.pipeline import validation
-from torchrec_eval.pipeline.validation import Checks
+from torchrec_eval.syncs import simulate_accelerator
 
 FORMS_DIR = Path(validation.__file__).parent / "forms"
 
@@ -28,31 +30,43 @@ def _forms(rows: int = 4, items: int = 12) -> dict[str, dict[str, torch.Tensor]]
             "ranked": {"ranked_ids": preds.argsort(1, descending=True), "target_ids": target_ids}}
 
 
-def _traced_update(metric: Any, inputs: dict[str, torch.Tensor]) -> tuple[list[str], int]:
-    """The functions of ``pipeline/validation.py`` called from another file during one update, and how many runs of
-    the value checks read flags on the host."""
-    entries: list[str] = []
-    syncs = 0
-    run = Checks.run
+class _HostReads(TorchDispatchMode):
+    """Counts the scalar reads of tensor data on the host (each a sync on an accelerator); ``tolist`` is counted by
+    the caller (it does not dispatch)."""
 
-    def counted_run(checks: Checks) -> None:
-        nonlocal syncs
-        syncs += bool(checks._flags)
-        run(checks)
+    reads = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func in (torch.ops.aten._local_scalar_dense.default, torch.ops.aten.is_nonzero.default):
+            self.reads += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _traced_update(metric: Any, inputs: dict[str, torch.Tensor]) -> tuple[list[str], int]:
+    """The functions of ``pipeline/validation.py`` called from another file during one update, and how many host
+    reads (syncs on an accelerator) it makes on the accelerator path."""
+    entries: list[str] = []
+    tolist = torch.Tensor.tolist
+    counter = _HostReads()
+
+    def counted_tolist(tensor: torch.Tensor) -> Any:
+        counter.reads += 1
+        return tolist(tensor)
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call" and frame.f_code.co_filename == validation.__file__ and frame.f_back is not None \
                 and frame.f_back.f_code.co_filename not in (validation.__file__, __file__):
             entries.append(frame.f_code.co_name)
 
-    Checks.run = counted_run  # type: ignore[method-assign]
+    torch.Tensor.tolist = counted_tolist  # type: ignore[method-assign]
     sys.setprofile(profile)
     try:
-        metric.update(**inputs)
+        with simulate_accelerator(), counter:
+            metric.update(**inputs)
     finally:
         sys.setprofile(None)
-        Checks.run = run  # type: ignore[method-assign]
-    return entries, syncs
+        torch.Tensor.tolist = tolist  # type: ignore[method-assign]
+    return entries, counter.reads
 
 
 @pytest.mark.parametrize("form", ["dense", "ids", "ranked"])
@@ -63,6 +77,18 @@ def test_an_update_enters_validation_once_and_syncs_its_checks_once(form: str) -
     entries, syncs = _traced_update(suite, inputs)
     assert entries == ["checked_inputs"]
     assert syncs == 1
+
+
+@pytest.mark.parametrize("form", ["dense", "ids", "ranked"])
+def test_the_groups_values_are_checked_in_the_same_sync(form: str) -> None:
+    suite = tre.RankingMetrics(["ndcg@10", "recall@5"], num_groups=3)
+    inputs = {**_forms()[form], "groups": torch.tensor([0, 2, 1, 2])}
+    _, syncs = _traced_update(suite, inputs)
+    assert syncs == 1
+    before = suite.stats.clone()
+    with pytest.raises(ValueError, match=r"`groups` must lie in \[0, 3\), got values from 0 to 3"):
+        suite.update(**{**inputs, "groups": torch.tensor([0, 3, 1, 2])})
+    assert torch.equal(suite.stats, before)
 
 
 @pytest.mark.parametrize("form", ["dense", "ids", "ranked"])

@@ -18,7 +18,7 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import EmptyTargetAction
 from torchrec_eval.metrics.lifecycle import TorchmetricsArguments
 from torchrec_eval.pipeline.inputs import Ties
-from torchrec_eval.pipeline.validation import describe_any
+from torchrec_eval.pipeline.validation import Checks, check_group_values, describe_any
 from torchrec_eval.ranking.registry import EmptyListAction, EmptyMean
 
 __all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights",
@@ -79,12 +79,10 @@ def checked_groups(groups: Tensor | None, num_groups: int | None, device: torch.
     require_groups(groups, num_groups)
     if groups is None or num_groups is None:
         return None
-    if groups.is_floating_point() or groups.dtype == torch.bool:
-        raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
-    if validate_args:
-        low, high = torch.aminmax(groups)
-        if bool((low < 0) | (high >= num_groups)):
-            raise ValueError(f"`groups` must lie in [0, {num_groups}), got values from {low.item()} to {high.item()}")
+    checks = Checks() if validate_args else None
+    check_group_values(checks, groups, num_groups)
+    if checks is not None:
+        checks.run()
     return groups.to(device)
 
 

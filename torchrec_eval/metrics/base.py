@@ -174,18 +174,22 @@ class MemberMetric(StatefulMetric):
     # the update path --------------------------------------------------------------------------------
     def batch(self, preds: Tensor | None = None, target: Tensor | None = None, *, groups: Tensor | None = None,
               **inputs: Tensor | None) -> Batch:
-        """Validate and rank one batch once for every member, with this metric's settings and groups."""
+        """Validate and rank one batch once for every member, with this metric's settings and groups (their values
+        checked with the batch's, in its one host sync)."""
+        require_groups(groups, self.num_groups)
         inputs = {**inputs, "preds": preds, "target": target, "groups": groups}
         batch = prepare_batch(Inputs.of(inputs), self._needs, self._rules())
-        batch.groups = self._checked_groups(batch.groups)
+        if batch.groups is not None:
+            batch.groups = batch.groups.to(self.device)
         return batch
 
     def _rules(self) -> Rules:
         """How this metric reads a batch (after :meth:`_inputs`)."""
-        return Rules(self.ties, self._ranking_threshold(), self.validate_args, self.duplicates)
+        return Rules(self.ties, self._ranking_threshold(), self.validate_args, self.duplicates, self.num_groups)
 
     def _checked_groups(self, groups: Tensor | None) -> Tensor | None:
-        """``groups`` given exactly when the metric has ``num_groups``, integers in range, on its device."""
+        """``groups`` given exactly when the metric has ``num_groups``, integers in range, on its device (for the
+        batches that are not prepared from an input form: a catalogue's, two rankings' overlap)."""
         return checked_groups(groups, self.num_groups, self.device, self.validate_args)
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:

@@ -200,6 +200,16 @@ def _first_duplicate(ordered: Tensor) -> str:
     return f"row {row} has id {int(ordered[row, col + 1])} twice"
 
 
+def check_group_values(checks: Checks | None, groups: Tensor, num_groups: int) -> None:
+    """``groups``: integers (always), in [0, num_groups) (a value check)."""
+    if groups.is_floating_point() or groups.dtype == torch.bool or groups.is_complex():
+        raise ValueError(f"`groups` must be an integer tensor, got dtype {groups.dtype}")
+    if checks is not None and groups.numel():
+        low, high = torch.aminmax(groups)
+        checks.add((low < 0) | (high >= num_groups),
+                   lambda: f"`groups` must lie in [0, {num_groups}), got values from {low.item()} to {high.item()}")
+
+
 def check_groups_shape(groups: Tensor | None, rows: int) -> None:
     if groups is not None and (groups.ndim != 1 or groups.shape[0] != rows):
         raise ValueError(f"`groups` must have shape [{rows}] (one group per query), got {describe(groups)}")
@@ -259,6 +269,8 @@ def checked_inputs(inputs: Inputs, needs: Needs, rules: Rules) -> CheckedInputs:
     form = form_of(inputs)
     checks = Checks() if rules.validate_args else None
     _FORM_CHECKS[form](inputs, needs, rules, checks)
+    if inputs.groups is not None and rules.num_groups is not None:
+        check_group_values(checks, inputs.groups, rules.num_groups)
     if checks is None:
         return CheckedInputs(form, inputs, None)
     if needs.max_gain is not None:
