@@ -28,14 +28,18 @@ suite = tre.RankingMetrics(["ndcg@10", "recall@10"])
 chain = [c.__name__ for c in type(suite).__mro__]
 preds, target = torch.rand(8, 50), torch.rand(8, 50) > 0.8
 suite.update(preds, target)  # warm: lazy imports and caches
-files = set()
+files, entries = set(), []
 def profile(frame, event, arg):
-    if event == "call" and "torchrec_eval" in frame.f_code.co_filename:
-        files.add(frame.f_code.co_filename.split("torchrec_eval", 1)[1])
+    name = frame.f_code.co_filename
+    if event == "call" and "torchrec_eval" in name:
+        files.add(name.split("torchrec_eval", 1)[1])
+        caller = frame.f_back.f_code.co_filename if frame.f_back else ""
+        if name.endswith("pipeline/validation.py") and not caller.endswith("pipeline/validation.py"):
+            entries.append(frame.f_code.co_name)  # entered from another file
 sys.setprofile(profile)
 suite.update(preds, target)
 sys.setprofile(None)
-print(json.dumps({"between": chain[1:chain.index("Metric")], "files": sorted(files)}))
+print(json.dumps({"between": chain[1:chain.index("Metric")], "files": sorted(files), "entries": entries}))
 """
 
 
@@ -55,6 +59,7 @@ def house(root: Path) -> dict[str, object]:
         "modules no layer names": unplaced,
         "classes between RankingMetrics and Metric": f"{len(traced['between'])} ({', '.join(traced['between'])})",
         "files one update of a 2-metric suite runs": len(traced["files"]),
+        "calls into pipeline/validation.py from other files in that update": len(traced["entries"]),
         "largest parameter count in pipeline/": layers.parameter_counts("pipeline", root)[0],
     }
 
