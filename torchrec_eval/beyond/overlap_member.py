@@ -108,10 +108,11 @@ class OverlapMember(Member):
             raise ValueError(f"{self.family} compares two lists of item ids, with no relevance to order equal scores "
                              f"by: `ties` must be one of {OVERLAP_TIES}, got {ties!r}")
 
-    def rules(self, ties: str, validate_args: bool) -> Rules:
-        """How each side is ranked: the tie order, the checks, an id repeated in a list refused."""
+    def rules(self, ties: str, validate_args: bool, num_groups: int | None = None) -> Rules:
+        """How each side is ranked: the tie order, the checks (of the groups too, with ``num_groups``), an id
+        repeated in a list refused."""
         self.check_ties(ties)
-        return Rules(ties, None, validate_args, "error")
+        return Rules(ties, None, validate_args, "error", num_groups)
 
     def values(self, own: Tensor, reference: Tensor) -> tuple[Tensor, Tensor]:
         """Per-query values [B, Q] float64 (0 where not counted) and whether each counts [B, Q], from the two

@@ -18,11 +18,10 @@ from torchrec_eval.members.interface import Member
 from torchrec_eval.members.steps import EmptyTargetAction
 from torchrec_eval.metrics.lifecycle import TorchmetricsArguments
 from torchrec_eval.pipeline.inputs import Ties
-from torchrec_eval.pipeline.validation import Checks, check_group_values, describe_any
+from torchrec_eval.pipeline.validation import Checks, check_group_values, describe_any, require_groups
 from torchrec_eval.ranking.registry import EmptyListAction, EmptyMean
 
-__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights",
-           "require_groups"]
+__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights"]
 
 
 class MetricArguments(TorchmetricsArguments, total=False):
@@ -61,15 +60,6 @@ def refuse_flat_weights(sample_weight: Any) -> None:
         raise ValueError("`sample_weight` weighs whole queries: pass it with the dense, ids or ranked form "
                          "(one row per query), not with the flat form (`indexes`); got `sample_weight` of "
                          f"{describe_any(sample_weight)}")
-
-
-def require_groups(groups: Tensor | None, num_groups: int | None) -> None:
-    """``groups`` must be given exactly when the metric was built with ``num_groups``."""
-    if (groups is None) != (num_groups is None):
-        raise ValueError(
-            "`groups` must be given exactly when the metric was built with `num_groups` "
-            f"(num_groups={num_groups}, groups {'missing' if groups is None else 'given'})"
-        )
 
 
 def checked_groups(groups: Tensor | None, num_groups: int | None, device: torch.device,

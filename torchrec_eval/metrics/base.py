@@ -31,7 +31,6 @@ from torchrec_eval.metrics.arguments import (
     checked_groups,
     checked_weights,
     refuse_flat_weights,
-    require_groups,
 )
 from torchrec_eval.metrics.compiled import compile_update, compiled_step, give_up_compiling
 from torchrec_eval.metrics.configuration import (
@@ -176,7 +175,6 @@ class MemberMetric(StatefulMetric):
               **inputs: Tensor | None) -> Batch:
         """Validate and rank one batch once for every member, with this metric's settings and groups (their values
         checked with the batch's, in its one host sync)."""
-        require_groups(groups, self.num_groups)
         inputs = {**inputs, "preds": preds, "target": target, "groups": groups}
         batch = prepare_batch(Inputs.of(inputs), self._needs, self._rules())
         if batch.groups is not None:
@@ -237,7 +235,6 @@ class MemberMetric(StatefulMetric):
     def _check_flat(self, inputs: dict[str, Any]) -> None:
         """The checks of a whole flat-form call (before the stream holds any of its rows back)."""
         refuse_flat_weights(inputs.get("sample_weight"))
-        require_groups(inputs.get("groups"), self.num_groups)
         form_inputs = {name: value for name, value in self._inputs(inputs).items() if name in INPUT_NAMES}
         checked_inputs(Inputs.of(form_inputs), self._needs, self._rules())
 

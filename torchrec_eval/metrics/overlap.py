@@ -18,7 +18,7 @@ from torch import Tensor
 from torchrec_eval.beyond.overlap_inputs import OverlapInputs, ranked_pair
 from torchrec_eval.beyond.overlap_member import OverlapMember, RBOVariant
 from torchrec_eval.catalogue import CatalogueBatch
-from torchrec_eval.metrics.arguments import MetricArguments, require_groups
+from torchrec_eval.metrics.arguments import MetricArguments
 from torchrec_eval.metrics.base import MemberMetric
 from torchrec_eval.metrics.lifecycle import keywords_checked
 from torchrec_eval.metrics.per_query import per_query
@@ -82,11 +82,10 @@ class _Overlap(MemberMetric):
     ) -> Batch:
         """Both sides of one batch, checked and ranked: the model's top-k view, and the reference's list in
         ``extras["reference_ids"]``."""
-        require_groups(groups, self.num_groups)
-        own, reference = ranked_pair(
-            preds=preds, reference_preds=reference_preds, **inputs, groups=groups, depth=self.member.depth,
-            reference_depth=self.member.reference_depth, rules=self.member.rules(self.ties, self.validate_args))
-        return Batch(own, None, self._checked_groups(groups), extras={"reference_ids": reference})
+        rules = self.member.rules(self.ties, self.validate_args, self.num_groups)  # the groups checked with each side
+        own, reference = ranked_pair(preds=preds, reference_preds=reference_preds, **inputs, groups=groups,
+                                     depth=self.member.depth, reference_depth=self.member.reference_depth, rules=rules)
+        return Batch(own, None, None if groups is None else groups.to(self.device), extras={"reference_ids": reference})
 
     def catalogue(self, num_items: int, **arguments: Any) -> CatalogueBatch:
         """Not for an overlap metric: a catalogue stream scores one model's chunks."""

@@ -159,8 +159,8 @@ class Rules:
         validate_args: check values (each check that needs a host sync).
         duplicates: ``"error"`` for an id repeated in a row of the ranked form, or ``"count"``: ranx's
             arrays (a repeated ranked id is a hit at each rank, a repeated target counts in R).
-        num_groups: the metric's number of groups: ``groups`` are then integers in [0, num_groups), checked with
-            the other values (None: a caller without groups, or one that checks them itself).
+        num_groups: the metric's number of groups: ``groups`` are then given, integers in [0, num_groups), checked
+            with the other values; None: no ``groups``.
     """
 
     ties: str = "index"

@@ -200,6 +200,15 @@ def _first_duplicate(ordered: Tensor) -> str:
     return f"row {row} has id {int(ordered[row, col + 1])} twice"
 
 
+def require_groups(groups: Tensor | None, num_groups: int | None) -> None:
+    """``groups`` must be given exactly when the metric was built with ``num_groups``."""
+    if (groups is None) != (num_groups is None):
+        raise ValueError(
+            "`groups` must be given exactly when the metric was built with `num_groups` "
+            f"(num_groups={num_groups}, groups {'missing' if groups is None else 'given'})"
+        )
+
+
 def check_group_values(checks: Checks | None, groups: Tensor, num_groups: int) -> None:
     """``groups``: integers (always), in [0, num_groups) (a value check)."""
     if groups.is_floating_point() or groups.dtype == torch.bool or groups.is_complex():
@@ -260,6 +269,7 @@ def checked_inputs(inputs: Inputs, needs: Needs, rules: Rules) -> CheckedInputs:
         raise ValueError(f"`ties` must be one of {TIES}, got {rules.ties!r}")
     for name, value in inputs.given().items():
         require_tensor(name, value)  # the forms' checks read their shapes and dtypes next
+    require_groups(inputs.groups, rules.num_groups)
     # ids of any integer dtype are used as int64 indices (uint8 / int16 ids index like any others)
     target_ids, gains = one_column_at_least(as_long(inputs.target_ids), inputs.target_gains)
     ids = {"target_ids": target_ids, "target_gains": gains, "ranked_ids": as_long(inputs.ranked_ids),
@@ -269,7 +279,7 @@ def checked_inputs(inputs: Inputs, needs: Needs, rules: Rules) -> CheckedInputs:
     form = form_of(inputs)
     checks = Checks() if rules.validate_args else None
     _FORM_CHECKS[form](inputs, needs, rules, checks)
-    if inputs.groups is not None and rules.num_groups is not None:
+    if inputs.groups is not None and rules.num_groups is not None:  # (given together: require_groups)
         check_group_values(checks, inputs.groups, rules.num_groups)
     if checks is None:
         return CheckedInputs(form, inputs, None)
