@@ -9,6 +9,11 @@ peak memory growth of the same case run again (``bench_peers.peak_memory``), bey
 scores. The ratio column is the case's time over the n = 10^3 case of the same estimator and m: a cost
 that does not grow with n reads about 1x down each column.
 Goals (issue 54): at most 50 ms and 50 MB for m = 1000 at any n, EM included, on a 2-core VM.
+
+The second table is the bias-variance correction with a catalogue size per query (``num_items=None``): 256
+queries whose sizes are all different, log-uniform in [n / 10, n]; the first update builds the interpolation
+panels of those sizes (:mod:`torchrec_eval.sampled.size_corrections`), a second batch of other sizes in the same
+range reuses them.
 """
 
 from __future__ import annotations
@@ -54,6 +59,37 @@ def life(n: int, m: int, estimator: str, scores: torch.Tensor, target: torch.Ten
     return metric
 
 
+def sizes_per_query(n: int, m: int, seed: int) -> torch.Tensor:
+    """256 catalogue sizes, log-uniform in [max(n / 10, m + 1), n]: every query its own."""
+    gen = torch.Generator().manual_seed(seed)
+    low = max(n / 10, m + 1)
+    return torch.exp(torch.empty(256, dtype=torch.float64).uniform_(float(torch.tensor(low).log()),
+                                                                    float(torch.tensor(float(n)).log()),
+                                                                    generator=gen)).long()
+
+
+def size_per_query_rows(sizes: list[int], m: int, scores: torch.Tensor, target: torch.Tensor) -> list[tuple[str, ...]]:
+    """(range, m, first update + compute, a second batch of other sizes, peak) of the per-query-size correction."""
+    rows = []
+    for n in sizes:
+        if n < 10 * (m + 1):
+            continue
+        metric = tre.SampledMetrics(KEYS, num_items=None, num_negatives=m)
+
+        def first() -> None:
+            metric.update(scores, target, num_items=sizes_per_query(n, m, 0))  # noqa: B023
+            metric.compute()  # noqa: B023
+
+        fit = timed(first)
+        again = timed(lambda: (metric.update(scores, target, num_items=sizes_per_query(n, m, 1)),  # noqa: B023
+                               metric.compute()))  # noqa: B023
+        peak = peak_memory(lambda: tre.SampledMetrics(KEYS, num_items=None, num_negatives=m).update(  # noqa: B023
+            scores, target, num_items=sizes_per_query(n, m, 0)))  # noqa: B023
+        memory = "n/a" if peak is None else f"{peak / 2**20:.1f} MiB"
+        rows.append((f"{max(n // 10, m + 1):.0e}..{n:.0e}", str(m), f"{fit:.1f} ms", f"{again:.1f} ms", memory))
+    return rows
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
@@ -94,6 +130,10 @@ def main(argv: list[str] | None = None) -> str:
                              f"{boot:.1f} ms", memory))
     report = _table(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads", rows,
                     ("n", "m", "estimator", "fit", "vs smallest n", "bootstrap", "peak"))
+    if "bias_variance" in args.estimators:
+        per_query = [row for m in negatives for row in size_per_query_rows(sizes, m, *_data(m))]
+        report += "\n\n" + _table("bias_variance with a catalogue size per query (256 different sizes a batch)",
+                                   per_query, ("sizes", "m", "first batch", "second batch", "peak"))
     print(report)
     return report
 

@@ -13,8 +13,9 @@ estimator (:mod:`~torchrec_eval.sampled.estimators`): a linear one is ``histogra
 fits the distribution of true ranks to the histogram first.
 
 Where one :math:`P(s \mid r)` does not hold for every query (a catalogue size per query, or negatives drawn
-by popularity) the rank estimate is taken per query (:mod:`~torchrec_eval.sampled.rank_estimates`) and the
-state ``sampled_estimates`` [G, 2K] keeps the sums of its values and of their squares.
+by popularity) each query takes its own value: the rank estimate (:mod:`~torchrec_eval.sampled.rank_estimates`),
+or, for a size per query, the bias-variance correction of its size (:mod:`~torchrec_eval.sampled.size_corrections`);
+the state ``sampled_estimates`` [G, 2K] keeps the sums of the values and of their squares.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from torchrec_eval.sampled.bootstrap import resampled_histograms
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_estimates import popularity_values, uniform_values
 from torchrec_eval.sampled.rank_metrics import FAMILIES
+from torchrec_eval.sampled.size_corrections import SizeCorrections
 from torchrec_eval.sampled.transitions import check_sampling
 
 __all__ = ["ESTIMATORS", "Estimator", "SampledMember", "Sampling"]
@@ -82,12 +84,16 @@ class SampledMember(Member):
         if sampling not in get_args(Sampling):
             raise ValueError(f"`sampling` must be one of {get_args(Sampling)}, got {sampling!r}")
         self.sampling = sampling
-        # one P(s | r) for all queries is what the histogram's estimators need; else the rank estimate per query
+        # one P(s | r) for all queries is what the histogram's estimators need; else a value per query: the rank
+        # estimate, or the bias-variance correction of the query's own catalogue size
         self.per_query_ranks = (num_items is None or sampling == "popularity") and estimator != "naive"
-        if self.per_query_ranks and estimator != "rank_estimate":
-            raise ValueError(f"`estimator`: with a catalogue size per query or popularity-sampled negatives, only "
-                             f"'naive' and 'rank_estimate' apply (the corrections and EM need one P(s | r) for every "
-                             f"query), got {estimator!r}")
+        served = ("rank_estimate",) if sampling == "popularity" else ("rank_estimate", "bias_variance")
+        if self.per_query_ranks and estimator not in served:
+            setting = "popularity-sampled negatives" if sampling == "popularity" else "a catalogue size per query"
+            raise ValueError(
+                f"`estimator`: with {setting}, only {['naive', *served]} apply (EM and the constrained correction "
+                "need one P(s | r) for every query; popularity draws make P(s | r) depend on which items rank above: "
+                f"docs/sampled.md), got {estimator!r}")
         if (num_items is None or sampling == "popularity") and (audit or not replacement):
             raise ValueError("`audit` and `replacement=False` need one catalogue size and uniform draws (num_items "
                              f"an int, sampling='uniform'), got audit={audit!r}, replacement={replacement!r}")
@@ -107,10 +113,12 @@ class SampledMember(Member):
         self.keys = self.metric_keys + (audit_keys(self.metric_keys) if audit else [])
         self.query_keys = [] if estimator == "em" else list(self.metric_keys)  # EM fits the whole histogram
         self.values = self._values()  # [P, m + 1]: each key's value at each sampled rank (linear estimators)
+        self.size_corrections = SizeCorrections(self.requests, self.num_negatives, gamma, replacement) \
+            if self.per_query_ranks and estimator == "bias_variance" else None
 
     def _values(self) -> Tensor:
         n, m = self.num_items or self.num_negatives + 1, self.num_negatives
-        if self.estimator == "bias_variance":
+        if self.estimator == "bias_variance" and not self.per_query_ranks:
             return estimators.bias_variance_rows(self.requests, n, m, self.gamma, self.replacement)
         if self.estimator == "constrained":
             return constrained_rows(self.requests, n, m, self.gamma, self.replacement)
@@ -166,7 +174,9 @@ class SampledMember(Member):
         return apply
 
     def _rank_estimates(self, items: ranks.HeldOut, low: Tensor, spread: Tensor, batch: Batch, metric: Any) -> Tensor:
-        """[B, K] each query's value at its own rank estimate (:mod:`~torchrec_eval.sampled.rank_estimates`)."""
+        """[B, K] each query's value: at its own rank estimate (:mod:`~torchrec_eval.sampled.rank_estimates`), or
+        its sampled rank's bias-variance value for its own catalogue size
+        (:mod:`~torchrec_eval.sampled.size_corrections`)."""
         extras, m, rows = batch.extras or {}, self.num_negatives, low.shape[0]
         if self.num_items is None:
             sizes = _given(extras, "num_items", (rows,), integer=True)
@@ -175,6 +185,8 @@ class SampledMember(Member):
                                  f"other items of its catalogue), got {sizes.tolist()}")
         else:
             sizes = torch.full((rows,), self.num_items, device=low.device)
+        if self.size_corrections is not None:  # K&R's correction of each query's size
+            return self.size_corrections.values(ranks.rank_mass(low, spread, items.share, m), sizes)
         if self.sampling == "uniform":
             return uniform_values(self.requests, ranks.rank_mass(low, spread, items.share, m), sizes, m)
         probabilities = _given(extras, "negative_probabilities", tuple(items.scores.shape), integer=False)
@@ -255,8 +267,9 @@ class SampledMember(Member):
         ``level`` from ``replicates`` multinomial redraws of each group's histogram
         (:mod:`~torchrec_eval.sampled.bootstrap`); NaN for a group without queries."""
         if self.per_query_ranks:
-            raise ValueError("`bootstrap_interval`: per-query rank estimates are no function of the sampled rank "
-                             "alone, so the histogram cannot be redrawn; confidence_interval(metric) holds for them; "
+            raise ValueError("`bootstrap_interval`: per-query values (rank estimates, or the corrections of each "
+                             "query's own size) are no function of the sampled rank alone, so the histogram cannot be "
+                             "redrawn; confidence_interval(metric) holds for them; "
                              f"got num_items={self.num_items!r}, sampling={self.sampling!r}")
         histogram, values = metric.sampled_ranks.clone(), metric.sampled_values
         estimate = self.estimate(histogram, values)

@@ -1,0 +1,158 @@
+r"""K&R's bias-variance correction where each query has its own catalogue size n_q (uniform draws).
+
+The correction :math:`c^{(n)}` [P, m + 1] (:func:`~torchrec_eval.sampled.estimators.bias_variance_rows`) is
+worked out for one n; a query of size n_q and sampled rank s scores :math:`c^{(n_q)}_s`, and the estimate is the
+mean of those values over the queries, as for one n (the same K&R objective, query by query). It is a linear
+estimator, so each query's value is kept in the sums of the per-query values and their squares.
+
+A batch's sizes can all differ (the items a user has not interacted with), and one construction per size would
+cost a few milliseconds each. So :math:`c^{(n)}` is read off a polynomial in :math:`x = 1/n`, smooth in x away
+from n ~ m, on the dyadic panel :math:`[2^j, 2^{j+1})` that holds n: the exact rows at 17 sizes of the panel
+(Chebyshev's nodes in x, rounded to whole sizes), barycentric interpolation between them. Each panel checks itself
+when it is built, against the exact rows at two sizes between its nodes: where either differs by more than 1e-11
+of the rows' largest value, it splits in two, down to panels of 64 sizes, whose sizes take their own exact rows.
+The tests hold sizes from 10^2 to 10^9 to 1e-9 of their exact rows. Panels and exact rows are cached for the
+metric's life (at most 64 panels of 17 rows of [P, m + 1], and 4,096 exact rows, a bounded memory).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from torchrec_eval.sampled.estimators import bias_variance_rows
+
+__all__ = ["SizeCorrections"]
+
+_NODES = 17  # per panel
+_SMALLEST_PANEL = 64  # sizes; a panel this narrow gives each of its sizes its own exact rows
+_TOLERANCE = 1e-11  # of the rows' largest value, at the panel's check
+_MAX_EXACT = 4096  # cached exact rows
+
+
+class SizeCorrections:
+    """The bias-variance rows :math:`c^{(n)}` [P, m + 1] of every catalogue size n of a batch (see the module).
+
+    Args:
+        requests: (family, k) pairs, as :func:`~torchrec_eval.sampled.estimators.bias_variance_rows` takes them.
+        num_negatives: m.
+        gamma: the weight of the variance in K&R's objective.
+        replacement: whether the negatives are drawn with replacement.
+
+    Example:
+        >>> import torch
+        >>> from torchrec_eval.sampled.estimators import bias_variance_rows
+        >>> corrections = SizeCorrections([("recall", 10)], num_negatives=20, gamma=0.01)
+        >>> mass = torch.zeros(2, 21, dtype=torch.float64)
+        >>> mass[:, 0] = 1  # both held-out items first among their negatives
+        >>> values = corrections.values(mass, torch.tensor([500, 123_456]))
+        >>> exact = bias_variance_rows([("recall", 10)], 123_456, 20, 0.01)[0, 0]
+        >>> bool(torch.isclose(values[1, 0], exact, rtol=1e-9, atol=0))
+        True
+    """
+
+    def __init__(self, requests: Sequence[tuple[str, int | None]], num_negatives: int, gamma: float,
+                 replacement: bool = True) -> None:
+        self.requests, self.num_negatives, self.gamma, self.replacement = list(requests), num_negatives, gamma, \
+            replacement
+        self._exact: dict[int, Tensor] = {}
+        self._panels: dict[tuple[int, int], _Fit | str] = {}  # a fit, _SPLIT or _EXACT
+
+    def values(self, mass: Tensor, sizes: Tensor) -> Tensor:
+        """[B, P] each query's corrected value: its distribution of sampled ranks ``mass`` [B, m + 1] (a 1, or a
+        tie's spread) times the rows of its size ``sizes`` [B] (read on the host: one sync)."""
+        out = torch.zeros(mass.shape[0], len(self.requests), dtype=torch.float64, device=mass.device)
+        by_size: dict[int, list[int]] = {}
+        for row, size in enumerate(sizes.tolist()):
+            by_size.setdefault(int(size), []).append(row)
+        by_panel: dict[tuple[int, int], list[int]] = {}
+        for size in by_size:
+            by_panel.setdefault(self._panel_of(size), []).append(size)
+        for panel, panel_sizes in by_panel.items():
+            fit = self._panels[panel]
+            if isinstance(fit, str):  # a narrow panel: each size its own exact rows
+                for size in panel_sizes:
+                    at = torch.tensor(by_size[size], device=mass.device)
+                    out[at] = mass[at] @ self._rows(size).to(mass.device).T
+                continue
+            rows = torch.tensor([row for size in panel_sizes for row in by_size[size]], device=mass.device)
+            x = torch.tensor([1.0 / size for size in panel_sizes for _ in by_size[size]], dtype=torch.float64)
+            weights = fit.weights_at(x).to(mass.device)  # [b, J]
+            node_values = torch.einsum("bm,jpm->bjp", mass[rows], fit.rows.to(mass.device))  # [b, J, P]
+            out[rows] = torch.einsum("bj,bjp->bp", weights, node_values)
+        return out
+
+    def _panel_of(self, size: int) -> tuple[int, int]:
+        """The built panel [low, high) that holds ``size``: its dyadic panel, or the half of it (of that half ...)
+        that passed its check."""
+        low, high = max(1 << (size.bit_length() - 1), self.num_negatives + 1), 1 << size.bit_length()
+        while True:
+            fit = self._panels.get((low, high))
+            if fit is None:
+                fit = self._panels[(low, high)] = self._build(low, high)
+            if fit != _SPLIT:
+                return low, high
+            middle = (low + high) // 2
+            low, high = (low, middle) if size < middle else (middle, high)
+
+    def _build(self, low: int, high: int) -> _Fit | str:
+        """The panel [low, high)'s interpolant, checked against the exact rows between its nodes; ``_SPLIT`` where
+        the check fails, ``_EXACT`` for a panel too narrow to fit."""
+        if high - low < 2 * _SMALLEST_PANEL or self.gamma == 0:  # K&R's least-bias rows (gamma = 0) are no smooth
+            return _EXACT                                         # function of n: each size its own
+        a, b = 1.0 / high, 1.0 / low
+        angles = [math.pi * (2 * j + 1) / (2 * _NODES) for j in range(_NODES)]
+        sizes = sorted({min(max(round(1.0 / ((a + b) / 2 + (b - a) / 2 * math.cos(t))), low), high - 1)
+                        for t in angles})
+        fit = _Fit(torch.tensor([1.0 / size for size in sizes], dtype=torch.float64), a, b,
+                   torch.stack([self._exact_rows(size) for size in sizes]))
+        middle = len(sizes) // 2
+        for first, second in ((sizes[0], sizes[1]), (sizes[middle - 1], sizes[middle]), (sizes[-2], sizes[-1])):
+            size = (first + second) // 2
+            exact = self._rows(size)
+            weights = fit.weights_at(torch.tensor([1.0 / size], dtype=torch.float64))[0]
+            interpolated = torch.einsum("j,jpm->pm", weights, fit.rows)
+            if float((interpolated - exact).abs().max()) > _TOLERANCE * float(exact.abs().max()):
+                return _SPLIT
+        return fit
+
+    def _exact_rows(self, size: int) -> Tensor:
+        return bias_variance_rows(self.requests, size, self.num_negatives, self.gamma, self.replacement)
+
+    def _rows(self, size: int) -> Tensor:
+        """The exact rows of one size, cached (a bounded cache: cleared when full)."""
+        rows = self._exact.get(size)
+        if rows is None:
+            if len(self._exact) >= _MAX_EXACT:
+                self._exact.clear()
+            rows = self._exact[size] = self._exact_rows(size)
+        return rows
+
+
+_SPLIT, _EXACT = "split", "exact"
+
+
+class _Fit:
+    """A panel's interpolant: the rows [J, P, m + 1] at the nodes ``x`` [J] (= 1 / size) of the panel's x range
+    [a, b], and their barycentric weights (computed on the range mapped to [-1, 1]: no under- or overflow)."""
+
+    def __init__(self, x: Tensor, a: float, b: float, rows: Tensor) -> None:
+        self.a, self.b, self.rows = a, b, rows
+        self.nodes = self._scaled(x)
+        differences = self.nodes.unsqueeze(1) - self.nodes.unsqueeze(0)
+        self.weights = 1.0 / torch.where(differences == 0, 1.0, differences).prod(1)
+
+    def _scaled(self, x: Tensor) -> Tensor:
+        return (2 * x - self.a - self.b) / (self.b - self.a)
+
+    def weights_at(self, x: Tensor) -> Tensor:
+        """[len(x), J] the weights of the node rows in the interpolant at each ``x`` (barycentric, second form;
+        a point on a node takes that node's rows)."""
+        difference = self._scaled(x).unsqueeze(1) - self.nodes.unsqueeze(0)
+        on_node = difference == 0
+        terms = self.weights / torch.where(on_node, 1.0, difference)
+        terms = torch.where(on_node.any(1, keepdim=True), on_node.to(terms.dtype), terms)
+        return terms / terms.sum(1, keepdim=True)
