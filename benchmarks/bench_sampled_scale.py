@@ -10,7 +10,7 @@ scores. The ratio column is the case's time over the n = 10^3 case of the same e
 that does not grow with n reads about 1x down each column.
 Goals (issue 54): at most 50 ms and 50 MB for m = 1000 at any n, EM included, on a 2-core VM.
 
-The second table is the bias-variance correction with a catalogue size per query (``num_items=None``): 256
+The second table is K&R's corrections with a catalogue size per query (``num_items=None``): 256
 queries whose sizes are all different, log-uniform in [n / 10, n]; the first update builds the interpolation
 panels of those sizes (:mod:`torchrec_eval.sampled.size_corrections`), a second batch of other sizes in the same
 range reuses them.
@@ -68,13 +68,15 @@ def sizes_per_query(n: int, m: int, seed: int) -> torch.Tensor:
                                                                     generator=gen)).long()
 
 
-def size_per_query_rows(sizes: list[int], m: int, scores: torch.Tensor, target: torch.Tensor) -> list[tuple[str, ...]]:
-    """(range, m, first update + compute, a second batch of other sizes, peak) of the per-query-size correction."""
+def size_per_query_rows(sizes: list[int], m: int, estimator: str, scores: torch.Tensor,
+                        target: torch.Tensor) -> list[tuple[str, ...]]:
+    """(range, m, estimator, first update + compute, a second batch of other sizes, peak) of the correction of
+    each query's own size."""
     rows = []
     for n in sizes:
         if n < 10 * (m + 1):
             continue
-        metric = tre.SampledMetrics(KEYS, num_items=None, num_negatives=m)
+        metric = tre.SampledMetrics(KEYS, num_items=None, num_negatives=m, estimator=estimator)
 
         def first() -> None:
             metric.update(scores, target, num_items=sizes_per_query(n, m, 0))  # noqa: B023
@@ -83,10 +85,12 @@ def size_per_query_rows(sizes: list[int], m: int, scores: torch.Tensor, target: 
         fit = timed(first)
         again = timed(lambda: (metric.update(scores, target, num_items=sizes_per_query(n, m, 1)),  # noqa: B023
                                metric.compute()))  # noqa: B023
-        peak = peak_memory(lambda: tre.SampledMetrics(KEYS, num_items=None, num_negatives=m).update(  # noqa: B023
+        peak = peak_memory(lambda: tre.SampledMetrics(  # noqa: B023
+            KEYS, num_items=None, num_negatives=m, estimator=estimator).update(  # noqa: B023
             scores, target, num_items=sizes_per_query(n, m, 0)))  # noqa: B023
         memory = "n/a" if peak is None else f"{peak / 2**20:.1f} MiB"
-        rows.append((f"{max(n // 10, m + 1):.0e}..{n:.0e}", str(m), f"{fit:.1f} ms", f"{again:.1f} ms", memory))
+        rows.append((f"{max(n // 10, m + 1):.0e}..{n:.0e}", str(m), estimator, f"{fit:.1f} ms", f"{again:.1f} ms",
+                     memory))
     return rows
 
 
@@ -130,10 +134,12 @@ def main(argv: list[str] | None = None) -> str:
                              f"{boot:.1f} ms", memory))
     report = _table(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads", rows,
                     ("n", "m", "estimator", "fit", "vs smallest n", "bootstrap", "peak"))
-    if "bias_variance" in args.estimators:
-        per_query = [row for m in negatives for row in size_per_query_rows(sizes, m, *_data(m))]
-        report += "\n\n" + _table("bias_variance with a catalogue size per query (256 different sizes a batch)",
-                                   per_query, ("sizes", "m", "first batch", "second batch", "peak"))
+    corrections = [name for name in ("bias_variance", "constrained") if name in args.estimators]
+    ranges = sizes[-1:] if args.quick else sizes  # (a smoke run: the largest range)
+    per_query = [row for m in negatives for name in corrections for row in size_per_query_rows(ranges, m, name, *_data(m))]
+    if per_query:
+        report += "\n\n" + _table("a catalogue size per query (256 different sizes a batch)", per_query,
+                                   ("sizes", "m", "estimator", "first batch", "second batch", "peak"))
     print(report)
     return report
 

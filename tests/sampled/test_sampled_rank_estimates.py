@@ -139,7 +139,6 @@ def test_bad_per_query_inputs_are_named_and_change_nothing(kwargs, update, match
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"num_items": None, "estimator": "constrained"}, "estimator"),
     ({"num_items": None, "estimator": "em"}, "estimator"),
     ({"num_items": 500, "estimator": "em", "sampling": "popularity"}, "estimator"),
     ({"num_items": 500, "estimator": "bias_variance", "sampling": "popularity"}, "estimator"),

@@ -1,10 +1,12 @@
-"""K&R's bias-variance correction with a catalogue size per query (issue 54): the interpolated rows against today's
-exact construction of each size, ``SampledMetrics(num_items=None, estimator="bias_variance")`` against a brute force
+"""K&R's corrections with a catalogue size per query (issue 54): the interpolated rows against today's exact
+construction of each size, ``SampledMetrics(num_items=None)`` (bias-variance and constrained) against a brute force
 over the rows (each query's rows built for its own size), against the fixed-size estimator where every size is the
 same, and a Monte-Carlo table: the mean over many draws is the estimator's expectation (the brute force's), and it
 is far closer to the exact full-catalogue value than the naive one."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import sampled as ref
 from torchrec_eval.comparison.uncertainty import confidence_interval
+from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.estimators import bias_variance_rows
 from torchrec_eval.sampled.size_corrections import SizeCorrections
 
@@ -29,7 +32,7 @@ def test_every_size_reads_its_exact_rows_to_1e_9(m, gamma):
     rng = np.random.default_rng(m)
     sizes = sorted({*rng.integers(m + 1, 400, 6).tolist(),
                     *np.exp(rng.uniform(np.log(400), np.log(1e9), 14)).astype(np.int64).tolist()})
-    corrections = SizeCorrections(METRICS, m, gamma)
+    corrections = SizeCorrections(functools.partial(bias_variance_rows, METRICS, num_negatives=m, gamma=gamma), m)
     mass = torch.eye(m + 1, dtype=torch.float64)  # each sampled rank once: the values are the rows themselves
     for size in sizes:
         exact = bias_variance_rows(METRICS, size, m, gamma).T
@@ -39,9 +42,22 @@ def test_every_size_reads_its_exact_rows_to_1e_9(m, gamma):
     assert built, "no size was interpolated: the test would not test the interpolation"
 
 
+def test_the_constrained_rows_of_every_size_to_1e_9():
+    """The constrained correction changes its active set at some sizes: the panels around those split (each
+    checked), and every size reads its exact rows."""
+    m = 12
+    corrections = SizeCorrections(functools.partial(constrained_rows, METRICS, num_negatives=m, gamma=0.01), m)
+    mass = torch.eye(m + 1, dtype=torch.float64)
+    for size in np.geomspace(200, 3e6, 9).astype(np.int64).tolist():
+        exact = constrained_rows(METRICS, size, m, 0.01).T
+        got = corrections.values(mass, torch.full((m + 1,), size))
+        assert float((got - exact).abs().max()) <= 1e-9 * float(exact.abs().max()), size
+
+
 def test_least_bias_rows_take_each_size_exactly():
     """gamma = 0 (K&R's least-bias rows) is no smooth function of n: every size its own exact rows."""
-    corrections = SizeCorrections([("recall", 5)], 12, 0.0)
+    corrections = SizeCorrections(functools.partial(bias_variance_rows, [("recall", 5)], num_negatives=12, gamma=0.0),
+                                  12, smooth=False)
     mass = torch.eye(13, dtype=torch.float64)
     for size in (50, 5000, 123_457):
         assert torch.equal(corrections.values(mass, torch.full((13,), size)),
@@ -57,16 +73,19 @@ def _rows(seed: int, rows: int, m: int, sizes: list[int]) -> tuple[torch.Tensor,
     return preds, target, size
 
 
-@pytest.mark.parametrize("ties", ["index", "pessimistic", "average"])
-def test_a_size_per_query_against_a_brute_force(ties):
+@pytest.mark.parametrize(("estimator", "ties"), [("bias_variance", "index"), ("bias_variance", "pessimistic"),
+                                                  ("bias_variance", "average"), ("constrained", "index"),
+                                                  ("constrained", "average")])
+def test_a_size_per_query_against_a_brute_force(estimator, ties):
     m, gamma = 9, 0.01
     preds, target, sizes = _rows(1, 14, m, [30, 700, 5000, 90_001, 3_000_000])
-    metric = tre.SampledMetrics(KEYS, num_items=None, num_negatives=m, gamma=gamma, ties=ties)
+    metric = tre.SampledMetrics(KEYS, num_items=None, num_negatives=m, estimator=estimator, gamma=gamma, ties=ties)
     metric.update(preds[:6], target[:6], num_items=sizes[:6])
     metric.update(preds[6:], target[6:], num_items=sizes[6:])
     expected = {key: [] for key in KEYS}
+    build = bias_variance_rows if estimator == "bias_variance" else constrained_rows
     for scores, row, n in zip(preds.tolist(), target.tolist(), sizes.tolist(), strict=True):
-        rows = bias_variance_rows(METRICS, n, m, gamma).numpy()  # [P, m + 1], today's exact construction
+        rows = build(METRICS, n, m, gamma).numpy()  # [P, m + 1], today's exact construction
         sampled = ref.possible_ranks(scores, row.index(True), ties)
         for i, key in enumerate(KEYS):
             expected[key].append(np.mean([rows[i, s - 1] for s in sampled]))

@@ -31,8 +31,8 @@ from torchrec_eval.sampled.rank_axis import RankAxis, rank_axis
 from torchrec_eval.sampled.rank_metrics import rank_metric
 from torchrec_eval.sampled.transitions import binomial_gram, check_sampling, sampled_rank_probabilities
 
-__all__ = ["RankDistribution", "bias_variance", "bias_variance_rows", "correction_system", "em_rank_distribution",
-           "expected_naive", "least_bias_rows", "naive", "rank_estimate", "true_value"]
+__all__ = ["RankDistribution", "bias_variance", "bias_variance_rows", "checked_gamma", "correction_system",
+           "em_rank_distribution", "expected_naive", "least_bias_rows", "naive", "rank_estimate", "true_value"]
 
 Requests = list[tuple[str, int | None]]
 
@@ -82,7 +82,7 @@ def bias_variance_rows(requests: Requests, num_items: int, num_negatives: int, g
                        replacement: bool = True) -> Tensor:
     """[P, m + 1] :func:`bias_variance` of each (family, k) of ``requests``, from one pass over the true ranks
     (gamma = 0: :func:`least_bias_rows`)."""
-    if _checked_gamma(gamma) == 0:
+    if checked_gamma(gamma) == 0:
         return least_bias_rows(requests, num_items, num_negatives, replacement)
     system, targets = correction_system(requests, num_items, num_negatives, gamma, replacement)
     factor, info = torch.linalg.cholesky_ex(system)
@@ -130,7 +130,8 @@ def least_bias_rows(requests: Requests, num_items: int, num_negatives: int,
     return solved.solution.T
 
 
-def _checked_gamma(gamma: float) -> float:
+def checked_gamma(gamma: float) -> float:
+    """K&R's weight of the variance, a number in [0, 1]."""
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
         raise ValueError(f"`gamma` must be a number in [0, 1] (0: the least-squares minimum of the bias, 1: the "
                          f"posterior mean), got {gamma!r}")
@@ -141,7 +142,7 @@ def correction_system(requests: Requests, num_items: int, num_negatives: int, ga
                       replacement: bool = True) -> tuple[Tensor, Tensor]:
     """The quadratic objective of K&R's corrections, :math:`\frac12 c^T S c - c^T t_p` for each request p:
     S = (1 - gamma) A^T D A + gamma diag(A^T pi) [m + 1, m + 1] and the targets A^T D b [m + 1, P]."""
-    gamma = _checked_gamma(gamma)
+    gamma = checked_gamma(gamma)
     n, m = check_sampling(num_items, num_negatives)
     gram = _gram(n, m, replacement)
     weight = gram.sum(1)  # A^T pi: each row of A sums to 1

@@ -14,12 +14,13 @@ fits the distribution of true ranks to the histogram first.
 
 Where one :math:`P(s \mid r)` does not hold for every query (a catalogue size per query, or negatives drawn
 by popularity) each query takes its own value: the rank estimate (:mod:`~torchrec_eval.sampled.rank_estimates`),
-or, for a size per query, the bias-variance correction of its size (:mod:`~torchrec_eval.sampled.size_corrections`);
+or, for a size per query, K&R's correction of its size (:mod:`~torchrec_eval.sampled.size_corrections`);
 the state ``sampled_estimates`` [G, 2K] keeps the sums of the values and of their squares.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
@@ -87,12 +88,12 @@ class SampledMember(Member):
         # one P(s | r) for all queries is what the histogram's estimators need; else a value per query: the rank
         # estimate, or the bias-variance correction of the query's own catalogue size
         self.per_query_ranks = (num_items is None or sampling == "popularity") and estimator != "naive"
-        served = ("rank_estimate",) if sampling == "popularity" else ("rank_estimate", "bias_variance")
+        served = ("rank_estimate",) if sampling == "popularity" else ("rank_estimate", "bias_variance", "constrained")
         if self.per_query_ranks and estimator not in served:
             setting = "popularity-sampled negatives" if sampling == "popularity" else "a catalogue size per query"
             raise ValueError(
-                f"`estimator`: with {setting}, only {['naive', *served]} apply (EM and the constrained correction "
-                "need one P(s | r) for every query; popularity draws make P(s | r) depend on which items rank above: "
+                f"`estimator`: with {setting}, only {['naive', *served]} apply (EM fits one distribution of true "
+                "ranks to one histogram; popularity draws make P(s | r) depend on which items rank above: "
                 f"docs/sampled.md), got {estimator!r}")
         if (num_items is None or sampling == "popularity") and (audit or not replacement):
             raise ValueError("`audit` and `replacement=False` need one catalogue size and uniform draws (num_items "
@@ -113,14 +114,19 @@ class SampledMember(Member):
         self.keys = self.metric_keys + (audit_keys(self.metric_keys) if audit else [])
         self.query_keys = [] if estimator == "em" else list(self.metric_keys)  # EM fits the whole histogram
         self.values = self._values()  # [P, m + 1]: each key's value at each sampled rank (linear estimators)
-        self.size_corrections = SizeCorrections(self.requests, self.num_negatives, gamma, replacement) \
-            if self.per_query_ranks and estimator == "bias_variance" else None
+        self.size_corrections = None  # K&R's corrections of each query's own catalogue size
+        if self.per_query_ranks and estimator in ("bias_variance", "constrained"):
+            build = estimators.bias_variance_rows if estimator == "bias_variance" else constrained_rows
+            rows_of = functools.partial(build, self.requests, num_negatives=self.num_negatives, gamma=gamma,
+                                        replacement=replacement)
+            smooth = estimators.checked_gamma(gamma) > 0  # K&R's least-bias rows (gamma = 0) are not smooth in n
+            self.size_corrections = SizeCorrections(rows_of, self.num_negatives, smooth)
 
     def _values(self) -> Tensor:
         n, m = self.num_items or self.num_negatives + 1, self.num_negatives
         if self.estimator == "bias_variance" and not self.per_query_ranks:
             return estimators.bias_variance_rows(self.requests, n, m, self.gamma, self.replacement)
-        if self.estimator == "constrained":
+        if self.estimator == "constrained" and not self.per_query_ranks:
             return constrained_rows(self.requests, n, m, self.gamma, self.replacement)
         rows = []
         for family, k in self.requests:

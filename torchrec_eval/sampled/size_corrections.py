@@ -1,29 +1,31 @@
-r"""K&R's bias-variance correction where each query has its own catalogue size n_q (uniform draws).
+r"""K&R's corrections where each query has its own catalogue size n_q (uniform draws).
 
-The correction :math:`c^{(n)}` [P, m + 1] (:func:`~torchrec_eval.sampled.estimators.bias_variance_rows`) is
-worked out for one n; a query of size n_q and sampled rank s scores :math:`c^{(n_q)}_s`, and the estimate is the
-mean of those values over the queries, as for one n (the same K&R objective, query by query). It is a linear
-estimator, so each query's value is kept in the sums of the per-query values and their squares.
+A correction :math:`c^{(n)}` [P, m + 1] (the bias-variance one,
+:func:`~torchrec_eval.sampled.estimators.bias_variance_rows`, or the constrained one,
+:func:`~torchrec_eval.sampled.constrained.constrained_rows`) is worked out for one n; a query of size n_q and
+sampled rank s scores :math:`c^{(n_q)}_s`, and the estimate is the mean of those values over the queries, as for
+one n (the same K&R objective, query by query). It is a linear estimator, so each query's value is kept in the
+sums of the per-query values and their squares.
 
 A batch's sizes can all differ (the items a user has not interacted with), and one construction per size would
 cost a few milliseconds each. So :math:`c^{(n)}` is read off a polynomial in :math:`x = 1/n`, smooth in x away
 from n ~ m, on the dyadic panel :math:`[2^j, 2^{j+1})` that holds n: the exact rows at 17 sizes of the panel
 (Chebyshev's nodes in x, rounded to whole sizes), barycentric interpolation between them. Each panel checks itself
-when it is built, against the exact rows at two sizes between its nodes: where either differs by more than 1e-11
+when it is built, against the exact rows at three sizes between its nodes: where one differs by more than 1e-11
 of the rows' largest value, it splits in two, down to panels of 64 sizes, whose sizes take their own exact rows.
-The tests hold sizes from 10^2 to 10^9 to 1e-9 of their exact rows. Panels and exact rows are cached for the
-metric's life (at most 64 panels of 17 rows of [P, m + 1], and 4,096 exact rows, a bounded memory).
+The constrained correction is smooth in n between the sizes where its active set changes, so its panels split
+around those; K&R's least-bias rows (gamma = 0) are no smooth function of n, so each size takes its own. The
+tests hold sizes from m + 1 to 10^9 to 1e-9 of their exact rows. Panels are cached for the metric's life (one
+per dyadic range of sizes met, and the halves of the split ones), exact rows up to 4,096 sizes.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
-
-from torchrec_eval.sampled.estimators import bias_variance_rows
 
 __all__ = ["SizeCorrections"]
 
@@ -34,18 +36,19 @@ _MAX_EXACT = 4096  # cached exact rows
 
 
 class SizeCorrections:
-    """The bias-variance rows :math:`c^{(n)}` [P, m + 1] of every catalogue size n of a batch (see the module).
+    """The correction rows :math:`c^{(n)}` [P, m + 1] of every catalogue size n of a batch (see the module).
 
     Args:
-        requests: (family, k) pairs, as :func:`~torchrec_eval.sampled.estimators.bias_variance_rows` takes them.
+        rows_of: the exact rows of one size, ``rows_of(n)`` [P, m + 1] (a picklable callable: a
+            ``functools.partial`` of :func:`~torchrec_eval.sampled.estimators.bias_variance_rows`, say).
         num_negatives: m.
-        gamma: the weight of the variance in K&R's objective.
-        replacement: whether the negatives are drawn with replacement.
+        smooth: whether the rows are a smooth function of n between changes of regime (False: each size its own).
 
     Example:
-        >>> import torch
+        >>> import functools, torch
         >>> from torchrec_eval.sampled.estimators import bias_variance_rows
-        >>> corrections = SizeCorrections([("recall", 10)], num_negatives=20, gamma=0.01)
+        >>> rows_of = functools.partial(bias_variance_rows, [("recall", 10)], num_negatives=20, gamma=0.01)
+        >>> corrections = SizeCorrections(rows_of, num_negatives=20)
         >>> mass = torch.zeros(2, 21, dtype=torch.float64)
         >>> mass[:, 0] = 1  # both held-out items first among their negatives
         >>> values = corrections.values(mass, torch.tensor([500, 123_456]))
@@ -54,36 +57,34 @@ class SizeCorrections:
         True
     """
 
-    def __init__(self, requests: Sequence[tuple[str, int | None]], num_negatives: int, gamma: float,
-                 replacement: bool = True) -> None:
-        self.requests, self.num_negatives, self.gamma, self.replacement = list(requests), num_negatives, gamma, \
-            replacement
+    def __init__(self, rows_of: Callable[[int], Tensor], num_negatives: int, smooth: bool = True) -> None:
+        self.rows_of, self.num_negatives, self.smooth = rows_of, num_negatives, smooth
         self._exact: dict[int, Tensor] = {}
         self._panels: dict[tuple[int, int], _Fit | str] = {}  # a fit, _SPLIT or _EXACT
 
     def values(self, mass: Tensor, sizes: Tensor) -> Tensor:
         """[B, P] each query's corrected value: its distribution of sampled ranks ``mass`` [B, m + 1] (a 1, or a
         tie's spread) times the rows of its size ``sizes`` [B] (read on the host: one sync)."""
-        out = torch.zeros(mass.shape[0], len(self.requests), dtype=torch.float64, device=mass.device)
         by_size: dict[int, list[int]] = {}
         for row, size in enumerate(sizes.tolist()):
             by_size.setdefault(int(size), []).append(row)
         by_panel: dict[tuple[int, int], list[int]] = {}
         for size in by_size:
             by_panel.setdefault(self._panel_of(size), []).append(size)
+        parts, order = [], []
         for panel, panel_sizes in by_panel.items():
             fit = self._panels[panel]
             if isinstance(fit, str):  # a narrow panel: each size its own exact rows
                 for size in panel_sizes:
-                    at = torch.tensor(by_size[size], device=mass.device)
-                    out[at] = mass[at] @ self._rows(size).to(mass.device).T
+                    parts.append(mass[by_size[size]] @ self._rows(size).to(mass.device).T)
+                    order += by_size[size]
                 continue
-            rows = torch.tensor([row for size in panel_sizes for row in by_size[size]], device=mass.device)
+            rows = [row for size in panel_sizes for row in by_size[size]]
             x = torch.tensor([1.0 / size for size in panel_sizes for _ in by_size[size]], dtype=torch.float64)
-            weights = fit.weights_at(x).to(mass.device)  # [b, J]
             node_values = torch.einsum("bm,jpm->bjp", mass[rows], fit.rows.to(mass.device))  # [b, J, P]
-            out[rows] = torch.einsum("bj,bjp->bp", weights, node_values)
-        return out
+            parts.append(torch.einsum("bj,bjp->bp", fit.weights_at(x).to(mass.device), node_values))
+            order += rows
+        return torch.cat(parts)[torch.tensor(order, device=mass.device).argsort()]
 
     def _panel_of(self, size: int) -> tuple[int, int]:
         """The built panel [low, high) that holds ``size``: its dyadic panel, or the half of it (of that half ...)
@@ -101,8 +102,8 @@ class SizeCorrections:
     def _build(self, low: int, high: int) -> _Fit | str:
         """The panel [low, high)'s interpolant, checked against the exact rows between its nodes; ``_SPLIT`` where
         the check fails, ``_EXACT`` for a panel too narrow to fit."""
-        if high - low < 2 * _SMALLEST_PANEL or self.gamma == 0:  # K&R's least-bias rows (gamma = 0) are no smooth
-            return _EXACT                                         # function of n: each size its own
+        if high - low < 2 * _SMALLEST_PANEL or not self.smooth:
+            return _EXACT
         a, b = 1.0 / high, 1.0 / low
         angles = [math.pi * (2 * j + 1) / (2 * _NODES) for j in range(_NODES)]
         sizes = sorted({min(max(round(1.0 / ((a + b) / 2 + (b - a) / 2 * math.cos(t))), low), high - 1)
@@ -120,7 +121,7 @@ class SizeCorrections:
         return fit
 
     def _exact_rows(self, size: int) -> Tensor:
-        return bias_variance_rows(self.requests, size, self.num_negatives, self.gamma, self.replacement)
+        return self.rows_of(size)
 
     def _rows(self, size: int) -> Tensor:
         """The exact rows of one size, cached (a bounded cache: cleared when full)."""
