@@ -109,7 +109,7 @@ class SizeCorrections:
         sizes = sorted({min(max(round(1.0 / ((a + b) / 2 + (b - a) / 2 * math.cos(t))), low), high - 1)
                         for t in angles})
         fit = _Fit(torch.tensor([1.0 / size for size in sizes], dtype=torch.float64), a, b,
-                   torch.stack([self._exact_rows(size) for size in sizes]))
+                   torch.stack([self.rows_of(size) for size in sizes]))
         middle = len(sizes) // 2
         for first, second in ((sizes[0], sizes[1]), (sizes[middle - 1], sizes[middle]), (sizes[-2], sizes[-1])):
             size = (first + second) // 2
@@ -120,16 +120,13 @@ class SizeCorrections:
                 return _SPLIT
         return fit
 
-    def _exact_rows(self, size: int) -> Tensor:
-        return self.rows_of(size)
-
     def _rows(self, size: int) -> Tensor:
         """The exact rows of one size, cached (a bounded cache: cleared when full)."""
         rows = self._exact.get(size)
         if rows is None:
             if len(self._exact) >= _MAX_EXACT:
                 self._exact.clear()
-            rows = self._exact[size] = self._exact_rows(size)
+            rows = self._exact[size] = self.rows_of(size)
         return rows
 
 
