@@ -16,10 +16,12 @@ from scipy import stats
 import torchrec_eval as tre
 from tests.harness import MetricCase, check_metric, check_processes
 from tests.reference import sampled as ref
+from tests.reference.host_reads import HostRead, NoHostReads
 from torchrec_eval.comparison.uncertainty import confidence_interval
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.estimators import bias_variance_rows
 from torchrec_eval.sampled.size_corrections import SizeCorrections
+from torchrec_eval.syncs import simulate_accelerator
 
 METRICS = [("ndcg", 10), ("recall", 20), ("mrr", None), ("auc", None)]
 KEYS = [family if k is None else f"{family}@{k}" for family, k in METRICS]
@@ -178,3 +180,18 @@ def test_the_harness(ties):
 @pytest.mark.slow
 def test_two_processes_equal_one(tmp_path):
     check_processes(build, ["pessimistic"], str(tmp_path))
+
+
+def test_the_sizes_are_the_one_host_read():
+    """On the accelerator path (``validate_args=False``) sampled evaluation reads nothing on the host, but for the
+    corrections of each query's own size, which read the sizes to pick their rows: docs/host-syncs.md lists it."""
+    preds, target = torch.randn(8, 21), torch.zeros(8, 21, dtype=torch.bool)
+    target[:, 0] = True
+    sizes = {"num_items": torch.full((8,), 5000)}
+    for settings, inputs in (({"num_items": 1000}, {}), ({"num_items": None, "estimator": "rank_estimate"}, sizes)):
+        metric = tre.SampledMetrics(["ndcg@10", "mrr"], num_negatives=20, validate_args=False, **settings)
+        with simulate_accelerator(), NoHostReads():
+            metric.update(preds, target, **inputs)
+    metric = tre.SampledMetrics(["ndcg@10", "mrr"], num_items=None, num_negatives=20, validate_args=False)
+    with pytest.raises(HostRead, match="tolist"), simulate_accelerator(), NoHostReads():
+        metric.update(preds, target, **sizes)
