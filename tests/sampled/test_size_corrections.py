@@ -172,9 +172,8 @@ def build(ties: str) -> MetricCase:
     )
 
 
-@pytest.mark.parametrize("ties", ["index", "average"])
-def test_the_harness(ties):
-    check_metric(build(ties))
+def test_the_harness():
+    check_metric(build("average"))  # (the brute force above covers the other tie orders)
 
 
 @pytest.mark.slow
