@@ -37,7 +37,7 @@ from torchrec_eval.sampled.bootstrap import resampled_histograms
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_estimates import popularity_values, uniform_values
 from torchrec_eval.sampled.rank_metrics import FAMILIES
-from torchrec_eval.sampled.size_corrections import SizeCorrections
+from torchrec_eval.sampled.size_corrections import shared_corrections
 from torchrec_eval.sampled.transitions import check_sampling
 
 __all__ = ["ESTIMATORS", "Estimator", "SampledMember", "Sampling"]
@@ -120,7 +120,7 @@ class SampledMember(Member):
             rows_of = functools.partial(build, self.requests, num_negatives=self.num_negatives, gamma=gamma,
                                         replacement=replacement)
             smooth = estimators.checked_gamma(gamma) > 0  # K&R's least-bias rows (gamma = 0) are not smooth in n
-            self.size_corrections = SizeCorrections(rows_of, self.num_negatives, smooth)
+            self.size_corrections = shared_corrections(rows_of, self.num_negatives, smooth)
 
     def _values(self) -> Tensor:
         n, m = self.num_items or self.num_negatives + 1, self.num_negatives

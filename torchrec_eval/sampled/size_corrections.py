@@ -15,19 +15,21 @@ when it is built, against the exact rows at three sizes between its nodes: where
 of the rows' largest value, it splits in two, down to panels of 64 sizes, whose sizes take their own exact rows.
 The constrained correction is smooth in n between the sizes where its active set changes, so its panels split
 around those; K&R's least-bias rows (gamma = 0) are no smooth function of n, so each size takes its own. The
-tests hold sizes from m + 1 to 10^9 to 1e-9 of their exact rows. Panels are cached for the metric's life (one
-per dyadic range of sizes met, and the halves of the split ones), exact rows up to 4,096 sizes.
+tests hold sizes from m + 1 to 10^9 to 1e-9 of their exact rows. Panels are cached for the process, shared by
+every metric of the same correction (:func:`shared_corrections`; one per dyadic range of sizes met, and the halves
+of the split ones), exact rows up to 4,096 sizes.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
-__all__ = ["SizeCorrections"]
+__all__ = ["SizeCorrections", "shared_corrections"]
 
 _NODES = 17  # per panel
 _SMALLEST_PANEL = 64  # sizes; a panel this narrow gives each of its sizes its own exact rows
@@ -131,6 +133,30 @@ class SizeCorrections:
 
 
 _SPLIT, _EXACT = "split", "exact"
+_SHARED: dict[tuple[str, ...], SizeCorrections] = {}
+_MAX_SHARED = 8  # corrections kept for the process, the oldest dropped first
+
+
+def shared_corrections(rows_of: functools.partial[Tensor], num_negatives: int, smooth: bool) -> SizeCorrections:
+    """The process's one :class:`SizeCorrections` of this correction (the same function and arguments), so that
+    every metric of it reuses the panels the others built: a new metric each epoch or each model costs them once.
+
+    Example:
+        >>> import functools
+        >>> from torchrec_eval.sampled.estimators import bias_variance_rows
+        >>> rows_of = functools.partial(bias_variance_rows, [("mrr", None)], num_negatives=10, gamma=0.01)
+        >>> shared_corrections(rows_of, 10, True) is shared_corrections(functools.partial(
+        ...     bias_variance_rows, [("mrr", None)], num_negatives=10, gamma=0.01), 10, True)
+        True
+    """
+    key = (rows_of.func.__module__, rows_of.func.__qualname__, repr(rows_of.args),
+           repr(sorted(rows_of.keywords.items())), str(num_negatives), str(smooth))
+    corrections = _SHARED.get(key)
+    if corrections is None:
+        if len(_SHARED) >= _MAX_SHARED:
+            del _SHARED[next(iter(_SHARED))]
+        corrections = _SHARED[key] = SizeCorrections(rows_of, num_negatives, smooth)
+    return corrections
 
 
 class _Fit:
