@@ -66,27 +66,27 @@ class SizeCorrections:
 
     def values(self, mass: Tensor, sizes: Tensor) -> Tensor:
         """[B, P] each query's corrected value: its distribution of sampled ranks ``mass`` [B, m + 1] (a 1, or a
-        tie's spread) times the rows of its size ``sizes`` [B] (read on the host: one sync)."""
-        by_size: dict[int, list[int]] = {}
-        for row, size in enumerate(sizes.tolist()):
-            by_size.setdefault(int(size), []).append(row)
+        tie's spread) times the rows of its size ``sizes`` [B] (read on the host: one sync). A panel's queries take
+        the rows of its nodes, weighted: by the interpolant, or one-hot where each size has its own rows."""
+        distinct, inverse = torch.unique(sizes.cpu(), return_inverse=True)
         by_panel: dict[tuple[int, int], list[int]] = {}
-        for size in by_size:
-            by_panel.setdefault(self._panel_of(size), []).append(size)
+        for position, size in enumerate(distinct.tolist()):  # the distinct sizes, not the queries
+            by_panel.setdefault(self._panel_of(int(size)), []).append(position)
         parts, order = [], []
-        for panel, panel_sizes in by_panel.items():
+        for panel, positions in by_panel.items():
+            members = torch.tensor(positions)
+            rows = torch.isin(inverse, members).nonzero().squeeze(1)
             fit = self._panels[panel]
             if isinstance(fit, str):  # a narrow panel: each size its own exact rows
-                for size in panel_sizes:
-                    parts.append(mass[by_size[size]] @ self._rows(size).to(mass.device).T)
-                    order += by_size[size]
-                continue
-            rows = [row for size in panel_sizes for row in by_size[size]]
-            x = torch.tensor([1.0 / size for size in panel_sizes for _ in by_size[size]], dtype=torch.float64)
-            node_values = torch.einsum("bm,jpm->bjp", mass[rows], fit.rows.to(mass.device))  # [b, J, P]
-            parts.append(torch.einsum("bj,bjp->bp", fit.weights_at(x).to(mass.device), node_values))
-            order += rows
-        return torch.cat(parts)[torch.tensor(order, device=mass.device).argsort()]
+                stack = torch.stack([self._rows(int(distinct[position])) for position in positions])
+                weights = (inverse[rows].unsqueeze(1) == members).to(torch.float64)
+            else:
+                stack, weights = fit.rows, fit.weights_at(1.0 / distinct[inverse[rows]].to(torch.float64))
+            rows = rows.to(mass.device)
+            node_values = torch.einsum("bm,jpm->bjp", mass[rows], stack.to(mass.device))  # [b, J, P]
+            parts.append(torch.einsum("bj,bjp->bp", weights.to(mass.device), node_values))
+            order.append(rows)
+        return torch.cat(parts)[torch.cat(order).argsort()]
 
     def _panel_of(self, size: int) -> tuple[int, int]:
         """The built panel [low, high) that holds ``size``: its dyadic panel, or the half of it (of that half ...)
