@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6, 1e9, 1e10])
     parser.add_argument("--negatives", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--estimators", nargs="+", default=ESTIMATORS, choices=ESTIMATORS)
+    parser.add_argument("--tables", choices=["both", "fixed", "per-query"], default="both",
+                        help="one catalogue size for every query, a size per query, or both")
     args = parser.parse_args(argv)
     sizes = [int(n) for n in ([1e3, 1e6] if args.quick else args.sizes)]
     negatives = [20] if args.quick else args.negatives
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> str:
     scores, target = _data(negatives[0])
     life(10 * negatives[0], negatives[0], "em", scores, target)  # the one-time imports and kernels
     rows: list[tuple[str, ...]] = []
-    for m in negatives:
+    for m in negatives if args.tables != "per-query" else []:
         scores, target = _data(m)
         for estimator in args.estimators:
             first = None
@@ -134,7 +136,8 @@ def main(argv: list[str] | None = None) -> str:
                              f"{boot:.1f} ms", memory))
     report = _table(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads", rows,
                     ("n", "m", "estimator", "fit", "vs smallest n", "bootstrap", "peak"))
-    corrections = [name for name in ("bias_variance", "constrained") if name in args.estimators]
+    corrections = [name for name in ("bias_variance", "constrained") if name in args.estimators
+                   and args.tables != "fixed"]
     ranges = sizes[-1:] if args.quick else sizes  # (a smoke run: the largest range)
     per_query = [row for m in negatives for name in corrections for row in size_per_query_rows(ranges, m, name, *_data(m))]
     if per_query:

@@ -13,7 +13,8 @@ from scipy import stats
 
 from tests.reference import sampled as ref
 from torchrec_eval.sampled import estimators as E
-from torchrec_eval.sampled.constrained import constrained_rows, nonnegative_quadratic
+from torchrec_eval.sampled.active_set import nonnegative_quadratic
+from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.transitions import binomial_gram, sampled_rank_probabilities
 
 # Krichene & Rendle, KDD 2020: n = 10,000, five instances per recommender, their true ranks
