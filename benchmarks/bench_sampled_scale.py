@@ -134,8 +134,9 @@ def main(argv: list[str] | None = None) -> str:
                 memory = "n/a" if peak is None else f"{peak / 2**20:.1f} MiB"
                 rows.append((f"{n:.0e}", str(m), estimator, f"{fit:.1f} ms", f"{fit / first:.2f}x",
                              f"{boot:.1f} ms", memory))
-    report = _table(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads", rows,
-                    ("n", "m", "estimator", "fit", "vs smallest n", "bootstrap", "peak"))
+    report = f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads"
+    if rows:
+        report = _table(report, rows, ("n", "m", "estimator", "fit", "vs smallest n", "bootstrap", "peak"))
     corrections = [name for name in ("bias_variance", "constrained") if name in args.estimators
                    and args.tables != "fixed"]
     ranges = sizes[-1:] if args.quick else sizes  # (a smoke run: the largest range)

@@ -27,6 +27,15 @@ METRICS = [("ndcg", 10), ("recall", 20), ("mrr", None), ("auc", None)]
 KEYS = [family if k is None else f"{family}@{k}" for family, k in METRICS]
 
 
+def _rows_read(corrections: SizeCorrections, size: int, m: int) -> torch.Tensor:
+    """[m + 1, P] the rows ``corrections`` gives ``size`` (each sampled rank once), read in a batch with 24 other
+    sizes of its dyadic panel, so that the panel is built (a panel a batch holds few sizes of is not)."""
+    low, high = max(1 << (size.bit_length() - 1), m + 1), 1 << size.bit_length()
+    others = torch.linspace(low, high - 1, 24).long()
+    mass = torch.cat([torch.eye(m + 1, dtype=torch.float64), torch.eye(m + 1, dtype=torch.float64)[:1].expand(24, -1)])
+    return corrections.values(mass, torch.cat([torch.full((m + 1,), size), others]))[: m + 1]
+
+
 @pytest.mark.parametrize(("m", "gamma"), [(10, 0.01), (40, 1.0), (40, 0.01)])
 def test_every_size_reads_its_exact_rows_to_1e_9(m, gamma):
     """Sizes from m + 1 to 10^9 (narrow panels, where each size takes its own rows, and interpolated ones) against
@@ -35,10 +44,9 @@ def test_every_size_reads_its_exact_rows_to_1e_9(m, gamma):
     sizes = sorted({*rng.integers(m + 1, 400, 6).tolist(),
                     *np.exp(rng.uniform(np.log(400), np.log(1e9), 14)).astype(np.int64).tolist()})
     corrections = SizeCorrections(functools.partial(bias_variance_rows, METRICS, num_negatives=m, gamma=gamma), m)
-    mass = torch.eye(m + 1, dtype=torch.float64)  # each sampled rank once: the values are the rows themselves
     for size in sizes:
         exact = bias_variance_rows(METRICS, size, m, gamma).T
-        got = corrections.values(mass, torch.full((m + 1,), size))
+        got = _rows_read(corrections, size, m)
         assert float((got - exact).abs().max()) <= 1e-9 * float(exact.abs().max()), size
     built = [fit for fit in corrections._panels.values() if not isinstance(fit, str)]
     assert built, "no size was interpolated: the test would not test the interpolation"
@@ -49,11 +57,36 @@ def test_the_constrained_rows_of_every_size_to_1e_9():
     checked), and every size reads its exact rows."""
     m = 12
     corrections = SizeCorrections(functools.partial(constrained_rows, METRICS, num_negatives=m, gamma=0.01), m)
-    mass = torch.eye(m + 1, dtype=torch.float64)
     for size in np.geomspace(200, 3e6, 9).astype(np.int64).tolist():
         exact = constrained_rows(METRICS, size, m, 0.01).T
-        got = corrections.values(mass, torch.full((m + 1,), size))
+        got = _rows_read(corrections, size, m)
         assert float((got - exact).abs().max()) <= 1e-9 * float(exact.abs().max()), size
+    assert any(fit == "split" for fit in corrections._panels.values()), "no panel split: the test would not test it"
+
+
+def test_a_panel_is_built_once_it_would_serve_more_sizes_their_own_rows_than_building_costs():
+    """17 nodes and 3 checks: a batch with 20 sizes of a panel gives them their own rows and builds nothing, one
+    with 21 builds it, and so do batches of fewer once they would add up to more than 20 (the constrained rows
+    at m = 100 and sizes 10^3..10^4 split every panel down to 64 sizes, so building each one a batch touched
+    cost 39 s for 256 sizes)."""
+    built = []
+    corrections = SizeCorrections(functools.partial(bias_variance_rows, METRICS, num_negatives=10, gamma=0.01), 10)
+    original = corrections._build
+    corrections._build = lambda low, high: built.append((low, high)) or original(low, high)  # type: ignore[method-assign]
+    mass = torch.eye(11, dtype=torch.float64)[:1].expand(21, -1)
+    few, more = torch.arange(5000, 5020), torch.arange(5000, 5021)
+    for size, row in zip(few.tolist(), corrections.values(mass[:20], few), strict=True):
+        np.testing.assert_allclose(row.numpy(), bias_variance_rows(METRICS, size, 10, 0.01)[:, 0].numpy(), rtol=1e-12)
+    assert built == []
+    corrections.values(mass, more)
+    assert built == [(4096, 8192)]
+    later = SizeCorrections(functools.partial(bias_variance_rows, METRICS, num_negatives=10, gamma=0.01), 10)
+    build_later = later._build
+    later._build = lambda low, high: built.append((low, high)) or build_later(low, high)  # type: ignore[method-assign]
+    later.values(mass[:12], torch.arange(6000, 6012))
+    assert built == [(4096, 8192)]  # 12 sizes served their own rows ...
+    later.values(mass[:12], torch.arange(7000, 7012))
+    assert built == [(4096, 8192)] * 2  # ... and 12 more would be 24: the panel is built
 
 
 def test_least_bias_rows_take_each_size_exactly():

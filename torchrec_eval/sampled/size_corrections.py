@@ -63,21 +63,24 @@ class SizeCorrections:
         self.rows_of, self.num_negatives, self.smooth = rows_of, num_negatives, smooth
         self._exact: dict[int, Tensor] = {}
         self._panels: dict[tuple[int, int], _Fit | str] = {}  # a fit, _SPLIT or _EXACT
+        self._served: dict[tuple[int, int], int] = {}  # sizes of a panel not built yet served their own rows
 
     def values(self, mass: Tensor, sizes: Tensor) -> Tensor:
         """[B, P] each query's corrected value: its distribution of sampled ranks ``mass`` [B, m + 1] (a 1, or a
         tie's spread) times the rows of its size ``sizes`` [B] (read on the host: one sync). A panel's queries take
         the rows of its nodes, weighted: by the interpolant, or one-hot where each size has its own rows."""
         distinct, inverse = torch.unique(sizes.cpu(), return_inverse=True)
-        by_panel: dict[tuple[int, int], list[int]] = {}
+        by_panel: dict[tuple[int, int], tuple[_Fit | str, list[int]]] = {}
         for position, size in enumerate(distinct.tolist()):  # the distinct sizes, not the queries
-            by_panel.setdefault(self._panel_of(int(size)), []).append(position)
+            panel, fit = self._panel_of(int(size), distinct)
+            by_panel.setdefault(panel, (fit, []))[1].append(position)
         parts, order = [], []
-        for panel, positions in by_panel.items():
+        for panel, (fit, positions) in by_panel.items():
+            if fit == _PENDING:  # sizes served their own rows count towards building the panel
+                self._served[panel] = self._served.get(panel, 0) + len(positions)
             members = torch.tensor(positions)
             rows = torch.isin(inverse, members).nonzero().squeeze(1)
-            fit = self._panels[panel]
-            if isinstance(fit, str):  # a narrow panel: each size its own exact rows
+            if isinstance(fit, str):  # each size its own exact rows
                 stack = torch.stack([self._rows(int(distinct[position])) for position in positions])
                 weights = (inverse[rows].unsqueeze(1) == members).to(torch.float64)
             else:
@@ -88,16 +91,20 @@ class SizeCorrections:
             order.append(rows)
         return torch.cat(parts)[torch.cat(order).argsort()]
 
-    def _panel_of(self, size: int) -> tuple[int, int]:
-        """The built panel [low, high) that holds ``size``: its dyadic panel, or the half of it (of that half ...)
-        that passed its check."""
+    def _panel_of(self, size: int, batch: Tensor) -> tuple[tuple[int, int], _Fit | str]:
+        """The panel [low, high) that holds ``size`` and its fit: its dyadic panel, or the half of it (of that
+        half ...) that passed its check; ``_EXACT`` where a panel is too narrow to fit, ``_PENDING`` where one not
+        built yet would serve no more sizes their own rows, with the ``batch``'s distinct sizes in it, than building
+        it constructs (its nodes and checks): a panel costs at most twice what it serves, over the batches."""
         low, high = max(1 << (size.bit_length() - 1), self.num_negatives + 1), 1 << size.bit_length()
         while True:
             fit = self._panels.get((low, high))
             if fit is None:
+                if self._served.get((low, high), 0) + int(((batch >= low) & (batch < high)).sum()) <= _NODES + 3:
+                    return (low, high), _PENDING
                 fit = self._panels[(low, high)] = self._build(low, high)
             if fit != _SPLIT:
-                return low, high
+                return (low, high), fit
             middle = (low + high) // 2
             low, high = (low, middle) if size < middle else (middle, high)
 
@@ -132,7 +139,7 @@ class SizeCorrections:
         return rows
 
 
-_SPLIT, _EXACT = "split", "exact"
+_SPLIT, _EXACT, _PENDING = "split", "exact", "pending"
 _SHARED: dict[tuple[str, ...], SizeCorrections] = {}
 _MAX_SHARED = 8  # corrections kept for the process, the oldest dropped first
 
