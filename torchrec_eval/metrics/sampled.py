@@ -17,7 +17,8 @@ from torchrec_eval.pipeline import Batch, FormInputs
 from torchrec_eval.pipeline.arguments import check_int, check_probability
 from torchrec_eval.pipeline.validation import describe, describe_any
 from torchrec_eval.sampled.audit import AuditBatch
-from torchrec_eval.sampled.member import Estimator, SampledMember, Sampling
+from torchrec_eval.sampled.member import SampledMember
+from torchrec_eval.sampled.settings import Estimator, Sampling
 from torchrec_eval.suites.config import load_yaml, sampled_suite_kwargs
 
 __all__ = ["SampledMetrics"]

@@ -24,7 +24,7 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 from torchrec_eval.sampled.rank_metrics import rank_metric
-from torchrec_eval.sampled.ranks import held_out_items, spans
+from torchrec_eval.sampled.ranks import held_out_items, rank_histogram, spans
 
 __all__ = ["AuditBatch", "audit_keys", "span_means"]
 
@@ -118,8 +118,8 @@ class AuditBatch:
         weight = self.batch.weights if self.batch.weights is not None else torch.ones_like(exact[:, 0])
         groups = self.batch.groups if self.batch.groups is not None else torch.zeros_like(self.above[:, 0])
         low, spread = self.spans
-        histogram = self.member.histogram(low, spread, self.share * weight.unsqueeze(1), groups,
-                                          self.metric.audit_sampled_ranks.shape[0])
+        histogram = rank_histogram(low, spread, self.share * weight.unsqueeze(1), groups,
+                                   self.metric.audit_sampled_ranks.shape[0], self.member.num_negatives)
         sums = torch.zeros_like(self.metric.audit_exact).index_add_(0, groups, exact * weight.unsqueeze(1))
         self.metric.audit_sampled_ranks.add_(histogram)
         self.metric.audit_exact.add_(sums)

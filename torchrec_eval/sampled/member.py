@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -36,17 +36,10 @@ from torchrec_eval.sampled.audit import audit_keys
 from torchrec_eval.sampled.bootstrap import resampled_histograms
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.rank_estimates import popularity_values, uniform_values
-from torchrec_eval.sampled.rank_metrics import FAMILIES
+from torchrec_eval.sampled.settings import checked_settings
 from torchrec_eval.sampled.size_corrections import shared_corrections
-from torchrec_eval.sampled.transitions import check_sampling
 
-__all__ = ["ESTIMATORS", "Estimator", "SampledMember", "Sampling"]
-
-#: how the full-catalogue value is estimated from the sampled ranks
-Estimator = Literal["naive", "rank_estimate", "bias_variance", "constrained", "em"]
-ESTIMATORS: tuple[Estimator, ...] = get_args(Estimator)
-#: how the negatives were drawn: uniformly, or by popularity with known per-draw probabilities
-Sampling = Literal["uniform", "popularity"]
+__all__ = ["SampledMember"]
 
 
 class SampledMember(Member):
@@ -57,8 +50,8 @@ class SampledMember(Member):
         num_items: n, the candidates of the full ranking (the relevant item included); None: one per query,
             given to each update (``num_items`` [B]).
         num_negatives: m, the sampled negatives of each query.
-        estimator: one of :data:`ESTIMATORS`; ``gamma`` weighs the variance for ``"bias_variance"`` and
-            ``"constrained"``.
+        estimator: one of :data:`~torchrec_eval.sampled.settings.ESTIMATORS`; ``gamma`` weighs the variance for
+            ``"bias_variance"`` and ``"constrained"``.
         replacement: whether the negatives were drawn with replacement.
         sampling: ``"uniform"``, or ``"popularity"``: each update gives ``negative_probabilities`` [B, W],
             the probability with which each negative was drawn (with replacement).
@@ -76,41 +69,11 @@ class SampledMember(Member):
     def __init__(self, requests: Sequence[tuple[str, int | None]], num_items: int | None, num_negatives: int,
                  estimator: str = "bias_variance", gamma: float = 0.01, replacement: bool = True,
                  audit: bool = False, sampling: str = "uniform") -> None:
-        if num_items is None:  # one catalogue size per query: m is checked against each in update
-            self.num_items, self.num_negatives = None, check_sampling(num_negatives + 1, num_negatives)[1]
-        else:
-            self.num_items, self.num_negatives = check_sampling(num_items, num_negatives)
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"`estimator` must be one of {ESTIMATORS}, got {estimator!r}")
-        if sampling not in get_args(Sampling):
-            raise ValueError(f"`sampling` must be one of {get_args(Sampling)}, got {sampling!r}")
-        self.sampling = sampling
-        # one P(s | r) for all queries is what the histogram's estimators need; else a value per query: the rank
-        # estimate, or the bias-variance correction of the query's own catalogue size
-        self.per_query_ranks = (num_items is None or sampling == "popularity") and estimator != "naive"
-        served = ("rank_estimate",) if sampling == "popularity" else ("rank_estimate", "bias_variance", "constrained")
-        if self.per_query_ranks and estimator not in served:
-            setting = "popularity-sampled negatives" if sampling == "popularity" else "a catalogue size per query"
-            raise ValueError(
-                f"`estimator`: with {setting}, only {['naive', *served]} apply (EM fits one distribution of true "
-                "ranks to one histogram; popularity draws make P(s | r) depend on which items rank above: "
-                f"docs/sampled.md), got {estimator!r}")
-        if (num_items is None or sampling == "popularity") and (audit or not replacement):
-            raise ValueError("`audit` and `replacement=False` need one catalogue size and uniform draws (num_items "
-                             f"an int, sampling='uniform'), got audit={audit!r}, replacement={replacement!r}")
-        if not isinstance(replacement, bool):
-            raise ValueError(f"`replacement` must be True or False, got {replacement!r}")
-        if not isinstance(audit, bool):
-            raise ValueError(f"`audit` must be True or False, got {audit!r}")
+        settings = checked_settings(requests, num_items, num_negatives, estimator, gamma, replacement, audit, sampling)
+        self.requests, self.metric_keys, self.cutoffs = settings.requests, settings.metric_keys, settings.cutoffs
+        self.num_items, self.num_negatives, self.sampling = settings.num_items, settings.num_negatives, sampling
         self.estimator, self.gamma, self.replacement, self.audit = estimator, gamma, replacement, audit
-        self.requests = list(requests)
-        for family, _ in self.requests:
-            if family not in FAMILIES:
-                raise ValueError(f"Unknown sampled metric {family!r}; known: {list(FAMILIES)}")
-        self.metric_keys = [family if k is None else f"{family}@{k}" for family, k in self.requests]
-        self.cutoffs = tuple(k for _, k in self.requests if k is not None)
-        if len(set(self.metric_keys)) != len(self.metric_keys):
-            raise ValueError(f"A metric is requested twice: {self.metric_keys}")
+        self.per_query_ranks = settings.per_query_ranks
         self.keys = self.metric_keys + (audit_keys(self.metric_keys) if audit else [])
         self.query_keys = [] if estimator == "em" else list(self.metric_keys)  # EM fits the whole histogram
         self.values = self._values()  # [P, m + 1]: each key's value at each sampled rank (linear estimators)
@@ -159,13 +122,15 @@ class SampledMember(Member):
                              dist_reduce_fx="sum")
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
-        """The batch's histogram [G, m + 1] (:meth:`histogram`) and, for per-query rank estimates, the sums of
+        """The batch's histogram [G, m + 1] (:func:`~torchrec_eval.sampled.ranks.rank_histogram`) and, for
+        per-query rank estimates, the sums of
         their values and squares [G, 2K]: added when every member has succeeded."""
         items = ranks.held_out_items(batch, self.num_negatives, metric.validate_args)
         low, spread = ranks.spans(items, metric.ties)
         weight = items.share if batch.weights is None else items.share * batch.weights.unsqueeze(1)
         groups = batch.groups if batch.groups is not None else torch.zeros_like(low[:, 0])
-        increment = self.histogram(low, spread, weight, groups, metric.sampled_ranks.shape[0])
+        increment = ranks.rank_histogram(low, spread, weight, groups, metric.sampled_ranks.shape[0],
+                                         self.num_negatives)
         if not self.per_query_ranks:
             return lambda: metric.sampled_ranks.add_(increment)
         values = self._rank_estimates(items, low, spread, batch, metric)
@@ -204,28 +169,6 @@ class SampledMember(Member):
         inverse = torch.where(items.negative, 1.0 / probabilities.to(torch.float64), 0.0)
         above, tied = ranks.spans(items, metric.ties, inverse)
         return popularity_values(self.requests, above, tied / 2, items.share, sizes, m)  # a tie counts half
-
-    def histogram(self, low: Tensor, spread: Tensor, weight: Tensor, groups: Tensor, num_groups: int) -> Tensor:
-        """[G, m + 1] the weighted sampled ranks of a batch's held-out items ([B, P] each), without a [B, m + 1]
-        row: an item of one rank adds its weight w at that rank (a plain sum); a tie's span of ranks adds
-        +w / (spread + 1) at its first rank and the opposite past its last in a [G, m + 2] buffer of edges,
-        then one cumulative sum, kept only where a span covers the rank. (The sum's round-off, -5.6e-17 after
-        +1/3 - 1/3, or w1 + (w2 - w1) - w2 with weights, left ranks no query reached below 0, which EM refused.)"""
-        share = weight / (spread + 1).to(torch.float64)
-        rows, first = groups.unsqueeze(1).expand_as(low).flatten(), low.flatten()
-        single = (spread == 0).flatten()
-        size = (num_groups, self.num_negatives + 2)
-        out = torch.zeros(size, dtype=torch.float64, device=low.device)
-        out.index_put_((rows, first), torch.where(single, share.flatten(), 0.0), accumulate=True)
-        spans = torch.where(single, 0.0, share.flatten())
-        past = (low + spread + 1).flatten()
-        edges = torch.zeros_like(out).index_put_((rows, first), spans, accumulate=True)
-        edges.index_put_((rows, past), -spans, accumulate=True)
-        reached = (~single & (spans != 0)).to(torch.int64)  # the spans that cover ranks, counted exactly
-        covers = torch.zeros(size, dtype=torch.int64, device=low.device).index_put_((rows, first), reached,
-                                                                                   accumulate=True)
-        covers.index_put_((rows, past), -reached, accumulate=True)
-        return (out + torch.where(covers.cumsum(1) > 0, edges.cumsum(1), 0.0))[:, :-1]
 
     def per_query(self, metric: Any, batch: Batch) -> tuple[Tensor, Tensor]:
         """Each query's estimate [B, K] (its sampled rank's value, or its own rank estimate) and a mask of True

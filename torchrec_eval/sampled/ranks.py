@@ -19,7 +19,7 @@ from torchrec_eval.pipeline import Batch
 from torchrec_eval.pipeline.batch import Candidates
 from torchrec_eval.pipeline.validation import describe
 
-__all__ = ["HeldOut", "held_out_items", "rank_mass", "spans"]
+__all__ = ["HeldOut", "held_out_items", "rank_histogram", "rank_mass", "spans"]
 
 
 @dataclass
@@ -127,3 +127,35 @@ def rank_mass(low: Tensor, spread: Tensor, share: Tensor, num_negatives: int) ->
     columns = torch.arange(num_negatives + 1, device=low.device)
     inside = (columns >= low.unsqueeze(2)) & (columns <= (low + spread).unsqueeze(2))  # [B, P, m + 1]
     return (inside.to(torch.float64) * (share / (spread + 1).to(torch.float64)).unsqueeze(2)).sum(1)
+
+
+def rank_histogram(low: Tensor, spread: Tensor, weight: Tensor, groups: Tensor, num_groups: int,
+                   num_negatives: int) -> Tensor:
+    """[G, m + 1] the weighted sampled ranks of a batch's held-out items (``low``, ``spread``, ``weight``
+    [B, P] each, ``groups`` [B]), without a [B, m + 1] row: an item of one rank adds its weight w at that rank
+    (a plain sum); a tie's span of ranks adds +w / (spread + 1) at its first rank and the opposite past its last
+    in a [G, m + 2] buffer of edges, then one cumulative sum, kept only where a span covers the rank. (The
+    sum's round-off, -5.6e-17 after +1/3 - 1/3, or w1 + (w2 - w1) - w2 with weights, left ranks no query
+    reached below 0, which EM refused.)
+
+    Example:
+        >>> import torch
+        >>> low, spread = torch.tensor([[0], [1]]), torch.tensor([[0], [2]])  # rank 1, and a tie over ranks 2-4
+        >>> rank_histogram(low, spread, torch.ones(2, 1, dtype=torch.float64), torch.zeros(2, dtype=torch.long), 1, 4)
+        tensor([[1.0000, 0.3333, 0.3333, 0.3333, 0.0000]], dtype=torch.float64)
+    """
+    share = weight / (spread + 1).to(torch.float64)
+    rows, first = groups.unsqueeze(1).expand_as(low).flatten(), low.flatten()
+    single = (spread == 0).flatten()
+    size = (num_groups, num_negatives + 2)
+    out = torch.zeros(size, dtype=torch.float64, device=low.device)
+    out.index_put_((rows, first), torch.where(single, share.flatten(), 0.0), accumulate=True)
+    spans = torch.where(single, 0.0, share.flatten())
+    past = (low + spread + 1).flatten()
+    edges = torch.zeros_like(out).index_put_((rows, first), spans, accumulate=True)
+    edges.index_put_((rows, past), -spans, accumulate=True)
+    reached = (~single & (spans != 0)).to(torch.int64)  # the spans that cover ranks, counted exactly
+    covers = torch.zeros(size, dtype=torch.int64, device=low.device).index_put_((rows, first), reached,
+                                                                               accumulate=True)
+    covers.index_put_((rows, past), -reached, accumulate=True)
+    return (out + torch.where(covers.cumsum(1) > 0, edges.cumsum(1), 0.0))[:, :-1]
