@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.pipeline.arguments import check_int
+from torchrec_eval.sampled.banded import BandedRows
 from torchrec_eval.sampled.rank_axis import RankAxis, rank_axis
 from torchrec_eval.sampled.rank_metrics import rank_metric
 from torchrec_eval.sampled.transitions import binomial_gram, check_sampling, sampled_rank_probabilities
@@ -222,7 +223,8 @@ def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, 
     The n ranks are the weighted ranks of :func:`~torchrec_eval.sampled.rank_axis.rank_axis` (its panels ending
     at ``cutoffs``, the cut-offs :func:`true_value` will be asked for): from a uniform start every iterate is
     :math:`\\pi_r = \\varphi(r) / n` for a product :math:`\\varphi` of polynomials in r, so a node of weight w
-    carries w times its rank's mass, and the fit costs O(J m) an iteration for J nodes, not O(n m).
+    carries w times its rank's mass, and the fit costs O(J m) an iteration for J nodes, not O(n m) (less: the
+    products run over each rank's window of sampled ranks, :class:`~torchrec_eval.sampled.banded.BandedRows`).
 
     Raises:
         ValueError: on a bad n or m, and on a histogram of another length, not finite, all 0, or below 0 by
@@ -232,14 +234,15 @@ def em_rank_distribution(histogram: Tensor, num_items: int, num_negatives: int, 
     counts = _counts(histogram, m)
     total = counts.sum(-1, keepdim=True)
     axis = rank_axis(n, m, tuple(sorted(set(cutoffs))), replacement, EM_POINTS, EM_SPAN)
-    a = sampled_rank_probabilities(axis.ranks, n, m, replacement)  # [J, m + 1]
-    pi = (axis.weights / n).expand(*counts.shape[:-1], -1)
+    a = BandedRows(sampled_rank_probabilities(axis.ranks, n, m, replacement))  # [J, m + 1], by windows
+    fits = counts.reshape(-1, m + 1)
+    pi = (axis.weights / n).expand(fits.shape[0], -1)
     for _ in range(iterations):
-        evidence = pi @ a  # [..., m + 1]: P(s) under pi
-        ratio = torch.where(evidence > 0, counts / evidence.clamp(min=1e-300), 0.0)
-        updated = pi * (ratio @ a.T) / total
+        evidence = a.left(pi)  # [R, m + 1]: P(s) under pi
+        ratio = torch.where(evidence > 0, fits / evidence.clamp(min=1e-300), 0.0)
+        updated = pi * a.right(ratio) / total.reshape(-1, 1)
         moved = float(((updated - pi) * (n / axis.weights)).abs().max())  # each rank's density n pi_r
         pi = updated
         if moved < tolerance:
             break
-    return RankDistribution(axis, pi)
+    return RankDistribution(axis, pi.reshape(*counts.shape[:-1], -1))
