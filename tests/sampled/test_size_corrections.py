@@ -228,3 +228,20 @@ def test_the_sizes_are_the_one_host_read():
     metric = tre.SampledMetrics(["ndcg@10", "mrr"], num_items=None, num_negatives=20, validate_args=False)
     with pytest.raises(HostRead, match="unique|tolist"), simulate_accelerator(), NoHostReads():  # the sizes
         metric.update(preds, target, **sizes)
+
+
+def test_the_half_of_a_panel_that_failed_must_serve_twice_the_sizes():
+    """Rows that are no smooth function of n (here they alternate with its parity) fail every panel's check: the
+    panel [4096, 8192) is built and splits, and its half is built only for more than 40 of a batch's sizes (the
+    constrained rows at m = 1000 split nearly every panel: a first batch took 179 s, 84 s with this)."""
+    built = []
+    corrections = SizeCorrections(lambda n: torch.tensor([[float(n % 2), 1.0]], dtype=torch.float64), 1)
+    build = corrections._build
+    corrections._build = lambda low, high: built.append((low, high)) or build(low, high)  # type: ignore[method-assign]
+    mass = torch.tensor([[1.0, 0.0]], dtype=torch.float64).expand(41, -1)
+    sizes = torch.arange(4100, 4100 + 2 * 41, 2) + 1  # odd sizes in the lower half [4096, 6144)
+    values = corrections.values(mass[:40], sizes[:40])
+    assert built == [(4096, 8192)] and corrections._panels[(4096, 8192)] == "split"
+    assert values[:, 0].tolist() == [1.0] * 40  # each odd size its own exact rows
+    corrections.values(mass, sizes + 82)  # 41 more odd sizes in that half: 81 served, over 40
+    assert built == [(4096, 8192), (4096, 6144)]
