@@ -45,8 +45,9 @@ def constrained_rows(requests: list[tuple[str, int | None]], num_items: int, num
         True
     """
     system, targets = correction_system(requests, num_items, num_negatives, gamma, replacement)
-    reduced = system.cumsum(1).cumsum(0)  # U^T S U
     factor, info = torch.linalg.cholesky_ex(system)
+    reduced = system.cumsum_(1).cumsum_(0)  # U^T S U, in S's buffer (S is read through its factor from here)
+    del system
     rows = []
     for target in targets.T:
         primal = active_set_steps(ExplicitQuadratic(reduced, target.cumsum(0)))
