@@ -143,6 +143,7 @@ def test_bad_per_query_inputs_are_named_and_change_nothing(kwargs, update, match
     ({"num_items": 500, "estimator": "em", "sampling": "popularity"}, "estimator"),
     ({"num_items": 500, "estimator": "bias_variance", "sampling": "popularity"}, "estimator"),
     ({"num_items": None, "estimator": "naive", "audit": True}, "audit"),
+    ({"num_items": 500, "estimator": "rank_estimate", "sampling": "popularity", "replacement": False}, "replacement"),
     ({"num_items": 500, "sampling": "stratified"}, "sampling"),
 ])
 def test_settings_the_estimators_cannot_serve_are_refused(kwargs, match):

@@ -136,6 +136,48 @@ def test_a_size_per_query_against_a_brute_force(estimator, ties):
         assert tuple(float(v) for v in intervals[key]) == pytest.approx((sample.mean(), low, high), rel=1e-9)
 
 
+@pytest.mark.parametrize("estimator", ["bias_variance", "constrained"])
+def test_a_size_per_query_without_replacement_against_a_brute_force(estimator):
+    """Negatives drawn without replacement (refused with a size per query before): each query's correction is K&R's
+    for the hypergeometric P(s | r) of its own size, as the brute force builds it; at sizes near m it is not the
+    binomial one's."""
+    m, gamma = 9, 0.01
+    preds, target, sizes = _rows(3, 14, m, [30, 700, 5000, 90_001])
+    metrics = {replacement: tre.SampledMetrics(KEYS, num_items=None, num_negatives=m, estimator=estimator,
+                                               gamma=gamma, ties="index", replacement=replacement)
+               for replacement in (False, True)}
+    for metric in metrics.values():
+        metric.update(preds, target, num_items=sizes)
+    build = bias_variance_rows if estimator == "bias_variance" else constrained_rows
+    expected = {key: [] for key in KEYS}
+    for scores, row, n in zip(preds.tolist(), target.tolist(), sizes.tolist(), strict=True):
+        rows = build(METRICS, n, m, gamma, replacement=False).numpy()
+        (s,) = ref.possible_ranks(scores, row.index(True), "index")
+        for i, key in enumerate(KEYS):
+            expected[key].append(rows[i, s - 1])
+    got, with_replacement = metrics[False].compute(), metrics[True].compute()
+    for key in KEYS:
+        assert float(got[key]) == pytest.approx(np.mean(expected[key]), rel=1e-9, abs=1e-12)
+    assert max(abs(float(got[key]) - float(with_replacement[key])) for key in KEYS) > 1e-4
+
+
+@pytest.mark.parametrize("n", [30, 300])
+def test_the_rank_estimate_without_replacement_is_unbiased_for_the_rank(n):
+    """Over scipy's hypergeometric P(s | r), the rank estimate's AUC (linear in the rank) averages to the exact AUC
+    of every true rank r: r_hat = 1 + (n - 1)(s - 1) / m is unbiased for r without replacement too."""
+    m = 9
+    preds = torch.where(torch.arange(m + 1).unsqueeze(1) >= torch.arange(m + 1), 1.0, -1.0)
+    preds[:, 0] = 0.0  # row s - 1: the held-out item in column 0, s - 1 negatives above it
+    target = torch.zeros(m + 1, m + 1, dtype=torch.bool)
+    target[:, 0] = True
+    metric = tre.SampledMetrics(["auc"], num_items=None, num_negatives=m, estimator="rank_estimate",
+                                replacement=False)
+    values = metric.per_query(preds, target, num_items=torch.full((m + 1,), n))["auc"].numpy()
+    for r in (1, 2, n // 3, n - 1, n):
+        pmf = stats.hypergeom.pmf(np.arange(m + 1), n - 1, r - 1, m)  # negatives above, drawn from n - 1 items
+        assert float(pmf @ values) == pytest.approx((n - r) / (n - 1), rel=1e-12, abs=1e-14)
+
+
 def test_one_size_for_every_query_is_the_fixed_size_estimator():
     m = 20
     preds, target, _ = _rows(2, 30, m, [0])

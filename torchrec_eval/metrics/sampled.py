@@ -58,11 +58,11 @@ class SampledMetrics(MemberMetric):
             ``"auc"``, ...: families of the rank of one relevant item, with or without a cut-off.
         num_items: n, the candidates of the full ranking, the relevant item included; ``None``: a size per
             query, given to each ``update`` as ``num_items`` [B] (the items a user has not interacted with,
-            say), estimated by ``"naive"``, ``"bias_variance"`` (the correction of each query's own size:
-            :mod:`~torchrec_eval.sampled.size_corrections`) or ``"rank_estimate"`` (per query).
+            say), estimated by ``"naive"``, ``"bias_variance"`` or ``"constrained"`` (the correction of each
+            query's own size: :mod:`~torchrec_eval.sampled.size_corrections`) or ``"rank_estimate"`` (per query).
         num_negatives: m, the sampled negatives of each query.
         estimator, gamma: how the full-catalogue value is estimated (above).
-        replacement: whether the negatives were drawn with replacement (RecBole: yes).
+        replacement: whether the negatives were drawn with replacement (RecBole: yes); popularity draws need it.
         sampling: ``"uniform"`` (default), or ``"popularity"`` (RecBole's ``popNNN``): each ``update`` gives
             ``negative_probabilities``, and ``"rank_estimate"`` takes Horvitz-Thompson's estimate of each
             query's rank (:mod:`~torchrec_eval.sampled.rank_estimates`); the other corrections assume uniform

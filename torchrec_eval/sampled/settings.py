@@ -72,9 +72,13 @@ def checked_settings(requests: Sequence[tuple[str, int | None]], num_items: int 
             f"`estimator`: with {setting}, only {['naive', *served]} apply (EM fits one distribution of true "
             "ranks to one histogram; popularity draws make P(s | r) depend on which items rank above: "
             f"docs/sampled.md), got {estimator!r}")
-    if (num_items is None or sampling == "popularity") and (audit or not replacement):
-        raise ValueError("`audit` and `replacement=False` need one catalogue size and uniform draws (num_items "
-                         f"an int, sampling='uniform'), got audit={audit!r}, replacement={replacement!r}")
+    if (num_items is None or sampling == "popularity") and audit:
+        raise ValueError("`audit` needs one catalogue size and uniform draws (num_items an int, sampling='uniform'), "
+                         f"got audit={audit!r}, num_items={num_items!r}, sampling={sampling!r}")
+    if sampling == "popularity" and not replacement:
+        raise ValueError("`replacement=False`: popularity draws are drawn with replacement here (the rank estimate "
+                         "weighs a negative by 1 / its draw probability, which draws without replacement do not "
+                         f"keep), got replacement={replacement!r}")
     if not isinstance(replacement, bool):
         raise ValueError(f"`replacement` must be True or False, got {replacement!r}")
     if not isinstance(audit, bool):
