@@ -75,18 +75,18 @@ class SizeCorrections:
         tie's spread) times the rows of its size ``sizes`` [B] (read on the host: one sync). A panel's queries take
         the rows of its nodes, weighted: by the interpolant, or one-hot where each size has its own rows."""
         distinct, inverse = torch.unique(sizes.cpu(), return_inverse=True)
-        by_panel: dict[tuple[int, int], tuple[_Fit | str, list[int]]] = {}
-        for position, size in enumerate(distinct.tolist()):  # the distinct sizes, not the queries
-            panel, fit = self._panel_of(int(size), distinct)
-            by_panel.setdefault(panel, (fit, []))[1].append(position)
+        by_panel: dict[tuple[int, int], tuple[_Fit | str, Tensor]] = {}
+        lengths = torch.searchsorted(_POWERS_OF_TWO, distinct, right=True)  # each size's bit length
+        for length in torch.unique(lengths).tolist():  # a dyadic panel at a time, not a size at a time
+            low, high = max(1 << (length - 1), self.num_negatives + 1), 1 << length
+            self._resolve(low, high, (lengths == length).nonzero().squeeze(1), distinct, _NODES + 3, by_panel)
         parts, order = [], []
-        for panel, (fit, positions) in by_panel.items():
+        for panel, (fit, members) in by_panel.items():
             if fit == _PENDING:  # sizes served their own rows count towards building the panel
-                self._served[panel] = self._served.get(panel, 0) + len(positions)
-            members = torch.tensor(positions)
+                self._served[panel] = self._served.get(panel, 0) + len(members)
             rows = torch.isin(inverse, members).nonzero().squeeze(1)
             if isinstance(fit, str):  # each size its own exact rows
-                stack = torch.stack([self._rows(int(distinct[position])) for position in positions])
+                stack = torch.stack([self._rows(size) for size in distinct[members].tolist()])
                 weights = (inverse[rows].unsqueeze(1) == members).to(torch.float64)
             else:
                 stack, weights = fit.rows, fit.weights_at(1.0 / distinct[inverse[rows]].to(torch.float64))
@@ -96,25 +96,28 @@ class SizeCorrections:
             order.append(rows)
         return torch.cat(parts)[torch.cat(order).argsort()]
 
-    def _panel_of(self, size: int, batch: Tensor) -> tuple[tuple[int, int], _Fit | str]:
-        """The panel [low, high) that holds ``size`` and its fit: its dyadic panel, or the half of it (of that
-        half ...) that passed its check; ``_EXACT`` where a panel is too narrow to fit, ``_PENDING`` where one not
-        built yet would serve no more sizes their own rows, with the ``batch``'s distinct sizes in it, than building
-        it constructs (its nodes and checks; twice that for each panel above it that failed its check, as its
-        halves tend to): a panel costs at most twice what it serves, over the batches."""
-        low, high = max(1 << (size.bit_length() - 1), self.num_negatives + 1), 1 << size.bit_length()
-        cost = _NODES + 3
-        while True:
-            fit = self._panels.get((low, high))
-            if fit is None:
-                if self._served.get((low, high), 0) + int(((batch >= low) & (batch < high)).sum()) <= cost:
-                    return (low, high), _PENDING
-                fit = self._panels[(low, high)] = self._build(low, high)
-            if fit != _SPLIT:
-                return (low, high), fit
-            cost *= 2  # the half of a panel that failed its check may fail too: it must serve twice as many
-            middle = (low + high) // 2
-            low, high = (low, middle) if size < middle else (middle, high)
+    def _resolve(self, low: int, high: int, members: Tensor, distinct: Tensor, cost: int,
+                 out: dict[tuple[int, int], tuple[_Fit | str, Tensor]]) -> None:
+        """Put the ``members`` (positions in ``distinct``) of the panel [low, high) under the panel that serves
+        them in ``out``: this one with its fit, or, where it failed its check, the halves (recursively);
+        ``_EXACT`` where a panel is too narrow to fit, ``_PENDING`` where one not built yet would serve no more
+        sizes their own rows, with these, than building it constructs (``cost``: its nodes and checks, twice that
+        for each panel above it that failed its check, as its halves tend to): a panel costs at most twice what
+        it serves, over the batches."""
+        fit = self._panels.get((low, high))
+        if fit is None:
+            if self._served.get((low, high), 0) + len(members) <= cost:
+                out[(low, high)] = (_PENDING, members)
+                return
+            fit = self._panels[(low, high)] = self._build(low, high)
+        if fit != _SPLIT:
+            out[(low, high)] = (fit, members)
+            return
+        middle = (low + high) // 2
+        below = distinct[members] < middle
+        for half, part in (((low, middle), members[below]), ((middle, high), members[~below])):
+            if len(part):
+                self._resolve(*half, part, distinct, 2 * cost, out)
 
     def _build(self, low: int, high: int) -> _Fit | str:
         """The panel [low, high)'s interpolant, checked against the exact rows between its nodes; ``_SPLIT`` where
@@ -148,6 +151,7 @@ class SizeCorrections:
 
 
 _SPLIT, _EXACT, _PENDING = "split", "exact", "pending"
+_POWERS_OF_TWO = 2 ** torch.arange(63)  # a size's bit length: how many of these are at most it
 _SHARED: dict[tuple[str, ...], SizeCorrections] = {}
 _MAX_SHARED = 8  # corrections kept for the process, the oldest dropped first
 
