@@ -13,7 +13,7 @@ from scipy import stats
 
 from tests.reference import sampled as ref
 from torchrec_eval.sampled import estimators as E
-from torchrec_eval.sampled.active_set import nonnegative_quadratic
+from torchrec_eval.sampled.active_set import ExplicitQuadratic, active_set_steps, finish
 from torchrec_eval.sampled.constrained import constrained_rows
 from torchrec_eval.sampled.transitions import binomial_gram, sampled_rank_probabilities
 
@@ -266,7 +266,7 @@ def test_a_suite_of_cut_offs_gets_each_metric_its_own_correction():
         np.testing.assert_allclose(row.numpy(), want, atol=1e-6)
 
 
-def test_a_nonnegative_quadratic_that_does_not_converge_says_so():
+def test_an_active_set_that_does_not_converge_says_so():
     matrix = torch.tensor([[1.0, 0.9], [0.9, 1.0]], dtype=torch.float64)
     with pytest.raises(ValueError, match="max_steps"):
-        nonnegative_quadratic(matrix, torch.tensor([1.0, 1.0], dtype=torch.float64), max_steps=0)
+        finish(active_set_steps(ExplicitQuadratic(matrix, torch.tensor([1.0, 1.0], dtype=torch.float64)), max_steps=0))

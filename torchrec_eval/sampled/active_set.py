@@ -16,7 +16,7 @@ from typing import Protocol, TypeVar
 import torch
 from torch import Tensor
 
-__all__ = ["ExplicitQuadratic", "Quadratic", "active_set_steps", "finish", "first_finished", "nonnegative_quadratic"]
+__all__ = ["ExplicitQuadratic", "Quadratic", "active_set_steps", "finish", "first_finished"]
 
 _Value = TypeVar("_Value")
 
@@ -53,22 +53,6 @@ class ExplicitQuadratic:
         return self.vector - self.matrix @ solution
 
 
-def nonnegative_quadratic(matrix: Tensor, vector: Tensor, max_steps: int | None = None) -> Tensor:
-    """argmin over x >= 0 of :math:`\\frac12 x^T Q x - x^T q` for a positive semi-definite Q [N, N] and q [N]
-    (Lawson & Hanson's active set, from x = 0).
-
-    Raises:
-        ValueError: if the active set has not converged in ``max_steps`` (default 3N) steps.
-
-    Example:
-        >>> import torch
-        >>> q_matrix = torch.tensor([[4.0, 0.0], [0.0, 4.0]], dtype=torch.float64)
-        >>> nonnegative_quadratic(q_matrix, torch.tensor([4.0, -4.0], dtype=torch.float64))
-        tensor([1., 0.], dtype=torch.float64)
-    """
-    return finish(active_set_steps(ExplicitQuadratic(matrix, vector), max_steps=max_steps))
-
-
 def finish(steps: Generator[None, None, Tensor]) -> Tensor:
     """The value of a run of steps taken to its end."""
     return first_finished(steps)
@@ -90,6 +74,12 @@ def active_set_steps(problem: Quadratic, max_steps: int | None = None) -> Genera
 
     Raises:
         ValueError: if it has not converged in ``max_steps`` (default 3N) steps.
+
+    Example:
+        >>> import torch
+        >>> q_matrix = torch.tensor([[4.0, 0.0], [0.0, 4.0]], dtype=torch.float64)
+        >>> finish(active_set_steps(ExplicitQuadratic(q_matrix, torch.tensor([4.0, -4.0], dtype=torch.float64))))
+        tensor([1., 0.], dtype=torch.float64)
     """
     limit = max_steps if max_steps is not None else 3 * problem.size
     factor = _Factor(problem)

@@ -123,8 +123,8 @@ class SampledMember(Member):
 
     def stage(self, metric: Any, batch: Batch) -> Callable[[], None]:
         """The batch's histogram [G, m + 1] (:func:`~torchrec_eval.sampled.ranks.rank_histogram`) and, for
-        per-query rank estimates, the sums of
-        their values and squares [G, 2K]: added when every member has succeeded."""
+        per-query values, the sums of those values and their squares [G, 2K]: added when every member has
+        succeeded."""
         items = ranks.held_out_items(batch, self.num_negatives, metric.validate_args)
         low, spread = ranks.spans(items, metric.ties)
         weight = items.share if batch.weights is None else items.share * batch.weights.unsqueeze(1)
