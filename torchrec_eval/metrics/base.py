@@ -32,7 +32,7 @@ from torchrec_eval.metrics.arguments import (
     checked_weights,
     refuse_flat_weights,
 )
-from torchrec_eval.metrics.compiled import compile_update, compiled_step, give_up_compiling
+from torchrec_eval.metrics.compiled import compile_update, compiled_increments, give_up_compiling
 from torchrec_eval.metrics.configuration import (
     check_loaded_configuration,
     check_same_states,
@@ -199,7 +199,7 @@ class MemberMetric(StatefulMetric):
         failure = None
         if self._compile_options is not None and weight is None and inputs.get("indexes") is None:
             try:
-                return functools.partial(self._add, compiled_step(self)(inputs))  # pure: nothing is touched yet
+                return functools.partial(self._add, compiled_increments(self, inputs))  # pure: nothing is touched yet
             except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
                 failure = error
         batch = self.batch(**inputs)

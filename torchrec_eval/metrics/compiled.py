@@ -21,26 +21,31 @@ import torch
 from torch import Tensor
 
 from torchrec_eval.metrics.families import families
+from torchrec_eval.metrics.replay import ReplayedCompile
 
 
 class _ZeroStates:
-    """The metric as its members see it, with every state replaced by zeros: staging fills increments."""
+    """The metric as its members see it, with every state replaced by zeros: staging fills increments. The zeros
+    are made from the states' layout only, so the states are no input of the graph (``reset`` and ``.to`` give
+    new state tensors)."""
 
     def __init__(self, metric: Any) -> None:
         self.__dict__["_metric"] = metric
         for name in metric._defaults:
-            self.__dict__[name] = torch.zeros_like(getattr(metric, name))
+            state = getattr(metric, name)
+            self.__dict__[name] = torch.zeros(state.shape, dtype=state.dtype, device=state.device)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["_metric"], name)
 
 
-def increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
-    """What ``update(**inputs)`` adds to each state of ``metric``, without touching it."""
+def increments(metric: Any, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
+    """What ``update(**inputs)`` adds to each state of ``metric`` (in ``metric._defaults``' order), without
+    touching it."""
     zeros, batch = _ZeroStates(metric), metric.batch(**inputs)  # one ranking for every member
     for member in metric.members:
         member.stage(zeros, batch)()
-    return {name: zeros.__dict__[name] for name in metric._defaults}
+    return tuple(zeros.__dict__[name] for name in metric._defaults)
 
 
 def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
@@ -92,12 +97,14 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     return metric
 
 
-def compiled_step(metric: Any) -> Any:
-    """``metric``'s compiled increments function, built at its first use in this process."""
+def compiled_increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
+    """:func:`increments` from ``metric``'s compiled graphs (built at the first use in this process; a known
+    input signature replays its graph without Dynamo: :class:`~torchrec_eval.metrics.replay.ReplayedCompile`)."""
+    if torch.compiler.is_compiling():  # inside a user's own graph: traced into it
+        return dict(zip(metric._defaults, increments(metric, inputs), strict=True))
     if metric._compiled_step is None:
-        options = metric._compile_options
-        metric._compiled_step = torch.compile(functools.partial(increments, metric), fullgraph=True, **options)
-    return metric._compiled_step
+        metric._compiled_step = ReplayedCompile(functools.partial(increments, metric), metric._compile_options)
+    return dict(zip(metric._defaults, metric._compiled_step(inputs), strict=True))
 
 
 def give_up_compiling(metric: Any, failure: Exception) -> None:

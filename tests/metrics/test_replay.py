@@ -1,0 +1,107 @@
+"""The thin replay path of a compiled update (issue 53): once an input signature has compiled, a call of it runs
+the kept graph without Dynamo's guards (``metrics/replay.py``), with the eager values; anything the signature
+does not pin goes through Dynamo."""
+
+from __future__ import annotations
+
+import torch
+import torch._dynamo
+
+import torchrec_eval as tre
+from torchrec_eval.metrics.replay import ReplayedCompile, signature
+from torchrec_eval.syncs import simulate_accelerator
+
+KEYS = ["ndcg@10", "map@10", "recall@20", "precision@5", "mrr@10", "hitrate@5"]
+
+
+def _batch(seed: int, rows: int = 8, items: int = 60) -> dict[str, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return {"preds": torch.randint(0, 5, (rows, items), generator=gen).float(),  # ties at the cut-off
+            "target_ids": torch.randint(-1, items, (rows, 6), generator=gen)}
+
+
+def _assert_same(got: dict, want: dict) -> None:
+    for key in want:
+        torch.testing.assert_close(got[key], want[key], rtol=1e-12, atol=1e-12, msg=key)
+
+
+def test_a_known_signature_replays_its_graph_with_the_eager_values():
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(KEYS, validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(KEYS, validate_args=False)
+    with simulate_accelerator():
+        for seed in range(4):
+            compiled.update(**_batch(seed))
+            eager.update(**_batch(seed))
+    assert compiled._compiled_step.replayed == 3  # the first call compiled; the three others replayed
+    _assert_same(compiled.compute(), eager.compute())
+
+
+def test_a_new_layout_goes_through_dynamo_and_then_replays_too():
+    """Other rows (a dynamic graph after the second shape: its sizes are read from the call), a transposed
+    (strided) score matrix, float64 scores and inference tensors each compile or find their own graph: the
+    values are eager's for every one of them, in any order."""
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(KEYS, validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(KEYS, validate_args=False)
+    batches = [_batch(0), _batch(1, rows=5), _batch(2, rows=3), _batch(3)]
+    strided = _batch(4)
+    strided["preds"] = strided["preds"].t().contiguous().t()
+    batches += [strided, {**_batch(5), "preds": _batch(5)["preds"].double()}]
+    for batch in batches * 2:
+        compiled.update(**batch)
+        eager.update(**batch)
+    with torch.inference_mode():
+        inference = _batch(6)
+    compiled.update(**inference)
+    eager.update(**inference)
+    assert compiled._compiled_step.replayed >= 4
+    _assert_same(compiled.compute(), eager.compute())
+
+
+def test_the_signature_pins_the_layout_and_the_global_state():
+    preds = torch.zeros(4, 6)
+    base = signature({"preds": preds, "target": None})
+    assert signature({"preds": preds.clone(), "target": None}) == base  # values are no part of it
+    assert signature({"preds": torch.zeros(4, 6).t().contiguous().t(), "target": None}) != base  # strides
+    assert signature({"preds": preds.double(), "target": None}) != base
+    assert signature({"preds": preds, "target": torch.zeros(4, 6)}) != base
+    with torch.no_grad():
+        assert signature({"preds": preds, "target": None}) != base
+    with torch.autocast("cpu"):
+        assert signature({"preds": preds, "target": None}) != base
+    with torch.inference_mode():
+        inference = torch.zeros(4, 6)
+    assert signature({"preds": inference, "target": None}) != base
+    assert signature({"preds": preds, "k": 3}) is None  # a Python value a graph may be specialised to
+
+
+def test_a_graph_that_reads_more_than_its_call_is_never_replayed():
+    """A graph with an input that is not the call's (a tensor the function closes over) goes through Dynamo at
+    every call, so it sees that tensor change."""
+    scale = torch.ones(3)
+    scaled = ReplayedCompile(lambda inputs: (inputs["x"] * scale,), {"backend": "aot_eager"})
+    x = torch.arange(3.0)
+    assert torch.equal(scaled({"x": x})[0], x)
+    scale.mul_(2)
+    assert torch.equal(scaled({"x": x})[0], 2 * x)
+    assert scaled.replayed == 0
+
+
+def test_a_compiled_update_inside_a_users_compiled_step_is_traced_into_it():
+    """A ``compile_update``d metric updated in a user's compiled step: its update is part of the user's graph
+    (building its own compiled function there broke the user's graph)."""
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(KEYS[:3], validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(KEYS[:3], validate_args=False)
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def step(batch):
+        compiled.update(**batch)
+
+    with simulate_accelerator():
+        for seed in (0, 1):
+            step(_batch(seed))
+            eager.update(**_batch(seed))
+    assert compiled._compiled_step is None  # no graph of its own: the user's holds the update
+    _assert_same(compiled.compute(), eager.compute())

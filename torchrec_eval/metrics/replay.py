@@ -1,0 +1,136 @@
+"""A compiled function whose graphs run without Dynamo once their input signature is known (issue 53).
+
+A ``torch.compile``d call first checks Dynamo's guards: for a suite's update about 400 of them (one per
+configuration value the trace read), about a third of the host time of a small compiled update. The
+configuration of a metric never changes after construction, so what can change between two updates is the
+inputs' layout and the global state a graph is specialised to. :class:`ReplayedCompile` compiles through
+Dynamo as ever, keeps each graph the backend compiles with the signature of the call that compiled it, and
+runs a later call of that signature as the kept graph itself: the call's Python is a signature and a
+replay. A graph is kept only when its inputs are the call's own tensors (or their sizes) and a direct run
+of it equals Dynamo's result on that call; any other call goes through Dynamo, with its guards (so does a
+signature that an earlier dynamic graph serves: Dynamo compiles nothing for it, so nothing is kept).
+
+The signature: each input's shape, strides, dtype, device, ``requires_grad`` and whether it is an
+inference tensor (``None`` inputs by name); the grad and inference modes, the default dtype and device,
+deterministic algorithms and autocast on the inputs' devices. A call with an input of another kind (a
+Python number the graph may be specialised to) always goes through Dynamo.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = ["ReplayedCompile", "signature"]
+
+# the placeholders a graph may take: an entry of the call's one argument (``L['inputs']``, or ``L['args'][0]``
+# through a ``functools.partial``), or one of its sizes (a dynamic graph)
+_ARGUMENT = r"L\[(?:'args'\]\[0|'\w+')\]\['(\w+)'\]"
+_INPUT, _SIZE = re.compile(_ARGUMENT), re.compile(_ARGUMENT + r"\.size\(\)\[(\d+)\]")
+
+
+def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What a graph compiled for ``inputs`` is specialised to, or None for an input that is neither a tensor nor
+    None.
+
+    Example:
+        >>> import torch
+        >>> signature({"preds": torch.zeros(2, 3), "target": None})[-2:]
+        (('preds', torch.Size([2, 3]), (3, 1), torch.float32, device(type='cpu'), False, False), ('target', None))
+    """
+    parts: list[Any] = [torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.get_default_dtype(),
+                        torch.get_default_device(), torch.are_deterministic_algorithms_enabled()]
+    devices = set()
+    for name, value in inputs.items():
+        if isinstance(value, Tensor):
+            parts.append((name, value.shape, value.stride(), value.dtype, value.device, value.requires_grad,
+                          value.is_inference()))
+            devices.add(value.device.type)
+        elif value is None:
+            parts.append((name, None))
+        else:
+            return None
+    parts[5:5] = [torch.is_autocast_enabled(device) for device in sorted(devices)]
+    return tuple(parts)
+
+
+class _Graph:
+    """One compiled graph and where each of its inputs comes from in a call."""
+
+    def __init__(self, sources: list[str], compiled: Callable[..., Any]) -> None:
+        self.compiled = compiled
+        self.reads: list[tuple[str, int | None]] | None = []
+        for source in sources:
+            whole, size = _INPUT.fullmatch(source), _SIZE.fullmatch(source)
+            if whole is None and size is None:
+                self.reads = None  # a placeholder that is no input of the call: never replayed
+                return
+            self.reads.append((whole.group(1), None) if whole else (size.group(1), int(size.group(2))))  # type: ignore[union-attr]
+
+    def run(self, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
+        args = [inputs[name] if axis is None else inputs[name].shape[axis] for name, axis in self.reads or ()]
+        return tuple(self.compiled(*args))
+
+
+class ReplayedCompile:
+    """``torch.compile(function, fullgraph=True, **options)`` of a one-argument ``function`` (a dict of tensors
+    to a tuple of tensors), whose graphs are replayed directly once a call's :func:`signature` is known.
+
+    Args:
+        function: the function to compile; it must read nothing that changes between calls but its argument.
+        options: ``torch.compile``'s keywords (``backend``, ``mode``, ``options``, ``dynamic``).
+
+    Example:
+        >>> import torch
+        >>> double = ReplayedCompile(lambda inputs: (inputs["x"] * 2,), {"backend": "aot_eager"})
+        >>> double({"x": torch.ones(2)}), double({"x": torch.ones(2)})  # compiles, then replays
+        ((tensor([2., 2.]),), (tensor([2., 2.]),))
+        >>> double.replayed
+        1
+    """
+
+    def __init__(self, function: Callable[[dict[str, Any]], tuple[Tensor, ...]], options: dict[str, Any]) -> None:
+        options = dict(options)
+        backend, mode, extra = options.pop("backend", "inductor"), options.pop("mode", None), options.pop("options", None)
+        # the backend torch.compile itself would build from these options (the graph it compiles is kept)
+        self._backend: Callable[..., Any] = (
+            torch._TorchCompileInductorWrapper(mode, extra, options.get("dynamic")) if backend == "inductor"  # type: ignore[no-untyped-call]
+            else torch._TorchCompileWrapper(backend, mode, extra, options.get("dynamic")))  # type: ignore[no-untyped-call]
+        self._function = torch.compile(function, fullgraph=True, backend=self._keep, **options)
+        self._compiled: list[_Graph] = []  # the graphs compiled during the current call
+        self._graphs: dict[tuple[Any, ...], _Graph] = {}
+        self.replayed = 0  # calls that ran a kept graph (for tests and benchmarks)
+
+    def _keep(self, graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        compiled = self._backend(graph, example_inputs)
+        sources = [node.meta["grapharg"].source.name for node in graph.graph.nodes if node.op == "placeholder"]
+        self._compiled.append(_Graph(sources, compiled))
+        return compiled
+
+    def __call__(self, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
+        """The function's value at ``inputs``: a kept graph's for a known signature, else Dynamo's."""
+        key = signature(inputs)
+        kept = self._graphs.get(key) if key is not None else None
+        if kept is not None:
+            self.replayed += 1
+            return kept.run(inputs)
+        self._compiled.clear()
+        result = tuple(self._function(inputs))
+        if key is not None and len(self._compiled) == 1 and self._compiled[0].reads is not None:
+            self._check_and_keep(key, self._compiled[0], inputs, result)
+        self._compiled.clear()
+        return result
+
+    def _check_and_keep(self, key: tuple[Any, ...], graph: _Graph, inputs: dict[str, Any],
+                        result: tuple[Tensor, ...]) -> None:
+        """Keep ``graph`` for ``key`` if running it directly gives Dynamo's ``result`` (same outputs, same order)."""
+        expected = [value.clone() for value in result]  # a CUDA graph's outputs are overwritten by the next run
+        direct = graph.run(inputs)
+        if len(direct) == len(expected) and all(
+                isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
+                for got, want in zip(direct, expected, strict=True)):
+            self._graphs[key] = graph
