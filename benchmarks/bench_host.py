@@ -25,6 +25,7 @@ import io
 import json
 import pstats
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,10 +59,10 @@ def inputs(queries: int, items: int, device: torch.device, targets: int = 10) ->
     return {"preds": scores.to(device), "target_ids": target_ids.to(device)}
 
 
-def cases(batch: dict[str, torch.Tensor], device: torch.device, backend: str) -> dict[str, Callable[[], object]]:
-    """The calls the table times: a bare top-k, the eager update, and the compiled update."""
+def cases(batch: dict[str, torch.Tensor], device: torch.device,
+          compiled: tre.RankingMetrics) -> dict[str, Callable[[], object]]:
+    """The calls the table times: a bare top-k, the eager update, and the update of ``compiled``."""
     eager = tre.RankingMetrics(SUITE, k=KS, validate_args=False).to(device)
-    compiled = tre.RankingMetrics(SUITE, k=KS, validate_args=False).to(device).compile_update(backend=backend)
     scores = batch["preds"]
     return {
         "torch.topk(preds, 100)": lambda: torch.topk(scores, 100, dim=1),
@@ -71,15 +72,20 @@ def cases(batch: dict[str, torch.Tensor], device: torch.device, backend: str) ->
 
 
 def rows(queries: int, items: int, repeats: int, device: torch.device,
-         backend: str = "inductor") -> list[tuple[str, float, float, str, str, str]]:
+         backend: str = "inductor") -> tuple[list[tuple[str, float, float, str, str, str]], dict[str, float]]:
     """(case, us, x top-k, aten ops or the compiled graph's kernels, peak memory growth, GPU kernels + copies) for
-    each case."""
+    each case, and the compiled update's first call (its compile time, s) and the share of its timed calls that
+    replayed the kept graph without Dynamo (``metrics/replay.py``)."""
     from torch._inductor import metrics
 
     batch = inputs(queries, items, device)
-    calls = cases(batch, device, backend)
+    compiled = tre.RankingMetrics(SUITE, k=KS, validate_args=False).to(device).compile_update(backend=backend)
+    calls = cases(batch, device, compiled)
     metrics.reset()
-    for call in calls.values():  # the compiled update compiles here, the eager one builds its caches
+    started = time.perf_counter()
+    calls["update, compile_update()"]()  # compiles
+    compile_s = time.perf_counter() - started
+    for call in calls.values():  # the eager update builds its caches
         call()
     generated = metrics.generated_kernel_count
     times = _interleaved(calls, repeats, device)
@@ -93,13 +99,19 @@ def rows(queries: int, items: int, repeats: int, device: torch.device,
         peak = peak_memory(call, device)
         out.append((name, times[name] * 1e3, times[name] / floor, ops, "n/a" if peak is None else f"{peak / 1024:.0f}",
                     shown))
-    return out
+    step = compiled._compiled_step
+    calls_made = compiled._update_count - 1  # the timed calls and the counting ones, after the compiling one
+    return out, {"compile_s": compile_s, "replayed": 0.0 if step is None else step.replayed / max(calls_made, 1)}
 
 
-def profile(queries: int, items: int, device: torch.device, calls: int = 200, top: int = 25) -> str:
-    """The functions an eager update spends its host time in (cProfile, by own time)."""
+def profile(queries: int, items: int, device: torch.device, compiled: bool = False, calls: int = 200,
+            top: int = 25) -> str:
+    """The functions an eager update spends its host time in (cProfile, by own time), or a compiled one (by
+    cumulative time: the replay, the signature and the wrappers around them)."""
     batch = inputs(queries, items, device)
     suite = tre.RankingMetrics(SUITE, k=KS, validate_args=False).to(device)
+    if compiled:
+        suite.compile_update()
     suite.update(**batch)
     profiler = cProfile.Profile()
     profiler.enable()
@@ -107,7 +119,7 @@ def profile(queries: int, items: int, device: torch.device, calls: int = 200, to
         suite.update(**batch)
     profiler.disable()
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
+    pstats.Stats(profiler, stream=text).sort_stats("cumtime" if compiled else "tottime").print_stats(top)
     return text.getvalue()
 
 
@@ -135,18 +147,23 @@ def main(argv: list[str] | None = None) -> None:
     queries, items = 8, 101
     accelerator = simulate_accelerator() if device.type == "cpu" else contextlib.nullcontext()
     with accelerator:
-        table = rows(queries, items, repeats, device, args.backend)
+        table, compiled = rows(queries, items, repeats, device, args.backend)
         where = "CPU under simulate_accelerator(), 1 thread" if device.type == "cpu" else f"{device}"
         print(_table(f"One update of the 24-metric suite ({len(SUITE)} families x k in {KS}), ids form, "
                      f"validate_args=False, {queries} x {items}, {where}, torch {torch.__version__}; goals: "
                      f"eager <= {GOALS_US[0]:.0f} us, compiled <= {GOALS_US[1]:.0f} us, <= {KERNEL_GOAL} kernels "
                      f"eager", table, device.type == "cuda"))
+        print(f"compile_update(): first update (compiles) {compiled['compile_s']:.1f} s; later updates that replayed "
+              f"the kept graph without Dynamo: {compiled['replayed']:.0%}")
         if args.json:
             keys = ("case", "us", "ratio", "ops", "peak_kib", "launches")
-            Path(args.json).write_text(json.dumps({"rows": [dict(zip(keys, row, strict=True)) for row in table]}))
+            Path(args.json).write_text(json.dumps({"rows": [dict(zip(keys, row, strict=True)) for row in table],
+                                                   "compiled": compiled}))
         if args.profile:
             print("\nWhere the eager update's host time goes (cProfile, own time, 200 updates):")
             print(profile(queries, items, device))
+            print("\nWhere the compiled update's host time goes (cProfile, cumulative time, 200 updates):")
+            print(profile(queries, items, device, compiled=True))
 
 
 if __name__ == "__main__":

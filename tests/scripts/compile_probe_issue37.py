@@ -7,7 +7,7 @@ import traceback
 import torch
 
 import torchrec_eval as tre
-from torchrec_eval.metrics.compiled import compiled_step
+from torchrec_eval.metrics.compiled import compiled_increments
 
 CASES = {
     "issue 39's probe": (["ndcg@10", "rprecision@10", "sdcg@5"], {"ndcg": {"gain": "binary", "ideal": "k"}}),
@@ -20,10 +20,9 @@ if __name__ == "__main__":
     for name, (metrics, options) in CASES.items():
         metric = tre.RankingMetrics(metrics, validate_args=False, options=options).to(device)
         metric.compile_update(backend="aot_eager")
-        step = compiled_step(metric)
         preds, target = torch.rand(4, 50, device=device), torch.rand(4, 50, device=device) < 0.2
         try:
-            step({"preds": preds, "target": target})
+            compiled_increments(metric, {"preds": preds, "target": target})
             print("compiled:", name)
         except Exception:
             print("failed:", name)

@@ -86,11 +86,12 @@ class ReplayedCompile:
 
     Example:
         >>> import torch
-        >>> double = ReplayedCompile(lambda inputs: (inputs["x"] * 2,), {"backend": "aot_eager"})
-        >>> double({"x": torch.ones(2)}), double({"x": torch.ones(2)})  # compiles, then replays
-        ((tensor([2., 2.]),), (tensor([2., 2.]),))
-        >>> double.replayed
-        1
+        >>> from torchrec_eval import RankingMetrics
+        >>> suite = RankingMetrics(["ndcg@2"], validate_args=False).compile_update(backend="aot_eager")
+        >>> for _ in range(3):
+        ...     suite.update(torch.tensor([[0.9, 0.1, 0.5]]), torch.tensor([[0, 1, 1]]))
+        >>> suite._compiled_step.replayed  # the first update compiled the graph, the two others replayed it
+        2
     """
 
     def __init__(self, function: Callable[[dict[str, Any]], tuple[Tensor, ...]], options: dict[str, Any]) -> None:
