@@ -105,3 +105,18 @@ def test_a_compiled_update_inside_a_users_compiled_step_is_traced_into_it():
             eager.update(**_batch(seed))
     assert compiled._compiled_step is None  # no graph of its own: the user's holds the update
     _assert_same(compiled.compute(), eager.compute())
+
+
+def test_a_graph_whose_direct_run_differs_from_dynamos_is_not_kept(monkeypatch):
+    """The check on the call that compiled a graph: a direct run that gives other outputs (here swapped, as a
+    graph whose outputs Dynamo reordered would) keeps nothing, and every call goes through Dynamo."""
+    from torchrec_eval.metrics import replay
+
+    direct = replay._Graph.run
+    monkeypatch.setattr(replay._Graph, "run", lambda graph, inputs: direct(graph, inputs)[::-1])
+    pair = ReplayedCompile(lambda inputs: (inputs["x"] * 2, inputs["x"] + 1), {"backend": "aot_eager"})
+    x = torch.arange(3.0)
+    for _ in range(3):
+        doubled, shifted = pair({"x": x})
+        assert torch.equal(doubled, 2 * x) and torch.equal(shifted, x + 1)
+    assert pair.replayed == 0

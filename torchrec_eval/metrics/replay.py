@@ -122,16 +122,18 @@ class ReplayedCompile:
         self._compiled.clear()
         result = tuple(self._function(inputs))
         if key is not None and len(self._compiled) == 1 and self._compiled[0].reads is not None:
-            self._check_and_keep(key, self._compiled[0], inputs, result)
+            result = self._check_and_keep(key, self._compiled[0], inputs, result)
         self._compiled.clear()
         return result
 
     def _check_and_keep(self, key: tuple[Any, ...], graph: _Graph, inputs: dict[str, Any],
-                        result: tuple[Tensor, ...]) -> None:
-        """Keep ``graph`` for ``key`` if running it directly gives Dynamo's ``result`` (same outputs, same order)."""
-        expected = [value.clone() for value in result]  # a CUDA graph's outputs are overwritten by the next run
+                        result: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        """Keep ``graph`` for ``key`` if running it directly gives Dynamo's ``result`` (same outputs, same order);
+        returns a copy of ``result`` (a CUDA graph's outputs are overwritten by its next run: the direct one)."""
+        expected = tuple(value.clone() for value in result)
         direct = graph.run(inputs)
         if len(direct) == len(expected) and all(
                 isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
                 for got, want in zip(direct, expected, strict=True)):
             self._graphs[key] = graph
+        return expected
