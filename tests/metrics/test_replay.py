@@ -42,8 +42,8 @@ def test_a_new_layout_goes_through_dynamo_and_then_replays_too():
     (strided) score matrix, float64 scores and inference tensors each compile or find their own graph: the
     values are eager's for every one of them, in any order."""
     torch._dynamo.reset()
-    compiled = tre.RankingMetrics(KEYS, validate_args=False).compile_update(backend="aot_eager")
-    eager = tre.RankingMetrics(KEYS, validate_args=False)
+    compiled = tre.RankingMetrics(KEYS[:2], validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(KEYS[:2], validate_args=False)
     batches = [_batch(0), _batch(1, rows=5), _batch(2, rows=3), _batch(3)]
     strided = _batch(4)
     strided["preds"] = strided["preds"].t().contiguous().t()
@@ -73,7 +73,24 @@ def test_the_signature_pins_the_layout_and_the_global_state():
     with torch.inference_mode():
         inference = torch.zeros(4, 6)
     assert signature({"preds": inference, "target": None}) != base
+    assert signature({"preds": preds, "target": preds}) != signature({"preds": preds, "target": preds.clone()})
     assert signature({"preds": preds, "k": 3}) is None  # a Python value a graph may be specialised to
+
+
+def test_a_tensor_passed_as_two_inputs_is_another_signature():
+    """``update(x, x)`` compiles a graph with one input for both (Dynamo's): replayed for two distinct tensors
+    of that layout it read the scores as the relevance too, NDCG 1.0 for 0.60 (a silent wrong number)."""
+    compiled = tre.RankingMetrics(["ndcg@5", "map@5"], validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(["ndcg@5", "map@5"], validate_args=False)
+    gen = torch.Generator().manual_seed(0)
+    same = torch.rand(4, 20, generator=gen)
+    batches = [(same, same)] + [(torch.rand(4, 20, generator=gen), (torch.rand(4, 20, generator=gen) > 0.7).float())
+                                for _ in range(2)]
+    for preds, target in batches:
+        compiled.update(preds, target)
+        eager.update(preds, target)
+    assert compiled._compiled_step.replayed == 1
+    _assert_same(compiled.compute(), eager.compute())
 
 
 def test_a_graph_that_reads_more_than_its_call_is_never_replayed():
@@ -120,3 +137,20 @@ def test_a_graph_whose_direct_run_differs_from_dynamos_is_not_kept(monkeypatch):
         doubled, shifted = pair({"x": x})
         assert torch.equal(doubled, 2 * x) and torch.equal(shifted, x + 1)
     assert pair.replayed == 0
+
+
+def test_a_second_metric_of_the_process_replays_too():
+    """Dynamo's automatic dynamic shapes are kept by source name, so a first metric's changing batches (and its
+    state of another width) made the second metric's state sizes symbols: its state became a graph input, and
+    no graph of it was ever kept. Its states' sizes are static now."""
+    torch._dynamo.reset()
+    first = tre.RankingMetrics(KEYS[2:5], validate_args=False).compile_update(backend="aot_eager")
+    for rows in (8, 5, 3):
+        first.update(**_batch(rows, rows=rows))
+    second = tre.RankingMetrics(["ndcg@5", "map@5"], validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(["ndcg@5", "map@5"], validate_args=False)
+    for seed in range(3):
+        second.update(**_batch(seed))
+        eager.update(**_batch(seed))
+    assert second._compiled_step.replayed == 2
+    _assert_same(second.compute(), eager.compute())

@@ -33,6 +33,9 @@ class _ZeroStates:
         self.__dict__["_metric"] = metric
         for name in metric._defaults:
             state = getattr(metric, name)
+            # static sizes: Dynamo's automatic dynamic shapes, keyed by the source's name, would otherwise make them
+            # symbols once two metrics' states differ, and the state a graph input to read them
+            torch._dynamo.mark_static(state)
             self.__dict__[name] = torch.zeros(state.shape, dtype=state.dtype, device=state.device)
 
     def __getattr__(self, name: str) -> Any:
