@@ -10,8 +10,8 @@ replay. A graph is kept only when its inputs are the call's own tensors (or thei
 of it equals Dynamo's result on that call; any other call goes through Dynamo, with its guards (so does a
 signature that an earlier dynamic graph serves: Dynamo compiles nothing for it, so nothing is kept).
 
-The signature: each input's shape, strides, dtype, device, ``requires_grad``, whether it is an inference
-tensor and which input is the same tensor object (``None`` inputs by name); the grad and inference modes,
+The signature: each input's type, layout, shape, strides, dtype, device, ``requires_grad``, whether it is an
+inference tensor and which input is the same tensor object (``None`` inputs by name); the grad and inference modes,
 the default dtype and device, deterministic algorithms and autocast on the inputs' devices. A call with an
 input of another kind (a Python number the graph may be specialised to) always goes through Dynamo.
 """
@@ -39,8 +39,9 @@ def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
 
     Example:
         >>> import torch
-        >>> signature({"preds": torch.zeros(2, 3), "target": None})[-2:]
-        (('preds', torch.Size([2, 3]), (3, 1), torch.float32, device(type='cpu'), False, False, 'preds'), ('target', None))
+        >>> preds, target = signature({"preds": torch.zeros(2, 3), "target": None})[-2:]
+        >>> preds[3:5], target
+        ((torch.Size([2, 3]), (3, 1)), ('target', None))
     """
     parts: list[Any] = [torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.get_default_dtype(),
                         torch.get_default_device(), torch.are_deterministic_algorithms_enabled()]
@@ -50,8 +51,8 @@ def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
         if isinstance(value, Tensor):
             # the first input that is this very tensor: Dynamo makes one graph input of a tensor passed twice
             same = first_named.setdefault(id(value), name)
-            parts.append((name, value.shape, value.stride(), value.dtype, value.device, value.requires_grad,
-                          value.is_inference(), same))
+            parts.append((name, type(value), value.layout, value.shape, value.stride(), value.dtype, value.device,
+                          value.requires_grad, value.is_inference(), same))
             devices.add(value.device.type)
         elif value is None:
             parts.append((name, None))
