@@ -130,7 +130,7 @@ def test_a_graph_whose_direct_run_differs_from_dynamos_is_not_kept(monkeypatch):
     from torchrec_eval.metrics import replay
 
     direct = replay._Graph.run
-    monkeypatch.setattr(replay._Graph, "run", lambda graph, inputs: direct(graph, inputs)[::-1])
+    monkeypatch.setattr(replay._Graph, "run", lambda graph, inputs, owner: direct(graph, inputs, owner)[::-1])
     pair = ReplayedCompile(lambda inputs: (inputs["x"] * 2, inputs["x"] + 1), {"backend": "aot_eager"})
     x = torch.arange(3.0)
     for _ in range(3):
@@ -154,3 +154,27 @@ def test_a_second_metric_of_the_process_replays_too():
         eager.update(**_batch(seed))
     assert second._compiled_step.replayed == 2
     _assert_same(second.compute(), eager.compute())
+
+
+def test_a_suite_with_tables_of_its_own_replays_and_reads_them_at_each_call():
+    """Novelty's popularity and PSnDCG's propensities are the metric's buffers, inputs of its graph: a replay
+    reads the current ones (a buffer replaced, as ``.to(device)`` replaces it, is the one the next update uses)."""
+    torch._dynamo.reset()
+    items = 60
+    options = {"novelty": {"item_popularity": torch.arange(items) % 7},
+               "psndcg": {"inverse_propensity": 1 + 1 / (1 + torch.arange(items) % 7)}}
+    keys = ["novelty@5", "psndcg@5", "ndcg@5"]
+    compiled = tre.RankingMetrics(keys, validate_args=False, options=options).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(keys, validate_args=False, options=options)
+    for seed in range(3):
+        compiled.update(**_batch(seed, items=items))
+        eager.update(**_batch(seed, items=items))
+    assert compiled._compiled_step.replayed == 2
+    for metric in (compiled, eager):
+        for name, buffer in list(metric._buffers.items()):
+            if buffer is not None and buffer.is_floating_point():
+                metric._buffers[name] = buffer.flip(0).contiguous()  # the same layout, other values
+    compiled.update(**_batch(3, items=items))
+    eager.update(**_batch(3, items=items))
+    assert compiled._compiled_step.replayed == 3
+    _assert_same(compiled.compute(), eager.compute())

@@ -6,18 +6,21 @@ configuration of a metric never changes after construction, so what can change b
 inputs' layout and the global state a graph is specialised to. :class:`ReplayedCompile` compiles through
 Dynamo as ever, keeps each graph the backend compiles with the signature of the call that compiled it, and
 runs a later call of that signature as the kept graph itself: the call's Python is a signature and a
-replay. A graph is kept only when its inputs are the call's own tensors (or their sizes) and a direct run
-of it equals Dynamo's result on that call; any other call goes through Dynamo, with its guards (so does a
-signature that an earlier dynamic graph serves: Dynamo compiles nothing for it, so nothing is kept).
+replay. A graph is kept only when its inputs are the call's own tensors (or their sizes, or the metric's
+registered buffers, read again at each call) and a direct run of it equals Dynamo's result on that call; any
+other call goes through Dynamo, with its guards (so does a signature that an earlier dynamic graph serves:
+Dynamo compiles nothing for it, so nothing is kept).
 
 The signature: each input's type, layout, shape, strides, dtype, device, ``requires_grad``, whether it is an
-inference tensor and which input is the same tensor object (``None`` inputs by name); the grad and inference modes,
-the default dtype and device, deterministic algorithms and autocast on the inputs' devices. A call with an
-input of another kind (a Python number the graph may be specialised to) always goes through Dynamo.
+inference tensor and which input is the same tensor object (``None`` inputs by name); the grad and inference
+modes, the default dtype and device, deterministic algorithms and autocast on the inputs' devices; and the
+layout of the metric's buffers. A call with an input of another kind (a Python number the graph may be
+specialised to) always goes through Dynamo.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -28,9 +31,11 @@ from torch import Tensor
 __all__ = ["ReplayedCompile", "signature"]
 
 # the placeholders a graph may take: an entry of the call's one argument (``L['inputs']``, or ``L['args'][0]``
-# through a ``functools.partial``), or one of its sizes (a dynamic graph)
+# through a ``functools.partial``), one of its sizes (a dynamic graph), or a registered buffer of the partial's
+# first argument (a metric's tables: read again at each call, so they follow ``.to(device)``)
 _ARGUMENT = r"L\[(?:'args'\]\[0|'\w+')\]\['(\w+)'\]"
 _INPUT, _SIZE = re.compile(_ARGUMENT), re.compile(_ARGUMENT + r"\.size\(\)\[(\d+)\]")
+_BUFFER = re.compile(r"L\['fn'\]\.args\[0\]\._buffers\['(\w+)'\]")
 
 
 def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -63,20 +68,27 @@ def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
 
 
 class _Graph:
-    """One compiled graph and where each of its inputs comes from in a call."""
+    """One compiled graph and where each of its inputs comes from in a call: ``("input", name, None)``,
+    ``("size", name, axis)`` or ``("buffer", name, None)`` (a buffer of the owner)."""
 
     def __init__(self, sources: list[str], compiled: Callable[..., Any]) -> None:
         self.compiled = compiled
-        self.reads: list[tuple[str, int | None]] | None = []
+        self.reads: list[tuple[str, str, int | None]] | None = []
         for source in sources:
-            whole, size = _INPUT.fullmatch(source), _SIZE.fullmatch(source)
-            if whole is None and size is None:
-                self.reads = None  # a placeholder that is no input of the call: never replayed
+            whole, size, buffer = _INPUT.fullmatch(source), _SIZE.fullmatch(source), _BUFFER.fullmatch(source)
+            if whole is not None:
+                self.reads.append(("input", whole.group(1), None))
+            elif size is not None:
+                self.reads.append(("size", size.group(1), int(size.group(2))))
+            elif buffer is not None:
+                self.reads.append(("buffer", buffer.group(1), None))
+            else:
+                self.reads = None  # a placeholder that is none of these: never replayed
                 return
-            self.reads.append((whole.group(1), None) if whole else (size.group(1), int(size.group(2))))  # type: ignore[union-attr]
 
-    def run(self, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
-        args = [inputs[name] if axis is None else inputs[name].shape[axis] for name, axis in self.reads or ()]
+    def run(self, inputs: dict[str, Any], owner: Any) -> tuple[Tensor, ...]:
+        args = [inputs[name] if kind == "input" else inputs[name].shape[axis] if kind == "size"
+                else owner._buffers[name] for kind, name, axis in self.reads or ()]
         return tuple(self.compiled(*args))
 
 
@@ -106,6 +118,8 @@ class ReplayedCompile:
             torch._TorchCompileInductorWrapper(mode, extra, options.get("dynamic")) if backend == "inductor"  # type: ignore[no-untyped-call]
             else torch._TorchCompileWrapper(backend, mode, extra, options.get("dynamic")))  # type: ignore[no-untyped-call]
         self._function = torch.compile(function, fullgraph=True, backend=self._keep, **options)
+        # whose registered buffers a graph may read: a partial's first argument (the metric)
+        self._owner = function.args[0] if isinstance(function, functools.partial) and function.args else None
         self._compiled: list[_Graph] = []  # the graphs compiled during the current call
         self._graphs: dict[tuple[Any, ...], _Graph] = {}
         self.replayed = 0  # calls that ran a kept graph (for tests and benchmarks)
@@ -119,10 +133,14 @@ class ReplayedCompile:
     def __call__(self, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
         """The function's value at ``inputs``: a kept graph's for a known signature, else Dynamo's."""
         key = signature(inputs)
+        buffers = getattr(self._owner, "_buffers", None)
+        if key is not None and buffers:  # the layout of the owner's buffers too (a graph may read them)
+            key += tuple((name, buffer.shape, buffer.dtype, buffer.device) for name, buffer in buffers.items()
+                         if buffer is not None)
         kept = self._graphs.get(key) if key is not None else None
         if kept is not None:
             self.replayed += 1
-            return kept.run(inputs)
+            return kept.run(inputs, self._owner)
         self._compiled.clear()
         result = tuple(self._function(inputs))
         if key is not None and len(self._compiled) == 1 and self._compiled[0].reads is not None:
@@ -135,7 +153,7 @@ class ReplayedCompile:
         """Keep ``graph`` for ``key`` if running it directly gives Dynamo's ``result`` (same outputs, same order);
         returns a copy of ``result`` (a CUDA graph's outputs are overwritten by its next run: the direct one)."""
         expected = tuple(value.clone() for value in result)
-        direct = graph.run(inputs)
+        direct = graph.run(inputs, self._owner)
         if len(direct) == len(expected) and all(
                 isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
                 for got, want in zip(direct, expected, strict=True)):
