@@ -40,7 +40,7 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, log to $out/NAM
 }
 
 CUDA_TESTS=(tests/pipeline/test_devices.py tests/pipeline/test_topk_tie_order.py tests/metrics/test_lifecycle.py
-            tests/metrics/test_compile.py)
+            tests/metrics/test_compile.py tests/metrics/test_replay.py)
 # the tests that failed on the first GPU run (2026-11-26, H200), for a rerun after their fixes
 FIXED=(tests/pairwise/test_pairwise_targets.py tests/metrics/test_config.py tests/pipeline/test_device_constants.py
        tests/integration/test_ddp_example.py)

@@ -4,6 +4,7 @@ does not pin goes through Dynamo."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch._dynamo
 
@@ -178,3 +179,30 @@ def test_a_suite_with_tables_of_its_own_replays_and_reads_them_at_each_call():
     eager.update(**_batch(3, items=items))
     assert compiled._compiled_step.replayed == 3
     _assert_same(compiled.compute(), eager.compute())
+
+
+def test_a_cuda_graph_replayed_without_dynamo_gives_the_cpu_values(device):
+    """``compile_update(mode="reduce-overhead")`` on a GPU: the kept graph is the CUDA graph inductor built, and
+    its replays (whose outputs the next replay overwrites: the update adds them at once) give the CPU's eager
+    values, with no host sync (on a GPU only: the CPU has no CUDA graph)."""
+    if device.type != "cuda":
+        pytest.skip("CUDA graphs need a GPU")
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(KEYS, validate_args=False).to(device).compile_update(mode="reduce-overhead")
+    eager = tre.RankingMetrics(KEYS, validate_args=False)
+    batches = [_batch(seed) for seed in range(6)]
+    on_device = [{name: value.to(device) for name, value in batch.items()} for batch in batches]
+    for batch, moved in zip(batches[:3], on_device[:3], strict=True):  # compiles; the CUDA graph trees record
+        compiled.update(**moved)
+        eager.update(**batch)
+    torch.cuda.synchronize(device)
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for moved in on_device[3:]:
+            compiled.update(**moved)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    for batch in batches[3:]:
+        eager.update(**batch)
+    assert compiled._compiled_step.replayed == 5
+    _assert_same({key: value.cpu() for key, value in compiled.compute().items()}, eager.compute())
