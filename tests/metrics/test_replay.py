@@ -98,7 +98,7 @@ def test_a_graph_that_reads_more_than_its_call_is_never_replayed():
     """A graph with an input that is not the call's (a tensor the function closes over) goes through Dynamo at
     every call, so it sees that tensor change."""
     scale = torch.ones(3)
-    scaled = ReplayedCompile(lambda inputs: (inputs["x"] * scale,), {"backend": "aot_eager"})
+    scaled = ReplayedCompile(lambda owner, inputs: (inputs["x"] * scale,), None, {"backend": "aot_eager"})
     x = torch.arange(3.0)
     assert torch.equal(scaled({"x": x})[0], x)
     scale.mul_(2)
@@ -132,7 +132,7 @@ def test_a_graph_whose_direct_run_differs_from_dynamos_is_not_kept(monkeypatch):
 
     direct = replay._Graph.run
     monkeypatch.setattr(replay._Graph, "run", lambda graph, inputs, owner: direct(graph, inputs, owner)[::-1])
-    pair = ReplayedCompile(lambda inputs: (inputs["x"] * 2, inputs["x"] + 1), {"backend": "aot_eager"})
+    pair = ReplayedCompile(lambda owner, inputs: (inputs["x"] * 2, inputs["x"] + 1), None, {"backend": "aot_eager"})
     x = torch.arange(3.0)
     for _ in range(3):
         doubled, shifted = pair({"x": x})
@@ -206,3 +206,30 @@ def test_a_cuda_graph_replayed_without_dynamo_gives_the_cpu_values(device):
         eager.update(**batch)
     assert compiled._compiled_step.replayed == 5
     _assert_same({key: value.cpu() for key, value in compiled.compute().items()}, eager.compute())
+
+
+def test_a_process_compiles_many_metrics_without_reaching_dynamos_recompile_limit():
+    """Every compiled metric compiled through one wrapper of Dynamo's (a ``functools.partial``'s), whose entries
+    Dynamo counts against its limit of 8: once each metric's backend was its own, the ninth metric of a process
+    (one new a validation epoch, say) failed to compile and updated eagerly. Each has a code object of its own."""
+    eager = tre.RankingMetrics(["ndcg@10", "recall@5"], validate_args=False)
+    for epoch in range(10):
+        compiled = tre.RankingMetrics(["ndcg@10", "recall@5"], validate_args=False).compile_update(backend="aot_eager")
+        for seed in (epoch, epoch + 100):
+            compiled.update(**_batch(seed))
+        assert compiled._compile_options is not None and compiled._compiled_step.replayed == 1, epoch
+    eager.update(**_batch(9))
+    eager.update(**_batch(109))
+    _assert_same(compiled.compute(), eager.compute())
+
+
+def test_a_process_compiles_many_configurations_without_reaching_dynamos_recompile_limit():
+    """Before the replay too, every configuration's graph was an entry of the one wrapper: the ninth
+    configuration of a process gave up compiling (2 of these 10 did)."""
+    for k in range(2, 12):
+        compiled = tre.RankingMetrics([f"ndcg@{k}"], validate_args=False).compile_update(backend="aot_eager")
+        eager = tre.RankingMetrics([f"ndcg@{k}"], validate_args=False)
+        compiled.update(**_batch(k))
+        eager.update(**_batch(k))
+        assert compiled._compile_options is not None, k
+        _assert_same(compiled.compute(), eager.compute())

@@ -13,7 +13,6 @@ is the batch's largest R), ``empty_target_action="error"``, pAUC@k's ``insuffici
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import Any
 
@@ -106,7 +105,7 @@ def compiled_increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor
     if torch.compiler.is_compiling():  # inside a user's own graph: traced into it
         return dict(zip(metric._defaults, increments(metric, inputs), strict=True))
     if metric._compiled_step is None:
-        metric._compiled_step = ReplayedCompile(functools.partial(increments, metric), metric._compile_options)
+        metric._compiled_step = ReplayedCompile(increments, metric, metric._compile_options)
     return dict(zip(metric._defaults, metric._compiled_step(inputs), strict=True))
 
 

@@ -20,8 +20,8 @@ specialised to) always goes through Dynamo.
 
 from __future__ import annotations
 
-import functools
 import re
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -30,12 +30,11 @@ from torch import Tensor
 
 __all__ = ["ReplayedCompile", "signature"]
 
-# the placeholders a graph may take: an entry of the call's one argument (``L['inputs']``, or ``L['args'][0]``
-# through a ``functools.partial``), one of its sizes (a dynamic graph), or a registered buffer of the partial's
-# first argument (a metric's tables: read again at each call, so they follow ``.to(device)``)
-_ARGUMENT = r"L\[(?:'args'\]\[0|'\w+')\]\['(\w+)'\]"
-_INPUT, _SIZE = re.compile(_ARGUMENT), re.compile(_ARGUMENT + r"\.size\(\)\[(\d+)\]")
-_BUFFER = re.compile(r"L\['fn'\]\.args\[0\]\._buffers\['(\w+)'\]")
+# the placeholders a graph may take: an input of the call, one of its sizes (a dynamic graph), or a registered
+# buffer of the owner (a metric's tables: read again at each call, so they follow ``.to(device)``)
+_INPUT = re.compile(r"L\['inputs'\]\['(\w+)'\]")
+_SIZE = re.compile(r"L\['inputs'\]\['(\w+)'\]\.size\(\)\[(\d+)\]")
+_BUFFER = re.compile(r"L\['owner'\]\._buffers\['(\w+)'\]")
 
 
 def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -67,6 +66,18 @@ def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
     return tuple(parts)
 
 
+def _bound(function: Callable[[Any, dict[str, Any]], Any], owner: Any) -> Callable[[dict[str, Any]], Any]:
+    """``function(owner, inputs)`` as a function of ``inputs`` alone, on a code object of its own. Dynamo keeps
+    compiled entries, and counts them against its recompile limit (8), per code object: a ``functools.partial``
+    compiles through one wrapper shared by every partial of the process, so its ninth (metric, batch shape)
+    failed to compile (a warning, then eager updates) once each metric's backend was its own."""
+
+    def call(inputs: dict[str, Any]) -> Any:
+        return function(owner, inputs)
+
+    return types.FunctionType(call.__code__.replace(), call.__globals__, call.__name__, None, call.__closure__)
+
+
 class _Graph:
     """One compiled graph and where each of its inputs comes from in a call: ``("input", name, None)``,
     ``("size", name, axis)`` or ``("buffer", name, None)`` (a buffer of the owner)."""
@@ -93,11 +104,13 @@ class _Graph:
 
 
 class ReplayedCompile:
-    """``torch.compile(function, fullgraph=True, **options)`` of a one-argument ``function`` (a dict of tensors
-    to a tuple of tensors), whose graphs are replayed directly once a call's :func:`signature` is known.
+    """``torch.compile(fullgraph=True, **options)`` of ``function(owner, inputs)`` (a dict of tensors to a tuple
+    of tensors) for one ``owner``, whose graphs are replayed directly once a call's :func:`signature` is known.
 
     Args:
-        function: the function to compile; it must read nothing that changes between calls but its argument.
+        function: the function to compile; it must read nothing that changes between calls but its ``inputs``
+            and the owner's registered buffers (a metric's configuration is fixed at construction).
+        owner: its first argument (a metric), whose ``_buffers`` a graph may read.
         options: ``torch.compile``'s keywords (``backend``, ``mode``, ``options``, ``dynamic``).
 
     Example:
@@ -110,16 +123,16 @@ class ReplayedCompile:
         2
     """
 
-    def __init__(self, function: Callable[[dict[str, Any]], tuple[Tensor, ...]], options: dict[str, Any]) -> None:
+    def __init__(self, function: Callable[[Any, dict[str, Any]], tuple[Tensor, ...]], owner: Any,
+                 options: dict[str, Any]) -> None:
         options = dict(options)
         backend, mode, extra = options.pop("backend", "inductor"), options.pop("mode", None), options.pop("options", None)
         # the backend torch.compile itself would build from these options (the graph it compiles is kept)
         self._backend: Callable[..., Any] = (
             torch._TorchCompileInductorWrapper(mode, extra, options.get("dynamic")) if backend == "inductor"  # type: ignore[no-untyped-call]
             else torch._TorchCompileWrapper(backend, mode, extra, options.get("dynamic")))  # type: ignore[no-untyped-call]
-        self._function = torch.compile(function, fullgraph=True, backend=self._keep, **options)
-        # whose registered buffers a graph may read: a partial's first argument (the metric)
-        self._owner = function.args[0] if isinstance(function, functools.partial) and function.args else None
+        self._function = torch.compile(_bound(function, owner), fullgraph=True, backend=self._keep, **options)
+        self._owner = owner
         self._compiled: list[_Graph] = []  # the graphs compiled during the current call
         self._graphs: dict[tuple[Any, ...], _Graph] = {}
         self.replayed = 0  # calls that ran a kept graph (for tests and benchmarks)
