@@ -233,3 +233,24 @@ def test_a_process_compiles_many_configurations_without_reaching_dynamos_recompi
         eager.update(**_batch(k))
         assert compiled._compile_options is not None, k
         _assert_same(compiled.compute(), eager.compute())
+
+
+def test_a_weighted_update_is_compiled_and_replayed_too():
+    """``sample_weight`` (``weighted=True``) ran every update eagerly under ``compile_update``; its weights are an
+    input of the graph now, with the eager values, and a bad weight still raises the eager path's error with the
+    state and the graph kept."""
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(KEYS, validate_args=False, weighted=True).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(KEYS, validate_args=False, weighted=True)
+    gen = torch.Generator().manual_seed(3)
+    for seed in range(3):
+        weight = torch.rand(8, generator=gen) * 3
+        compiled.update(**_batch(seed), sample_weight=weight)
+        eager.update(**_batch(seed), sample_weight=weight)
+    assert compiled._compiled_step.replayed == 2
+    _assert_same(compiled.compute(), eager.compute())
+    before = {name: value.clone() for name, value in compiled.metric_state.items()}
+    with pytest.raises(ValueError, match="`sample_weight` must be a number tensor of shape"):
+        compiled.update(**_batch(4), sample_weight=torch.ones(5))
+    assert all(torch.equal(compiled.metric_state[name], value) for name, value in before.items())
+    assert compiled._compile_options is not None

@@ -192,22 +192,26 @@ class MemberMetric(StatefulMetric):
 
     def _stage(self, inputs: dict[str, Any]) -> Apply:
         """Every member's increments of one batch (any may raise: nothing is written yet), and the call that
-        writes them. After ``compile_update`` they come from one compiled graph (the flat form and weighted
-        updates stay eager)."""
+        writes them. After ``compile_update`` they come from one compiled graph (the flat form stays eager)."""
         weight = inputs.get("sample_weight")
         inputs = self._inputs({name: value for name, value in inputs.items() if name != "sample_weight"})
         failure = None
-        if self._compile_options is not None and weight is None and inputs.get("indexes") is None:
-            try:
-                return functools.partial(self._add, compiled_increments(self, inputs))  # pure: nothing is touched yet
+        if self._compile_options is not None and inputs.get("indexes") is None:
+            try:  # pure: nothing is touched yet
+                return functools.partial(self._add, compiled_increments(self, inputs, weight))
             except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
                 failure = error
-        batch = self.batch(**inputs)
-        if weight is not None:
-            batch.weights = checked_weights(weight, batch.num_queries, self.weighted, self.device, self.validate_args)
+        batch = self.weighted_batch(inputs, weight)
         if failure is not None:  # the eager path takes this input: the graph itself failed
             give_up_compiling(self, failure)
         return self._stage_batch(batch)
+
+    def weighted_batch(self, inputs: dict[str, Any], weight: Tensor | None) -> Batch:
+        """The batch of ``inputs`` (after :meth:`_inputs`) with the queries' ``sample_weight`` (None: unweighted)."""
+        batch = self.batch(**inputs)
+        if weight is not None:
+            batch.weights = checked_weights(weight, batch.num_queries, self.weighted, self.device, self.validate_args)
+        return batch
 
     def _stage_batch(self, batch: Batch) -> Apply:
         applies = [member.stage(self, batch) for member in self.members]  # any error: nothing applied yet

@@ -43,8 +43,9 @@ class _ZeroStates:
 
 def increments(metric: Any, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
     """What ``update(**inputs)`` adds to each state of ``metric`` (in ``metric._defaults``' order), without
-    touching it."""
-    zeros, batch = _ZeroStates(metric), metric.batch(**inputs)  # one ranking for every member
+    touching it (``inputs["sample_weight"]``: the queries' weights, if given)."""
+    forms = {name: value for name, value in inputs.items() if name != "sample_weight"}
+    zeros, batch = _ZeroStates(metric), metric.weighted_batch(forms, inputs.get("sample_weight"))  # one ranking
     for member in metric.members:
         member.stage(zeros, batch)()
     return tuple(zeros.__dict__[name] for name in metric._defaults)
@@ -99,9 +100,12 @@ def compile_update(metric: Any, **compile_kwargs: Any) -> Any:
     return metric
 
 
-def compiled_increments(metric: Any, inputs: dict[str, Any]) -> dict[str, Tensor]:
-    """:func:`increments` from ``metric``'s compiled graphs (built at the first use in this process; a known
-    input signature replays its graph without Dynamo: :class:`~torchrec_eval.metrics.replay.ReplayedCompile`)."""
+def compiled_increments(metric: Any, inputs: dict[str, Any], weight: Tensor | None = None) -> dict[str, Tensor]:
+    """:func:`increments` of ``inputs`` weighted by ``weight`` (None: unweighted) from ``metric``'s compiled graphs
+    (built at the first use in this process; a known input signature replays its graph without Dynamo:
+    :class:`~torchrec_eval.metrics.replay.ReplayedCompile`)."""
+    if weight is not None:
+        inputs = {**inputs, "sample_weight": weight}
     if torch.compiler.is_compiling():  # inside a user's own graph: traced into it
         return dict(zip(metric._defaults, increments(metric, inputs), strict=True))
     if metric._compiled_step is None:
