@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from torchrec_eval.metrics.arguments import weighted_batch
 from torchrec_eval.metrics.families import families
 from torchrec_eval.metrics.replay import ReplayedCompile
 
@@ -45,7 +46,7 @@ def increments(metric: Any, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
     """What ``update(**inputs)`` adds to each state of ``metric`` (in ``metric._defaults``' order), without
     touching it (``inputs["sample_weight"]``: the queries' weights, if given)."""
     forms = {name: value for name, value in inputs.items() if name != "sample_weight"}
-    zeros, batch = _ZeroStates(metric), metric.weighted_batch(forms, inputs.get("sample_weight"))  # one ranking
+    zeros, batch = _ZeroStates(metric), weighted_batch(metric, forms, inputs.get("sample_weight"))  # one ranking
     for member in metric.members:
         member.stage(zeros, batch)()
     return tuple(zeros.__dict__[name] for name in metric._defaults)
