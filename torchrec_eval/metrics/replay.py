@@ -78,6 +78,13 @@ def _bound(function: Callable[[Any, dict[str, Any]], Any], owner: Any) -> Callab
     return types.FunctionType(call.__code__.replace(), call.__globals__, call.__name__, None, call.__closure__)
 
 
+def _source_name(node: torch.fx.Node) -> str:
+    """Where Dynamo read a placeholder from (``L['inputs']['preds']``), or "" where it does not say (the graph is
+    then never replayed); a property of the source in recent torch, a method before."""
+    name = getattr(getattr(node.meta.get("grapharg"), "source", None), "name", "")
+    return str(name() if callable(name) else name)
+
+
 class _Graph:
     """One compiled graph and where each of its inputs comes from in a call: ``("input", name, None)``,
     ``("size", name, axis)`` or ``("buffer", name, None)`` (a buffer of the owner)."""
@@ -139,7 +146,7 @@ class ReplayedCompile:
 
     def _keep(self, graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         compiled = self._backend(graph, example_inputs)
-        sources = [node.meta["grapharg"].source.name for node in graph.graph.nodes if node.op == "placeholder"]
+        sources = [_source_name(node) for node in graph.graph.nodes if node.op == "placeholder"]
         self._compiled.append(_Graph(sources, compiled))
         return compiled
 
