@@ -21,8 +21,7 @@ from torchrec_eval.pipeline.inputs import Ties
 from torchrec_eval.pipeline.validation import Checks, check_group_values, describe_any, require_groups
 from torchrec_eval.ranking.registry import EmptyListAction, EmptyMean
 
-__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights",
-           "weighted_batch"]
+__all__ = ["MetricArguments", "TopKArguments", "check_weighted", "checked_groups", "checked_weights", "refuse_flat_weights"]
 
 
 class MetricArguments(TorchmetricsArguments, total=False):
@@ -94,11 +93,3 @@ def checked_weights(weight: Any, rows: int, weighted: bool, device: torch.device
                          f"to {weight.max().item()}")
     return weight
 
-
-def weighted_batch(metric: Any, inputs: dict[str, Any], weight: Tensor | None) -> Any:
-    """``metric``'s batch of ``inputs`` (after its ``_inputs``) with the queries' ``sample_weight`` checked (None:
-    unweighted): what an eager update and a compiled one stage."""
-    batch = metric.batch(**inputs)
-    if weight is not None:
-        batch.weights = checked_weights(weight, batch.num_queries, metric.weighted, metric.device, metric.validate_args)
-    return batch

@@ -29,8 +29,8 @@ from torchrec_eval.members.steps import check_common, needs_of
 from torchrec_eval.metrics.arguments import (
     check_weighted,
     checked_groups,
+    checked_weights,
     refuse_flat_weights,
-    weighted_batch,
 )
 from torchrec_eval.metrics.compiled import compile_update, compiled_increments, give_up_compiling
 from torchrec_eval.metrics.configuration import (
@@ -201,7 +201,9 @@ class MemberMetric(StatefulMetric):
                 return functools.partial(self._add, compiled_increments(self, inputs, weight))
             except Exception as error:  # noqa: BLE001 - bad input raises its named ValueError just below
                 failure = error
-        batch = weighted_batch(self, inputs, weight)
+        batch = self.batch(**inputs)
+        if weight is not None:
+            batch.weights = checked_weights(weight, batch.num_queries, self.weighted, self.device, self.validate_args)
         if failure is not None:  # the eager path takes this input: the graph itself failed
             give_up_compiling(self, failure)
         return self._stage_batch(batch)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from torchrec_eval.metrics.arguments import weighted_batch
+from torchrec_eval.metrics.arguments import checked_weights
 from torchrec_eval.metrics.families import families
 from torchrec_eval.metrics.replay import ReplayedCompile
 
@@ -45,8 +45,11 @@ class _ZeroStates:
 def increments(metric: Any, inputs: dict[str, Any]) -> tuple[Tensor, ...]:
     """What ``update(**inputs)`` adds to each state of ``metric`` (in ``metric._defaults``' order), without
     touching it (``inputs["sample_weight"]``: the queries' weights, if given)."""
-    forms = {name: value for name, value in inputs.items() if name != "sample_weight"}
-    zeros, batch = _ZeroStates(metric), weighted_batch(metric, forms, inputs.get("sample_weight"))  # one ranking
+    weight = inputs.get("sample_weight")
+    zeros, batch = _ZeroStates(metric), metric.batch(**{name: value for name, value in inputs.items()
+                                                          if name != "sample_weight"})  # one ranking for every member
+    if weight is not None:  # as the eager update checks them
+        batch.weights = checked_weights(weight, batch.num_queries, metric.weighted, metric.device, metric.validate_args)
     for member in metric.members:
         member.stage(zeros, batch)()
     return tuple(zeros.__dict__[name] for name in metric._defaults)
