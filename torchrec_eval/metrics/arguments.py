@@ -92,4 +92,3 @@ def checked_weights(weight: Any, rows: int, weighted: bool, device: torch.device
         raise ValueError(f"`sample_weight` must be finite and >= 0, got values from {weight.min().item()} "
                          f"to {weight.max().item()}")
     return weight
-

@@ -69,8 +69,8 @@ def signature(inputs: dict[str, Any]) -> tuple[Any, ...] | None:
 def _bound(function: Callable[[Any, dict[str, Any]], Any], owner: Any) -> Callable[[dict[str, Any]], Any]:
     """``function(owner, inputs)`` as a function of ``inputs`` alone, on a code object of its own. Dynamo keeps
     compiled entries, and counts them against its recompile limit (8), per code object: a ``functools.partial``
-    compiles through one wrapper shared by every partial of the process, so its ninth (metric, batch shape)
-    failed to compile (a warning, then eager updates) once each metric's backend was its own."""
+    compiles through one wrapper shared by every partial of the process, whose ninth entry (a ninth metric
+    configuration) failed to compile, with a warning and eager updates from then on."""
 
     def call(inputs: dict[str, Any]) -> Any:
         return function(owner, inputs)
@@ -172,7 +172,8 @@ class ReplayedCompile:
                         result: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         """Keep ``graph`` for ``key`` if running it directly gives Dynamo's ``result`` (same outputs, same order, to
         1e-12: a GPU's atomic adds may differ in the last bit between runs); returns a copy of ``result`` (a CUDA
-        graph's outputs are overwritten by its next run: the direct one)."""
+        graph's outputs are overwritten by its next run: the direct one). The comparison is one host read, on the
+        call that compiled the graph only (docs/host-syncs.md)."""
         expected = tuple(value.clone() for value in result)
         direct = graph.run(inputs, self._owner)
         if len(direct) == len(expected) and all(

@@ -71,8 +71,9 @@ class SampledMember(Member):
                  audit: bool = False, sampling: str = "uniform") -> None:
         settings = checked_settings(requests, num_items, num_negatives, estimator, gamma, replacement, audit, sampling)
         self.requests, self.metric_keys, self.cutoffs = settings.requests, settings.metric_keys, settings.cutoffs
-        self.num_items, self.num_negatives, self.sampling = settings.num_items, settings.num_negatives, sampling
-        self.estimator, self.gamma, self.replacement, self.audit = estimator, gamma, replacement, audit
+        self.num_items, self.num_negatives, self.sampling = settings.num_items, settings.num_negatives, settings.sampling
+        self.estimator, self.gamma = settings.estimator, settings.gamma
+        self.replacement, self.audit = settings.replacement, settings.audit
         self.per_query_ranks = settings.per_query_ranks
         self.keys = self.metric_keys + (audit_keys(self.metric_keys) if audit else [])
         self.query_keys = [] if estimator == "em" else list(self.metric_keys)  # EM fits the whole histogram
