@@ -241,3 +241,25 @@ def test_a_weighted_update_is_compiled_and_replayed_too():
         compiled.update(**_batch(4), sample_weight=torch.ones(5))
     assert all(torch.equal(compiled.metric_state[name], value) for name, value in before.items())
     assert compiled._compile_options is not None
+
+
+def test_bf16_tied_logits_and_a_failed_update_between_replays():
+    """bf16 logits of an untrained model (few distinct values: ties at every cut-off), replayed, a bad batch in
+    between that raises the eager path's error and leaves the state as it was, then replays again: the eager
+    values."""
+    torch._dynamo.reset()
+    compiled = tre.RankingMetrics(KEYS, validate_args=False).compile_update(backend="aot_eager")
+    eager = tre.RankingMetrics(KEYS, validate_args=False)
+    batches = [{**batch, "preds": (batch["preds"] / 8).to(torch.bfloat16)} for batch in map(_batch, range(4))]
+    for batch in batches[:2]:
+        compiled.update(**batch)
+        eager.update(**batch)
+    before = {name: value.clone() for name, value in compiled.metric_state.items()}
+    with pytest.raises(ValueError, match="`target_ids`"):
+        compiled.update(preds=batches[2]["preds"], target_ids=batches[2]["target_ids"][:3])
+    assert all(torch.equal(compiled.metric_state[name], value) for name, value in before.items())
+    for batch in batches[2:]:
+        compiled.update(**batch)
+        eager.update(**batch)
+    assert compiled._compiled_step.replayed == 3
+    _assert_same(compiled.compute(), eager.compute())
